@@ -1,0 +1,98 @@
+"""Listing commands: output, exit codes, and never importing the heavy stack."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import textwrap
+
+import pytest
+from click.testing import CliRunner
+
+from tests.conftest import run_zoo
+from zoo._cli import main
+
+HEAVY = ("torch", "torchvision", "executorch", "torchao")
+
+
+@pytest.mark.parametrize(
+    "args",
+    [["--help"], ["--version"], ["list"], ["list", "--json"], ["info", "mv2"], ["info", "mnist", "--json"],
+     ["targets"], ["targets", "--json"], ["plugins"], ["plugins", "--json"], ["cache", "ls"], ["cache", "path"]],
+)
+def test_light_commands_never_import_the_heavy_stack(args: list[str]) -> None:
+    code = textwrap.dedent(f"""
+        import sys
+        from zoo._cli import main
+        try:
+            main({args!r}, standalone_mode=False)
+        finally:
+            heavy = sorted(m for m in sys.modules if m.split('.')[0] in {HEAVY!r})
+            print("HEAVY:" + ",".join(heavy), file=sys.stderr)
+    """)
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+    assert "HEAVY:\n" in proc.stderr, proc.stderr.splitlines()[-1]
+
+
+def test_list_filters_with_a_glob() -> None:
+    result = CliRunner().invoke(main, ["list", "mobile*", "--json"])
+    assert result.exit_code == 0, result.output
+    assert [m["name"] for m in json.loads(result.stdout)] == ["mv2"]
+
+
+def test_list_table_fits_the_terminal() -> None:
+    result = CliRunner().invoke(main, ["list"], terminal_width=80, env={"COLUMNS": "80"})
+    assert result.exit_code == 0
+    assert all(len(line) <= 80 for line in result.stdout.splitlines()), result.stdout
+
+
+def test_info_shows_inputs_weights_and_labels() -> None:
+    result = CliRunner().invoke(main, ["info", "mobilenet_v2", "--json"])
+    data = json.loads(result.stdout)
+    assert data["name"] == "mv2"
+    assert data["inputs"][0]["shape"] == [1, 3, 224, 224]
+    assert {w["name"] for w in data["weights"]} >= {"IMAGENET1K_V1", "random"}
+    assert data["labels"] == 1000
+
+
+def test_unknown_model_exits_2_with_suggestion() -> None:
+    proc = run_zoo("info", "mnsit")
+    assert proc.returncode == 2
+    assert "unknown model 'mnsit'" in proc.stderr and "Did you mean: mnist" in proc.stderr
+
+
+def test_unknown_target_exits_2_before_compiling() -> None:
+    proc = run_zoo("fetch", "mnist", "--target", "u55-100")
+    assert proc.returncode == 2
+    assert "unknown target 'u55-100'" in proc.stderr and "u55-128" in proc.stderr
+
+
+def test_invalid_memory_mode_is_refused_before_compiling() -> None:
+    proc = run_zoo("fetch", "mnist", "--target", "u55-128", "--memory-mode", "Dedicated_Sram")
+    assert proc.returncode == 2
+    assert "valid choices: Sram_Only, Shared_Sram" in proc.stderr
+
+
+def test_targets_json_lists_every_accelerator_and_preset() -> None:
+    data = json.loads(CliRunner().invoke(main, ["targets", "--json"]).stdout)
+    names = {t["name"] for t in data["targets"]}
+    assert {"ethos-u55-32", "ethos-u85-2048", "portable", "corstone-300", "corstone-320", "alif-e8", "imx93"} <= names
+    assert "Dedicated_Sram" not in data["families"]["u55"]["memory_modes"]
+
+
+def test_bad_config_exits_2_naming_the_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    (tmp_path / "zoo.toml").write_text("[boards.x]\ntarget = 3\n")
+    proc = run_zoo("targets", cwd=tmp_path)
+    assert proc.returncode == 2
+    assert "zoo.toml: key 'boards.x.target'" in proc.stderr
+
+
+def test_public_api_matches_all() -> None:
+    import zoo
+
+    exported = {name for name in dir(zoo) if not name.startswith("_")} | {"__version__", "fetch", "build", "Target"}
+    assert set(zoo.__all__) <= exported
+    for name in zoo.__all__:
+        assert getattr(zoo, name) is not None

@@ -1,0 +1,3 @@
+from zoo._cli import main
+
+main()

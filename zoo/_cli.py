@@ -1,0 +1,347 @@
+"""The ``zoo`` command line. Listing commands never import torch."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Any, NoReturn
+
+import click
+
+from zoo._errors import ZooError
+
+
+def _fail(exc: ZooError) -> NoReturn:
+    click.echo(f"zoo: error: {exc}", err=True)
+    sys.exit(exc.exit_code)
+
+
+class _Group(click.Group):
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except ZooError as exc:
+            _fail(exc)
+
+
+def _zoo(ctx: click.Context) -> Any:
+    from zoo._api import Zoo, ZooOptions
+
+    obj = ctx.find_root().obj
+    if "zoo" not in obj:
+        obj["zoo"] = Zoo(ZooOptions(
+            plugins=tuple(obj["plugins"]),
+            model_files=tuple(obj["model_files"]),
+            strict=obj["strict"],
+            config_path=obj["config"],
+        ))
+    return obj["zoo"]
+
+
+def _dump(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True))
+
+
+def _version() -> str:
+    from zoo import __version__
+
+    return __version__
+
+
+@click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
+@click.version_option(_version(), "--version", prog_name="zoo")
+@click.option("-p", "--plugin", "plugins", multiple=True, metavar="MODULE",
+              help="Load a plugin module by import path (like pytest -p). Also ZOO_PLUGINS.")
+@click.option("--model-file", "model_files", multiple=True, type=click.Path(path_type=Path),
+              help="An aot_arm_compiler-style .py file defining ModelUnderTest and ModelInputs.")
+@click.option("--strict", is_flag=True, help="Fail on a broken plugin instead of skipping it. Also ZOO_STRICT_PLUGINS=1.")
+@click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="Use this zoo.toml.")
+@click.pass_context
+def main(ctx: click.Context, plugins: tuple[str, ...], model_files: tuple[Path, ...], strict: bool, config: Path | None) -> None:
+    """Model zoo for ExecuTorch on Arm Ethos-U NPUs: fetch a verified .pte and C header per NPU configuration."""
+    ctx.obj = {"plugins": list(plugins), "model_files": list(model_files), "strict": strict, "config": config}
+
+
+@main.command("list")
+@click.argument("pattern", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def list_cmd(ctx: click.Context, pattern: str | None, as_json: bool) -> None:
+    """List models, optionally filtered by a glob PATTERN such as 'mobile*'."""
+    from zoo._table import render
+
+    specs = _zoo(ctx).models(pattern)
+    if as_json:
+        _dump([s.summary() for s in specs])
+        return
+    if not specs:
+        click.echo(f"no model matches {pattern!r}" if pattern else "no models: no plugin registered any")
+        return
+    rows = [
+        (s.name, ",".join(s.aliases), s.task, "x".join(map(str, s.inputs[0].shape)), s.description.split(". ")[0])
+        for s in specs
+    ]
+    click.echo(render(("model", "aliases", "task", "input", "description"), rows))
+
+
+@main.command()
+@click.argument("model")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def info(ctx: click.Context, model: str, as_json: bool) -> None:
+    """Show what a model declares: inputs, weights, calibration and labels."""
+    spec = _zoo(ctx).model(model)
+    data = spec.summary()
+    if as_json:
+        _dump(data)
+        return
+    click.echo(f"{spec.name}  (version {spec.version}, plugin {spec.source})")
+    if spec.aliases:
+        click.echo(f"  aliases:     {', '.join(spec.aliases)}")
+    click.echo(f"  task:        {spec.task}")
+    click.echo(f"  description: {spec.description}")
+    for i in spec.inputs:
+        extra = ""
+        if i.range:
+            extra += f", range {list(i.range)}"
+        if i.mean:
+            extra += f", mean {list(i.mean)}, std {list(i.std or ())}"
+        click.echo(f"  input:       {i.name} {list(i.shape)} {i.dtype}{extra}")
+    for w in data["weights"]:
+        default = " (default)" if w["default"] else ""
+        click.echo(f"  weights:     {w['name']}{default}: {w['description']} [{w['licence']}; {w['origin']}]")
+    click.echo(f"  calibration: {spec.calibration.size} samples: {spec.calibration.description}")
+    if spec.evaluation:
+        click.echo(f"  evaluation:  {spec.evaluation.size} samples: {spec.evaluation.description}")
+    if spec.label_count():
+        click.echo(f"  labels:      {spec.label_count()}")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def targets(ctx: click.Context, as_json: bool) -> None:
+    """List Ethos-U targets, board presets and the portable CPU target."""
+    from zoo._table import human_bytes, render
+    from zoo.registry.targets import family_memory_modes, family_system_configs
+    from zoo.registry.vela_config import vela_config
+
+    table = _zoo(ctx).targets
+    all_targets = table.all_targets()
+    if as_json:
+        families = {
+            f: {"system_configs": family_system_configs(f), "memory_modes": family_memory_modes(f)}
+            for f in ("u55", "u65", "u85")
+        }
+        _dump({
+            "targets": [{**t.to_json(), "aliases": list(t.aliases)} for t in all_targets],
+            "families": families,
+            "vela_config": vela_config().source,
+        })
+        return
+    rows = []
+    for t in all_targets:
+        alias = t.board and f"board → {t.accelerator}" or ", ".join(t.aliases)
+        rows.append((t.name, alias, t.system_config or "-", t.memory_mode or "-", human_bytes(t.sram_bytes) if t.sram_bytes else "-"))
+    click.echo(render(("target", "aliases", "default system config", "memory mode", "SRAM"), rows))
+    click.echo("")
+    for f in ("u55", "u65", "u85"):
+        click.echo(f"{f}: system configs {', '.join(family_system_configs(f))}")
+        click.echo(f"{' ' * len(f)}  memory modes {', '.join(family_memory_modes(f))}")
+
+
+@main.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def plugins(ctx: click.Context, as_json: bool) -> None:
+    """List plugins with their version, models and status."""
+    from zoo._table import render
+
+    statuses = _zoo(ctx).plugins
+    if as_json:
+        _dump([p.to_json() for p in statuses])
+        return
+    rows = [
+        (p.name, p.kind, f"{p.dist} {p.version}" if p.dist else "-", p.status,
+         p.error if p.status == "error" else ", ".join(p.models))
+        for p in statuses
+    ]
+    click.echo(render(("plugin", "from", "distribution", "status", "models / error"), rows))
+
+
+def _fetch_options(f: Any) -> Any:
+    opts = [
+        click.argument("model", required=False),
+        click.option("-t", "--target", help="Target or board, e.g. u55-128, ethos-u85-256, imx93, portable."),
+        click.option("--system-config", help="Vela system config (default: the target's)."),
+        click.option("--memory-mode", help="Vela memory mode (default: the target's)."),
+        click.option("--weights", help="Weights variant (see 'zoo info MODEL')."),
+        click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="Calibrate on your own samples instead of the model's default set."),
+        click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path, file_okay=False), help="Copy the artifacts into this directory."),
+        click.option("--header-name", default="model_pte", show_default=True, help="C array name in the header."),
+        click.option("--header-section", default="network_model_sec", show_default=True, help="Linker section of the array."),
+        click.option("--labels-header", is_flag=True, help="Also hand out the output labels as a C string array."),
+        click.option("--json", "as_json", is_flag=True, help="Print the manifest and paths as JSON on stdout."),
+        click.option("-q", "--quiet", is_flag=True, help="Print only the paths."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def _model_name(ctx: click.Context, model: str | None) -> str:
+    if model:
+        return model
+    files = ctx.find_root().obj["model_files"]
+    if len(files) == 1:
+        from zoo.registry.model_file import model_name_for
+
+        return model_name_for(Path(files[0]))
+    raise click.UsageError("give a MODEL (see 'zoo list'), or exactly one --model-file")
+
+
+def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, **kw: Any) -> None:
+    from zoo._progress import StageReporter
+
+    zoo = _zoo(ctx)
+    model = _model_name(ctx, kw.pop("model"))
+    as_json, quiet = kw.pop("as_json"), kw.pop("quiet")
+    request = zoo.request(model, kw["target"], weights=kw["weights"], calibration_dir=kw["calibration_dir"],
+                          system_config=kw["system_config"], memory_mode=kw["memory_mode"])
+    label = f"{request.spec.name} → {request.target.name}"
+    with StageReporter(label, enabled=not (quiet or as_json)) as progress:
+        art = zoo.fetch(
+            model, kw["target"], weights=kw["weights"], calibration_dir=kw["calibration_dir"],
+            system_config=kw["system_config"], memory_mode=kw["memory_mode"], out_dir=kw["out_dir"],
+            header_array=kw["header_name"], header_section=kw["header_section"],
+            labels_header=kw["labels_header"], build=allow_build, force_build=force_build,
+            progress=progress,
+        )
+    for warning in art.manifest.warnings:
+        click.echo(f"zoo: warning: {warning}", err=True)
+    if as_json:
+        _dump(art.to_json())
+        return
+    click.echo(str(art.pte))
+    click.echo(str(art.header))
+    if art.labels_header:
+        click.echo(str(art.labels_header))
+    if not quiet:
+        click.echo(_summary(art), err=True)
+
+
+def _summary(art: Any) -> str:
+    from zoo._table import human_bytes
+
+    m = art.manifest
+    pte = m.file("pte")
+    where = {"cache": "from cache", "build": f"built in {m.build.get('seconds', 0):.1f} s"}[art.source]
+    lines = [f"{m.model} for {m.target}: {human_bytes(pte.size)} .pte, sha256 {pte.sha256[:16]}…, {where}"]
+    if m.vela:
+        t = m.vela["total"]
+        lines.append(
+            f"  Vela estimate: {t['inference_time_ms']:.3f} ms/inference ({t['inferences_per_second']:.0f}/s), "
+            f"SRAM {human_bytes(t.get('sram_bytes'))}, flash {human_bytes((t.get('off_chip_flash_bytes') or 0) + (t.get('on_chip_flash_bytes') or 0))}, "
+            f"DRAM {human_bytes(t.get('dram_bytes'))}"
+        )
+    d = m.delegation
+    if d:
+        lines.append(f"  operators: {d.get('npu_ops')} on the NPU in {d.get('partitions')} partition(s), {d.get('cpu_ops')} on the CPU")
+    return "\n".join(lines)
+
+
+@main.command()
+@_fetch_options
+@click.option("--no-build", is_flag=True, help="Fail instead of compiling when nothing is cached.")
+@click.pass_context
+def fetch(ctx: click.Context, no_build: bool, **kw: Any) -> None:
+    """Get MODEL's .pte and C header for a target: from the cache, else compiled here."""
+    _run_fetch(ctx, force_build=False, allow_build=not no_build, **kw)
+
+
+@main.command()
+@_fetch_options
+@click.pass_context
+def build(ctx: click.Context, **kw: Any) -> None:
+    """Compile MODEL for a target here, replacing any cached artifact."""
+    _run_fetch(ctx, force_build=True, allow_build=True, **kw)
+
+
+@main.group()
+def cache() -> None:
+    """Inspect and tidy the local artifact cache."""
+
+
+@cache.command("path")
+@click.pass_context
+def cache_path(ctx: click.Context) -> None:
+    """Print the cache directory."""
+    click.echo(str(_zoo(ctx).cache_dir))
+
+
+@cache.command("ls")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def cache_ls(ctx: click.Context, as_json: bool) -> None:
+    """List cached artifacts."""
+    from zoo._table import human_bytes, render
+
+    rows, data = [], []
+    for key, entry, problem in _zoo(ctx).cache.scan():
+        if entry is None:
+            rows.append((key[:12], "?", "?", "-", f"unreadable: {problem}"))
+            data.append({"key": key, "problem": problem})
+            continue
+        m = entry.manifest
+        pte = m.file("pte")
+        rows.append((key[:12], m.model, m.target, human_bytes(pte.size if pte else None), m.build.get("built_at", "")))
+        data.append({"key": key, "model": m.model, "target": m.target, "path": str(entry.path), "built_at": m.build.get("built_at")})
+    if as_json:
+        _dump(data)
+    elif rows:
+        click.echo(render(("key", "model", "target", ".pte", "built"), rows))
+    else:
+        click.echo("the cache is empty")
+
+
+@cache.command("verify")
+@click.pass_context
+def cache_verify(ctx: click.Context) -> None:
+    """Re-check every cached file against its manifest's sha256."""
+    bad = 0
+    total = 0
+    for key, _entry, problem in _zoo(ctx).cache.scan(verify=True):
+        total += 1
+        if problem:
+            bad += 1
+            click.echo(f"{key[:12]}  CORRUPT  {problem}")
+    click.echo(f"{total - bad} of {total} entries verified" + (f", {bad} corrupt (run 'zoo cache prune --corrupt')" if bad else ""))
+    if bad:
+        sys.exit(1)
+
+
+@cache.command("prune")
+@click.option("--all", "prune_all", is_flag=True, help="Remove every entry.")
+@click.option("--corrupt", is_flag=True, help="Remove entries that fail verification.")
+@click.option("--older-than", type=int, metavar="DAYS", help="Remove entries built more than DAYS ago.")
+@click.pass_context
+def cache_prune(ctx: click.Context, prune_all: bool, corrupt: bool, older_than: int | None) -> None:
+    """Remove cache entries (and leftovers of interrupted writes)."""
+    from datetime import datetime, timedelta, timezone
+
+    if not (prune_all or corrupt or older_than is not None):
+        raise click.UsageError("say what to prune: --all, --corrupt or --older-than DAYS")
+    store = _zoo(ctx).cache
+    cutoff = datetime.now(timezone.utc) - timedelta(days=older_than) if older_than is not None else None
+    removed = 0
+    for key, entry, problem in store.scan(verify=corrupt):
+        old = False
+        if cutoff is not None and entry is not None:
+            built = entry.manifest.build.get("built_at")
+            old = bool(built) and datetime.fromisoformat(built) < cutoff
+        if prune_all or (corrupt and problem) or old:
+            store.evict(key)
+            removed += 1
+    store.clean_tmp(older_than_s=0 if prune_all else 3600)
+    click.echo(f"removed {removed} entries")

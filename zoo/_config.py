@@ -1,0 +1,187 @@
+"""zoo.toml: found in the working directory or its parents, else in the user
+config directory. Environment variables override it."""
+
+from __future__ import annotations
+
+import os
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zoo._errors import ConfigError
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover
+    import tomli as tomllib
+
+CONFIG_NAME = "zoo.toml"
+_SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3}
+
+
+@dataclass(frozen=True)
+class BoardConfig:
+    name: str
+    target: str
+    system_config: str | None = None
+    memory_mode: str | None = None
+    sram_bytes: int | None = None
+    description: str = ""
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path | None = None
+    cache_dir: Path | None = None
+    default_target: str | None = None
+    offline: bool = False
+    boards: tuple[BoardConfig, ...] = ()
+    remotes: tuple[str, ...] = ()
+    plugins_enabled: tuple[str, ...] | None = None
+    plugins_disabled: tuple[str, ...] = ()
+    plugin_modules: tuple[str, ...] = ()
+    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
+
+
+def parse_size(value: object, *, where: str) -> int:
+    """'2MiB', '512 KiB', '1048576' or an int → bytes."""
+    if isinstance(value, bool):
+        raise ConfigError(f"{where}: expected a size such as '2MiB' or a number of bytes, got {value!r}")
+    if isinstance(value, int) and value > 0:
+        return value
+    if isinstance(value, str):
+        text = value.strip().lower().replace(" ", "")
+        digits = text.rstrip("abcdefghijklmnopqrstuvwxyz")
+        unit = text[len(digits):]
+        try:
+            number = float(digits)
+        except ValueError:
+            number = -1.0
+        if unit in _SIZE_UNITS and number > 0:
+            return int(number * _SIZE_UNITS[unit])
+    raise ConfigError(f"{where}: expected a size such as '2MiB' or a number of bytes, got {value!r}")
+
+
+def find_config_file(start: Path | None = None) -> Path | None:
+    explicit = os.environ.get("ZOO_CONFIG")
+    if explicit:
+        p = Path(explicit)
+        if not p.is_file():
+            raise ConfigError(f"ZOO_CONFIG points to {p}, which is not a file")
+        return p
+    here = (start or Path.cwd()).resolve()
+    for d in (here, *here.parents):
+        candidate = d / CONFIG_NAME
+        if candidate.is_file():
+            return candidate
+    from platformdirs import user_config_dir
+
+    user = Path(user_config_dir("zoo")) / CONFIG_NAME
+    return user if user.is_file() else None
+
+
+def _expect(cond: bool, path: Path, key: str, expected: str, got: object) -> None:
+    if not cond:
+        raise ConfigError(f"{path}: key '{key}' must be {expected}, got {got!r}")
+
+
+def _str_list(path: Path, key: str, value: object) -> tuple[str, ...]:
+    _expect(
+        isinstance(value, list) and all(isinstance(v, str) for v in value),
+        path, key, "a list of strings", value,
+    )
+    assert isinstance(value, list)
+    return tuple(value)
+
+
+_TOP = {"cache_dir", "default_target", "offline", "boards", "remotes", "plugins"}
+_BOARD = {"target", "system_config", "memory_mode", "sram", "description"}
+_PLUGINS = {"enabled", "disabled", "modules"}
+
+
+def parse_config(data: dict[str, Any], path: Path) -> Config:
+    for key in data:
+        if key not in _TOP:
+            raise ConfigError(
+                f"{path}: unknown key '{key}'; expected one of: {', '.join(sorted(_TOP))}"
+            )
+    cache_dir = data.get("cache_dir")
+    _expect(cache_dir is None or isinstance(cache_dir, str), path, "cache_dir", "a path string", cache_dir)
+    default_target = data.get("default_target")
+    _expect(default_target is None or isinstance(default_target, str), path, "default_target", "a target name such as 'u55-128'", default_target)
+    offline = data.get("offline", False)
+    _expect(isinstance(offline, bool), path, "offline", "true or false", offline)
+
+    boards: list[BoardConfig] = []
+    raw_boards = data.get("boards", {})
+    _expect(isinstance(raw_boards, dict), path, "boards", "a table of [boards.NAME] tables", raw_boards)
+    for name, b in raw_boards.items():
+        key = f"boards.{name}"
+        _expect(isinstance(b, dict), path, key, "a table", b)
+        for k in b:
+            if k not in _BOARD:
+                raise ConfigError(f"{path}: unknown key '{key}.{k}'; expected one of: {', '.join(sorted(_BOARD))}")
+        _expect(isinstance(b.get("target"), str), path, f"{key}.target", "a target name such as 'ethos-u55-128'", b.get("target"))
+        for opt in ("system_config", "memory_mode", "description"):
+            _expect(b.get(opt) is None or isinstance(b.get(opt), str), path, f"{key}.{opt}", "a string", b.get(opt))
+        sram = parse_size(b["sram"], where=f"{path}: key '{key}.sram'") if "sram" in b else None
+        boards.append(BoardConfig(name, b["target"], b.get("system_config"), b.get("memory_mode"), sram, b.get("description", "")))
+
+    remotes = _str_list(path, "remotes", data.get("remotes", []))
+
+    plugins = data.get("plugins", {})
+    _expect(isinstance(plugins, dict), path, "plugins", "a table", plugins)
+    for k in plugins:
+        if k not in _PLUGINS:
+            raise ConfigError(f"{path}: unknown key 'plugins.{k}'; expected one of: {', '.join(sorted(_PLUGINS))}")
+    enabled = _str_list(path, "plugins.enabled", plugins["enabled"]) if "enabled" in plugins else None
+
+    return Config(
+        path=path,
+        cache_dir=(path.parent / Path(cache_dir).expanduser()) if cache_dir else None,
+        default_target=default_target,
+        offline=offline,
+        boards=tuple(boards),
+        remotes=remotes,
+        plugins_enabled=enabled,
+        plugins_disabled=_str_list(path, "plugins.disabled", plugins.get("disabled", [])),
+        plugin_modules=_str_list(path, "plugins.modules", plugins.get("modules", [])),
+        raw=data,
+    )
+
+
+def load_config(path: Path | None = None) -> Config:
+    path = path or find_config_file()
+    if path is None:
+        return apply_env(Config())
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{path}: not valid TOML: {e}") from None
+    except OSError as e:
+        raise ConfigError(f"{path}: cannot read: {e.strerror}") from None
+    return apply_env(parse_config(data, path))
+
+
+def _truthy(value: str) -> bool:
+    return value.strip().lower() not in ("", "0", "false", "no", "off")
+
+
+def apply_env(cfg: Config) -> Config:
+    from dataclasses import replace
+
+    env = os.environ
+    if env.get("ZOO_CACHE_DIR"):
+        cfg = replace(cfg, cache_dir=Path(env["ZOO_CACHE_DIR"]).expanduser())
+    if "ZOO_OFFLINE" in env:
+        cfg = replace(cfg, offline=_truthy(env["ZOO_OFFLINE"]))
+    return cfg
+
+
+def cache_dir(cfg: Config) -> Path:
+    if cfg.cache_dir is not None:
+        return cfg.cache_dir
+    from platformdirs import user_cache_dir
+
+    return Path(user_cache_dir("zoo"))

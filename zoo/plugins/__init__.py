@@ -1,0 +1,1 @@
+"""Built-in model plugins. Each registers through the ``zoo`` entry-point group, like any third-party plugin."""

@@ -1,0 +1,1 @@
+"""The zoo engine: plugin loading, catalog, targets, keys, cache, pipeline and remotes."""

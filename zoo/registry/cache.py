@@ -1,0 +1,186 @@
+"""A content-addressed store of built artifacts.
+
+Layout under the cache root::
+
+    entries/<key[:2]>/<key>/   the artifact files and manifest.json (never modified)
+    locks/<key>.lock           one build per key across processes
+    tmp/                       entries being written; renamed into place when complete
+
+An entry appears in one ``rename``, so a reader sees all of it or none of it,
+and every hit re-checks each file's sha256 before it is handed out.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from collections.abc import Iterator, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from filelock import FileLock
+
+from zoo._errors import CacheError
+from zoo.registry.manifest import Manifest
+
+MANIFEST = "manifest.json"
+LAYOUT = "v1"
+
+
+def sha256_file(path: Path) -> str:
+    h = hashlib.sha256()
+    with path.open("rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    return h.hexdigest()
+
+
+@dataclass
+class Entry:
+    key: str
+    path: Path
+    manifest: Manifest
+
+    def file(self, kind: str) -> Path | None:
+        record = self.manifest.file(kind)
+        return self.path / record.name if record else None
+
+
+class CorruptEntry(CacheError):
+    def __init__(self, key: str, path: Path, problem: str) -> None:
+        self.key = key
+        self.path = path
+        self.problem = problem
+        super().__init__(f"cache entry {key[:12]} at {path} is corrupt: {problem}")
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Write ``data`` to ``path`` so that no reader ever sees a partial file."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+class Cache:
+    def __init__(self, root: Path) -> None:
+        self.root = Path(root)
+        self.base = self.root / LAYOUT
+
+    def entry_path(self, key: str) -> Path:
+        return self.base / "entries" / key[:2] / key
+
+    def lock(self, key: str, timeout: float = -1) -> FileLock:
+        locks = self.base / "locks"
+        locks.mkdir(parents=True, exist_ok=True)
+        return FileLock(str(locks / f"{key}.lock"), timeout=timeout)
+
+    def get(self, key: str) -> Entry | None:
+        """The verified entry for ``key``, None if absent; CorruptEntry if it fails its checks."""
+        path = self.entry_path(key)
+        if not path.is_dir():
+            return None
+        return self._verified(key, path)
+
+    def _verified(self, key: str, path: Path) -> Entry:
+        try:
+            manifest = Manifest.loads((path / MANIFEST).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise CorruptEntry(key, path, "manifest.json is missing") from None
+        except (ValueError, TypeError, KeyError) as exc:
+            raise CorruptEntry(key, path, f"manifest.json is unreadable ({exc})") from None
+        if manifest.key != key:
+            raise CorruptEntry(key, path, f"manifest names key {manifest.key[:12]}")
+        for record in manifest.files:
+            f = path / record.name
+            if not f.is_file():
+                raise CorruptEntry(key, path, f"{record.name} is missing")
+            size = f.stat().st_size
+            if size != record.size:
+                raise CorruptEntry(key, path, f"{record.name} is {size} bytes, the manifest says {record.size}")
+            digest = sha256_file(f)
+            if digest != record.sha256:
+                raise CorruptEntry(key, path, f"{record.name} has sha256 {digest[:12]}…, the manifest says {record.sha256[:12]}…")
+        return Entry(key, path, manifest)
+
+    def put(self, manifest: Manifest, files: Mapping[str, bytes]) -> Entry:
+        """Store a complete entry atomically. ``files`` maps names to bytes."""
+        final = self.entry_path(manifest.key)
+        tmp_root = self.base / "tmp"
+        tmp_root.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f"{manifest.key[:12]}.", dir=tmp_root))
+        try:
+            for name, data in files.items():
+                if os.sep in name or name in ("", ".", "..", MANIFEST):
+                    raise CacheError(f"refusing to store a file named {name!r}")
+                write_atomic(staging / name, data)
+            write_atomic(staging / MANIFEST, manifest.dumps().encode())
+            final.parent.mkdir(parents=True, exist_ok=True)
+            try:
+                os.rename(staging, final)
+            except OSError:
+                if not final.is_dir():
+                    raise
+                shutil.rmtree(staging, ignore_errors=True)  # another process stored it first
+        except BaseException:
+            shutil.rmtree(staging, ignore_errors=True)
+            raise
+        return self._verified(manifest.key, final)
+
+    def evict(self, key: str) -> None:
+        """Remove an entry: move it out of sight first, then delete it."""
+        path = self.entry_path(key)
+        if not path.exists():
+            return
+        trash = self.base / "tmp" / f"evicted-{key[:12]}-{os.getpid()}-{time.monotonic_ns()}"
+        trash.parent.mkdir(parents=True, exist_ok=True)
+        os.rename(path, trash)
+        shutil.rmtree(trash, ignore_errors=True)
+
+    def keys(self) -> Iterator[str]:
+        entries = self.base / "entries"
+        if not entries.is_dir():
+            return
+        for shard in sorted(entries.iterdir()):
+            if shard.is_dir():
+                for entry in sorted(shard.iterdir()):
+                    if entry.is_dir():
+                        yield entry.name
+
+    def scan(self, *, verify: bool = False) -> Iterator[tuple[str, Entry | None, str | None]]:
+        """Every entry as (key, entry, problem). Without ``verify`` only manifests are read."""
+        for key in self.keys():
+            path = self.entry_path(key)
+            try:
+                if verify:
+                    yield key, self._verified(key, path), None
+                else:
+                    manifest = Manifest.loads((path / MANIFEST).read_text(encoding="utf-8"))
+                    yield key, Entry(key, path, manifest), None
+            except CorruptEntry as exc:
+                yield key, None, exc.problem
+            except (OSError, ValueError, TypeError, KeyError) as exc:
+                yield key, None, f"manifest.json is unreadable ({exc})"
+
+    def clean_tmp(self, older_than_s: float = 3600) -> int:
+        """Remove staging leftovers of processes that died mid-write."""
+        tmp = self.base / "tmp"
+        if not tmp.is_dir():
+            return 0
+        removed = 0
+        now = time.time()
+        for p in tmp.iterdir():
+            if now - p.stat().st_mtime > older_than_s:
+                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
+                removed += 1
+        return removed

@@ -1,0 +1,79 @@
+"""Build keys: a sha256 over canonical JSON of everything that changes a .pte's bytes.
+
+Computing a key never imports torch, so a cache hit stays instant.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from dataclasses import dataclass
+from functools import cache
+from importlib.metadata import PackageNotFoundError, version
+from typing import Any
+
+from zoo._spec import Dataset, ModelSpec, WeightsVariant
+from zoo.registry.targets import Target
+
+# Bump when the pipeline changes in a way that changes the bytes it produces.
+PIPELINE_VERSION = "1"
+TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
+QUANTIZATION = {
+    "quantizer": "EthosUQuantizer",
+    "config": "get_symmetric_quantization_config",
+    "is_per_channel": True,
+    "is_qat": False,
+}
+
+
+@cache
+def tool_versions() -> dict[str, str | None]:
+    out: dict[str, str | None] = {}
+    for name in TOOLS:
+        try:
+            out[name] = version(name)
+        except PackageNotFoundError:
+            out[name] = None
+    return out
+
+
+def canonical_json(data: Any) -> bytes:
+    return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
+
+
+@dataclass(frozen=True)
+class BuildRequest:
+    """One model for one target, with the choices that shape it."""
+
+    spec: ModelSpec
+    target: Target
+    weights: WeightsVariant
+    calibration: Dataset
+
+    @classmethod
+    def create(cls, spec: ModelSpec, target: Target, *, weights: str | None = None, calibration: Dataset | None = None) -> BuildRequest:
+        return cls(spec, target, spec.weights_variant(weights), calibration or spec.calibration)
+
+    def key_inputs(self) -> dict[str, Any]:
+        quantized = self.spec.quantize and not self.target.is_portable
+        return {
+            "zoo_pipeline": PIPELINE_VERSION,
+            "model": {"name": self.spec.name, "version": self.spec.version},
+            "weights": {"name": self.weights.name, "identity": self.weights.identity()},
+            "inputs": [i.to_json() for i in self.spec.inputs],
+            "calibration": (
+                {"size": self.calibration.size, "identity": self.calibration.identity()}
+                if quantized else None
+            ),
+            "quantization": QUANTIZATION if quantized else None,
+            "target": self.target.key_fields(),
+            "tools": tool_versions(),
+        }
+
+    def key(self) -> str:
+        return hashlib.sha256(canonical_json(self.key_inputs())).hexdigest()
+
+    @property
+    def stem(self) -> str:
+        """File name stem of the artifacts, e.g. ``mnist_u55-128``."""
+        return f"{self.spec.name}_{self.target.slug}"

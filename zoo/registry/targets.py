@@ -1,0 +1,257 @@
+"""Ethos-U targets: accelerators Vela knows, their defaults, and board presets."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+from zoo._config import BoardConfig, Config
+from zoo._errors import UnknownTargetError, UsageError
+from zoo.registry.vela_config import VELA_INI, vela_config
+
+PORTABLE = "portable"
+
+# Every accelerator configuration Vela 5 accepts (tests compare with Vela's enum).
+ACCELERATORS: tuple[str, ...] = (
+    "ethos-u55-32", "ethos-u55-64", "ethos-u55-128", "ethos-u55-256",
+    "ethos-u65-256", "ethos-u65-512",
+    "ethos-u85-128", "ethos-u85-256", "ethos-u85-512", "ethos-u85-1024", "ethos-u85-2048",
+)
+
+# What ExecuTorch's EthosUCompileSpec picks when none is given.
+_FAMILY_DEFAULTS = {
+    "u55": ("Ethos_U55_High_End_Embedded", "Shared_Sram"),
+    "u65": ("Ethos_U65_High_End", "Dedicated_Sram_384KB"),
+    "u85": ("Ethos_U85_SYS_DRAM_Mid", "Sram_Only"),
+}
+_TOSA_SPECS = {
+    "u55": "TOSA-1.0+INT+int16+int4+u55",
+    "u65": "TOSA-1.0+INT+int16+int4+u55",
+    "u85": "TOSA-1.0+INT+int16+int4+cf",
+}
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str
+    accelerator: str
+    system_config: str | None = None
+    memory_mode: str | None = None
+    sram_bytes: int | None = None
+    description: str = ""
+
+
+BUILTIN_BOARDS: tuple[Board, ...] = (
+    Board("corstone-300", "ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram",
+          description="Arm Corstone-300 (Cortex-M55 + Ethos-U55-128), as in ExecuTorch's tutorial"),
+    Board("corstone-320", "ethos-u85-256", "Ethos_U85_SYS_DRAM_Mid", "Sram_Only",
+          description="Arm Corstone-320 (Cortex-M85 + Ethos-U85-256), as in ExecuTorch's tutorial"),
+    Board("alif-e8", "ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram",
+          description="Alif Ensemble E8, its Ethos-U55-128 (Arm learning path)"),
+    Board("imx93", "ethos-u65-256", "Ethos_U65_High_End", "Shared_Sram", sram_bytes=640 * 1024,
+          description="NXP i.MX93 (Cortex-M33 + Ethos-U65-256), 640 KiB on-chip RAM (Arm learning path)"),
+)
+
+
+@dataclass(frozen=True)
+class Target:
+    """A resolved compile target: an accelerator with its Vela options, or ``portable``."""
+
+    name: str
+    accelerator: str | None
+    system_config: str | None = None
+    memory_mode: str | None = None
+    board: str | None = None
+    sram_bytes: int | None = None
+    extra_flags: tuple[str, ...] = ()
+    vela_ini: str = VELA_INI
+    aliases: tuple[str, ...] = field(default=(), compare=False)
+
+    @property
+    def family(self) -> str:
+        return _family(self.accelerator) if self.accelerator else PORTABLE
+
+    @property
+    def macs(self) -> int | None:
+        return int(self.accelerator.rsplit("-", 1)[1]) if self.accelerator else None
+
+    @property
+    def is_portable(self) -> bool:
+        return self.accelerator is None
+
+    @property
+    def tosa_spec(self) -> str | None:
+        return _TOSA_SPECS[self.family] if self.accelerator else None
+
+    @property
+    def slug(self) -> str:
+        """Short, file-name-safe label, e.g. ``u55-128`` or ``u65-256-shared_sram``."""
+        if self.accelerator is None:
+            return PORTABLE
+        base = self.accelerator.removeprefix("ethos-")
+        sc, mm = _FAMILY_DEFAULTS[self.family]
+        parts = [base]
+        if self.system_config != sc:
+            parts.append(str(self.system_config).lower())
+        if self.memory_mode != mm:
+            parts.append(str(self.memory_mode).lower())
+        return "-".join(parts)
+
+    def key_fields(self) -> dict[str, Any]:
+        """Everything about the target that changes the compiled bytes."""
+        if self.accelerator is None:
+            return {"accelerator": None}
+        return {
+            "accelerator": self.accelerator,
+            "system_config": self.system_config,
+            "memory_mode": self.memory_mode,
+            "extra_flags": list(self.extra_flags),
+            "vela_ini": self.vela_ini,
+            "vela_ini_sha256": vela_config().sha256,
+        }
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "accelerator": self.accelerator,
+            "family": self.family,
+            "macs": self.macs,
+            "system_config": self.system_config,
+            "memory_mode": self.memory_mode,
+            "board": self.board,
+            "sram_bytes": self.sram_bytes,
+            "extra_flags": list(self.extra_flags),
+            "tosa_spec": self.tosa_spec,
+        }
+
+
+def _family(accelerator: str) -> str:
+    m = re.match(r"ethos-(u\d\d)-\d+$", accelerator)
+    if not m:
+        raise UnknownTargetError(f"not an Ethos-U accelerator: {accelerator!r}")
+    return m.group(1)
+
+
+def family_system_configs(family: str) -> list[str]:
+    prefix = f"Ethos_{family.upper()}_"
+    return [name for name in vela_config().system_configs if name.startswith(prefix)]
+
+
+def family_memory_modes(family: str) -> list[str]:
+    cfg = vela_config()
+    return [
+        mm for mm in cfg.memory_modes
+        if any(cfg.memory_mode_valid(sc, mm) for sc in family_system_configs(family))
+    ]
+
+
+def _aliases(accelerator: str) -> tuple[str, ...]:
+    short = accelerator.removeprefix("ethos-")
+    return (short, short.replace("-", ""))
+
+
+class TargetTable:
+    """All targets known to this zoo: accelerators, ``portable`` and boards."""
+
+    def __init__(self, boards: Iterable[Board] = BUILTIN_BOARDS) -> None:
+        self.boards: dict[str, Board] = {b.name: b for b in boards}
+
+    @classmethod
+    def from_config(cls, config: Config) -> TargetTable:
+        boards = {b.name: b for b in BUILTIN_BOARDS}
+        for b in config.boards:
+            boards[b.name] = _board_from_config(b, config)
+        table = cls(boards.values())
+        for b in config.boards:
+            try:
+                table.resolve(b.name)
+            except UsageError as e:
+                raise type(e)(f"{config.path}: board '{b.name}': {e}") from None
+        return table
+
+    def names(self) -> list[str]:
+        out = [*ACCELERATORS, PORTABLE, *self.boards]
+        for acc in ACCELERATORS:
+            out.extend(_aliases(acc))
+        return out
+
+    def defaults(self, accelerator: str) -> Target:
+        sc, mm = _FAMILY_DEFAULTS[_family(accelerator)]
+        return Target(accelerator, accelerator, sc, mm, aliases=_aliases(accelerator))
+
+    def all_targets(self) -> list[Target]:
+        return [self.resolve(n) for n in (*ACCELERATORS, PORTABLE, *self.boards)]
+
+    def resolve(
+        self,
+        name: str,
+        *,
+        system_config: str | None = None,
+        memory_mode: str | None = None,
+        extra_flags: Iterable[str] = (),
+    ) -> Target:
+        """Turn a user's target name and options into a validated Target."""
+        key = name.strip().lower()
+        if key == PORTABLE:
+            if system_config or memory_mode:
+                raise UsageError("the portable target runs on the CPU and takes no --system-config or --memory-mode")
+            return Target(PORTABLE, None)
+        board = self.boards.get(key)
+        accelerator = board.accelerator if board else self._accelerator(key)
+        if accelerator is None:
+            close = difflib.get_close_matches(key, self.names(), n=3, cutoff=0.5)
+            hint = f" Did you mean: {', '.join(close)}?" if close else ""
+            raise UnknownTargetError(
+                f"unknown target {name!r}.{hint} Run 'zoo targets' to see them all."
+            )
+        base = self.defaults(accelerator)
+        sc = system_config or (board.system_config if board else None) or base.system_config
+        mm = memory_mode or (board.memory_mode if board else None) or base.memory_mode
+        assert sc is not None and mm is not None
+        _check_vela_options(accelerator, sc, mm)
+        return replace(
+            base,
+            name=board.name if board else accelerator,
+            system_config=sc,
+            memory_mode=mm,
+            board=board.name if board else None,
+            sram_bytes=board.sram_bytes if board else None,
+            extra_flags=tuple(extra_flags),
+        )
+
+    @staticmethod
+    def _accelerator(key: str) -> str | None:
+        for acc in ACCELERATORS:
+            if key == acc or key in _aliases(acc):
+                return acc
+        return None
+
+
+def _check_vela_options(accelerator: str, system_config: str, memory_mode: str) -> None:
+    family = _family(accelerator)
+    systems = family_system_configs(family)
+    if system_config not in systems:
+        raise UsageError(
+            f"system config {system_config!r} is not valid for {accelerator}; "
+            f"valid choices: {', '.join(systems)}"
+        )
+    cfg = vela_config()
+    if not cfg.memory_mode_valid(system_config, memory_mode):
+        valid = [m for m in cfg.memory_modes if cfg.memory_mode_valid(system_config, m)]
+        raise UsageError(
+            f"memory mode {memory_mode!r} is not valid for {accelerator} with {system_config}; "
+            f"valid choices: {', '.join(valid)}"
+        )
+
+
+def _board_from_config(b: BoardConfig, config: Config) -> Board:
+    accelerator = TargetTable._accelerator(b.target.strip().lower())
+    if accelerator is None:
+        raise UnknownTargetError(
+            f"{config.path}: key 'boards.{b.name}.target' must be an Ethos-U accelerator "
+            f"such as 'ethos-u55-128', got {b.target!r}"
+        )
+    return Board(b.name, accelerator, b.system_config, b.memory_mode, b.sram_bytes, b.description)
