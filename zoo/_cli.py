@@ -142,7 +142,7 @@ def targets(ctx: click.Context, as_json: bool) -> None:
         return
     rows = []
     for t in all_targets:
-        alias = t.board and f"board → {t.accelerator}" or ", ".join(t.aliases)
+        alias = (t.board and f"board → {t.accelerator}") or ", ".join(t.aliases)
         rows.append((t.name, alias, t.system_config or "-", t.memory_mode or "-", human_bytes(t.sram_bytes) if t.sram_bytes else "-"))
     click.echo(render(("target", "aliases", "default system config", "memory mode", "SRAM"), rows))
     click.echo("")
@@ -255,7 +255,7 @@ def _summary(art: Any) -> str:
 @_fetch_options
 @click.option("--no-build", is_flag=True, help="Fail instead of compiling when nothing is cached.")
 @click.pass_context
-def fetch(ctx: click.Context, no_build: bool, **kw: Any) -> None:
+def fetch(ctx: click.Context, /, no_build: bool, **kw: Any) -> None:
     """Get MODEL's .pte and C header for a target: from the cache, else compiled here."""
     _run_fetch(ctx, force_build=False, allow_build=not no_build, **kw)
 
@@ -263,7 +263,7 @@ def fetch(ctx: click.Context, no_build: bool, **kw: Any) -> None:
 @main.command()
 @_fetch_options
 @click.pass_context
-def build(ctx: click.Context, **kw: Any) -> None:
+def build(ctx: click.Context, /, **kw: Any) -> None:
     """Compile MODEL for a target here, replacing any cached artifact."""
     _run_fetch(ctx, force_build=True, allow_build=True, **kw)
 

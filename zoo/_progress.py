@@ -4,11 +4,8 @@ from __future__ import annotations
 
 import sys
 import time
-from collections.abc import Callable
 from types import TracebackType
 from typing import Any
-
-STAGES = ("load", "export", "calibrate", "quantize", "lower", "vela", "serialize", "header")
 
 
 class StageReporter:
@@ -26,7 +23,14 @@ class StageReporter:
     def __enter__(self) -> StageReporter:
         if self.enabled and self.tty:
             from rich.console import Console
-            from rich.progress import BarColumn, MofNCompleteColumn, Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
+            from rich.progress import (
+                BarColumn,
+                MofNCompleteColumn,
+                Progress,
+                SpinnerColumn,
+                TextColumn,
+                TimeElapsedColumn,
+            )
 
             self._live = Progress(
                 SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
@@ -51,9 +55,3 @@ class StageReporter:
             extra = f" ({total} samples)" if total else ""
             print(f"zoo: {self.label}: {stage}{extra} [{time.perf_counter() - self._started:.1f}s]", file=sys.stderr)
 
-
-def noop(stage: str, done: int | None = None, total: int | None = None) -> None:
-    return None
-
-
-Reporter = Callable[[str, int | None, int | None], None]

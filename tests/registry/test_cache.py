@@ -55,7 +55,7 @@ def test_corruption_is_detected(stored: tuple[Cache, str], damage, problem: str)
     with pytest.raises(CorruptEntry) as err:
         cache.get(key)
     assert problem in str(err.value) and key[:12] in str(err.value)
-    assert [p for _, _, p in cache.scan(verify=True)][0] is not None
+    assert next(p for _, _, p in cache.scan(verify=True)) is not None
 
 
 def test_evict_removes_the_entry(stored: tuple[Cache, str]) -> None:

@@ -8,7 +8,12 @@ import pytest
 
 from zoo import UnknownTargetError, UsageError
 from zoo._config import load_config
-from zoo.registry.targets import ACCELERATORS, TargetTable, family_memory_modes, family_system_configs
+from zoo.registry.targets import (
+    ACCELERATORS,
+    TargetTable,
+    family_memory_modes,
+    family_system_configs,
+)
 from zoo.registry.vela_config import _SNAPSHOT, installed_vela_ini, parse_vela_ini, vela_config
 
 
@@ -50,7 +55,7 @@ def test_defaults_match_executorch(table: TargetTable, accelerator: str, system_
 
 
 def test_unknown_target_suggests(table: TargetTable) -> None:
-    with pytest.raises(UnknownTargetError, match="Did you mean: .*u55-128"):
+    with pytest.raises(UnknownTargetError, match=r"Did you mean: .*u55-128"):
         table.resolve("u55-12")
 
 
@@ -61,7 +66,7 @@ def test_u55_refuses_dedicated_sram_and_lists_choices(table: TargetTable) -> Non
 
 
 def test_wrong_family_system_config_is_refused(table: TargetTable) -> None:
-    with pytest.raises(UsageError, match="not valid for ethos-u85-256; valid choices: Ethos_U85_"):
+    with pytest.raises(UsageError, match=r"not valid for ethos-u85-256; valid choices: Ethos_U85_"):
         table.resolve("u85-256", system_config="Ethos_U65_High_End")
 
 

@@ -16,6 +16,7 @@ import contextlib
 import hashlib
 import io
 import re
+import sys
 import threading
 import traceback
 from collections.abc import Callable, Iterator
@@ -51,9 +52,18 @@ class CompileResult:
     vela: dict[str, Any] | None
     """``vela_report.summarize`` of every partition; None for portable."""
     delegation: dict[str, Any]
+    """The true CPU/NPU split, from ``get_delegation_info`` on the lowered graph:
+    ``partitions`` (NPU delegates), ``npu_ops`` and ``cpu_ops`` (edge operators,
+    not counting quantize/dequantize or getitem), ``cpu_op_names`` (sorted,
+    unique, e.g. ``aten.avg_pool2d.default``), ``cpu_quantize_ops`` (the
+    quantize/dequantize nodes left on the CPU) and ``npu_fraction``
+    (npu_ops / (npu_ops + cpu_ops), 0.0 if both are 0)."""
     cpu_operators: list[str]
-    """Kernels the runtime must provide, from the program's operator table."""
+    """Kernels the runtime must provide, from the program's operator table,
+    e.g. ``quantized_decomposed::quantize_per_tensor.out``."""
     calibration: dict[str, Any]
+    """``samples`` used and ``sha256`` over their dtypes, shapes and bytes;
+    ``{"samples": 0, "sha256": None}`` for portable (no quantization)."""
     warnings: list[str] = field(default_factory=list)
 
 
@@ -118,8 +128,10 @@ def _import_stack() -> Any:
 def _stage(where: str, stage: str) -> Iterator[None]:
     try:
         yield
-    except BuildError:
-        raise
+    except BuildError as e:
+        if str(e).startswith(where):
+            raise
+        raise BuildError(f"{where}: {e}") from e
     except Exception as e:
         raise BuildError(f"{where}: {stage} failed: {type(e).__name__}: {_first_lines(e)}") from e
 
@@ -173,12 +185,12 @@ def _compile_ethosu(
     report("export", None, None)
     with _stage(where, "export"):
         graph = _export(model, example).module(check_guards=False)
+    dataset = calibration or spec.calibration
     with _stage(where, "calibration data loading"):
-        samples = [_as_sample(s) for s in (calibration or spec.calibration).load()]
+        samples = [_as_sample(s) for s in dataset.load()]
     if not samples:
         raise BuildError(f"{where}: the calibration set is empty")
     quantized = _quantize(graph, samples, compile_spec, where, report)
-    report("quantize", None, None)
     with _stage(where, "quantize"):
         exported = _export(quantized, example)
 
@@ -191,6 +203,10 @@ def _compile_ethosu(
         delegation = _delegation(edge)  # to_executorch rewrites the graph in place
         program = edge.to_executorch()
     warnings = _warnings(delegation, ordered, target)
+    if len(samples) != dataset.size:
+        warnings.append(
+            f"calibrated on {len(samples)} sample(s); the calibration set declares {dataset.size}"
+        )
 
     report("vela", None, None)
     with _stage(where, "Vela report"):
@@ -236,6 +252,7 @@ def _quantize(
         with _stage(where, f"calibration sample {i}"):
             prepared(*sample)
         report("calibrate", i + 1, len(samples))
+    report("quantize", None, None)
     with _stage(where, "quantize"):
         return convert_pt2e(prepared)
 
@@ -306,21 +323,28 @@ def _record_backend() -> Iterator[_Recorder]:
 def _lowering_errors(where: str, recorder: _Recorder | None = None) -> Iterator[None]:
     """Turn a lowering failure into a BuildError naming the pass or operator.
 
-    Vela prints its summary to stdout from inside the backend; it is kept out
-    of the caller's output and quoted only if lowering fails.
+    Vela prints its summary to stdout from inside the backend; that is kept
+    out of the caller's output. stderr is held back and passed on afterwards
+    so a failure can quote it (Vela's argparse reports a bad flag there).
     """
-    out = io.StringIO()
+    out, err = io.StringIO(), io.StringIO()
+    limit = sys.getrecursionlimit()  # Vela's main() resets it
     try:
-        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(out):
+        with contextlib.redirect_stdout(out), contextlib.redirect_stderr(err):
             yield
+    except BuildError:
+        raise
     except (Exception, SystemExit) as e:  # Vela's argparse exits on a bad flag
         root = _chain(e)[-1]
-        printed = out.getvalue().strip()
+        printed = "\n".join(t for t in (out.getvalue().strip(), err.getvalue().strip()) if t)
         detail = f"\n{_last_lines(printed)}" if printed else ""
         blame = _blame(e, recorder.partition if recorder else None)
         raise BuildError(
             f"{where}: lowering failed {blame}: {type(root).__name__}: {_first_lines(root)}{detail}"
         ) from e
+    finally:
+        sys.setrecursionlimit(limit)
+    sys.stderr.write(err.getvalue())
 
 
 def _blame(exc: BaseException, partition: list[str] | None) -> str:

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from zoo._errors import BuildError, MissingExtraError
-from zoo.registry.targets import Target
+from zoo.registry.targets import Target, TargetTable
 
 NOTE = "CPU operators between partitions are not included in these estimates"
 
@@ -52,17 +52,16 @@ def vela_flags(target: Target, extra_flags: Iterable[str] = ()) -> list[str]:
     extra flags first, then the fixed ones."""
     if target.accelerator is None:
         raise BuildError(f"target {target.name!r} has no NPU, so there is nothing for Vela to do")
-    flags = [*target.extra_flags, *extra_flags]
-    flags += [
+    defaults = TargetTable().defaults(target.accelerator)  # what the compile spec falls back to
+    return [
+        *target.extra_flags,
+        *extra_flags,
         f"--accelerator-config={target.accelerator}",
         f"--config={target.vela_ini}",
         "--output-format=raw",
+        f"--system-config={target.system_config or defaults.system_config}",
+        f"--memory-mode={target.memory_mode or defaults.memory_mode}",
     ]
-    if target.system_config:
-        flags.append(f"--system-config={target.system_config}")
-    if target.memory_mode:
-        flags.append(f"--memory-mode={target.memory_mode}")
-    return flags
 
 
 def run_vela(tosa: bytes, target: Target, *, extra_flags: Sequence[str] = ()) -> dict[str, Any]:
