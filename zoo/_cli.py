@@ -231,6 +231,14 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, **kw
         click.echo(_summary(art), err=True)
 
 
+def _duration(ms: float) -> str:
+    if ms >= 1:
+        return f"{ms:.2f} ms"
+    if ms >= 0.001:
+        return f"{ms * 1000:.1f} µs"
+    return f"{ms * 1e6:.0f} ns"
+
+
 def _summary(art: Any) -> str:
     from zoo._table import human_bytes
 
@@ -241,7 +249,7 @@ def _summary(art: Any) -> str:
     if m.vela:
         t = m.vela["total"]
         lines.append(
-            f"  Vela estimate: {t['inference_time_ms']:.3f} ms/inference ({t['inferences_per_second']:.0f}/s), "
+            f"  Vela estimate: {_duration(t['inference_time_ms'])}/inference ({t['inferences_per_second']:,.0f}/s), "
             f"SRAM {human_bytes(t.get('sram_bytes'))}, flash {human_bytes((t.get('off_chip_flash_bytes') or 0) + (t.get('on_chip_flash_bytes') or 0))}, "
             f"DRAM {human_bytes(t.get('dram_bytes'))}"
         )

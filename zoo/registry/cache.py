@@ -20,11 +20,13 @@ import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-
-from filelock import FileLock
+from typing import TYPE_CHECKING
 
 from zoo._errors import CacheError
 from zoo.registry.manifest import Manifest
+
+if TYPE_CHECKING:
+    from filelock import FileLock
 
 MANIFEST = "manifest.json"
 LAYOUT = "v1"
@@ -81,6 +83,7 @@ class Cache:
         return self.base / "entries" / key[:2] / key
 
     def lock(self, key: str, timeout: float = -1) -> FileLock:
+        from filelock import FileLock  # 20 ms to import; only builds need it
         locks = self.base / "locks"
         locks.mkdir(parents=True, exist_ok=True)
         return FileLock(str(locks / f"{key}.lock"), timeout=timeout)

@@ -15,6 +15,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import io
+import logging
 import re
 import sys
 import threading
@@ -116,6 +117,9 @@ def _silent(stage: str, done: int | None, total: int | None) -> None:
 
 
 def _import_stack() -> Any:
+    # torchao registers enums with torch's pytree on import, and torch logs a
+    # deprecation warning for each: noise in the middle of zoo's progress.
+    logging.getLogger("torch.utils._pytree").setLevel(logging.ERROR)
     try:
         import executorch.exir  # noqa: F401
         import torch
