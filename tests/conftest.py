@@ -5,8 +5,12 @@ import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import pytest
+
+if TYPE_CHECKING:
+    from zoo.registry.fetcher import Artifact
 
 ROOT = Path(__file__).resolve().parents[1]
 ZOO_ENV = ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS", "ZOO_STRICT_PLUGINS", "ZOO_OFFLINE", "ZOO_CACHE_DIR")
@@ -45,3 +49,46 @@ def run_zoo(*args: str, env: dict[str, str] | None = None, pythonpath: Path | No
     return subprocess.run(
         [sys.executable, "-m", "zoo", *args], capture_output=True, text=True, env=full_env, cwd=cwd, timeout=600,
     )
+
+
+# --- real builds of the built-in models, shared by every test file ------------------------------
+
+BUILDS = [
+    ("add", "u55-128"), ("add", "u85-256"), ("add", "portable"),
+    ("softmax", "u55-128"), ("softmax", "u85-256"), ("softmax", "portable"),
+    ("mnist", "u55-128"), ("mnist", "u85-256"), ("mnist", "portable"),
+    ("mv2", "u55-128"), ("mv2", "u85-256"), ("mv2", "portable"),
+    # The NXP i.MX93 learning path: U65-256, Ethos_U65_High_End, Shared_Sram.
+    ("add", "imx93"), ("mv2", "imx93"),
+]
+# Built without the numerical check: mv2 on the host runtime takes about 2.4 s an
+# image, and the imx93 builds are what tests/test_verify.py lowers again to add it.
+UNVERIFIED = {("mv2", "portable"), ("add", "imx93"), ("mv2", "imx93")}
+
+
+@pytest.fixture(scope="session")
+def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("shared-cache")
+
+
+@pytest.fixture(scope="session")
+def built(shared_cache: Path) -> dict[tuple[str, str], Artifact]:
+    from zoo._api import Zoo
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
+        for name in ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS"):
+            mp.delenv(name, raising=False)
+        zoo = Zoo()
+        out = {}
+        for model, target in BUILDS:
+            weights = "random" if model == "mv2" else None
+            verify = None if (model, target) in UNVERIFIED else True
+            out[(model, target)] = zoo.fetch(model, target, weights=weights, verify=verify)
+        return out
+
+
+@pytest.fixture
+def use_shared_cache(shared_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    monkeypatch.setenv("ZOO_CACHE_DIR", str(shared_cache))
+    yield shared_cache

@@ -12,52 +12,16 @@ import shutil
 import subprocess
 import sys
 import textwrap
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_zoo
+from tests.conftest import BUILDS, run_zoo
 from tests.registry.test_c_header import array_bytes
 from zoo._api import Zoo
 from zoo.registry.fetcher import Artifact
 
 pytestmark = pytest.mark.compile
-
-BUILDS = [
-    ("add", "u55-128"), ("add", "u85-256"), ("add", "portable"),
-    ("softmax", "u55-128"), ("softmax", "u85-256"), ("softmax", "portable"),
-    ("mnist", "u55-128"), ("mnist", "u85-256"), ("mnist", "portable"),
-    ("mv2", "u55-128"), ("mv2", "u85-256"), ("mv2", "portable"),
-    # The NXP i.MX93 learning path: U65-256, Ethos_U65_High_End, Shared_Sram.
-    ("add", "imx93"), ("mv2", "imx93"),
-]
-
-
-@pytest.fixture(scope="session")
-def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("shared-cache")
-
-
-@pytest.fixture(scope="session")
-def built(shared_cache: Path) -> dict[tuple[str, str], Artifact]:
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
-        for name in ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS"):
-            mp.delenv(name, raising=False)
-        zoo = Zoo()
-        out = {}
-        for model, target in BUILDS:
-            weights = "random" if model == "mv2" else None
-            out[(model, target)] = zoo.fetch(model, target, weights=weights)
-        return out
-
-
-@pytest.fixture
-def use_shared_cache(shared_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    monkeypatch.setenv("ZOO_CACHE_DIR", str(shared_cache))
-    yield shared_cache
-
 
 @pytest.mark.parametrize(("model", "target"), BUILDS)
 def test_every_builtin_builds(built: dict[tuple[str, str], Artifact], model: str, target: str) -> None:

@@ -14,9 +14,14 @@ from zoo.registry.plugin_loader import LoadOptions, PluginStatus, Registry
 from zoo.registry.targets import Target, TargetTable
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from zoo.registry.cache import Cache
     from zoo.registry.fetcher import Artifact, Notice, Progress
     from zoo.registry.keys import BuildRequest
+    from zoo.registry.remotes import Remote
+    from zoo.registry.remotes.base import PublishReport
+    from zoo.registry.verification import Verification
 
 
 @dataclass
@@ -86,6 +91,15 @@ class Zoo:
 
         return Cache(self.cache_dir)
 
+    def remotes(self, urls: Sequence[str] | None = None) -> list[Remote]:
+        """The given remotes, else zoo.toml's ``remotes`` (relative paths from the config's folder)."""
+        from zoo.registry.remotes import parse_remote
+
+        if urls:
+            return [parse_remote(u) for u in urls]
+        base = self.config.path.parent if self.config.path else None
+        return [parse_remote(u, base=base) for u in self.config.remotes]
+
     def request(
         self,
         model: str,
@@ -131,8 +145,22 @@ class Zoo:
         force_build: bool = False,
         progress: Progress | None = None,
         notice: Notice | None = None,
+        verify: bool | None = None,
+        bundle: bool = False,
+        remotes: Sequence[str] | None = None,
+        any_toolchain: bool = False,
+        offline: bool | None = None,
     ) -> Artifact:
-        """The cached artifact, or a fresh local build; verified before it is returned."""
+        """The cached artifact, else a prebuilt one from the remotes, else a fresh
+        local build; verified before it is returned.
+
+        ``remotes`` replaces zoo.toml's; ``offline`` (default: config / ZOO_OFFLINE)
+        skips remotes that need the network. The structural checks always run.
+        ``verify=True`` also needs the numerical check (run at build time; a cached
+        artifact without it is lowered again); ``verify=False`` hands out an artifact
+        that fails a check instead of raising VerificationError. ``bundle`` adds the
+        .bpte self-test (and its header).
+        """
         from zoo._errors import UsageError
         from zoo.registry.c_header import HeaderOptions
         from zoo.registry.fetcher import export, resolve
@@ -146,8 +174,101 @@ class Zoo:
             system_config=system_config, memory_mode=memory_mode,
         )
         cache = self.cache
-        entry, source = resolve(req, cache, force_build=force_build, allow_build=build, progress=progress, notice=notice)
-        return export(entry, source, out_dir=out_dir, header=header, derived_root=cache.base / "derived", want_labels=labels_header)
+        entry, source = resolve(
+            req, cache, force_build=force_build, allow_build=build, progress=progress, notice=notice,
+            verify=verify, bundle=bundle,
+            remotes=[] if force_build else self.remotes(remotes), any_toolchain=any_toolchain,
+            offline=self.config.offline if offline is None else offline,
+        )
+        return export(entry, source, out_dir=out_dir, header=header, derived_root=cache.base / "derived",
+                      want_labels=labels_header, verify=verify, want_bundle=bundle)
+
+    def verify(
+        self,
+        model: str,
+        target: str | None = None,
+        *,
+        weights: str | None = None,
+        calibration_dir: Path | None = None,
+        system_config: str | None = None,
+        memory_mode: str | None = None,
+        numerics: bool = True,
+        build: bool = True,
+        progress: Progress | None = None,
+        notice: Notice | None = None,
+    ) -> Verification:
+        """Check ``model`` for ``target``: the structure of the cached artifact and its
+        recorded numerics. With ``numerics`` an artifact cached without them is lowered
+        again to run them (same .pte bytes); a missing artifact is built unless ``build``
+        is False. Never raises for a failing check: the result says what failed."""
+        from zoo.registry.fetcher import resolve
+        from zoo.registry.verification import verify_entry
+
+        req = self.request(
+            model, target, weights=weights, calibration_dir=calibration_dir,
+            system_config=system_config, memory_mode=memory_mode,
+        )
+        entry, _ = resolve(req, self.cache, allow_build=build, progress=progress, notice=notice,
+                           verify=True if numerics else None)
+        return verify_entry(entry)
+
+    def publish(
+        self,
+        to: str | None = None,
+        *,
+        model: str | None = None,
+        target: str | None = None,
+        weights: str | None = None,
+        system_config: str | None = None,
+        memory_mode: str | None = None,
+        everything: bool = False,
+        notice: Notice | None = None,
+    ) -> PublishReport:
+        """Publish cached artifacts to a remote: one model for one target, or ``everything``."""
+        import sys
+
+        from zoo._errors import UsageError
+        from zoo.registry.cache import CorruptEntry
+        from zoo.registry.remotes import parse_remote
+
+        say = notice or (lambda msg: print(f"zoo: {msg}", file=sys.stderr))
+        if to:
+            remote = parse_remote(to)
+        elif self.config.remotes:
+            remote = self.remotes()[0]
+        else:
+            raise UsageError("say where to publish: --to REMOTE (hf://ORG/REPO, a directory), or set remotes in zoo.toml")
+        if not remote.writable:
+            raise UsageError(f"{remote} is a read-only {remote.kind} remote; publish to the directory it serves instead")
+        if remote.network and self.config.offline:
+            raise UsageError(f"offline mode is on (offline in zoo.toml or ZOO_OFFLINE): cannot publish to {remote}")
+        cache = self.cache
+        if everything:
+            if model:
+                raise UsageError("give a MODEL or --all, not both")
+            entries = []
+            for key, entry, problem in cache.scan(verify=True):
+                if entry is None:
+                    say(f"skipping cache entry {key[:12]}: {problem} (run 'zoo cache prune --corrupt')")
+                else:
+                    entries.append(entry)
+            if not entries:
+                raise UsageError("the cache is empty: nothing to publish")
+        else:
+            if not model:
+                raise UsageError("give a MODEL to publish (see 'zoo cache ls'), or --all")
+            req = self.request(model, target, weights=weights, system_config=system_config, memory_mode=memory_mode)
+            try:
+                found = cache.get(req.key())
+            except CorruptEntry as exc:
+                raise UsageError(f"{exc}: run 'zoo build {req.spec.name} -t {req.target.name}' and publish again") from None
+            if found is None:
+                raise UsageError(
+                    f"{req.spec.name} for {req.target.name} is not in the cache (with this install's tool versions); "
+                    f"run 'zoo build {req.spec.name} -t {req.target.name}' first"
+                )
+            entries = [found]
+        return remote.publish(entries, say=say)
 
 
 def fetch(model: str, target: str | None = None, **kwargs: Any) -> Artifact:

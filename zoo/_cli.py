@@ -182,6 +182,11 @@ def _fetch_options(f: Any) -> Any:
         click.option("--header-name", default="model_pte", show_default=True, help="C array name in the header."),
         click.option("--header-section", default="network_model_sec", show_default=True, help="Linker section of the array."),
         click.option("--labels-header", is_flag=True, help="Also hand out the output labels as a C string array."),
+        click.option("--verify/--no-verify", "verify", default=None,
+                     help="--verify: also run the numerical check (TOSA reference model, or the host runtime for portable) "
+                          "and record it. --no-verify: hand out an artifact even if a check fails."),
+        click.option("--bundle", is_flag=True,
+                     help="Also write a BundledProgram (.bpte) and its C header for an on-device self-test (implies --verify)."),
         click.option("--json", "as_json", is_flag=True, help="Print the manifest and paths as JSON on stdout."),
         click.option("-q", "--quiet", is_flag=True, help="Print only the paths."),
     ]
@@ -201,7 +206,8 @@ def _model_name(ctx: click.Context, model: str | None) -> str:
     raise click.UsageError("give a MODEL (see 'zoo list'), or exactly one --model-file")
 
 
-def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, **kw: Any) -> None:
+def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remote: tuple[str, ...] = (),
+               any_toolchain: bool = False, offline: bool = False, **kw: Any) -> None:
     from zoo._progress import StageReporter
 
     zoo = _zoo(ctx)
@@ -216,10 +222,14 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, **kw
             system_config=kw["system_config"], memory_mode=kw["memory_mode"], out_dir=kw["out_dir"],
             header_array=kw["header_name"], header_section=kw["header_section"],
             labels_header=kw["labels_header"], build=allow_build, force_build=force_build,
-            progress=progress,
+            progress=progress, verify=kw["verify"], bundle=kw["bundle"],
+            remotes=remote or None, any_toolchain=any_toolchain, offline=offline or None,
         )
     for warning in art.manifest.warnings:
         click.echo(f"zoo: warning: {warning}", err=True)
+    if art.verification is not None and not art.verification.passed:
+        for problem in art.verification.problems():
+            click.echo(f"zoo: warning: failed verification (handed out because of --no-verify): {problem}", err=True)
     if as_json:
         _dump(art.to_json())
         return
@@ -227,6 +237,9 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, **kw
     click.echo(str(art.header))
     if art.labels_header:
         click.echo(str(art.labels_header))
+    if art.bundle:
+        click.echo(str(art.bundle))
+        click.echo(str(art.bundle_header))
     if not quiet:
         click.echo(_summary(art), err=True)
 
@@ -244,7 +257,8 @@ def _summary(art: Any) -> str:
 
     m = art.manifest
     pte = m.file("pte")
-    where = {"cache": "from cache", "build": f"built in {m.build.get('seconds', 0):.1f} s"}[art.source]
+    where = {"cache": "from cache", "remote": "downloaded and verified",
+             "build": f"built in {m.build.get('seconds', 0):.1f} s"}[art.source]
     lines = [f"{m.model} for {m.target}: {human_bytes(pte.size)} .pte, sha256 {pte.sha256[:16]}…, {where}"]
     if m.vela:
         t = m.vela["total"]
@@ -256,15 +270,40 @@ def _summary(art: Any) -> str:
     d = m.delegation
     if d:
         lines.append(f"  operators: {d.get('npu_ops')} on the NPU in {d.get('partitions')} partition(s), {d.get('cpu_ops')} on the CPU")
+    v = art.verification
+    if v is not None:
+        lines.append(f"  verification: {_verification_line(v)}")
     return "\n".join(lines)
+
+
+def _verification_line(v: Any) -> str:
+    structure = sum(c.passed for c in v.checks)
+    text = f"structure {structure}/{len(v.checks)} checks passed"
+    n = v.numerics
+    if n is None:
+        return text + "; numerics not recorded (--verify runs them)"
+    text += f"; numerics {'passed' if n.get('passed') else 'FAILED'} on {n['samples']} {n['dataset']} samples ({n['method']})"
+    acc = n.get("accuracy")
+    if acc:
+        test = next(k for k in acc if k.endswith("_top1") and k != "float_top1")
+        text += f"; top-1 float {acc['float_top1']:.2%}, {test.removesuffix('_top1')} {acc[test]:.2%}"
+    elif n.get("top1_agreement"):
+        from zoo.registry.verification import top1_text
+
+        text += f"; top-1 {top1_text(n['top1_agreement'])}"
+    return text
 
 
 @main.command()
 @_fetch_options
-@click.option("--no-build", is_flag=True, help="Fail instead of compiling when nothing is cached.")
+@click.option("--no-build", is_flag=True, help="Fail instead of compiling when nothing is cached or published.")
+@click.option("--remote", multiple=True, metavar="REMOTE",
+              help="Fetch prebuilt artifacts from here (repeatable; replaces zoo.toml's remotes): hf://ORG/REPO[@REV], a directory, http(s)://…")
+@click.option("--any-toolchain", is_flag=True, help="Accept the newest prebuilt artifact even if built with other tool versions.")
+@click.option("--offline", is_flag=True, help="Never touch the network (also ZOO_OFFLINE=1): cache and directory remotes only.")
 @click.pass_context
 def fetch(ctx: click.Context, /, no_build: bool, **kw: Any) -> None:
-    """Get MODEL's .pte and C header for a target: from the cache, else compiled here."""
+    """Get MODEL's .pte and C header for a target: from the cache, else a remote, else compiled here."""
     _run_fetch(ctx, force_build=False, allow_build=not no_build, **kw)
 
 
@@ -274,6 +313,98 @@ def fetch(ctx: click.Context, /, no_build: bool, **kw: Any) -> None:
 def build(ctx: click.Context, /, **kw: Any) -> None:
     """Compile MODEL for a target here, replacing any cached artifact."""
     _run_fetch(ctx, force_build=True, allow_build=True, **kw)
+
+
+def _names_a_file(ctx: click.Context, arg: str) -> bool:
+    from zoo._errors import UnknownModelError
+
+    path = Path(arg)
+    if path.suffix in (".pte", ".bpte") or "/" in arg or "\\" in arg:
+        return True
+    if not path.is_file():
+        return False
+    try:
+        _zoo(ctx).model(arg)
+    except UnknownModelError:
+        return True
+    return False
+
+
+@main.command("verify")
+@click.argument("model_or_path")
+@click.option("-t", "--target", help="Target or board. For a .pte file: fail unless it was built for this target.")
+@click.option("--system-config", help="Vela system config (default: the target's).")
+@click.option("--memory-mode", help="Vela memory mode (default: the target's).")
+@click.option("--weights", help="Weights variant (see 'zoo info MODEL').")
+@click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="The calibration folder the artifact was built with.")
+@click.option("--header", "header_path", type=click.Path(path_type=Path, dir_okay=False), help="For a .pte file: the C header to check against it (default: <stem>.h beside it).")
+@click.option("--manifest", "manifest_path", type=click.Path(path_type=Path, dir_okay=False), help="For a .pte file: its manifest.json (default: the one beside it).")
+@click.option("--structure-only", is_flag=True, help="Do not lower the model again to run the numerical check when the artifact has none recorded.")
+@click.option("--no-build", is_flag=True, help="Fail instead of compiling when nothing is cached.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, system_config: str | None, memory_mode: str | None,
+               weights: str | None, calibration_dir: Path | None, header_path: Path | None, manifest_path: Path | None,
+               structure_only: bool, no_build: bool, as_json: bool) -> None:
+    """Verify MODEL's artifact for a target (structure and numerics), or a .pte file from anywhere (structure).
+
+    Exits with status 1 when a check fails.
+    """
+    path = Path(model_or_path)
+    if _names_a_file(ctx, model_or_path):
+        from zoo.registry.verification import verify_file
+
+        if not path.is_file():
+            raise click.UsageError(f"{path}: no such file")
+        resolved = _zoo(ctx).target(target, system_config=system_config, memory_mode=memory_mode) if target else None
+        result = verify_file(path, target=resolved, manifest_path=manifest_path, header_path=header_path)
+    else:
+        from zoo._progress import StageReporter
+
+        zoo = _zoo(ctx)
+        request = zoo.request(model_or_path, target, weights=weights, calibration_dir=calibration_dir,
+                              system_config=system_config, memory_mode=memory_mode)
+        with StageReporter(f"{request.spec.name} → {request.target.name}", enabled=not as_json) as progress:
+            result = zoo.verify(model_or_path, target, weights=weights, calibration_dir=calibration_dir,
+                                system_config=system_config, memory_mode=memory_mode,
+                                numerics=not structure_only, build=not no_build, progress=progress)
+    if as_json:
+        _dump(result.to_json())
+    else:
+        click.echo("\n".join(result.lines()))
+    if not result.passed:
+        sys.exit(1)
+
+
+@main.command()
+@click.argument("model", required=False)
+@click.option("-t", "--target", help="Target or board of the cached artifact.")
+@click.option("--system-config", help="Vela system config (default: the target's).")
+@click.option("--memory-mode", help="Vela memory mode (default: the target's).")
+@click.option("--weights", help="Weights variant (see 'zoo info MODEL').")
+@click.option("--all", "everything", is_flag=True, help="Publish every artifact in the cache.")
+@click.option("--to", "--remote", "to", metavar="REMOTE",
+              help="hf://ORG/REPO[@BRANCH] or a directory (default: the first of zoo.toml's remotes).")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def publish(ctx: click.Context, model: str | None, target: str | None, system_config: str | None,
+            memory_mode: str | None, weights: str | None, everything: bool, to: str | None, as_json: bool) -> None:
+    """Publish cached artifacts to a remote. Only adds; never replaces a published artifact."""
+    report = _zoo(ctx).publish(to, model=model, target=target, weights=weights, system_config=system_config,
+                               memory_mode=memory_mode, everything=everything)
+    if as_json:
+        _dump({
+            "remote": report.remote, "revision": report.revision,
+            "added": [{"model": r.model, "target": r.target, "key": r.key, "manifest": r.manifest} for r in report.added],
+            "already": [{"model": r.model, "target": r.target, "key": r.key, "manifest": r.manifest} for r in report.already],
+        })
+        return
+    for r in report.added:
+        click.echo(f"published  {r.model} for {r.target}  {r.key[:12]}  {r.folder}/")
+    for r in report.already:
+        click.echo(f"already    {r.model} for {r.target}  {r.key[:12]}  {r.folder}/")
+    commit = f" in commit {report.revision[:12]}" if report.revision else ""
+    click.echo(f"{len(report.added)} published, {len(report.already)} already there: {report.remote}{commit}", err=True)
 
 
 @main.group()

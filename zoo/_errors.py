@@ -9,6 +9,13 @@
     ├── SpecError             a ModelSpec is malformed
     ├── BuildError            a compile failed
     ├── CacheError            a cache entry is corrupt or cannot be written
+    ├── VerificationError     an artifact failed a structural or numerical check
+
+
+    ├── RemoteError           a remote cannot be read or written
+    │   ├── RemoteUnavailable unreachable, timed out or failing, after retries
+    │   ├── IntegrityError    a download does not match its digest, or names an unsafe path
+    │   └── PublishConflict   the remote holds a different artifact under the same key
     └── MissingExtraError     the heavy stack (zoo[compile]) is not installed
 """
 
@@ -57,6 +64,26 @@ class BuildError(ZooError):
 
 
 class CacheError(ZooError):
+    pass
+
+
+class VerificationError(ZooError):
+    """An artifact failed verification; it is not handed out without ``--no-verify``."""
+
+
+class RemoteError(ZooError):
+    pass
+
+
+class RemoteUnavailable(RemoteError):
+    pass
+
+
+class IntegrityError(RemoteError):
+    pass
+
+
+class PublishConflict(RemoteError):
     pass
 
 

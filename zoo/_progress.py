@@ -7,6 +7,9 @@ import time
 from types import TracebackType
 from typing import Any
 
+DOWNLOAD = "download "
+"""Stages named ``download FILE`` count bytes, not samples."""
+
 
 class StageReporter:
     """Callable as ``progress(stage, done, total)``; use as a context manager."""
@@ -25,15 +28,25 @@ class StageReporter:
             from rich.console import Console
             from rich.progress import (
                 BarColumn,
+                DownloadColumn,
                 MofNCompleteColumn,
                 Progress,
+                ProgressColumn,
                 SpinnerColumn,
                 TextColumn,
                 TimeElapsedColumn,
             )
 
+            class Count(ProgressColumn):
+                def __init__(self) -> None:
+                    super().__init__()
+                    self.samples, self.bytes = MofNCompleteColumn(), DownloadColumn()
+
+                def render(self, task: Any) -> Any:
+                    return (self.bytes if task.fields.get("bytes") else self.samples).render(task)
+
             self._live = Progress(
-                SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+                SpinnerColumn(), TextColumn("{task.description}"), BarColumn(), Count(), TimeElapsedColumn(),
                 console=Console(stderr=True), transient=True,
             )
             self._live.start()
@@ -48,10 +61,16 @@ class StageReporter:
         if not self.enabled:
             return
         if self._live is not None:
-            self._live.update(self._task, description=f"{self.label}: {stage}", completed=done or 0, total=total)
+            self._live.update(self._task, description=f"{self.label}: {stage}", completed=done or 0, total=total,
+                              bytes=stage.startswith(DOWNLOAD))
             return
         if stage != self._last:
             self._last = stage
-            extra = f" ({total} samples)" if total else ""
+            if stage.startswith(DOWNLOAD):
+                from zoo._table import human_bytes
+
+                extra = f" ({human_bytes(total)})" if total else ""
+            else:
+                extra = f" ({total} samples)" if total else ""
             print(f"zoo: {self.label}: {stage}{extra} [{time.perf_counter() - self._started:.1f}s]", file=sys.stderr)
 

@@ -54,3 +54,19 @@ def test_header_compiles_and_static_asserts(tmp_path: Path, compiler: str) -> No
     )
     proc = subprocess.run([compiler, "-std=c11", "-Wall", "-Werror", "-c", "main.c", "-o", "main.o"], cwd=tmp_path, capture_output=True, text=True)
     assert proc.returncode == 0, proc.stderr
+
+
+def test_parse_array_reads_back_bytes_and_macros() -> None:
+    from zoo.registry.c_header import parse_array
+
+    text = pte_header(PTE, file_name="m.h", options=HeaderOptions("net", ".rodata"), macros={"atol": 0.125, "cases": 3})
+    assert "#define NET_ATOL 0.125\n" in text and "#define NET_CASES 3\n" in text
+    name, data, macros = parse_array(text)
+    assert (name, data) == ("net", PTE)
+    assert macros["NET_LEN"] == f"{len(PTE)}u" and macros["NET_ATOL"] == "0.125"
+    with pytest.raises(ValueError, match="found no array named model_pte"):
+        parse_array(text, "model_pte")
+    with pytest.raises(ValueError, match="not closed"):
+        parse_array(text.split("};")[0])
+    with pytest.raises(ValueError, match="other than 0x"):
+        parse_array(text.replace("0x", "0q", 1))

@@ -59,7 +59,7 @@ class CorruptEntry(CacheError):
         super().__init__(f"cache entry {key[:12]} at {path} is corrupt: {problem}")
 
 
-def write_atomic(path: Path, data: bytes) -> None:
+def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
     """Write ``data`` to ``path`` so that no reader ever sees a partial file."""
     path.parent.mkdir(parents=True, exist_ok=True)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
@@ -68,6 +68,8 @@ def write_atomic(path: Path, data: bytes) -> None:
             f.write(data)
             f.flush()
             os.fsync(f.fileno())
+        if mode is not None:
+            os.chmod(tmp, mode)
         os.replace(tmp, path)
     except BaseException:
         Path(tmp).unlink(missing_ok=True)
@@ -116,8 +118,12 @@ class Cache:
                 raise CorruptEntry(key, path, f"{record.name} has sha256 {digest[:12]}…, the manifest says {record.sha256[:12]}…")
         return Entry(key, path, manifest)
 
-    def put(self, manifest: Manifest, files: Mapping[str, bytes]) -> Entry:
-        """Store a complete entry atomically. ``files`` maps names to bytes."""
+    def put(self, manifest: Manifest, files: Mapping[str, bytes], *, replace: bool = False) -> Entry:
+        """Store a complete entry atomically. ``files`` maps names to bytes.
+
+        With ``replace`` (the caller holds the key's lock) an existing entry is
+        moved out of sight first; a reader sees the old entry, none, or the new one.
+        """
         final = self.entry_path(manifest.key)
         tmp_root = self.base / "tmp"
         tmp_root.mkdir(parents=True, exist_ok=True)
@@ -129,6 +135,8 @@ class Cache:
                 write_atomic(staging / name, data)
             write_atomic(staging / MANIFEST, manifest.dumps().encode())
             final.parent.mkdir(parents=True, exist_ok=True)
+            if replace:
+                self.evict(manifest.key)
             try:
                 os.rename(staging, final)
             except OSError:

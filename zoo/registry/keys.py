@@ -77,3 +77,8 @@ class BuildRequest:
     def stem(self) -> str:
         """File name stem of the artifacts, e.g. ``mnist_u55-128``."""
         return f"{self.spec.name}_{self.target.slug}"
+
+
+def can_compile_here() -> bool:
+    """Whether this install has the compile stack, i.e. a local build key means anything."""
+    return tool_versions().get("executorch") is not None

@@ -32,6 +32,9 @@ class Manifest:
     header: dict[str, Any] = field(default_factory=dict)
     build: dict[str, Any] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)
+    verification: dict[str, Any] | None = None
+    """``structure`` (checks at build time), ``numerics`` (None unless built with
+    --verify or --bundle) and ``bundle`` (the .bpte's test cases and tolerance)."""
     schema: int = SCHEMA
 
     def file(self, kind: str) -> FileRecord | None:

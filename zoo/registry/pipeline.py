@@ -22,15 +22,18 @@ import threading
 import traceback
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zoo._errors import BuildError, MissingExtraError
 from zoo._spec import Dataset, ModelSpec, Sample
 from zoo.registry import vela_report
 from zoo.registry.targets import Target
 
+if TYPE_CHECKING:
+    from zoo.registry.numerics import NumericsResult
+
 Progress = Callable[[str, int | None, int | None], None]
-STAGES = ("load", "export", "calibrate", "quantize", "lower", "vela", "serialize")
+STAGES = ("load", "export", "calibrate", "quantize", "lower", "verify", "vela", "serialize")
 BACKEND_ID = "EthosUBackend"
 
 # Quantize/dequantize nodes are the int8 boundary, not work the model asked
@@ -66,6 +69,9 @@ class CompileResult:
     """``samples`` used and ``sha256`` over their dtypes, shapes and bytes;
     ``{"samples": 0, "sha256": None}`` for portable (no quantization)."""
     warnings: list[str] = field(default_factory=list)
+    numerics: NumericsResult | None = None
+    """The numerical check (``compile_model(verify=True)``): Ethos-U on the TOSA
+    reference model before serialization, portable on the host runtime after."""
 
 
 @dataclass
@@ -82,12 +88,16 @@ def compile_model(
     weights: str | None = None,
     calibration: Dataset | None = None,
     progress: Progress | None = None,
+    verify: bool = False,
 ) -> CompileResult:
     """Build ``spec`` (with weights variant ``weights``) for ``target``.
 
+    With ``verify`` the numerical check runs too (see ``zoo.registry.numerics``);
+    it never changes the .pte bytes.
+
     ``progress(stage, done, total)`` is called with ``(stage, None, None)`` as
     each stage of ``STAGES`` starts, and once per calibration sample with
-    ``("calibrate", done, total)``. Raises BuildError naming the model, the
+    ``("calibrate", done, total)`` (and per checked sample with ``("verify", done, total)``). Raises BuildError naming the model, the
     target and the stage (for lowering, the failing pass or operator).
     """
     report: Progress = progress or _silent
@@ -108,8 +118,19 @@ def compile_model(
             model = spec.build(variant).eval()
             example = _as_sample(spec.example_inputs())
         if target.is_portable:
-            return _compile_portable(model, example, where, report)
-        return _compile_ethosu(model, example, spec, target, calibration, where, report)
+            result = _compile_portable(model, example, where, report)
+            if verify:
+                report("verify", None, None)
+                with _stage(where, "numerical check"):
+                    from zoo.registry import numerics
+
+                    result.numerics = numerics.check_portable(
+                        pte=result.pte, float_model=model,
+                        data=numerics.evaluation_set(spec, calibration or spec.calibration),
+                        classifier=numerics.is_classifier(spec), progress=report,
+                    )
+            return result
+        return _compile_ethosu(model, example, spec, target, calibration, where, report, verify)
 
 
 def _silent(stage: str, done: int | None, total: int | None) -> None:
@@ -174,6 +195,7 @@ def _compile_ethosu(
     calibration: Dataset | None,
     where: str,
     report: Progress,
+    verify: bool = False,
 ) -> CompileResult:
     from executorch.backends.arm.ethosu import EthosUCompileSpec, EthosUPartitioner
     from executorch.exir import to_edge_transform_and_lower
@@ -205,6 +227,20 @@ def _compile_ethosu(
         )
         ordered = _in_program_order(edge, recorder.captures, where)
         delegation = _delegation(edge)  # to_executorch rewrites the graph in place
+    checked = None
+    if verify:
+        # Before to_executorch, which rewrites the edge graph in place.
+        report("verify", None, None)
+        with _stage(where, "numerical check"):
+            from zoo.registry import numerics
+
+            checked = numerics.check_ethosu(
+                float_model=model, fake_quant=quantized, edge_program=edge.exported_program(),
+                graphs={c.processed: c.tosa for c in ordered},
+                data=numerics.evaluation_set(spec, dataset, samples), classifier=numerics.is_classifier(spec),
+                progress=report,
+            )
+    with _LOWERING, _lowering_errors(where):
         program = edge.to_executorch()
     warnings = _warnings(delegation, ordered, target)
     if len(samples) != dataset.size:
@@ -230,6 +266,7 @@ def _compile_ethosu(
         cpu_operators=cpu_operators,
         calibration={"samples": len(samples), "sha256": _digest(samples)},
         warnings=warnings,
+        numerics=checked,
     )
 
 

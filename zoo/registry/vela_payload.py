@@ -1,8 +1,10 @@
 """Read the Vela payloads stored inline in a delegated .pte, without torch.
 
 A payload is a run of blocks: a 16-byte NUL-padded name, a little-endian
-uint32 size, 12 reserved bytes, then the data padded to 16 bytes. It opens
-with ``vela_bin_stream`` and closes with ``vela_end_stream``.
+uint32 size, one flag byte (1: the data is a named-data key, not the data),
+11 reserved bytes, then the data padded to 16 bytes. It opens with
+``vela_bin_stream`` and closes with ``vela_end_stream``
+(``executorch/backends/arm/arm_vela.py``).
 """
 
 from __future__ import annotations
@@ -26,6 +28,13 @@ class TensorInfo:
     offset: int
     region: int
 
+    @property
+    def elements(self) -> int:
+        n = 1
+        for d in self.shape:
+            n *= d
+        return n
+
 
 @dataclass
 class VelaPayload:
@@ -37,6 +46,8 @@ class VelaPayload:
     scratch_size: int = 0
     inputs: list[TensorInfo] = field(default_factory=list)
     outputs: list[TensorInfo] = field(default_factory=list)
+    external: list[str] = field(default_factory=list)
+    """Blocks whose data lives in the program's named data, not in the payload."""
 
 
 def _pad16(n: int) -> int:
@@ -61,20 +72,24 @@ def _tensors(data: bytes) -> list[TensorInfo]:
     return out
 
 
-def parse_payload(buf: bytes, offset: int) -> VelaPayload:
+def parse_payload(buf: bytes, offset: int, end: int | None = None) -> VelaPayload:
+    """The payload starting at ``offset``; it must close before ``end`` (default: the buffer's end)."""
+    limit = len(buf) if end is None else min(end, len(buf))
     pos = offset
     payload = VelaPayload(offset=offset, length=0)
     while True:
-        if pos + _HEADER > len(buf):
+        if pos + _HEADER > limit:
             raise PayloadError(f"payload at byte {offset} is cut off at byte {pos} before vela_end_stream")
         name = buf[pos:pos + 16].rstrip(b"\x00").decode("ascii", "replace")
         (size,) = struct.unpack_from("<I", buf, pos + 16)
         data_start = pos + _HEADER
         data_end = data_start + size
-        if data_end > len(buf):
-            raise PayloadError(f"block {name!r} at byte {pos} runs past the end of the file")
+        if data_end > limit:
+            raise PayloadError(f"block {name!r} at byte {pos} ({size:,} bytes) runs past the end of its payload (byte {limit:,})")
         data = buf[data_start:data_end]
         payload.blocks.append(name)
+        if buf[pos + 20]:
+            payload.external.append(name)
         if name == "cmd_data":
             payload.command_stream_magic = data[:4]
         elif name == "scratch_size" and size >= 4:

@@ -1,0 +1,119 @@
+"""Shared fixtures: cheap artifacts built once per session, published copies, and ways to run zoo."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from tests.hub_server import HubTestServer
+from tests.remotes.light_site import build_light_site, light_env
+from zoo._api import Zoo
+
+BUILDS = [("add", "u55-128"), ("add", "portable"), ("mnist", "u55-128")]
+HF_TOKEN = "hf_zooTestTokenNeverPrinted0123456789"
+HEAVY = ("torch", "torchvision", "executorch", "torchao")
+
+# Runs the CLI in this process, then reports which heavy modules got imported.
+_CHECKED = textwrap.dedent("""
+    import sys
+    from zoo._cli import main
+    try:
+        main(sys.argv[1:], prog_name="zoo")
+    finally:
+        heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r})
+        print("HEAVY:" + ",".join(heavy), file=sys.stderr)
+""").format(heavy=HEAVY)
+
+
+@dataclass
+class Run:
+    returncode: int
+    stdout: str
+    stderr: str
+    heavy: list[str]
+
+
+def run_checked(*args: str, env: dict[str, str] | None = None, light_site: Path | None = None) -> Run:
+    """The real CLI in a fresh interpreter; ``light_site`` runs it as a light install."""
+    full_env = dict(os.environ) if light_site is None else light_env(light_site)
+    full_env.update(env or {})
+    cmd = [sys.executable, *(["-S"] if light_site else []), "-c", _CHECKED, *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=300)
+    heavy_lines = [line for line in proc.stderr.splitlines() if line.startswith("HEAVY:")]
+    heavy = [m for m in heavy_lines[-1][6:].split(",") if m] if heavy_lines else ["<no report>"]
+    stderr = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("HEAVY:"))
+    return Run(proc.returncode, proc.stdout, stderr, heavy)
+
+
+@pytest.fixture(scope="session")
+def source_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache holding the cheap built-ins, compiled once per session."""
+    root = tmp_path_factory.mktemp("source-cache")
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(root))
+        for name in ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS", "ZOO_OFFLINE"):
+            mp.delenv(name, raising=False)
+        zoo = Zoo()
+        for model, target in BUILDS:
+            zoo.fetch(model, target)
+    return root
+
+
+@pytest.fixture(scope="session")
+def published(source_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A directory remote holding every artifact of ``source_cache`` (do not modify; copy it)."""
+    root = tmp_path_factory.mktemp("published") / "remote"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(source_cache))
+        report = Zoo().publish(str(root), everything=True, notice=lambda msg: None)
+    assert len(report.added) == len(BUILDS)
+    return root
+
+
+@pytest.fixture
+def published_copy(published: Path, tmp_path: Path) -> Path:
+    """A private copy of ``published`` that a test may tamper with."""
+    dest = tmp_path / "remote-copy"
+    shutil.copytree(published, dest)
+    return dest
+
+
+@pytest.fixture(scope="session")
+def light(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    site = build_light_site(tmp_path_factory.mktemp("light-site"))
+    probe = subprocess.run([sys.executable, "-S", "-c", "import torch"], env=light_env(site), capture_output=True)
+    assert probe.returncode != 0, "the light site must not see torch"
+    return site
+
+
+@pytest.fixture
+def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubTestServer]:
+    """A test Hub; HF_* variables point the client at it, with a private HF cache and a token."""
+    with HubTestServer(token=HF_TOKEN) as server:
+        monkeypatch.setenv("HF_ENDPOINT", server.url)
+        monkeypatch.setenv("HF_TOKEN", HF_TOKEN)
+        monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
+        monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+        monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+        yield server
+
+
+def cache_is_clean(cache_root: Path) -> bool:
+    """No entry was stored and no staging folder was left behind."""
+    base = cache_root / "v1"
+    entries = list((base / "entries").glob("*/*")) if (base / "entries").is_dir() else []
+    tmp = list((base / "tmp").iterdir()) if (base / "tmp").is_dir() else []
+    return not entries and not tmp
+
+
+def entry_files(cache_root: Path, key: str) -> dict[str, bytes]:
+    folder = cache_root / "v1" / "entries" / key[:2] / key
+    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}

@@ -1,0 +1,116 @@
+"""Remote URLs, the index format, the matching rule and the model card, without compiling."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from zoo._errors import IntegrityError, RemoteError, UsageError
+from zoo.registry.keys import canonical_json
+from zoo.registry.remotes import parse_remote
+from zoo.registry.remotes.card import fetch_command, model_card
+from zoo.registry.remotes.directory import DirectoryRemote
+from zoo.registry.remotes.download import Wanted, wanted
+from zoo.registry.remotes.http import HttpRemote
+from zoo.registry.remotes.hub import HubRemote
+from zoo.registry.remotes.index import Index, check_file_name, check_relative_path
+
+
+def test_parse_remote_kinds(tmp_path: Path) -> None:
+    hf = parse_remote("hf://arm/ethos-zoo@v1.0")
+    assert isinstance(hf, HubRemote) and (hf.repo_id, hf.revision) == ("arm/ethos-zoo", "v1.0")
+    plain = parse_remote("hf://arm/ethos-zoo")
+    assert isinstance(plain, HubRemote) and plain.revision is None
+    web = parse_remote("https://example.com/zoo/")
+    assert isinstance(web, HttpRemote) and web.url == "https://example.com/zoo"
+    file = parse_remote(f"file://{tmp_path}/share")
+    assert isinstance(file, DirectoryRemote) and file.root == tmp_path / "share"
+    rel = parse_remote("shared/zoo", base=tmp_path)
+    assert isinstance(rel, DirectoryRemote) and rel.root == tmp_path / "shared" / "zoo"
+    assert not any(r.network for r in (file, rel)) and hf.network and web.network
+
+
+@pytest.mark.parametrize("bad", ["hf://just-a-name", "hf://a/b/c", "hf://a/b@", "s3://bucket/zoo", "https://", "file://host/x", " "])
+def test_parse_remote_rejects(bad: str) -> None:
+    with pytest.raises(UsageError, match=r"remote|empty"):
+        parse_remote(bad)
+
+
+@pytest.mark.parametrize("name", ["../x.pte", "/abs.pte", "a/b.pte", "a\\b.pte", "..", ".", ".hidden", "", "manifest.json", "C:x.pte", 3])
+def test_unsafe_file_names(name: Any) -> None:
+    with pytest.raises(IntegrityError, match="plain name inside its folder"):
+        check_file_name(name, where="test")
+
+
+@pytest.mark.parametrize("path", ["../up/manifest.json", "/abs/manifest.json", "a//b", "a/./b", "a\\b", "C:/x", "a/../../b"])
+def test_unsafe_relative_paths(path: str) -> None:
+    with pytest.raises(IntegrityError):
+        check_relative_path(path, where="test")
+
+
+def _index(**changes: Any) -> dict[str, Any]:
+    inputs = {"model": {"name": "add", "version": "1"}, "tools": {"torch": "2"}}
+    key = hashlib.sha256(canonical_json(inputs)).hexdigest()
+    rec = {
+        "manifest": f"add/u55-128/{key}/manifest.json", "manifest_sha256": "a" * 64, "key_inputs": inputs,
+        "built_at": "2026-01-01T00:00:00+00:00", "target": "ethos-u55-128", "weights": "none",
+        "files": [{"name": "add_u55-128.pte", "kind": "pte", "size": 4, "sha256": "b" * 64}],
+        "target_options": {"accelerator": "ethos-u55-128", "system_config": "Ethos_U55_High_End_Embedded", "memory_mode": "Shared_Sram"},
+    }
+    rec.update(changes)
+    return {"schema": 1, "models": {"add": {"u55-128": {key: rec}}}}
+
+
+def test_index_round_trip() -> None:
+    index = Index.loads(json.dumps(_index()), source="t")
+    [rec] = index.candidates("add", "u55-128")
+    assert rec.tools == {"torch": "2"} and rec.folder == f"add/u55-128/{rec.key}"
+    assert Index.loads(index.dumps(), source="t").to_json() == index.to_json()
+
+
+def test_index_errors() -> None:
+    with pytest.raises(RemoteError, match="not valid JSON"):
+        Index.loads("<html>", source="t")
+    with pytest.raises(RemoteError, match="upgrade zoo"):
+        Index.loads(json.dumps({"schema": 2, "models": {}}), source="t")
+    with pytest.raises(IntegrityError, match="stay inside the remote"):
+        Index.loads(json.dumps(_index(manifest="../../etc/manifest.json")), source="t")
+    with pytest.raises(IntegrityError, match="plain name"):
+        Index.loads(json.dumps(_index(files=[{"name": "../x", "kind": "pte", "size": 1, "sha256": "b" * 64}])), source="t")
+    with pytest.raises(IntegrityError, match="do not hash to its key"):
+        Index.loads(json.dumps(_index(key_inputs={"model": "other"})), source="t")
+    with pytest.raises(RemoteError, match="malformed"):
+        Index.loads(json.dumps(_index(manifest_sha256="short")), source="t")
+
+
+def test_matching_ignores_tools_and_what_cannot_be_named() -> None:
+    mine = {"model": {"name": "m"}, "calibration": {"size": 3, "identity": None}, "tools": {"torch": None}}
+    theirs = {"model": {"name": "m"}, "calibration": {"size": 3, "identity": "sha256:x"}, "tools": {"torch": "2"}}
+    assert not Wanted(None, mine).accepts(theirs)
+    assert Wanted(None, mine, ("calibration.identity",)).accepts(theirs)
+    assert not Wanted(None, mine, ("calibration.identity",)).accepts({**theirs, "calibration": {"size": 4, "identity": "x"}})
+
+
+def test_wanted_names_the_full_key_when_it_can() -> None:
+    from zoo._api import Zoo
+
+    req = Zoo().request("add", "u55-128")
+    w = wanted(req)
+    assert w.key == req.key() and w.unknown == ()
+
+
+def test_fetch_command_spells_out_non_default_options() -> None:
+    rec = Index.loads(json.dumps(_index(target_options={
+        "accelerator": "ethos-u65-256", "system_config": "Ethos_U65_High_End", "memory_mode": "Shared_Sram"})), source="t")
+    [r] = list(rec)
+    assert fetch_command(r, "hf://a/b") == (
+        "zoo fetch add --target ethos-u65-256 --system-config Ethos_U65_High_End --memory-mode Shared_Sram "
+        "--weights none --remote hf://a/b"
+    )
+    card = model_card(rec, "hf://a/b")
+    assert card.startswith("---\nlibrary_name: executorch\ntags:\n- executorch\n- ethos-u\n- ethos-u65-256\n---\n")
+    assert "`" + "b" * 64 + "`" in card

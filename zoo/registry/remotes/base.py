@@ -1,0 +1,124 @@
+"""What every kind of remote provides, and the retry rule the network kinds share."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+from abc import ABC, abstractmethod
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, ClassVar, TypeVar
+
+from zoo._errors import RemoteUnavailable, UsageError
+
+if TYPE_CHECKING:
+    from zoo.registry.cache import Entry
+    from zoo.registry.remotes.index import Index, IndexRecord
+
+ByteProgress = Callable[[int, int | None], None]
+"""``progress(bytes_done, bytes_total)`` while a file downloads."""
+Notice = Callable[[str], None]
+T = TypeVar("T")
+
+DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_RETRIES = 3
+BACKOFF_S = 0.5
+
+
+def timeout_s() -> float:
+    """Seconds to wait for a connection or for the next bytes (``ZOO_HTTP_TIMEOUT``)."""
+    return _env_number("ZOO_HTTP_TIMEOUT", DEFAULT_TIMEOUT_S, float)
+
+
+def retries() -> int:
+    """How often a transient failure is retried (``ZOO_HTTP_RETRIES``)."""
+    return int(_env_number("ZOO_HTTP_RETRIES", DEFAULT_RETRIES, int))
+
+
+def _env_number(name: str, default: float, kind: type[int] | type[float]) -> float:
+    raw = os.environ.get(name)
+    if raw is None or raw.strip() == "":
+        return default
+    try:
+        value = kind(raw)
+    except ValueError:
+        value = -1
+    if value < 0:
+        raise UsageError(f"{name}={raw!r} is not a non-negative number")
+    return value
+
+
+def with_retries(
+    what: str,
+    attempt: Callable[[], T],
+    transient: Callable[[BaseException], str | None],
+    *,
+    say: Notice | None = None,
+) -> T:
+    """Run ``attempt``; retry with exponential backoff while ``transient`` names
+    the failure; then raise RemoteUnavailable with the last reason."""
+    n = retries()
+    for i in range(n + 1):
+        try:
+            return attempt()
+        except Exception as exc:
+            reason = transient(exc)
+            if reason is None:
+                raise
+            if i == n:
+                tries = f" (tried {n + 1} times)" if n else ""
+                raise RemoteUnavailable(f"{what}: {reason}{tries}") from None
+            delay = min(BACKOFF_S * 2**i, 8.0)
+            (say or _stderr)(f"{what}: {reason}; retrying in {delay:g} s")
+            time.sleep(delay)
+    raise AssertionError("unreachable")
+
+
+def _stderr(msg: str) -> None:
+    print(f"zoo: {msg}", file=sys.stderr)
+
+
+@dataclass
+class PublishReport:
+    remote: str
+    added: list[IndexRecord] = field(default_factory=list)
+    already: list[IndexRecord] = field(default_factory=list)
+    revision: str | None = None
+    """The commit a Hub publish created."""
+
+
+class Remote(ABC):
+    """A place artifacts are published to and fetched from."""
+
+    kind: ClassVar[str]
+    network: ClassVar[bool]
+    """True if reading it needs the network; offline mode skips those."""
+    writable: ClassVar[bool] = True
+    keeps_own_cache: ClassVar[bool] = False
+    """True if downloads land in a cache of the remote's client first (the Hub's)."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+
+    def __str__(self) -> str:
+        return self.url
+
+    def __repr__(self) -> str:
+        return f"{type(self).__name__}({self.url!r})"
+
+    @abstractmethod
+    def read_index(self) -> Index:
+        """The current index; an empty one if nothing was published yet."""
+
+    @abstractmethod
+    def download(self, path: str, dest: Path, *, size: int | None, progress: ByteProgress | None = None, fresh: bool = False) -> None:
+        """Stream the file at ``path`` (relative to the root) into ``dest``.
+
+        ``size`` is what the manifest promises; a remote stops reading past it.
+        ``fresh`` bypasses the client's own cache, if it keeps one.
+        """
+
+    def publish(self, entries: Sequence[Entry], *, say: Notice) -> PublishReport:
+        raise UsageError(f"{self.url} is a read-only {self.kind} remote; publish to the directory it serves instead")

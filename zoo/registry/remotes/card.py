@@ -1,0 +1,90 @@
+"""The Hub model card (``README.md``) of a published repository, rendered from its index."""
+
+from __future__ import annotations
+
+from itertools import groupby
+from typing import Any
+
+from zoo._errors import UsageError
+from zoo._table import human_bytes
+from zoo.registry.remotes.index import Index, IndexRecord
+from zoo.registry.targets import TargetTable
+
+_TOOLS = ("executorch", "ethos-u-vela", "torch")
+
+
+def _ms(value: Any) -> str:
+    if not isinstance(value, (int, float)):
+        return "–"
+    if value >= 1:
+        return f"{value:.2f} ms"
+    return f"{value * 1000:.1f} µs" if value >= 0.001 else f"{value * 1e6:.0f} ns"
+
+
+def _accuracy(value: Any) -> str:
+    if value is None:
+        return "–"
+    if isinstance(value, dict):
+        return ", ".join(f"{k} {v:.1%}" if isinstance(v, float) and 0 <= v <= 1 else f"{k} {v}" for k, v in sorted(value.items()))
+    return str(value)
+
+
+def _tools(r: IndexRecord) -> str:
+    return ", ".join(f"{t} {r.tools[t]}" for t in _TOOLS if r.tools.get(t))
+
+
+def fetch_command(r: IndexRecord, remote: str) -> str:
+    """The ``zoo fetch`` line that resolves to this artifact's target and options."""
+    opts = r.target_options
+    accelerator = opts.get("accelerator")
+    if accelerator is None:
+        target = "portable"
+    else:
+        target = accelerator
+        try:
+            defaults = TargetTable().defaults(accelerator)
+            default_options = (defaults.system_config, defaults.memory_mode)
+        except UsageError:  # an accelerator this zoo does not know
+            default_options = (None, None)
+        if (opts.get("system_config"), opts.get("memory_mode")) != default_options:
+            target += f" --system-config {opts.get('system_config')} --memory-mode {opts.get('memory_mode')}"
+    return f"zoo fetch {r.model} --target {target} --weights {r.weights} --remote {remote}"
+
+
+def model_card(index: Index, remote: str) -> str:
+    records = sorted(index, key=lambda r: (r.model, r.slug, r.built_at, r.key))
+    accelerators = sorted({str(r.target_options["accelerator"]) for r in records if r.target_options.get("accelerator")})
+    lines = ["---", "library_name: executorch", "tags:"]
+    lines += [f"- {tag}" for tag in ("executorch", "ethos-u", *accelerators)]
+    lines += [
+        "---",
+        "",
+        "# ExecuTorch programs for Arm Ethos-U NPUs",
+        "",
+        "Prebuilt `.pte` programs and C headers, one per NPU configuration, published with `zoo`.",
+        "Each artifact's folder holds the `.pte`, the `.h` and a `manifest.json` that records what went in",
+        "(model version, weights, calibration data, target, tool versions) and what came out.",
+        "`index.json` lists every artifact with the sha256 of its manifest; the manifest lists the sha256 of",
+        "every file. `zoo fetch` checks both before it uses anything.",
+        "",
+        "Vela's figures are its static estimates for the configuration, not measurements on a board.",
+    ]
+    for model, group in groupby(records, key=lambda r: r.model):
+        rows = list(group)
+        lines += [
+            "", f"## {model}", "",
+            "| target | system config | memory mode | weights | .pte | Vela: inference | SRAM | flash | accuracy | built with | sha256 of the .pte |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+        ]
+        for r in rows:
+            pte = r.file("pte")
+            vela = r.vela or {}
+            opts = r.target_options
+            lines.append(" | ".join([
+                f"| {r.target}", str(opts.get("system_config") or "–"), str(opts.get("memory_mode") or "–"), r.weights,
+                human_bytes(pte.size if pte else None), _ms(vela.get("inference_time_ms")),
+                human_bytes(vela.get("sram_bytes")) if vela else "–", human_bytes(vela.get("flash_bytes")) if vela else "–",
+                _accuracy(r.accuracy), _tools(r), f"`{pte.sha256}` |" if pte else "– |",
+            ]))
+        lines += ["", "```sh", *dict.fromkeys(fetch_command(r, remote) for r in rows), "```"]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,101 @@
+"""A directory remote: a team share, or the folder an HTTP mirror serves.
+
+Publishing copies each artifact into a hidden staging folder and renames it
+into place, then replaces ``index.json`` in one rename, all under a lock file,
+so a reader sees an artifact complete or not at all.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from pathlib import Path
+
+from zoo._errors import IntegrityError, RemoteError, RemoteUnavailable
+from zoo.registry.cache import Entry, write_atomic
+from zoo.registry.remotes.base import ByteProgress, Notice, PublishReport, Remote
+from zoo.registry.remotes.index import INDEX, Index, check_relative_path
+from zoo.registry.remotes.publish import plan
+
+LOCK = ".zoo-publish.lock"
+STAGING = ".zoo-staging"
+_CHUNK = 1 << 20
+
+
+class DirectoryRemote(Remote):
+    kind = "directory"
+    network = False
+
+    def __init__(self, root: Path, url: str | None = None) -> None:
+        super().__init__(url or str(root))
+        self.root = Path(root)
+
+    def _path(self, path: str) -> Path:
+        check_relative_path(path, where=self.url)
+        full = self.root / path
+        real_root = os.path.realpath(self.root)
+        if os.path.commonpath([real_root, os.path.realpath(full)]) != real_root:
+            raise IntegrityError(f"{self.url}: {path} resolves outside the remote (through a symbolic link)")
+        return full
+
+    def read_index(self) -> Index:
+        if not self.root.is_dir():
+            raise RemoteUnavailable(f"{self.url}: no such directory")
+        try:
+            text = (self.root / INDEX).read_bytes()
+        except FileNotFoundError:
+            return Index()
+        except OSError as exc:
+            raise RemoteUnavailable(f"{self.url}: cannot read {INDEX}: {exc.strerror}") from None
+        return Index.loads(text, source=self.url)
+
+    def download(self, path: str, dest: Path, *, size: int | None, progress: ByteProgress | None = None, fresh: bool = False) -> None:
+        src = self._path(path)
+        done = 0
+        try:
+            with src.open("rb") as fin, dest.open("wb") as fout:
+                while chunk := fin.read(_CHUNK):
+                    done += len(chunk)
+                    if size is not None and done > size:
+                        raise IntegrityError(f"{self.url}/{path} is longer than the {size} bytes its manifest lists")
+                    fout.write(chunk)
+                    if progress:
+                        progress(done, size)
+        except FileNotFoundError:
+            raise RemoteError(f"{self.url}: {path} is listed but missing") from None
+        except OSError as exc:
+            raise RemoteUnavailable(f"{self.url}: cannot read {path}: {exc.strerror}") from None
+
+    def publish(self, entries: Sequence[Entry], *, say: Notice) -> PublishReport:
+        from filelock import FileLock
+
+        self.root.mkdir(parents=True, exist_ok=True)
+        report = PublishReport(self.url)
+        with FileLock(str(self.root / LOCK)):
+            index = self.read_index()
+            items, report.already = plan(index, entries, remote=self.url)
+            if not items:
+                return report
+            staging_root = self.root / STAGING
+            staging_root.mkdir(exist_ok=True)
+            for item in items:
+                final = self._path(item.record.folder)
+                staging = Path(tempfile.mkdtemp(prefix=f"{item.record.key[:12]}.", dir=staging_root))
+                try:
+                    for remote_path, local in item.files():
+                        shutil.copyfile(local, staging / Path(remote_path).name)
+                    os.chmod(staging, 0o755)  # mkdtemp makes it private; the share is not
+                    if final.exists():
+                        # Not in the index, so a publish that died before updating it left this.
+                        shutil.rmtree(final)
+                    final.parent.mkdir(parents=True, exist_ok=True)
+                    os.rename(staging, final)
+                finally:
+                    shutil.rmtree(staging, ignore_errors=True)
+                index.add(item.record)
+                report.added.append(item.record)
+            write_atomic(self.root / INDEX, index.dumps().encode(), mode=0o644)
+            shutil.rmtree(staging_root, ignore_errors=True)
+        return report

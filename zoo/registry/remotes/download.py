@@ -1,0 +1,290 @@
+"""Find a prebuilt artifact and bring it into the cache, verified.
+
+The rule for choosing (README, "Fetching prebuilt artifacts"):
+
+1. An artifact whose build key equals the local key, from the remotes in order.
+2. With ``--any-toolchain``, or on an install without the compile stack
+   (where no local build key can ever match, because the tool versions are
+   part of it): the newest artifact whose key inputs equal the local ones
+   apart from the tool versions (the same model version, weights, data,
+   target and options), first among cached entries, then across all
+   remotes. An input this install cannot name is left out of the comparison
+   too: the mnist and mv2 calibration sets live in scikit-learn, which only
+   the compile extra installs. zoo says on stderr what it accepted and why.
+
+Verification before anything enters the cache: the manifest's sha256 must
+equal the index's, the manifest's key must be the hash of its key inputs and
+match the index, every file name must be a plain name inside the artifact's
+folder, every file's size and sha256 must match the manifest, and the
+artifact must pass ``check_artifact``. Files are staged in the cache's tmp
+folder and stored with ``Cache.put`` only after all of that.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import hashlib
+import shutil
+import tempfile
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from zoo._errors import IntegrityError, MissingExtraError, RemoteError
+from zoo.registry.cache import MANIFEST, Cache, CorruptEntry, Entry, sha256_file
+from zoo.registry.keys import BuildRequest, can_compile_here, canonical_json, tool_versions
+from zoo.registry.manifest import Manifest
+from zoo.registry.remotes.base import Notice, Remote
+from zoo.registry.remotes.index import IndexRecord, check_file_name
+
+Progress = Callable[[str, int | None, int | None], None]
+MAX_MANIFEST_BYTES = 4 << 20
+DOWNLOAD_STAGE = "download"  # zoo._progress.DOWNLOAD shows these stages in bytes
+
+
+@dataclass(frozen=True)
+class Wanted:
+    """What a fetch asks for, as far as this install can name it."""
+
+    key: str | None
+    """The local build key; None if some input cannot be named here."""
+    inputs: dict[str, Any]
+    unknown: tuple[str, ...] = ()
+    """Key inputs this install cannot compute, as dotted paths (e.g. ``calibration.identity``)."""
+
+    def comparable(self, key_inputs: dict[str, Any]) -> dict[str, Any]:
+        """``key_inputs`` without tool versions and without the parts this install cannot name."""
+        out = copy.deepcopy({k: v for k, v in key_inputs.items() if k != "tools"})
+        for dotted in self.unknown:
+            part, field = dotted.split(".")
+            if isinstance(out.get(part), dict):
+                out[part][field] = None
+        return out
+
+    def accepts(self, key_inputs: dict[str, Any]) -> bool:
+        return self.comparable(key_inputs) == self.comparable(self.inputs)
+
+
+def wanted(request: BuildRequest) -> Wanted:
+    """The request's key inputs. Identities this install cannot compute (data
+    that ships with the compile extra) are marked unknown instead of failing."""
+    try:
+        inputs = request.key_inputs()
+        return Wanted(hashlib.sha256(canonical_json(inputs)).hexdigest(), inputs)
+    except MissingExtraError:
+        pass
+    unknown = []
+    for part in ("calibration", "weights"):
+        source = getattr(request, part)
+        try:
+            source.identity()
+        except MissingExtraError:
+            unknown.append(f"{part}.identity")
+            request = dataclasses.replace(request, **{part: dataclasses.replace(source, identity=str)})
+    return Wanted(None, request.key_inputs(), tuple(unknown))
+
+
+@dataclass
+class Found:
+    entry: Entry
+    source: Literal["cache", "remote"]
+    remote: str | None = None
+
+
+def check_artifact(manifest: Manifest, folder: Path) -> None:
+    """The structural check a downloaded artifact passes before it is cached:
+    the same torch-free checks every hand-out runs (structure_check)."""
+    from zoo.registry.structure_check import Expected, check_structure
+
+    record = manifest.file("pte")
+    assert record is not None
+    data = (folder / record.name).read_bytes()
+    where = f"{manifest.model} for {manifest.target}: {record.name}"
+    if data[4:8] != b"ET12":
+        raise IntegrityError(f"{where} is not an ExecuTorch program (no ET12 identifier at byte 4)")
+    failed = [c for c in check_structure(data, Expected.from_manifest(manifest)) if not c.passed]
+    if failed:
+        problems = "; ".join(f"{c.name}: {c.detail}" for c in failed)
+        raise IntegrityError(f"{where} fails its structural check: {problems}")
+
+
+def _verify_file(path: Path, *, size: int | None, sha256: str, what: str) -> None:
+    actual = path.stat().st_size
+    if size is not None and actual != size:
+        raise IntegrityError(f"{what} is {actual} bytes, its manifest says {size}: truncated or altered")
+    digest = sha256_file(path)
+    if digest != sha256:
+        raise IntegrityError(f"{what} has sha256 {digest}, expected {sha256}: altered or corrupt")
+
+
+def _download_verified(remote: Remote, path: str, dest: Path, *, size: int | None, sha256: str, what: str,
+                       progress: Progress | None) -> None:
+    def report(done: int, _limit: int | None) -> None:
+        if progress:
+            progress(f"{DOWNLOAD_STAGE} {Path(path).name}", done, size)
+
+    # A client cache (the Hub's) may hold a corrupt copy; fetch once more past it before giving up.
+    attempts = (False, True) if remote.keeps_own_cache else (False,)
+    for fresh in attempts:
+        try:
+            remote.download(path, dest, size=size if size is not None else MAX_MANIFEST_BYTES,
+                            progress=report if size is not None else None, fresh=fresh)
+            _verify_file(dest, size=size, sha256=sha256, what=what)
+            return
+        except IntegrityError:
+            if fresh or len(attempts) == 1:
+                raise
+
+
+def pull(remote: Remote, record: IndexRecord, cache: Cache, *, want: Wanted, progress: Progress | None = None) -> Entry:
+    """Download, verify and store one indexed artifact. Nothing is cached unless all of it checks out."""
+    label = f"{remote}: {record.model} for {record.target} (key {record.key[:12]}…)"
+    tmp_root = cache.base / "tmp"
+    tmp_root.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f"pull-{record.key[:12]}.", dir=tmp_root))
+    try:
+        _download_verified(remote, record.manifest, staging / MANIFEST, size=None, sha256=record.manifest_sha256,
+                           what=f"{label}: {MANIFEST} (checked against index.json)", progress=progress)
+        try:
+            manifest = Manifest.loads((staging / MANIFEST).read_text(encoding="utf-8"))
+        except (ValueError, TypeError, KeyError) as exc:
+            raise RemoteError(f"{label}: {MANIFEST} is unreadable ({exc})") from None
+        _check_manifest(manifest, record, want=want, label=label)
+        for f in manifest.files:
+            _download_verified(remote, f"{record.folder}/{f.name}", staging / f.name, size=f.size, sha256=f.sha256,
+                               what=f"{label}: {f.name}", progress=progress)
+        check_artifact(manifest, staging)
+        return cache.put(manifest, {f.name: (staging / f.name).read_bytes() for f in manifest.files})
+    except IntegrityError as exc:
+        raise IntegrityError(f"{exc}; nothing of it was cached") from None
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _check_manifest(manifest: Manifest, record: IndexRecord, *, want: Wanted, label: str) -> None:
+    if manifest.key != record.key or manifest.model != record.model or manifest.key_inputs != record.key_inputs:
+        raise IntegrityError(f"{label}: {MANIFEST} describes {manifest.model} key {manifest.key[:12]}…, not what index.json lists")
+    if hashlib.sha256(canonical_json(manifest.key_inputs)).hexdigest() != manifest.key:
+        raise IntegrityError(f"{label}: {MANIFEST}'s key inputs do not hash to its key")
+    if not want.accepts(manifest.key_inputs):
+        raise IntegrityError(f"{label}: {MANIFEST} was built from other inputs than the ones asked for")
+    names = [check_file_name(f.name, where=f"{label}: {MANIFEST}") for f in manifest.files]
+    if len(set(names)) != len(names):
+        raise IntegrityError(f"{label}: {MANIFEST} lists a file twice")
+    for kind in ("pte", "header"):
+        if manifest.file(kind) is None:
+            raise IntegrityError(f"{label}: {MANIFEST} lists no {kind} file")
+
+
+_MAIN_TOOLS = ("executorch", "ethos-u-vela", "torch")
+_UNKNOWN = {"calibration.identity": "the calibration data", "weights.identity": "the weights"}
+
+
+def _tools(tools: dict[str, str | None]) -> str:
+    main = [f"{k} {tools[k]}" for k in _MAIN_TOOLS if tools.get(k)]
+    return ", ".join(main or [f"{k} {v}" for k, v in sorted(tools.items()) if v]) or "unknown tools"
+
+
+def find_prebuilt(
+    request: BuildRequest,
+    cache: Cache,
+    remotes: Sequence[Remote],
+    *,
+    any_toolchain: bool = False,
+    offline: bool = False,
+    say: Notice,
+    progress: Progress | None = None,
+) -> tuple[Found | None, list[str]]:
+    """A verified prebuilt artifact for ``request`` (see the module docstring), or
+    None with one note per place that did not have it."""
+    want = wanted(request)
+    model, target, slug = request.spec.name, request.target.name, request.target.slug
+    light = not can_compile_here()
+    accept_any = any_toolchain or light or want.key is None
+    if light:
+        why = "this install has no compile stack, so any toolchain is accepted"
+    elif want.key is None:
+        why = "this install cannot name all the inputs, so any toolchain is accepted"
+    else:
+        why = f"--any-toolchain; this install has {_tools(tool_versions())}"
+    if want.unknown:
+        why += f"; {' and '.join(_UNKNOWN.get(u, u) for u in want.unknown)}, not installed here, not compared"
+
+    if accept_any:
+        cached = _newest_cached(cache, model, want)
+        if cached is not None:
+            tools = _tools(cached.manifest.key_inputs.get("tools") or {})
+            say(f"using the cached {model} for {target} built with {tools} ({why})")
+            return Found(cached, "cache"), []
+
+    notes: list[str] = []
+    others: list[tuple[Remote, IndexRecord]] = []
+    for remote in remotes:
+        if offline and remote.network:
+            notes.append(f"{remote}: skipped, offline")
+            continue
+        try:
+            candidates = [r for r in remote.read_index().candidates(model, slug) if want.accepts(r.key_inputs)]
+        except IntegrityError:
+            raise
+        except RemoteError as exc:
+            say(f"{exc}; skipping this remote")
+            notes.append(str(exc))
+            continue
+        exact = next((r for r in candidates if r.key == want.key), None)
+        if exact is not None:
+            found = _pull_or_note(remote, exact, cache, want, progress, say, notes)
+            if found is not None:
+                say(f"downloaded {model} for {target} from {remote} (key {exact.key[:12]}…), every file verified")
+                return found, notes
+            continue
+        others += [(remote, r) for r in candidates]
+        if not candidates:
+            notes.append(f"{remote}: has no {model} for {target}")
+
+    if accept_any:
+        for remote, record in sorted(others, key=lambda rr: rr[1].built_at, reverse=True):
+            found = _pull_or_note(remote, record, cache, want, progress, say, notes)
+            if found is not None:
+                say(f"downloaded {model} for {target} from {remote} (key {record.key[:12]}…), every file verified; "
+                    f"built with {_tools(record.tools)} ({why})")
+                return found, notes
+        return None, notes
+    newest: dict[str, IndexRecord] = {}
+    for remote, record in others:
+        if str(remote) not in newest or record.built_at > newest[str(remote)].built_at:
+            newest[str(remote)] = record
+    notes += [
+        f"{url}: has {model} for {target} built with other tools ({_tools(r.tools)}); pass --any-toolchain to use it"
+        for url, r in newest.items()
+    ]
+    return None, notes
+
+
+def _pull_or_note(remote: Remote, record: IndexRecord, cache: Cache, want: Wanted, progress: Progress | None,
+                  say: Notice, notes: list[str]) -> Found | None:
+    try:
+        return Found(pull(remote, record, cache, want=want, progress=progress), "remote", str(remote))
+    except IntegrityError:
+        raise
+    except RemoteError as exc:
+        say(f"{exc}; skipping this remote")
+        notes.append(str(exc))
+        return None
+
+
+def _newest_cached(cache: Cache, model: str, want: Wanted) -> Entry | None:
+    best: Entry | None = None
+    for _key, entry, problem in cache.scan():
+        if entry is None or problem or entry.manifest.model != model or not want.accepts(entry.manifest.key_inputs):
+            continue
+        if best is None or str(entry.manifest.build.get("built_at", "")) > str(best.manifest.build.get("built_at", "")):
+            best = entry
+    if best is None:
+        return None
+    try:
+        return cache.get(best.key)
+    except CorruptEntry:
+        return None

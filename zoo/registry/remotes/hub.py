@@ -1,0 +1,222 @@
+"""A Hugging Face Hub remote, ``hf://ORG/REPO[@REVISION]``, through huggingface_hub.
+
+Reading pins the revision: ``index.json`` is resolved to the commit it belongs
+to, and every file is then downloaded at that commit, so a publish landing
+meanwhile cannot mix two states. Files go through ``hf_hub_download`` into the
+Hub's own cache and are checked by zoo afterwards (that cache does not check
+what it holds). A publish is one commit made on top of the commit the index
+was read from, with the files, the new index and a model card.
+
+The endpoint is ``HF_ENDPOINT`` (default https://huggingface.co). The token is
+whatever huggingface_hub finds (``HF_TOKEN`` or ``hf auth login``); zoo never
+reads, prints or logs it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, cast
+
+from zoo._errors import IntegrityError, PublishConflict, RemoteError, RemoteUnavailable, UsageError
+from zoo.registry.cache import Entry
+from zoo.registry.remotes.base import ByteProgress, Notice, PublishReport, Remote, with_retries
+from zoo.registry.remotes.index import INDEX, Index, check_relative_path
+
+CARD = "README.md"
+_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_RETRY_STATUS = {408, 429, 500, 502, 503, 504}
+_CHUNK = 1 << 20
+
+
+class _ProgressBar:
+    """Enough of tqdm for huggingface_hub's ``tqdm_class``: it reports bytes to zoo's progress."""
+
+    report: ByteProgress
+
+    def __init__(self, *, total: int | None = None, initial: int = 0, **_: Any) -> None:
+        self.n = initial
+        self.total = total
+
+    def __enter__(self) -> _ProgressBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        self.n += n
+        self.report(self.n, self.total)
+
+    def close(self) -> None:
+        return None
+
+
+def _bar_class(progress: ByteProgress) -> type[_ProgressBar]:
+    return type("_Bar", (_ProgressBar,), {"report": staticmethod(progress)})
+
+
+class HubRemote(Remote):
+    kind = "hf"
+    network = True
+    keeps_own_cache = True
+
+    def __init__(self, repo_id: str, revision: str | None, url: str) -> None:
+        super().__init__(url)
+        self.repo_id = repo_id
+        self.revision = revision
+        self._commit: str | None = None
+
+    @property
+    def endpoint(self) -> str:
+        return (os.environ.get("HF_ENDPOINT") or "https://huggingface.co").rstrip("/")
+
+    # reading
+
+    def _transient(self, exc: BaseException) -> str | None:
+        import httpx2
+        from huggingface_hub.errors import HfHubHTTPError
+
+        if isinstance(exc, httpx2.TimeoutException):
+            return f"{self.endpoint} timed out"
+        if isinstance(exc, httpx2.TransportError):
+            return f"cannot reach {self.endpoint} ({type(exc).__name__}: {exc})"
+        if isinstance(exc, HfHubHTTPError) and exc.response.status_code in _RETRY_STATUS:
+            return f"{self.endpoint} answered HTTP {exc.response.status_code}"
+        return None
+
+    def _head(self, revision: str) -> tuple[str | None, bool]:
+        """(commit of ``revision``, whether it holds an index)."""
+        from huggingface_hub import get_hf_file_metadata, hf_hub_url
+        from huggingface_hub.errors import RemoteEntryNotFoundError
+
+        url = hf_hub_url(self.repo_id, INDEX, revision=revision, endpoint=self.endpoint)
+        try:
+            meta = get_hf_file_metadata(url, endpoint=self.endpoint)
+        except RemoteEntryNotFoundError as exc:
+            return exc.response.headers.get("X-Repo-Commit"), False
+        return meta.commit_hash, True
+
+    def _read(self, revision: str) -> tuple[Index, str | None]:
+        from huggingface_hub import hf_hub_download
+
+        commit, exists = with_retries(f"reading {self.url}", lambda: self._head(revision), self._transient)
+        if commit is None and exists:
+            raise RemoteError(f"{self.url}: {self.endpoint} sent no X-Repo-Commit header; HF_ENDPOINT must point to a Hugging Face Hub")
+        if not exists:
+            return Index(), commit
+        assert commit is not None
+        path = hf_hub_download(self.repo_id, INDEX, revision=commit, endpoint=self.endpoint)
+        return Index.loads(Path(path).read_bytes(), source=self.url), commit
+
+    def read_index(self) -> Index:
+        with self._errors(f"reading {INDEX}"):
+            index, self._commit = self._read(self.revision or "main")
+        return index
+
+    def download(self, path: str, dest: Path, *, size: int | None, progress: ByteProgress | None = None, fresh: bool = False) -> None:
+        from huggingface_hub import hf_hub_download
+
+        check_relative_path(path, where=self.url)
+        if self._commit is None:
+            raise RemoteError(f"{self.url}: read the index before downloading {path}")
+        with self._errors(f"downloading {path}"):
+            local = hf_hub_download(
+                self.repo_id, path, revision=self._commit, endpoint=self.endpoint, force_download=fresh,
+                tqdm_class=cast(Any, _bar_class(progress)) if progress else None,
+            )
+        done = 0
+        with open(local, "rb") as fin, dest.open("wb") as fout:
+            while chunk := fin.read(_CHUNK):
+                done += len(chunk)
+                if size is not None and done > size:
+                    raise IntegrityError(f"{self.url}: {path} is longer than the {size} bytes its manifest lists")
+                fout.write(chunk)
+
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        """Turn huggingface_hub's and httpx2's exceptions into zoo's, naming the remote."""
+        import httpx2
+        from huggingface_hub.errors import (
+            HfHubHTTPError,
+            LocalEntryNotFoundError,
+            OfflineModeIsEnabled,
+            RemoteEntryNotFoundError,
+            RepositoryNotFoundError,
+            RevisionNotFoundError,
+        )
+
+        where = f"{self.url} ({what})"
+        try:
+            yield
+        except RepositoryNotFoundError:
+            raise RemoteError(
+                f"{where}: no repository {self.repo_id} at {self.endpoint}; "
+                "a private one needs a token (HF_TOKEN or 'hf auth login')"
+            ) from None
+        except RevisionNotFoundError:
+            raise RemoteError(f"{where}: {self.repo_id} has no revision {self.revision or 'main'!r}") from None
+        except RemoteEntryNotFoundError:
+            raise RemoteError(f"{where}: the file is listed in the index but missing from the repository") from None
+        except OfflineModeIsEnabled:
+            raise RemoteUnavailable(f"{where}: HF_HUB_OFFLINE is set") from None
+        except LocalEntryNotFoundError as exc:
+            cause = exc.__cause__ or exc
+            raise RemoteUnavailable(f"{where}: cannot reach {self.endpoint} ({type(cause).__name__}: {cause})") from None
+        except HfHubHTTPError as exc:
+            status = exc.response.status_code
+            if status == 412:
+                raise PublishConflict(
+                    f"{where}: {self.repo_id} changed while publishing (another publish?); nothing was committed; run it again"
+                ) from None
+            kind = RemoteUnavailable if status in _RETRY_STATUS else RemoteError
+            raise kind(f"{where}: {self.endpoint} answered HTTP {status}") from None
+        except httpx2.TimeoutException:
+            raise RemoteUnavailable(f"{where}: {self.endpoint} timed out (HF_HUB_DOWNLOAD_TIMEOUT)") from None
+        except httpx2.TransportError as exc:
+            raise RemoteUnavailable(f"{where}: cannot reach {self.endpoint} ({type(exc).__name__}: {exc})") from None
+        except OSError as exc:
+            raise RemoteUnavailable(f"{where}: {exc}") from None
+
+    # publishing
+
+    def publish(self, entries: Sequence[Entry], *, say: Notice) -> PublishReport:
+        from huggingface_hub import CommitOperationAdd, HfApi
+        from huggingface_hub.errors import RepositoryNotFoundError
+
+        from zoo.registry.remotes.card import model_card
+        from zoo.registry.remotes.publish import plan
+
+        if self.revision and _COMMIT.match(self.revision):
+            raise UsageError(f"{self.url} names a commit; publish to a branch, e.g. hf://{self.repo_id}")
+        branch = self.revision or "main"
+        api = HfApi(endpoint=self.endpoint)
+        report = PublishReport(self.url)
+        with self._errors("publishing"):
+            try:
+                index, parent = self._read(branch)
+            except RepositoryNotFoundError:
+                api.create_repo(self.repo_id, exist_ok=True)
+                say(f"created the model repository {self.repo_id} at {self.endpoint}")
+                index, parent = self._read(branch)
+            items, report.already = plan(index, entries, remote=self.url)
+            if not items:
+                return report
+            operations = []
+            for item in items:
+                index.add(item.record)
+                report.added.append(item.record)
+                operations += [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(f)) for p, f in item.files()]
+            operations.append(CommitOperationAdd(path_in_repo=INDEX, path_or_fileobj=index.dumps().encode()))
+            operations.append(CommitOperationAdd(path_in_repo=CARD, path_or_fileobj=model_card(index, self.url).encode()))
+            names = sorted({f"{r.model}/{r.slug}" for r in report.added})
+            info = api.create_commit(
+                self.repo_id, operations, revision=branch, parent_commit=parent,
+                commit_message=f"zoo publish: {', '.join(names)}"[:200],
+                commit_description="\n".join(f"{r.model} {r.target} {r.key}" for r in report.added),
+            )
+        report.revision = info.oid
+        return report

@@ -1,0 +1,247 @@
+"""``index.json``: the table of contents of a published remote.
+
+    {"schema": 1,
+     "models": {MODEL: {TARGET_SLUG: {BUILD_KEY: record}}}}
+
+Each record names the artifact's ``manifest.json`` (a path relative to the
+remote's root) and its sha256, so a downloaded manifest is checked against the
+index and every file against the manifest. The record also carries what a
+reader needs to choose an artifact without downloading it: the key inputs
+(whose sha256 is the key), the build time, the files with their checksums and
+Vela's estimates (which the Hub model card shows).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field
+from pathlib import PurePosixPath
+from typing import Any
+
+from zoo._errors import IntegrityError, RemoteError
+from zoo.registry.cache import MANIFEST, Entry
+from zoo.registry.keys import canonical_json
+from zoo.registry.manifest import Manifest
+
+INDEX = "index.json"
+SCHEMA = 1
+
+_HEX64 = re.compile(r"^[0-9a-f]{64}$")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+_FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+
+
+def check_file_name(name: object, *, where: str) -> str:
+    """A manifest's file name: one plain path component inside the artifact folder."""
+    if not isinstance(name, str) or not _FILE.match(name) or name in (".", "..") or name == MANIFEST:
+        raise IntegrityError(
+            f"{where} names the file {name!r}; an artifact file must be a plain name inside its folder "
+            "(no '/', '\\', '..' or absolute path)"
+        )
+    return name
+
+
+def check_relative_path(path: object, *, where: str) -> str:
+    """A path inside the remote: relative, forward slashes, no '..' or empty parts."""
+    if not isinstance(path, str) or not path or "\\" in path or "\x00" in path:
+        raise IntegrityError(f"{where} names the path {path!r}, which is not a relative path inside the remote")
+    parts = path.split("/")
+    if path.startswith("/") or re.match(r"^[A-Za-z]:", path) or any(p in ("", ".", "..") for p in parts):
+        raise IntegrityError(
+            f"{where} names the path {path!r}; paths must stay inside the remote (no '..', no absolute path)"
+        )
+    return path
+
+
+@dataclass(frozen=True)
+class IndexFile:
+    name: str
+    kind: str
+    size: int
+    sha256: str
+
+
+@dataclass(frozen=True)
+class IndexRecord:
+    """One published artifact, as listed in the index."""
+
+    key: str
+    model: str
+    slug: str
+    target: str
+    manifest: str
+    manifest_sha256: str
+    key_inputs: dict[str, Any]
+    built_at: str
+    weights: str
+    files: tuple[IndexFile, ...]
+    target_options: dict[str, Any] = field(default_factory=dict)
+    vela: dict[str, Any] | None = None
+    accuracy: Any = None
+
+    @property
+    def tools(self) -> dict[str, Any]:
+        return dict(self.key_inputs.get("tools") or {})
+
+    @property
+    def folder(self) -> str:
+        return str(PurePosixPath(self.manifest).parent)
+
+    def file(self, kind: str) -> IndexFile | None:
+        return next((f for f in self.files if f.kind == kind), None)
+
+    def to_json(self) -> dict[str, Any]:
+        data = asdict(self)
+        for k in ("key", "model", "slug"):
+            del data[k]
+        data["files"] = [asdict(f) for f in self.files]
+        return data
+
+    def same_files(self, other: IndexRecord) -> bool:
+        return {(f.name, f.sha256) for f in self.files} == {(f.name, f.sha256) for f in other.files}
+
+
+def artifact_folder(model: str, slug: str, key: str) -> str:
+    return f"{model}/{slug}/{key}"
+
+
+def record_for(entry: Entry, slug: str, manifest_sha256: str) -> IndexRecord:
+    """The index record that publishing ``entry`` adds."""
+    m = entry.manifest
+    total = (m.vela or {}).get("total") or {}
+    vela = None
+    if total:
+        vela = {
+            "inference_time_ms": total.get("inference_time_ms"),
+            "inferences_per_second": total.get("inferences_per_second"),
+            "sram_bytes": total.get("sram_bytes"),
+            "flash_bytes": (total.get("off_chip_flash_bytes") or 0) + (total.get("on_chip_flash_bytes") or 0),
+            "dram_bytes": total.get("dram_bytes"),
+        }
+    target = m.key_inputs.get("target") or {}
+    return IndexRecord(
+        key=m.key,
+        model=m.model,
+        slug=slug,
+        target=m.target,
+        manifest=f"{artifact_folder(m.model, slug, m.key)}/{MANIFEST}",
+        manifest_sha256=manifest_sha256,
+        key_inputs=m.key_inputs,
+        built_at=str(m.build.get("built_at", "")),
+        weights=str((m.key_inputs.get("weights") or {}).get("name", "")),
+        files=tuple(IndexFile(f.name, f.kind, f.size, f.sha256) for f in m.files),
+        target_options={k: target.get(k) for k in ("accelerator", "system_config", "memory_mode")},
+        vela=vela,
+        accuracy=_accuracy_of(m),
+    )
+
+
+class Index:
+    """Models → target slugs → build keys → records."""
+
+    def __init__(self, records: dict[str, dict[str, dict[str, IndexRecord]]] | None = None) -> None:
+        self.models: dict[str, dict[str, dict[str, IndexRecord]]] = records or {}
+
+    def __iter__(self) -> Iterator[IndexRecord]:
+        for targets in self.models.values():
+            for keys in targets.values():
+                yield from keys.values()
+
+    def __len__(self) -> int:
+        return sum(1 for _ in self)
+
+    def candidates(self, model: str, slug: str) -> list[IndexRecord]:
+        return list(self.models.get(model, {}).get(slug, {}).values())
+
+    def get(self, key: str) -> IndexRecord | None:
+        return next((r for r in self if r.key == key), None)
+
+    def add(self, record: IndexRecord) -> None:
+        self.models.setdefault(record.model, {}).setdefault(record.slug, {})[record.key] = record
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "schema": SCHEMA,
+            "models": {
+                model: {slug: {key: r.to_json() for key, r in sorted(keys.items())} for slug, keys in sorted(targets.items())}
+                for model, targets in sorted(self.models.items())
+            },
+        }
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n"
+
+    @classmethod
+    def loads(cls, text: str | bytes, *, source: str) -> Index:
+        """Parse and validate; RemoteError if unreadable, IntegrityError if it names unsafe paths."""
+        try:
+            data = json.loads(text)
+        except (ValueError, UnicodeDecodeError) as exc:
+            raise RemoteError(f"{source}: index.json is not valid JSON ({exc})") from None
+        if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
+            raise RemoteError(f"{source}: index.json has no 'models' table; is this a zoo remote?")
+        schema = data.get("schema")
+        if schema != SCHEMA:
+            raise RemoteError(
+                f"{source}: index.json has schema {schema!r}; this zoo reads schema {SCHEMA}"
+                + ("; upgrade zoo to read it" if isinstance(schema, int) and schema > SCHEMA else "")
+            )
+        index = cls()
+        for model, targets in data["models"].items():
+            _expect(isinstance(model, str) and bool(_NAME.match(model)) and isinstance(targets, dict), source, f"model {model!r}")
+            for slug, keys in targets.items():
+                _expect(isinstance(slug, str) and bool(_NAME.match(slug)) and isinstance(keys, dict), source, f"{model}/{slug!r}")
+                for key, raw in keys.items():
+                    index.add(_record(model, slug, key, raw, source))
+        return index
+
+
+def _expect(ok: bool, source: str, what: str) -> None:
+    if not ok:
+        raise RemoteError(f"{source}: index.json is malformed at {what}")
+
+
+def _record(model: str, slug: str, key: object, raw: object, source: str) -> IndexRecord:
+    where = f"{source}: index.json entry {model}/{slug}/{key}"
+    _expect(isinstance(key, str) and bool(_HEX64.match(key)) and isinstance(raw, dict), source, f"{model}/{slug}/{key!r}")
+    assert isinstance(key, str) and isinstance(raw, dict)
+    try:
+        files = tuple(
+            IndexFile(check_file_name(f["name"], where=where), str(f["kind"]), int(f["size"]), str(f["sha256"]))
+            for f in raw["files"]
+        )
+        record = IndexRecord(
+            key=key,
+            model=model,
+            slug=slug,
+            target=str(raw["target"]),
+            manifest=check_relative_path(raw["manifest"], where=where),
+            manifest_sha256=str(raw["manifest_sha256"]),
+            key_inputs=dict(raw["key_inputs"]),
+            built_at=str(raw["built_at"]),
+            weights=str(raw["weights"]),
+            files=files,
+            target_options=dict(raw.get("target_options") or {}),
+            vela=raw.get("vela"),
+            accuracy=raw.get("accuracy"),
+        )
+    except (KeyError, TypeError, ValueError) as exc:
+        raise RemoteError(f"{where} is malformed ({type(exc).__name__}: {exc})") from None
+    if not _HEX64.match(record.manifest_sha256):
+        raise RemoteError(f"{where} is malformed: manifest_sha256 must be 64 lower-case hex digits")
+    if hashlib.sha256(canonical_json(record.key_inputs)).hexdigest() != key:
+        raise IntegrityError(f"{where}: its key inputs do not hash to its key")
+    if not record.manifest.endswith(f"/{MANIFEST}"):
+        raise IntegrityError(f"{where} names {record.manifest!r} as its manifest; expected a path ending in /{MANIFEST}")
+    return record
+
+
+def _accuracy_of(m: Manifest) -> dict[str, Any] | None:
+    """Top-1 of the float model and of the int8 graph, as the numerical check measured them."""
+    acc = ((m.verification or {}).get("numerics") or {}).get("accuracy")
+    if not acc:
+        return None
+    return {k: v for k, v in acc.items() if k.endswith("_top1")}

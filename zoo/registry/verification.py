@@ -1,0 +1,182 @@
+"""Put an artifact's checks together and decide whether it may be handed out.
+
+The structural checks run afresh every time (they are cheap and torch-free);
+the numerical results are the ones recorded in the manifest at build time,
+because they need the lowered program, which only exists during a build.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from zoo._errors import UsageError, VerificationError
+from zoo.registry.manifest import Manifest
+from zoo.registry.structure_check import (
+    Check,
+    Expected,
+    check_file_record,
+    check_header,
+    check_structure,
+    check_target,
+)
+
+if TYPE_CHECKING:
+    from zoo.registry.cache import Entry
+    from zoo.registry.targets import Target
+
+
+@dataclass
+class Verification:
+    subject: str
+    checks: list[Check]
+    numerics: dict[str, Any] | None = None
+    bundle: dict[str, Any] | None = None
+    notes: list[str] = field(default_factory=list)
+    artifact: bool = True
+    """A zoo artifact (with a manifest), which may have numerics recorded."""
+
+    @property
+    def passed(self) -> bool:
+        return all(c.passed for c in self.checks) and (self.numerics is None or bool(self.numerics.get("passed")))
+
+    def problems(self) -> list[str]:
+        out = [f"{c.name}: {c.detail}" for c in self.checks if not c.passed]
+        if self.numerics is not None:
+            out += [f"numerics {c['name']}: {c['detail']}" for c in self.numerics.get("checks", []) if not c["passed"]]
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "subject": self.subject,
+            "passed": self.passed,
+            "structure": {"passed": all(c.passed for c in self.checks), "checks": [c.to_json() for c in self.checks]},
+            "numerics": self.numerics,
+            "bundle": self.bundle,
+            "notes": self.notes,
+        }
+
+    def lines(self) -> list[str]:
+        """Human-readable report, one check per line."""
+        out = [f"{self.subject}: {'verified' if self.passed else 'FAILED'}"]
+        width = max((len(c.name) for c in self.checks), default=8)
+        out += [f"  {'ok  ' if c.passed else 'FAIL'}  {c.name:<{width}}  {c.detail}" for c in self.checks]
+        if self.numerics is None:
+            if self.artifact:
+                out.append(f"  {'-':<4}  {'numerics':<{width}}  not recorded (build with --verify, or run 'zoo verify MODEL -t TARGET')")
+        else:
+            for c in self.numerics.get("checks", []):
+                out.append(f"  {'ok  ' if c['passed'] else 'FAIL'}  {c['name']:<{width}}  {c['detail']}")
+            agreement = self.numerics.get("top1_agreement")
+            if agreement:
+                out.append(f"  {'':<4}  {'top-1':<{width}}  {top1_text(agreement)}")
+        if self.bundle:
+            out.append(f"  {'':<4}  {'bundle':<{width}}  {self.bundle['file']}: {self.bundle['test_cases']} test case(s), "
+                       f"atol {self.bundle['atol']:.4g}, rtol {self.bundle['rtol']:g}")
+        out += [f"  note: {n}" for n in self.notes]
+        return out
+
+
+def top1_text(agreement: dict[str, Any]) -> str:
+    constant = agreement.get("constant_output_samples") or 0
+    text = (f"agrees with float on {agreement['rate']:.2%} of {agreement['samples']} samples"
+            if agreement.get("rate") is not None else "agreement with float not measurable")
+    if constant:
+        text += f"; {constant} sample(s) left out: an output was constant, so its argmax says nothing"
+    return text
+
+
+def gate(v: Verification, verify: bool | None) -> None:
+    """Raise VerificationError for a failing artifact, unless ``verify`` is False (``--no-verify``)."""
+    if v.passed or verify is False:
+        return
+    raise VerificationError(
+        f"{v.subject} failed verification:\n  " + "\n  ".join(v.problems())
+        + "\nIt is not handed out; pass --no-verify to take it anyway."
+    )
+
+
+def build_record(checks: list[Check], numerics: dict[str, Any] | None, bundle: dict[str, Any] | None) -> dict[str, Any]:
+    """What the manifest stores under ``verification`` at build time."""
+    return {
+        "structure": {"passed": all(c.passed for c in checks), "checks": [c.to_json() for c in checks]},
+        "numerics": numerics,
+        "bundle": bundle,
+    }
+
+
+def verify_entry(entry: Entry, pte: bytes | None = None) -> Verification:
+    m = entry.manifest
+    pte_path = entry.file("pte")
+    if pte is None:
+        assert pte_path is not None
+        pte = pte_path.read_bytes()
+    recorded = m.verification or {}
+    return Verification(
+        subject=f"{m.model} for {m.target}" + (f" ({pte_path.name})" if pte_path else ""),
+        checks=check_structure(pte, Expected.from_manifest(m)),
+        numerics=recorded.get("numerics"),
+        bundle=recorded.get("bundle"),
+    )
+
+
+def verify_file(
+    path: Path,
+    *,
+    target: Target | None = None,
+    manifest_path: Path | None = None,
+    header_path: Path | None = None,
+) -> Verification:
+    """Check a .pte from anywhere: against a manifest (``--manifest`` or ``manifest.json``
+    beside it), a target, and a C header (``--header`` or ``<stem>.h`` beside it)."""
+    try:
+        pte = path.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    notes: list[str] = []
+    manifest = _manifest_for(path, manifest_path, notes)
+    if manifest is not None:
+        expected = Expected.from_manifest(manifest)
+    else:
+        expected = Expected()
+        notes.append("no manifest: the file's inputs and operators are reported, not compared"
+                     + ("" if target else "; pass --target to check what it was built for"))
+    checks = check_structure(pte, expected)
+    readable = checks[0].passed
+    if manifest is not None:
+        checks.append(check_file_record(pte, path.name, manifest))
+    if target is not None and readable:
+        checks.append(check_target(pte, target))
+    header = header_path or path.with_suffix(".h")
+    if not readable:
+        pass
+    elif header_path is not None or (header != path and header.is_file()):
+        try:
+            text = header.read_text(encoding="ascii", errors="replace")
+        except OSError as exc:
+            raise UsageError(f"cannot read header {header}: {exc.strerror or exc}") from None
+        checks.append(check_header(pte, text, header.name))
+    else:
+        notes.append(f"no header checked ({header.name} is not beside it; pass --header)")
+    recorded = (manifest.verification or {}) if manifest else {}
+    subject = f"{manifest.model} for {manifest.target} ({path})" if manifest else str(path)
+    return Verification(subject, checks, recorded.get("numerics"), recorded.get("bundle"), notes, artifact=manifest is not None)
+
+
+def _manifest_for(path: Path, explicit: Path | None, notes: list[str]) -> Manifest | None:
+    candidate = explicit or path.parent / "manifest.json"
+    if explicit is None and not candidate.is_file():
+        return None
+    try:
+        manifest = Manifest.loads(candidate.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise UsageError(f"cannot read manifest {candidate}: {exc.strerror or exc}") from None
+    except (ValueError, TypeError, KeyError, json.JSONDecodeError) as exc:
+        raise UsageError(f"{candidate} is not a zoo manifest: {exc}") from None
+    record = manifest.file("pte")
+    if explicit is None and (record is None or record.name != path.name):
+        notes.append(f"{candidate} describes {record.name if record else 'no .pte'}, not {path.name}; not used")
+        return None
+    return manifest
