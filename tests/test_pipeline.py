@@ -267,7 +267,7 @@ def test_progress_reports_every_stage_and_each_calibration_sample(
     build("cnn", U55)
     seen = build.stages[("cnn", U55)]  # type: ignore[attr-defined]
     assert [s for s, _, _ in seen if s != "calibrate"] == [
-        "load", "export", "quantize", "lower", "vela", "serialize"]
+        "load", "export", "quantize", "lower", "serialize", "vela"]
     assert [(d, t) for s, d, t in seen if s == "calibrate"] == [(1, 4), (2, 4), (3, 4), (4, 4)]
 
 
@@ -300,10 +300,10 @@ def test_portable_runs_on_the_host_and_matches_the_float_model(
 def test_pte_is_in_canonical_form(build: Callable[[str, str], Any], key: tuple[str, str]) -> None:
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    from zoo.registry.pipeline import _serialize, canonical
+    from zoo.registry.pipeline import canonical, serialize
 
     pte = build(*key).pte
-    assert _serialize(deserialize_pte_binary(pte)) == pte
+    assert serialize(deserialize_pte_binary(pte)) == pte
     assert canonical(pte) == pte
 
 

@@ -14,7 +14,7 @@ from zoo.registry.plugin_loader import LoadOptions, PluginStatus, Registry
 from zoo.registry.targets import Target, TargetTable
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Callable, Sequence
 
     from zoo.registry.cache import Cache
     from zoo.registry.fetcher import Artifact, Notice, Progress
@@ -77,13 +77,34 @@ class Zoo:
     def models(self, pattern: str | None = None) -> list[ModelSpec]:
         return self.registry.catalog.search(pattern)
 
-    def target(self, name: str | None = None, *, system_config: str | None = None, memory_mode: str | None = None) -> Target:
+    def target(
+        self,
+        name: str | None = None,
+        *,
+        system_config: str | None = None,
+        memory_mode: str | None = None,
+        sram_budget: int | None = None,
+    ) -> Target:
         from zoo._errors import UsageError
 
         chosen = name or self.config.default_target
         if not chosen:
             raise UsageError("no target given: pass --target (e.g. --target u55-128) or set default_target in zoo.toml")
-        return self.targets.resolve(chosen, system_config=system_config, memory_mode=memory_mode)
+        return self.targets.resolve(chosen, system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget)
+
+    def target_names(self, names: str | None) -> list[str | None]:
+        """``all`` (every Ethos-U accelerator), a comma-separated list, or one name (None: the default)."""
+        from zoo._errors import UsageError
+        from zoo.registry.targets import ACCELERATORS
+
+        if names is None:
+            return [None]
+        if names.strip().lower() == "all":
+            return list(ACCELERATORS)
+        out = [n.strip() for n in names.split(",") if n.strip()]
+        if not out:
+            raise UsageError(f"--target {names!r} names no target")
+        return list(dict.fromkeys(out))
 
     @property
     def cache(self) -> Cache:
@@ -109,13 +130,14 @@ class Zoo:
         calibration_dir: Path | None = None,
         system_config: str | None = None,
         memory_mode: str | None = None,
+        sram_budget: int | None = None,
     ) -> BuildRequest:
         """Resolve names into a validated build request, before anything compiles."""
         from zoo._errors import UsageError
         from zoo.registry.keys import BuildRequest
 
         spec = self.model(model)
-        resolved = self.target(target, system_config=system_config, memory_mode=memory_mode)
+        resolved = self.target(target, system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget)
         calibration = None
         if calibration_dir is not None:
             if spec.calibration_from_dir is None:
@@ -128,15 +150,21 @@ class Zoo:
         except SpecError as exc:
             raise UsageError(str(exc)) from None
 
-    def fetch(
+    def fetch(self, model: str, target: str | None = None, **options: Any) -> Artifact:
+        """The cached artifact, else a prebuilt one from the remotes, else a fresh
+        local build; verified before it is returned. Options as for ``fetch_many``."""
+        return self.fetch_many([model], [target], **options)[0]
+
+    def fetch_many(
         self,
-        model: str,
-        target: str | None = None,
+        models: Sequence[str],
+        targets: Sequence[str | None],
         *,
         weights: str | None = None,
         calibration_dir: Path | None = None,
         system_config: str | None = None,
         memory_mode: str | None = None,
+        sram_budget: int | None = None,
         out_dir: Path | None = None,
         header_array: str = "model_pte",
         header_section: str = "network_model_sec",
@@ -150,38 +178,68 @@ class Zoo:
         remotes: Sequence[str] | None = None,
         any_toolchain: bool = False,
         offline: bool | None = None,
-    ) -> Artifact:
-        """The cached artifact, else a prebuilt one from the remotes, else a fresh
-        local build; verified before it is returned.
+        jobs: int = 1,
+        progress_for: Callable[[str], Progress] | None = None,
+    ) -> list[Artifact]:
+        """Every model for every target, in that order. What must be compiled is
+        compiled once per model and TOSA specification (``pipeline.compile_targets``);
+        ``jobs`` > 1 spreads that over processes. With several artifacts, ``out_dir``
+        gets a folder per artifact.
 
         ``remotes`` replaces zoo.toml's; ``offline`` (default: config / ZOO_OFFLINE)
-        skips remotes that need the network. The structural checks always run.
-        ``verify=True`` also needs the numerical check (run at build time; a cached
-        artifact without it is lowered again); ``verify=False`` hands out an artifact
-        that fails a check instead of raising VerificationError. ``bundle`` adds the
-        .bpte self-test (and its header).
+        skips remotes that need the network. ``sram_budget`` (bytes; default: a
+        board's SRAM) picks the fastest Vela options that fit. The structural
+        checks always run. ``verify=True`` also needs the numerical check (run at
+        build time; a cached artifact without it is lowered again); ``verify=False``
+        hands out an artifact that fails a check instead of raising VerificationError.
+        ``bundle`` adds the .bpte self-test (and its header). ``progress_for(label)``
+        gives the progress callback of one build (``label`` names model and targets).
         """
         from zoo._errors import UsageError
         from zoo.registry.c_header import HeaderOptions
-        from zoo.registry.fetcher import export, resolve
+        from zoo.registry.fetcher import export, resolve_many
 
+        if jobs < 1:
+            raise UsageError(f"--jobs must be at least 1, got {jobs}")
         try:
             header = HeaderOptions(header_array, header_section)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        req = self.request(
-            model, target, weights=weights, calibration_dir=calibration_dir,
-            system_config=system_config, memory_mode=memory_mode,
-        )
+        requests = [
+            self.request(m, t, weights=weights, calibration_dir=calibration_dir, system_config=system_config,
+                         memory_mode=memory_mode, sram_budget=sram_budget)
+            for m in models for t in targets
+        ]
         cache = self.cache
-        entry, source = resolve(
-            req, cache, force_build=force_build, allow_build=build, progress=progress, notice=notice,
-            verify=verify, bundle=bundle,
-            remotes=[] if force_build else self.remotes(remotes), any_toolchain=any_toolchain,
-            offline=self.config.offline if offline is None else offline,
-        )
-        return export(entry, source, out_dir=out_dir, header=header, derived_root=cache.base / "derived",
-                      want_labels=labels_header, verify=verify, want_bundle=bundle)
+        built: set[str] = set()
+        if jobs > 1 and build:
+            from zoo.registry.parallel import build_in_processes, tasks_for
+
+            tasks = tasks_for(requests)
+            if len(tasks) > 1:
+                built = build_in_processes(self.options, tasks, {
+                    "weights": weights, "calibration_dir": calibration_dir, "system_config": system_config,
+                    "memory_mode": memory_mode, "sram_budget": sram_budget, "force_build": force_build,
+                    "verify": verify, "bundle": bundle, "remotes": remotes, "any_toolchain": any_toolchain,
+                    "offline": offline,
+                }, jobs=jobs, progress_for=progress_for)
+                force_build = False  # built above: what follows only reads the cache
+        lookup: dict[str, Any] = {
+            "allow_build": build, "notice": notice, "verify": verify, "bundle": bundle,
+            "remotes": [] if force_build else self.remotes(remotes), "any_toolchain": any_toolchain,
+            "offline": self.config.offline if offline is None else offline,
+        }
+        found: list[tuple[Any, Any]] = []
+        for group in _by_model(requests):
+            label = f"{group[0].spec.name} → {', '.join(r.target.name for r in group)}"
+            report = progress_for(label) if progress_for else progress
+            found += resolve_many(group, cache, force_build=force_build, progress=report, **lookup)
+        several = len(requests) > 1
+        return [
+            export(entry, "build" if entry.key in built else source, out_dir=out_dir / r.stem if several and out_dir else out_dir, header=header,
+                   derived_root=cache.base / "derived", want_labels=labels_header, verify=verify, want_bundle=bundle)
+            for r, (entry, source) in zip(requests, found, strict=True)
+        ]
 
     def verify(
         self,
@@ -192,6 +250,7 @@ class Zoo:
         calibration_dir: Path | None = None,
         system_config: str | None = None,
         memory_mode: str | None = None,
+        sram_budget: int | None = None,
         numerics: bool = True,
         build: bool = True,
         progress: Progress | None = None,
@@ -206,7 +265,7 @@ class Zoo:
 
         req = self.request(
             model, target, weights=weights, calibration_dir=calibration_dir,
-            system_config=system_config, memory_mode=memory_mode,
+            system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget,
         )
         entry, _ = resolve(req, self.cache, allow_build=build, progress=progress, notice=notice,
                            verify=True if numerics else None)
@@ -221,6 +280,7 @@ class Zoo:
         weights: str | None = None,
         system_config: str | None = None,
         memory_mode: str | None = None,
+        sram_budget: int | None = None,
         everything: bool = False,
         notice: Notice | None = None,
     ) -> PublishReport:
@@ -257,7 +317,8 @@ class Zoo:
         else:
             if not model:
                 raise UsageError("give a MODEL to publish (see 'zoo cache ls'), or --all")
-            req = self.request(model, target, weights=weights, system_config=system_config, memory_mode=memory_mode)
+            req = self.request(model, target, weights=weights, system_config=system_config, memory_mode=memory_mode,
+                               sram_budget=sram_budget)
             try:
                 found = cache.get(req.key())
             except CorruptEntry as exc:
@@ -269,6 +330,14 @@ class Zoo:
                 )
             entries = [found]
         return remote.publish(entries, say=say)
+
+
+def _by_model(requests: Sequence[BuildRequest]) -> list[list[BuildRequest]]:
+    """The requests grouped by model, keeping their order."""
+    groups: dict[str, list[BuildRequest]] = {}
+    for r in requests:
+        groups.setdefault(r.spec.name, []).append(r)
+    return list(groups.values())
 
 
 def fetch(model: str, target: str | None = None, **kwargs: Any) -> Artifact:

@@ -173,9 +173,15 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
 def _fetch_options(f: Any) -> Any:
     opts = [
         click.argument("model", required=False),
-        click.option("-t", "--target", help="Target or board, e.g. u55-128, ethos-u85-256, imx93, portable."),
+        click.option("-t", "--target", help="Target or board, e.g. u55-128, ethos-u85-256, imx93, portable; "
+                     "a comma-separated list, or 'all' (every Ethos-U accelerator)."),
+        click.option("--all-models", is_flag=True, help="Every model in 'zoo list' instead of one MODEL."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Compile in up to N processes (one per model and TOSA specification)."),
         click.option("--system-config", help="Vela system config (default: the target's)."),
         click.option("--memory-mode", help="Vela memory mode (default: the target's)."),
+        click.option("--sram-budget", metavar="SIZE", help="Pick the fastest Vela options whose SRAM need fits SIZE "
+                     "(e.g. 512KiB, 1MiB; default: the board's SRAM, if the target is a board that states it)."),
         click.option("--weights", help="Weights variant (see 'zoo info MODEL')."),
         click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="Calibrate on your own samples instead of the model's default set."),
         click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path, file_okay=False), help="Copy the artifacts into this directory."),
@@ -195,6 +201,12 @@ def _fetch_options(f: Any) -> Any:
     return f
 
 
+def _size(text: str | None) -> int | None:
+    from zoo._config import parse_size
+
+    return None if text is None else parse_size(text, where="--sram-budget")
+
+
 def _model_name(ctx: click.Context, model: str | None) -> str:
     if model:
         return model
@@ -208,52 +220,78 @@ def _model_name(ctx: click.Context, model: str | None) -> str:
 
 def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remote: tuple[str, ...] = (),
                any_toolchain: bool = False, offline: bool = False, **kw: Any) -> None:
+    from zoo._errors import UsageError
     from zoo._progress import StageReporter
 
     zoo = _zoo(ctx)
-    model = _model_name(ctx, kw.pop("model"))
     as_json, quiet = kw.pop("as_json"), kw.pop("quiet")
-    request = zoo.request(model, kw["target"], weights=kw["weights"], calibration_dir=kw["calibration_dir"],
-                          system_config=kw["system_config"], memory_mode=kw["memory_mode"])
-    label = f"{request.spec.name} → {request.target.name}"
+    if kw.pop("all_models"):
+        if kw["model"]:
+            raise UsageError("give a MODEL or --all-models, not both")
+        models = [spec.name for spec in zoo.models()]
+    else:
+        models = [_model_name(ctx, kw["model"])]
+    targets = zoo.target_names(kw["target"])
+    budget = _size(kw["sram_budget"])
+    options: dict[str, Any] = {
+        "weights": kw["weights"], "calibration_dir": kw["calibration_dir"], "system_config": kw["system_config"],
+        "memory_mode": kw["memory_mode"], "sram_budget": budget,
+    }
+    # Resolve every name before anything compiles, so a typo fails at once.
+    requests = [zoo.request(m, t, **options) for m in models for t in targets]
+    label = f"{requests[0].spec.name} → {requests[0].target.name}"
     with StageReporter(label, enabled=not (quiet or as_json)) as progress:
-        art = zoo.fetch(
-            model, kw["target"], weights=kw["weights"], calibration_dir=kw["calibration_dir"],
-            system_config=kw["system_config"], memory_mode=kw["memory_mode"], out_dir=kw["out_dir"],
+        arts = zoo.fetch_many(
+            models, targets, **options, out_dir=kw["out_dir"],
             header_array=kw["header_name"], header_section=kw["header_section"],
             labels_header=kw["labels_header"], build=allow_build, force_build=force_build,
-            progress=progress, verify=kw["verify"], bundle=kw["bundle"],
+            progress=progress, progress_for=progress.for_label if len(requests) > 1 else None,
+            verify=kw["verify"], bundle=kw["bundle"], jobs=kw["jobs"],
             remotes=remote or None, any_toolchain=any_toolchain, offline=offline or None,
         )
-    for warning in art.manifest.warnings:
-        click.echo(f"zoo: warning: {warning}", err=True)
-    if art.verification is not None and not art.verification.passed:
-        for problem in art.verification.problems():
-            click.echo(f"zoo: warning: failed verification (handed out because of --no-verify): {problem}", err=True)
+    for art in arts:
+        prefix = f"{art.manifest.model} for {art.manifest.target}: " if len(arts) > 1 else ""
+        for warning in art.manifest.warnings:
+            click.echo(f"zoo: warning: {prefix}{warning}", err=True)
+        if art.verification is not None and not art.verification.passed:
+            for problem in art.verification.problems():
+                click.echo(f"zoo: warning: {prefix}failed verification (handed out because of --no-verify): {problem}", err=True)
     if as_json:
-        _dump(art.to_json())
+        _dump(arts[0].to_json() if len(arts) == 1 else [a.to_json() for a in arts])
         return
-    click.echo(str(art.pte))
-    click.echo(str(art.header))
-    if art.labels_header:
-        click.echo(str(art.labels_header))
-    if art.bundle:
-        click.echo(str(art.bundle))
-        click.echo(str(art.bundle_header))
+    for art in arts:
+        click.echo(str(art.pte))
+        click.echo(str(art.header))
+        if art.labels_header:
+            click.echo(str(art.labels_header))
+        if art.bundle:
+            click.echo(str(art.bundle))
+            click.echo(str(art.bundle_header))
     if not quiet:
-        click.echo(_summary(art), err=True)
+        click.echo(_summary(arts[0]) if len(arts) == 1 else _summary_table(arts), err=True)
 
 
-def _duration(ms: float) -> str:
-    if ms >= 1:
-        return f"{ms:.2f} ms"
-    if ms >= 0.001:
-        return f"{ms * 1000:.1f} µs"
-    return f"{ms * 1e6:.0f} ns"
+def _summary_table(arts: list[Any]) -> str:
+    from zoo._table import duration, human_bytes, render
+
+    rows = []
+    for art in arts:
+        m = art.manifest
+        t = (m.vela or {}).get("total", {})
+        fit = m.memory_fit
+        rows.append((
+            m.model, m.target, {"cache": "cache", "remote": "remote", "build": "built"}[art.source],
+            duration(t["inference_time_ms"]) if t else "-",
+            human_bytes(t.get("sram_bytes")) if t else "-",
+            (f"{'fits' if fit['fits'] else 'DOES NOT FIT'} {human_bytes(fit['sram_budget_bytes'])}"
+             + (f" ({' '.join(fit['selected_flags'])})" if fit["selected_flags"] else "")) if fit else "-",
+            human_bytes(m.file("pte").size),
+        ))
+    return render(("model", "target", "from", "Vela time", "SRAM", "SRAM budget", ".pte"), rows)
 
 
 def _summary(art: Any) -> str:
-    from zoo._table import human_bytes
+    from zoo._table import duration, human_bytes
 
     m = art.manifest
     pte = m.file("pte")
@@ -263,10 +301,15 @@ def _summary(art: Any) -> str:
     if m.vela:
         t = m.vela["total"]
         lines.append(
-            f"  Vela estimate: {_duration(t['inference_time_ms'])}/inference ({t['inferences_per_second']:,.0f}/s), "
+            f"  Vela estimate: {duration(t['inference_time_ms'])}/inference ({t['inferences_per_second']:,.0f}/s), "
             f"SRAM {human_bytes(t.get('sram_bytes'))}, flash {human_bytes((t.get('off_chip_flash_bytes') or 0) + (t.get('on_chip_flash_bytes') or 0))}, "
             f"DRAM {human_bytes(t.get('dram_bytes'))}"
         )
+    fit = m.memory_fit
+    if fit:
+        chosen = " ".join(fit["selected_flags"]) or "Vela's default options"
+        lines.append(f"  SRAM budget {human_bytes(fit['sram_budget_bytes'])} ({fit['budget_from']}): "
+                     f"{'fits' if fit['fits'] else 'DOES NOT FIT'} with {chosen}, {len(fit['candidates'])} option set(s) tried")
     d = m.delegation
     if d:
         lines.append(f"  operators: {d.get('npu_ops')} on the NPU in {d.get('partitions')} partition(s), {d.get('cpu_ops')} on the CPU")
@@ -335,6 +378,7 @@ def _names_a_file(ctx: click.Context, arg: str) -> bool:
 @click.option("-t", "--target", help="Target or board. For a .pte file: fail unless it was built for this target.")
 @click.option("--system-config", help="Vela system config (default: the target's).")
 @click.option("--memory-mode", help="Vela memory mode (default: the target's).")
+@click.option("--sram-budget", metavar="SIZE", help="The SRAM budget the artifact was built for (see 'zoo fetch --help').")
 @click.option("--weights", help="Weights variant (see 'zoo info MODEL').")
 @click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="The calibration folder the artifact was built with.")
 @click.option("--header", "header_path", type=click.Path(path_type=Path, dir_okay=False), help="For a .pte file: the C header to check against it (default: <stem>.h beside it).")
@@ -344,29 +388,31 @@ def _names_a_file(ctx: click.Context, arg: str) -> bool:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
 def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, system_config: str | None, memory_mode: str | None,
-               weights: str | None, calibration_dir: Path | None, header_path: Path | None, manifest_path: Path | None,
+               sram_budget: str | None, weights: str | None, calibration_dir: Path | None, header_path: Path | None, manifest_path: Path | None,
                structure_only: bool, no_build: bool, as_json: bool) -> None:
     """Verify MODEL's artifact for a target (structure and numerics), or a .pte file from anywhere (structure).
 
     Exits with status 1 when a check fails.
     """
     path = Path(model_or_path)
+    budget = _size(sram_budget)
     if _names_a_file(ctx, model_or_path):
         from zoo.registry.verification import verify_file
 
         if not path.is_file():
             raise click.UsageError(f"{path}: no such file")
-        resolved = _zoo(ctx).target(target, system_config=system_config, memory_mode=memory_mode) if target else None
+        resolved = (_zoo(ctx).target(target, system_config=system_config, memory_mode=memory_mode, sram_budget=budget)
+                    if target else None)
         result = verify_file(path, target=resolved, manifest_path=manifest_path, header_path=header_path)
     else:
         from zoo._progress import StageReporter
 
         zoo = _zoo(ctx)
         request = zoo.request(model_or_path, target, weights=weights, calibration_dir=calibration_dir,
-                              system_config=system_config, memory_mode=memory_mode)
+                              system_config=system_config, memory_mode=memory_mode, sram_budget=budget)
         with StageReporter(f"{request.spec.name} → {request.target.name}", enabled=not as_json) as progress:
             result = zoo.verify(model_or_path, target, weights=weights, calibration_dir=calibration_dir,
-                                system_config=system_config, memory_mode=memory_mode,
+                                system_config=system_config, memory_mode=memory_mode, sram_budget=budget,
                                 numerics=not structure_only, build=not no_build, progress=progress)
     if as_json:
         _dump(result.to_json())
@@ -381,6 +427,7 @@ def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, syste
 @click.option("-t", "--target", help="Target or board of the cached artifact.")
 @click.option("--system-config", help="Vela system config (default: the target's).")
 @click.option("--memory-mode", help="Vela memory mode (default: the target's).")
+@click.option("--sram-budget", metavar="SIZE", help="The SRAM budget the artifact was built for (see 'zoo fetch --help').")
 @click.option("--weights", help="Weights variant (see 'zoo info MODEL').")
 @click.option("--all", "everything", is_flag=True, help="Publish every artifact in the cache.")
 @click.option("--to", "--remote", "to", metavar="REMOTE",
@@ -388,10 +435,10 @@ def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, syste
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
 def publish(ctx: click.Context, model: str | None, target: str | None, system_config: str | None,
-            memory_mode: str | None, weights: str | None, everything: bool, to: str | None, as_json: bool) -> None:
+            memory_mode: str | None, sram_budget: str | None, weights: str | None, everything: bool, to: str | None, as_json: bool) -> None:
     """Publish cached artifacts to a remote. Only adds; never replaces a published artifact."""
     report = _zoo(ctx).publish(to, model=model, target=target, weights=weights, system_config=system_config,
-                               memory_mode=memory_mode, everything=everything)
+                               memory_mode=memory_mode, sram_budget=_size(sram_budget), everything=everything)
     if as_json:
         _dump({
             "remote": report.remote, "revision": report.revision,
@@ -405,6 +452,29 @@ def publish(ctx: click.Context, model: str | None, target: str | None, system_co
         click.echo(f"already    {r.model} for {r.target}  {r.key[:12]}  {r.folder}/")
     commit = f" in commit {report.revision[:12]}" if report.revision else ""
     click.echo(f"{len(report.added)} published, {len(report.already)} already there: {report.remote}{commit}", err=True)
+
+
+@main.command("report")
+@click.argument("model")
+@click.option("--weights", help="Only artifacts built with this weights variant (see 'zoo info MODEL').")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.option("--html", "html_path", type=click.Path(path_type=Path, dir_okay=False),
+              help="Write a self-contained HTML page with the table and a chart (needs matplotlib).")
+@click.pass_context
+def report_cmd(ctx: click.Context, model: str, weights: str | None, as_json: bool, html_path: Path | None) -> None:
+    """Vela's estimates for MODEL's cached artifacts, one row per target: inference time, SRAM, DRAM, flash, .pte size."""
+    from zoo.registry.report import collect, render_text, write_html
+
+    if as_json and html_path:
+        raise click.UsageError("give --json or --html, not both")
+    zoo = _zoo(ctx)
+    result = collect(zoo.cache, zoo.model(model), weights=weights, say=lambda msg: click.echo(f"zoo: {msg}", err=True))
+    if html_path:
+        click.echo(str(write_html(result, html_path)))
+    elif as_json:
+        _dump(result.to_json())
+    else:
+        click.echo(render_text(result))
 
 
 @main.group()

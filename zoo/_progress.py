@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import sys
 import time
+from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
@@ -12,14 +13,16 @@ DOWNLOAD = "download "
 
 
 class StageReporter:
-    """Callable as ``progress(stage, done, total)``; use as a context manager."""
+    """Callable as ``progress(stage, done, total)``; use as a context manager.
+
+    ``for_label(label)`` gives another build its own line (``--target all``)."""
 
     def __init__(self, label: str, *, enabled: bool = True) -> None:
         self.label = label
         self.enabled = enabled
         self._live: Any = None
-        self._task: Any = None
-        self._last: str | None = None
+        self._tasks: dict[str, Any] = {}
+        self._last: dict[str, str] = {}
         self._started = time.perf_counter()
         self.tty = sys.stderr.isatty()
 
@@ -50,7 +53,6 @@ class StageReporter:
                 console=Console(stderr=True), transient=True,
             )
             self._live.start()
-            self._task = self._live.add_task(self.label, total=None)
         return self
 
     def __exit__(self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None) -> None:
@@ -58,19 +60,29 @@ class StageReporter:
             self._live.stop()
 
     def __call__(self, stage: str, done: int | None = None, total: int | None = None) -> None:
+        self.report(self.label, stage, done, total)
+
+    def for_label(self, label: str) -> Callable[[str, int | None, int | None], None]:
+        def progress(stage: str, done: int | None = None, total: int | None = None) -> None:
+            self.report(label, stage, done, total)
+
+        return progress
+
+    def report(self, label: str, stage: str, done: int | None = None, total: int | None = None) -> None:
         if not self.enabled:
             return
         if self._live is not None:
-            self._live.update(self._task, description=f"{self.label}: {stage}", completed=done or 0, total=total,
+            if label not in self._tasks:
+                self._tasks[label] = self._live.add_task(label, total=None)
+            self._live.update(self._tasks[label], description=f"{label}: {stage}", completed=done or 0, total=total,
                               bytes=stage.startswith(DOWNLOAD))
             return
-        if stage != self._last:
-            self._last = stage
+        if stage != self._last.get(label):
+            self._last[label] = stage
             if stage.startswith(DOWNLOAD):
                 from zoo._table import human_bytes
 
                 extra = f" ({human_bytes(total)})" if total else ""
             else:
                 extra = f" ({total} samples)" if total else ""
-            print(f"zoo: {self.label}: {stage}{extra} [{time.perf_counter() - self._started:.1f}s]", file=sys.stderr)
-
+            print(f"zoo: {label}: {stage}{extra} [{time.perf_counter() - self._started:.1f}s]", file=sys.stderr)

@@ -3,6 +3,7 @@ out verified paths, optionally copied into an output directory."""
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import platform
 import shutil
@@ -64,33 +65,57 @@ def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def build_entry(
-    request: BuildRequest,
+def build_entries(
+    requests: Sequence[BuildRequest],
     cache: Cache,
     *,
     progress: Progress | None = None,
     verify: bool = False,
-    bundle: bool = False,
-    previous: Entry | None = None,
-) -> Entry:
-    """Compile and store. The caller holds the key's lock.
+    bundle: Sequence[bool] | None = None,
+    previous: Sequence[Entry | None] | None = None,
+) -> list[Entry]:
+    """Compile one model for several targets in one pipeline run and store each.
+    The caller holds every key's lock.
 
-    ``verify`` runs the numerical check; ``bundle`` (which implies it) also writes
-    the .bpte self-test. ``previous`` is a cached entry of the same key being
-    rebuilt for those: the new .pte must be byte-identical, then it replaces it.
+    ``verify`` runs the numerical check; ``bundle[i]`` (which implies it) also
+    writes request i's .bpte self-test. ``previous[i]`` is a cached entry of
+    the same key being rebuilt for those: the new .pte must be byte-identical,
+    then it replaces it.
     """
     from zoo.registry import pipeline  # heavy: imports torch and ExecuTorch
 
-    key = request.key()
-    key_inputs = request.key_inputs()
-    spec, target = request.spec, request.target
+    bundles = list(bundle) if bundle is not None else [False] * len(requests)
+    previous = list(previous) if previous is not None else [None] * len(requests)
+    first = requests[0]
+    if any((r.spec.name, r.weights.name, r.calibration) != (first.spec.name, first.weights.name, first.calibration) for r in requests):
+        raise ValueError("build_entries builds one model with one weights variant and one calibration set")
     started = time.perf_counter()
-    result = pipeline.compile_model(
-        spec, target, weights=request.weights.name, calibration=request.calibration, progress=progress,
-        verify=verify or bundle,
+    results = pipeline.compile_targets(
+        first.spec, [r.target for r in requests], weights=first.weights.name, calibration=first.calibration,
+        progress=progress, verify=[verify or b for b in bundles],
     )
+    seconds = round(time.perf_counter() - started, 2)
+    shared = [r.target.name for r in requests] if len(requests) > 1 else None
     if progress:
         progress("header", None, None)
+    return [
+        _store(r, result, cache, seconds=seconds, built_with=shared, bundle=b, previous=prev)
+        for r, result, b, prev in zip(requests, results, bundles, previous, strict=True)
+    ]
+
+
+def _store(
+    request: BuildRequest,
+    result: Any,
+    cache: Cache,
+    *,
+    seconds: float,
+    built_with: list[str] | None,
+    bundle: bool,
+    previous: Entry | None,
+) -> Entry:
+    key = request.key()
+    spec, target = request.spec, request.target
     pte = result.pte
     if previous is not None:
         _same_pte(previous, pte)
@@ -112,6 +137,9 @@ def build_entry(
             "scratch_bytes": max((p.scratch_size for p in payloads), default=None),
             "delegates": len(payloads),
     }
+    if result.memory_fit is not None:
+        macros["sram_budget_bytes"] = result.memory_fit["sram_budget_bytes"]
+        macros["vela_flags"] = " ".join(result.memory_fit["selected_flags"]) or None
     header = pte_header(pte, file_name=header_name, options=HeaderOptions(), macros=macros).encode("ascii")
     files: dict[str, tuple[str, bytes]] = {
         f"{request.stem}.pte": ("pte", pte),
@@ -126,7 +154,7 @@ def build_entry(
         key=key,
         model=spec.name,
         target=target.name,
-        key_inputs=key_inputs,
+        key_inputs=request.key_inputs(),
         files=[FileRecord(n, kind, len(data), _sha(data)) for n, (kind, data) in files.items()],
         vela=result.vela,
         delegation=result.delegation,
@@ -136,7 +164,8 @@ def build_entry(
         header={"array": HeaderOptions().array, "section": HeaderOptions().section, "macros": macros},
         build={
             "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
-            "seconds": round(time.perf_counter() - started, 2),
+            "seconds": seconds,
+            **({"built_with": built_with} if built_with else {}),
             "tools": tools,
             "python": platform.python_version(),
             "payloads": [
@@ -145,6 +174,7 @@ def build_entry(
             ],
         },
         warnings=result.warnings,
+        memory_fit=result.memory_fit,
     )
     from zoo.registry.structure_check import Expected, check_structure
 
@@ -207,8 +237,25 @@ def _bundle_macros(macros: dict[str, str | int | float | None], bpte: bytes, num
     }
 
 
-def resolve(
-    request: BuildRequest,
+def resolve(request: BuildRequest, cache: Cache, **options: Any) -> tuple[Entry, Source]:
+    """One request; see ``resolve_many``."""
+    return resolve_many([request], cache, **options)[0]
+
+
+@dataclass
+class _Pending:
+    """A request that needs a local build."""
+
+    request: BuildRequest
+    key: str
+    data: str | None
+    indexes: list[int]
+    previous: Entry | None = None
+    bundle: bool = False
+
+
+def resolve_many(
+    requests: Sequence[BuildRequest],
     cache: Cache,
     *,
     force_build: bool = False,
@@ -220,15 +267,82 @@ def resolve(
     remotes: Sequence[Remote] = (),
     any_toolchain: bool = False,
     offline: bool = False,
-) -> tuple[Entry, Source]:
-    """The cache, then the remotes in order (see remotes/download.py), then a local build.
+) -> list[tuple[Entry, Source]]:
+    """For each request: the cache, then the remotes in order (see
+    remotes/download.py), then a local build. What must be built is built
+    together, one pipeline run per model (``pipeline.compile_targets``), under
+    the lock of every key it makes.
 
     ``verify=True`` needs numerical results and ``bundle`` a .bpte: a cached
     entry without them is lowered again (same key, same .pte bytes) and
     replaced by one that has them."""
     say = notice or (lambda msg: print(f"zoo: {msg}", file=sys.stderr))
-    notes: list[str] = []
     numerics = verify is True or bundle
+    done: dict[int, tuple[Entry, Source]] = {}
+    pending: dict[str, _Pending] = {}
+    for i, request in enumerate(requests):
+        key, hit = _lookup(
+            request, cache, force_build=force_build, allow_build=allow_build, progress=progress, say=say,
+            numerics=numerics, bundle=bundle, remotes=remotes, any_toolchain=any_toolchain, offline=offline,
+        )
+        if hit is not None:
+            done[i] = hit
+        elif key in pending:
+            pending[key].indexes.append(i)
+        else:
+            pending[key] = _Pending(request, key, _numerics_data(request) if numerics else None, [i])
+    models: dict[tuple[str, str, int], list[_Pending]] = {}
+    for p in pending.values():
+        r = p.request
+        models.setdefault((r.spec.name, r.weights.name, id(r.calibration)), []).append(p)
+    for group in models.values():
+        with contextlib.ExitStack() as locks:
+            for p in sorted(group, key=lambda p: p.key):  # one order everywhere: no deadlock between processes
+                locks.enter_context(cache.lock(p.key))
+            todo: list[_Pending] = []
+            for p in group:
+                # Another process may have finished the same build while we waited.
+                entry = None if force_build else _checked_get(cache, p.key, say)
+                if entry is not None and _has(entry, p.data, bundle):
+                    done.update((i, (entry, "cache")) for i in p.indexes)
+                    continue
+                if entry is not None:
+                    say(f"{p.request.spec.name} for {p.request.target.name} is cached without "
+                        f"{_missing(entry, p.data, bundle)}; lowering it again to add it (the .pte bytes must come out identical)")
+                    p.previous = entry
+                    p.bundle = bundle or entry.file("bundle") is not None  # an upgrade never loses what the entry had
+                else:
+                    if force_build:
+                        cache.evict(p.key)
+                    p.bundle = bundle
+                todo.append(p)
+            if todo:
+                entries = build_entries(
+                    [p.request for p in todo], cache, progress=progress, verify=numerics,
+                    bundle=[p.bundle for p in todo], previous=[p.previous for p in todo],
+                )
+                for p, entry in zip(todo, entries, strict=True):
+                    done.update((i, (entry, "build")) for i in p.indexes)
+    return [done[i] for i in range(len(requests))]
+
+
+def _lookup(
+    request: BuildRequest,
+    cache: Cache,
+    *,
+    force_build: bool,
+    allow_build: bool,
+    progress: Progress | None,
+    say: Notice,
+    numerics: bool,
+    bundle: bool,
+    remotes: Sequence[Remote],
+    any_toolchain: bool,
+    offline: bool,
+) -> tuple[str, tuple[Entry, Source] | None]:
+    """The request's key and what the cache or a remote has for it; raises
+    when nothing is found and building is ruled out."""
+    notes: list[str] = []
     try:
         key: str | None = request.key()
     except MissingExtraError:
@@ -239,7 +353,7 @@ def resolve(
     if not force_build:
         entry = _checked_get(cache, key, say) if key else None
         if entry is not None and _has(entry, data, bundle):
-            return entry, "cache"
+            return entry.key, (entry, "cache")
         if entry is not None and not allow_build:
             raise BuildError(
                 f"{request.spec.name} for {request.target.name} is cached without {_missing(entry, data, bundle)}, "
@@ -252,27 +366,13 @@ def resolve(
                 request, cache, remotes, any_toolchain=any_toolchain, offline=offline, say=say, progress=progress
             )
             if found is not None and (not numerics or _has(found.entry, data, bundle)):
-                return found.entry, found.source
+                return found.entry.key, (found.entry, found.source)
     if not allow_build:
         where = "; ".join(["not in the cache", *notes])
         raise BuildError(
             f"{request.spec.name} for {request.target.name}: {where}; and building was ruled out (--no-build)"
         )
-    if key is None:
-        key = request.key()  # raises: this install cannot build it
-    with cache.lock(key):
-        # Another process may have finished the same build while we waited.
-        entry = None if force_build else _checked_get(cache, key, say)
-        if entry is not None and _has(entry, data, bundle):
-            return entry, "cache"
-        if entry is not None:
-            say(f"{request.spec.name} for {request.target.name} is cached without {_missing(entry, data, bundle)}; "
-                "lowering it again to add it (the .pte bytes must come out identical)")
-            keep_bundle = bundle or entry.file("bundle") is not None  # an upgrade never loses what the entry had
-            return build_entry(request, cache, progress=progress, verify=numerics, bundle=keep_bundle, previous=entry), "build"
-        if force_build:
-            cache.evict(key)
-        return build_entry(request, cache, progress=progress, verify=numerics, bundle=bundle), "build"
+    return key if key is not None else request.key(), None  # raises: this install cannot build it
 
 
 def _numerics_data(request: BuildRequest) -> str:

@@ -35,7 +35,16 @@ class Manifest:
     verification: dict[str, Any] | None = None
     """``structure`` (checks at build time), ``numerics`` (None unless built with
     --verify or --bundle) and ``bundle`` (the .bpte's test cases and tolerance)."""
+    memory_fit: dict[str, Any] | None = None
+    """For a target with an SRAM budget (``--sram-budget`` or a board's SRAM): the
+    budget, the Vela options tried and the one chosen, and whether it fits."""
     schema: int = SCHEMA
+
+    @property
+    def vela_flags(self) -> tuple[str, ...]:
+        """The target's extra Vela flags plus those chosen to fit its SRAM budget."""
+        chosen = (self.memory_fit or {}).get("selected_flags") or ()
+        return (*((self.key_inputs.get("target") or {}).get("extra_flags") or ()), *chosen)
 
     def file(self, kind: str) -> FileRecord | None:
         return next((f for f in self.files if f.kind == kind), None)

@@ -20,20 +20,21 @@ import re
 import sys
 import threading
 import traceback
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
 from zoo._errors import BuildError, MissingExtraError
 from zoo._spec import Dataset, ModelSpec, Sample
 from zoo.registry import vela_report
-from zoo.registry.targets import Target
+from zoo.registry.targets import PORTABLE, Target
 
 if TYPE_CHECKING:
     from zoo.registry.numerics import NumericsResult
 
 Progress = Callable[[str, int | None, int | None], None]
-STAGES = ("load", "export", "calibrate", "quantize", "lower", "verify", "vela", "serialize")
+STAGES = ("load", "export", "calibrate", "quantize", "lower", "verify", "serialize", "vela", "retarget")
+"""In order; with several targets, "vela" and "retarget" name the target, e.g. "vela ethos-u55-64"."""
 BACKEND_ID = "EthosUBackend"
 
 # Quantize/dequantize nodes are the int8 boundary, not work the model asked
@@ -72,6 +73,8 @@ class CompileResult:
     numerics: NumericsResult | None = None
     """The numerical check (``compile_model(verify=True)``): Ethos-U on the TOSA
     reference model before serialization, portable on the host runtime after."""
+    memory_fit: dict[str, Any] | None = None
+    """``memory_fit.fit_record`` for a target with an SRAM budget."""
 
 
 @dataclass
@@ -93,44 +96,94 @@ def compile_model(
     """Build ``spec`` (with weights variant ``weights``) for ``target``.
 
     With ``verify`` the numerical check runs too (see ``zoo.registry.numerics``);
-    it never changes the .pte bytes.
+    it never changes the .pte bytes. A target with an SRAM budget gets the
+    fastest Vela options that fit it (``memory_fit.py``).
 
     ``progress(stage, done, total)`` is called with ``(stage, None, None)`` as
     each stage of ``STAGES`` starts, and once per calibration sample with
-    ``("calibrate", done, total)`` (and per checked sample with ``("verify", done, total)``). Raises BuildError naming the model, the
-    target and the stage (for lowering, the failing pass or operator).
+    ``("calibrate", done, total)`` (and per checked sample with ``("verify", done, total)``).
+    Raises BuildError naming the model, the target and the stage (for lowering,
+    the failing pass or operator).
     """
+    return compile_targets(
+        spec, [target], weights=weights, calibration=calibration, progress=progress, verify=[verify]
+    )[0]
+
+
+def compile_targets(
+    spec: ModelSpec,
+    targets: Sequence[Target],
+    *,
+    weights: str | None = None,
+    calibration: Dataset | None = None,
+    progress: Progress | None = None,
+    verify: Sequence[bool] | None = None,
+) -> list[CompileResult]:
+    """Build ``spec`` for several targets, in their order, for about the cost of one.
+
+    The model is exported, calibrated and lowered once per TOSA specification
+    (u55 and u65 share one, u85 has its own); every other target of that
+    specification only reruns Vela (``retarget.py``). Each .pte is
+    byte-identical to a ``compile_model`` of its target alone. ``verify[i]``
+    asks for target i's numerical check, which a TOSA family shares.
+    """
+    wanted = list(verify) if verify is not None else [False] * len(targets)
     report: Progress = progress or _silent
     variant = spec.weights_variant(weights).name
-    where = f"model {spec.name!r} (weights {variant!r}) for target {target.name!r}"
-    if not target.is_portable and not spec.quantize:
-        raise BuildError(
-            f"{where}: the model is declared float-only (quantize=False), but Ethos-U "
-            "runs int8/int16 only; build it for the 'portable' target instead"
-        )
+    results: dict[int, CompileResult] = {}
+    families: dict[str, list[int]] = {}
+    for i, target in enumerate(targets):
+        if not target.is_portable and not spec.quantize:
+            raise BuildError(
+                f"{_where(spec, variant, target)}: the model is declared float-only (quantize=False), but "
+                "Ethos-U runs int8/int16 only; build it for the 'portable' target instead"
+            )
+        families.setdefault(target.tosa_spec or PORTABLE, []).append(i)
     report("load", None, None)
     torch = _import_stack()
-    # Seeded and isolated so a plugin that draws random weights or inputs
-    # without its own seed still builds the same bytes every time.
-    with torch.random.fork_rng(devices=[]), torch.no_grad():
-        torch.manual_seed(0)
-        with _stage(where, "load"):
-            model = spec.build(variant).eval()
-            example = _as_sample(spec.example_inputs())
-        if target.is_portable:
-            result = _compile_portable(model, example, where, report)
-            if verify:
-                report("verify", None, None)
-                with _stage(where, "numerical check"):
-                    from zoo.registry import numerics
+    for family, members in families.items():
+        leader = targets[members[0]]
+        where = _where(spec, variant, leader)
+        # Seeded and isolated so a plugin that draws random weights or inputs
+        # without its own seed still builds the same bytes every time; reset
+        # per family so each lowering sees what a single-target build sees.
+        with torch.random.fork_rng(devices=[]), torch.no_grad():
+            torch.manual_seed(0)
+            with _stage(where, "load"):
+                model = spec.build(variant).eval()
+                example = _as_sample(spec.example_inputs())
+            if family == PORTABLE:
+                result = _compile_portable(model, example, where, report)
+                if any(wanted[i] for i in members):
+                    report("verify", None, None)
+                    with _stage(where, "numerical check"):
+                        from zoo.registry import numerics
 
-                    result.numerics = numerics.check_portable(
-                        pte=result.pte, float_model=model,
-                        data=numerics.evaluation_set(spec, calibration or spec.calibration),
-                        classifier=numerics.is_classifier(spec), progress=report,
-                    )
-            return result
-        return _compile_ethosu(model, example, spec, target, calibration, where, report, verify)
+                        result.numerics = numerics.check_portable(
+                            pte=result.pte, float_model=model,
+                            data=numerics.evaluation_set(spec, calibration or spec.calibration),
+                            classifier=numerics.is_classifier(spec), progress=report,
+                        )
+                for i in members:
+                    results[i] = replace(result, numerics=result.numerics if wanted[i] else None)
+                continue
+            lowered = _lower_ethosu(
+                model, example, spec, _base(leader), calibration, where, report, any(wanted[i] for i in members)
+            )
+        for i in members:
+            result = _finish_ethosu(lowered, targets[i], _where(spec, variant, targets[i]), report, len(members) > 1)
+            results[i] = replace(result, numerics=lowered.numerics if wanted[i] else None)
+    return [results[i] for i in range(len(targets))]
+
+
+def _where(spec: ModelSpec, variant: str, target: Target) -> str:
+    return f"model {spec.name!r} (weights {variant!r}) for target {target.name!r}"
+
+
+def _base(target: Target) -> Target:
+    """What the lowering is given: the target without its SRAM budget, whose
+    Vela options are only chosen afterwards, on the TOSA graphs."""
+    return replace(target, sram_budget=None)
 
 
 def _silent(stage: str, done: int | None, total: int | None) -> None:
@@ -187,7 +240,21 @@ def _compile_portable(model: Any, example: Sample, where: str, report: Progress)
     )
 
 
-def _compile_ethosu(
+@dataclass
+class _Lowered:
+    """One lowering, shared by every target of its TOSA specification."""
+
+    target: Target
+    pte: bytes
+    ordered: list[_Capture]
+    delegation: dict[str, Any]
+    calibration: dict[str, Any]
+    warnings: list[str]
+    """About the lowering itself; each target adds its own."""
+    numerics: NumericsResult | None
+
+
+def _lower_ethosu(
     model: Any,
     example: Sample,
     spec: ModelSpec,
@@ -195,19 +262,14 @@ def _compile_ethosu(
     calibration: Dataset | None,
     where: str,
     report: Progress,
-    verify: bool = False,
-) -> CompileResult:
-    from executorch.backends.arm.ethosu import EthosUCompileSpec, EthosUPartitioner
+    verify: bool,
+) -> _Lowered:
+    from executorch.backends.arm.ethosu import EthosUPartitioner
     from executorch.exir import to_edge_transform_and_lower
 
-    assert target.accelerator is not None
-    compile_spec = EthosUCompileSpec(
-        target.accelerator,
-        system_config=target.system_config,
-        memory_mode=target.memory_mode,
-        extra_flags=list(target.extra_flags) or None,
-        config_ini=target.vela_ini,
-    )
+    from zoo.registry.retarget import ethosu_compile_spec
+
+    compile_spec = ethosu_compile_spec(target)
     report("export", None, None)
     with _stage(where, "export"):
         graph = _export(model, example).module(check_guards=False)
@@ -242,31 +304,71 @@ def _compile_ethosu(
             )
     with _LOWERING, _lowering_errors(where):
         program = edge.to_executorch()
-    warnings = _warnings(delegation, ordered, target)
+    warnings = []
     if len(samples) != dataset.size:
         warnings.append(
             f"calibrated on {len(samples)} sample(s); the calibration set declares {dataset.size}"
         )
-
-    report("vela", None, None)
-    with _stage(where, "Vela report"):
-        vela = vela_report.summarize(
-            [vela_report.run_vela(c.tosa, target) for c in ordered]
-        )
-
     report("serialize", None, None)
     with _stage(where, "serialize"):
         pte = _canonical(_program_bytes(program))
-        cpu_operators = _operator_table(pte)
-    return CompileResult(
+    return _Lowered(
+        target=target,
         pte=pte,
-        tosa_graphs=[c.tosa for c in ordered],
-        vela=vela,
+        ordered=ordered,
         delegation=delegation,
-        cpu_operators=cpu_operators,
         calibration={"samples": len(samples), "sha256": _digest(samples)},
         warnings=warnings,
         numerics=checked,
+    )
+
+
+def _finish_ethosu(lowered: _Lowered, target: Target, where: str, report: Progress, several: bool) -> CompileResult:
+    """``target``'s artifact from a shared lowering: choose Vela options for its
+    SRAM budget, rerun Vela where its options differ from the lowering's, and
+    take Vela's performance report."""
+    from zoo.registry import memory_fit
+
+    label = f" {target.name}" if several else ""
+    graphs = [c.tosa for c in lowered.ordered]
+    fit: dict[str, Any] | None = None
+    final = _base(target)
+    report(f"vela{label}", None, None)
+    with _stage(where, "Vela report"):
+        if target.sram_budget is None:
+            vela = vela_report.summarize([vela_report.run_vela(g, final) for g in graphs])
+        else:
+            budget = target.sram_budget
+            tried: list[tuple[memory_fit.Candidate, dict[str, Any]]] = []
+            for flags in memory_fit.candidate_flags(final, budget):
+                summary = vela_report.summarize([vela_report.run_vela(g, final, extra_flags=flags) for g in graphs])
+                total = summary["total"]
+                tried.append((memory_fit.Candidate(flags, int(total["sram_bytes"]), float(total["inference_time_ms"])), summary))
+            candidates = [c for c, _ in tried]
+            with _stage(where, "memory fit"):
+                chosen = memory_fit.choose(final, budget, candidates)
+            vela = next(summary for c, summary in tried if c is chosen)
+            fit = memory_fit.fit_record(target, budget, chosen, candidates)
+            final = replace(final, extra_flags=(*final.extra_flags, *chosen.flags))
+    if vela_report.vela_flags(final) == vela_report.vela_flags(lowered.target):
+        pte = lowered.pte
+    else:
+        report(f"retarget{label}", None, None)
+        from zoo.registry.retarget import retarget
+
+        with _LOWERING, _lowering_errors(where):
+            pte = retarget(lowered.pte, graphs, [c.processed for c in lowered.ordered], final)
+    with _stage(where, "serialize"):
+        cpu_operators = _operator_table(pte)
+    return CompileResult(
+        pte=pte,
+        tosa_graphs=graphs,
+        vela=vela,
+        delegation=lowered.delegation,
+        cpu_operators=cpu_operators,
+        calibration=lowered.calibration,
+        warnings=[*_warnings(lowered.delegation, target), *lowered.warnings, *_flag_drift(lowered)],
+        memory_fit=fit,
     )
 
 
@@ -519,7 +621,7 @@ def _delegation(edge: Any) -> dict[str, Any]:
     }
 
 
-def _warnings(delegation: dict[str, Any], ordered: list[_Capture], target: Target) -> list[str]:
+def _warnings(delegation: dict[str, Any], target: Target) -> list[str]:
     out: list[str] = []
     if delegation["partitions"] == 0:
         out.append(f"nothing was delegated to {target.name}: the whole model runs on the CPU")
@@ -529,15 +631,19 @@ def _warnings(delegation: dict[str, Any], ordered: list[_Capture], target: Targe
             f"({', '.join(delegation['cpu_op_names'])}), splitting the model into "
             f"{delegation['partitions']} NPU partition(s)"
         )
-    expected = vela_report.vela_flags(target)
-    for c in ordered:
+    return out
+
+
+def _flag_drift(lowered: _Lowered) -> list[str]:
+    """The Vela report must use the flags the backend used (checked on the lowering's own run)."""
+    expected = vela_report.vela_flags(lowered.target)
+    for c in lowered.ordered:
         if c.flags != expected:
-            out.append(
+            return [
                 "the Vela report used flags that differ from the backend's: "
                 f"{' '.join(expected)} vs {' '.join(c.flags)}"
-            )
-            break
-    return out
+            ]
+    return []
 
 
 def _program_bytes(program: Any) -> bytes:
@@ -546,7 +652,8 @@ def _program_bytes(program: Any) -> bytes:
     return bytes(program.buffer)
 
 
-def _serialize(pte_file: Any) -> bytes:
+def serialize(pte_file: Any) -> bytes:
+    """Serialize with the ``ExecutorchBackendConfig()`` defaults: the canonical form."""
     from executorch.exir._serialize._program import serialize_pte_binary
     from executorch.exir.capture._config import ExecutorchBackendConfig
 
@@ -567,7 +674,7 @@ def canonical(pte: bytes) -> bytes:
     ``ExecutorchBackendConfig()`` defaults. The emitter's own layout differs."""
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    return _serialize(deserialize_pte_binary(pte))
+    return serialize(deserialize_pte_binary(pte))
 
 
 def _canonical(pte: bytes) -> bytes:

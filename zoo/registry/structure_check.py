@@ -53,7 +53,7 @@ class Expected:
         t = m.key_inputs.get("target") or {}
         target = Target(
             m.target, t.get("accelerator"), t.get("system_config"), t.get("memory_mode"),
-            extra_flags=tuple(t.get("extra_flags") or ()),
+            extra_flags=m.vela_flags,
             **({"vela_ini": t["vela_ini"]} if t.get("vela_ini") else {}),
         )
         inputs = tuple(
@@ -333,8 +333,10 @@ def _check_operators(info: PteInfo, expected: Expected) -> Check:
     return Check("cpu_operators", True, f"{len(ops)} CPU kernel(s) the runtime must provide: {', '.join(ops) or 'none'}")
 
 
-def check_target(pte: bytes, wanted: Target) -> Check:
-    """Was ``pte`` built for ``wanted``: same accelerator, system config, memory mode and Vela flags?"""
+def check_target(pte: bytes, wanted: Target, *, unknown: Sequence[str] = ()) -> Check:
+    """Was ``pte`` built for ``wanted``: same accelerator, system config, memory mode and Vela flags?
+
+    Flags named in ``unknown`` (e.g. those an SRAM budget chooses) are not compared."""
     from zoo.registry.vela_report import vela_flags
 
     want = (f"{wanted.accelerator} ({wanted.system_config}, {wanted.memory_mode})"
@@ -352,7 +354,11 @@ def check_target(pte: bytes, wanted: Target) -> Check:
     built = f"{fm.get('--accelerator-config', '?')} ({fm.get('--system-config', '?')}, {fm.get('--memory-mode', '?')})"
     if wanted.is_portable:
         return Check("target", False, f"the .pte was built for {built}, not for portable (CPU only)")
-    differences = [m for d in ethos for m in _flag_differences(d.index, (d.spec_text("compile_flags") or "").split(), vela_flags(wanted), "--target")]
+    def known(flags: list[str]) -> list[str]:
+        return [f for f in flags if f.split("=", 1)[0] not in unknown]
+
+    differences = [m for d in ethos for m in _flag_differences(
+        d.index, known((d.spec_text("compile_flags") or "").split()), known(vela_flags(wanted)), "--target")]
     if differences:
         return Check("target", False, f"the .pte was built for {built}, not for {want}: {'; '.join(differences)}")
     return Check("target", True, f"built for {want}, as asked")

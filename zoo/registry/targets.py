@@ -68,6 +68,9 @@ class Target:
     sram_bytes: int | None = None
     extra_flags: tuple[str, ...] = ()
     vela_ini: str = VELA_INI
+    sram_budget: int | None = None
+    """Bytes of SRAM the build must fit: ``--sram-budget``, else the board's SRAM.
+    The pipeline then picks the fastest Vela options that fit (see memory_fit.py)."""
     aliases: tuple[str, ...] = field(default=(), compare=False)
 
     @property
@@ -111,6 +114,8 @@ class Target:
             "extra_flags": list(self.extra_flags),
             "vela_ini": self.vela_ini,
             "vela_ini_sha256": vela_config().sha256,
+            # Only when set, so targets without a budget keep their keys.
+            **({"sram_budget": self.sram_budget} if self.sram_budget is not None else {}),
         }
 
     def to_json(self) -> dict[str, Any]:
@@ -124,6 +129,7 @@ class Target:
             "board": self.board,
             "sram_bytes": self.sram_bytes,
             "extra_flags": list(self.extra_flags),
+            "sram_budget": self.sram_budget,
             "tosa_spec": self.tosa_spec,
         }
 
@@ -192,13 +198,18 @@ class TargetTable:
         system_config: str | None = None,
         memory_mode: str | None = None,
         extra_flags: Iterable[str] = (),
+        sram_budget: int | None = None,
     ) -> Target:
         """Turn a user's target name and options into a validated Target."""
         key = name.strip().lower()
         if key == PORTABLE:
-            if system_config or memory_mode:
-                raise UsageError("the portable target runs on the CPU and takes no --system-config or --memory-mode")
+            if system_config or memory_mode or sram_budget is not None:
+                raise UsageError(
+                    "the portable target runs on the CPU and takes no --system-config, --memory-mode or --sram-budget"
+                )
             return Target(PORTABLE, None)
+        if sram_budget is not None and sram_budget <= 0:
+            raise UsageError(f"--sram-budget must be a positive size such as 512KiB, got {sram_budget} bytes")
         board = self.boards.get(key)
         accelerator = board.accelerator if board else self._accelerator(key)
         if accelerator is None:
@@ -220,6 +231,7 @@ class TargetTable:
             board=board.name if board else None,
             sram_bytes=board.sram_bytes if board else None,
             extra_flags=tuple(extra_flags),
+            sram_budget=sram_budget if sram_budget is not None else (board.sram_bytes if board else None),
         )
 
     @staticmethod

@@ -8,12 +8,13 @@ because they need the lowered program, which only exists during a build.
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zoo._errors import UsageError, VerificationError
 from zoo.registry.manifest import Manifest
+from zoo.registry.memory_fit import BUDGET_FLAGS
 from zoo.registry.structure_check import (
     Check,
     Expected,
@@ -148,7 +149,16 @@ def verify_file(
     if manifest is not None:
         checks.append(check_file_record(pte, path.name, manifest))
     if target is not None and readable:
-        checks.append(check_target(pte, target))
+        unknown: tuple[str, ...] = ()
+        if target.sram_budget is not None:
+            fit = manifest.memory_fit if manifest is not None else None
+            if fit is not None and fit.get("sram_budget_bytes") == target.sram_budget:
+                target = replace(target, extra_flags=(*target.extra_flags, *fit["selected_flags"]))
+            else:
+                unknown = BUDGET_FLAGS
+                notes.append("the target has an SRAM budget, and no manifest for that budget says which Vela options "
+                             f"it chose, so {' and '.join(BUDGET_FLAGS)} are not compared")
+        checks.append(check_target(pte, target, unknown=unknown))
     header = header_path or path.with_suffix(".h")
     if not readable:
         pass

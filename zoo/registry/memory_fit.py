@@ -1,0 +1,82 @@
+"""Pick the fastest Vela options whose SRAM need fits a budget.
+
+Vela's options trade SRAM for speed: for MobileNetV2 on ethos-u55-128 with
+Shared_Sram, ``--optimise Performance`` needs about 1474 KiB and ``Size``
+about 354 KiB for 1.7 % more time. Where the memory mode keeps the arena in
+DRAM and uses SRAM as its cache (Dedicated_Sram), ``--arena-cache-size``
+caps the SRAM that Performance may use. Each candidate is one Vela run on
+the TOSA graphs a build already has, so choosing costs seconds, not a
+lowering. Nothing here imports torch.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zoo._errors import BuildError
+from zoo._table import human_bytes
+from zoo.registry.targets import Target
+from zoo.registry.vela_config import vela_config
+
+SIZE = "--optimise=Size"
+BUDGET_FLAGS = ("--optimise", "--arena-cache-size")
+"""The Vela options a budget chooses among."""
+
+
+@dataclass(frozen=True)
+class Candidate:
+    flags: tuple[str, ...]
+    """Vela flags added to the target's own; () is Vela's default (Performance)."""
+    sram_bytes: int
+    inference_time_ms: float
+
+    def fits(self, budget: int) -> bool:
+        return self.sram_bytes <= budget
+
+    def to_json(self, budget: int) -> dict[str, Any]:
+        return {
+            "flags": list(self.flags),
+            "sram_bytes": self.sram_bytes,
+            "inference_time_ms": self.inference_time_ms,
+            "fits": self.fits(budget),
+        }
+
+
+def candidate_flags(target: Target, budget: int) -> list[tuple[str, ...]]:
+    """The Vela option sets worth trying for ``target`` under ``budget``, default first."""
+    out: list[tuple[str, ...]] = [(), (SIZE,)]
+    mode = vela_config().memory_modes.get(target.memory_mode or "", {})
+    if mode.get("arena_mem_area", "Axi0") != mode.get("cache_mem_area", "Axi0"):
+        default_cache = vela_config().arena_cache_size(target.memory_mode or "")
+        if default_cache is None or budget < default_cache:
+            out.append((f"--arena-cache-size={budget}",))
+    return out
+
+
+def choose(target: Target, budget: int, candidates: Sequence[Candidate]) -> Candidate:
+    """The fastest candidate that fits (ties: the smaller SRAM need, then the earlier one)."""
+    fitting = [c for c in candidates if c.fits(budget)]
+    if not fitting:
+        smallest = min(candidates, key=lambda c: c.sram_bytes)
+        tried = "; ".join(f"{' '.join(c.flags) or 'default'}: {human_bytes(c.sram_bytes)}" for c in candidates)
+        raise BuildError(
+            f"nothing fits {target.name}'s SRAM budget of {human_bytes(budget)} ({budget} bytes): the smallest SRAM "
+            f"Vela achieved is {human_bytes(smallest.sram_bytes)} ({smallest.sram_bytes} bytes) with "
+            f"{' '.join(smallest.flags) or 'its default options'} (tried {tried}). Give a larger --sram-budget, "
+            "a memory mode that keeps the arena out of SRAM (e.g. Dedicated_Sram on U65/U85), or a smaller model."
+        )
+    return min(fitting, key=lambda c: (c.inference_time_ms, c.sram_bytes))
+
+
+def fit_record(target: Target, budget: int, chosen: Candidate, candidates: Sequence[Candidate]) -> dict[str, Any]:
+    """What the manifest stores under ``memory_fit``."""
+    return {
+        "sram_budget_bytes": budget,
+        "budget_from": f"board {target.board}" if target.board and budget == target.sram_bytes else "--sram-budget",
+        "sram_bytes": chosen.sram_bytes,
+        "fits": chosen.fits(budget),
+        "selected_flags": list(chosen.flags),
+        "candidates": [c.to_json(budget) for c in candidates],
+    }
