@@ -18,6 +18,7 @@ import pytest
 
 from tests.conftest import BUILDS, run_zoo
 from tests.registry.test_c_header import array_bytes
+from tests.split_model import SPLIT_MODEL
 from zoo._api import Zoo
 from zoo.registry.fetcher import Artifact
 
@@ -166,27 +167,6 @@ def test_mv2_imagenet_weights_offline_error_says_what_to_do(tmp_path: Path) -> N
     assert not list((tmp_path / "cache").rglob("*.pte"))
 
 
-SPLIT_MODEL = textwrap.dedent('''
-    """A conv net whose 4x4/stride-4 pooling is too large for the U55."""
-    import torch
-
-    class Split(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
-            self.pool = torch.nn.AvgPool2d(4, stride=4)
-            self.conv2 = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1)
-            self.fc = torch.nn.Linear(16 * 2 * 2, 10)
-
-        def forward(self, x):
-            x = torch.relu(self.conv1(x))
-            x = torch.relu(self.conv2(self.pool(x)))
-            return self.fc(x.flatten(1))
-
-    ModelUnderTest = Split()
-    ModelInputs = (torch.rand(1, 3, 16, 16),)
-    CalibrationData = [(torch.rand(1, 3, 16, 16),) for _ in range(4)]
-''')
 
 
 def test_model_file_that_splits_builds_with_a_cpu_fallback_warning(tmp_path: Path) -> None:

@@ -186,3 +186,13 @@ def test_verify_a_file_built_for_a_budget(built: dict[tuple[str, str], Artifact]
     alone = verify_file(pte, target=with_budget)
     assert alone.passed and any("--optimise and --arena-cache-size are not compared" in n for n in alone.notes)
     assert not verify_file(pte, target=table.resolve("u55-64", sram_budget=1000 * 1024)).passed
+
+
+def test_a_failure_in_a_worker_process_is_reported_and_caches_nothing(tmp_path: Path) -> None:
+    cache = tmp_path / "cache"
+    r = run_zoo("build", "add", "--target", "u55-128,u85-256", "--sram-budget", "16", "--jobs", "2",
+                env={"ZOO_CACHE_DIR": str(cache)})
+    assert r.returncode == 1, r.stderr
+    assert "zoo: error: model 'add' (weights 'none') for target 'ethos-u55-128': nothing fits" in r.stderr
+    assert "(1 more build(s) failed too)" in r.stderr and "Traceback" not in r.stderr
+    assert list(cache.glob("v1/entries/*/*")) == []

@@ -22,6 +22,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import BUILDS, UNVERIFIED, run_zoo
+from tests.split_model import SPLIT_MODEL
 from zoo._api import Zoo, ZooOptions
 from zoo.registry.fetcher import Artifact
 from zoo.registry.manifest import Manifest
@@ -267,28 +268,6 @@ def test_every_comparison_can_fail(built: dict[tuple[str, str], Artifact]) -> No
     assert not accuracy["passed"] and "float 100.00%" in accuracy["detail"] and "limit 1 pp" in accuracy["detail"]
 
 
-SPLIT_MODEL = textwrap.dedent('''
-    """A conv net whose 4x4/stride-4 pooling is too large for the U55: two NPU partitions."""
-    import torch
-
-    class Split(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
-            self.pool = torch.nn.AvgPool2d(4, stride=4)
-            self.conv2 = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1)
-            self.fc = torch.nn.Linear(16 * 2 * 2, 10)
-
-        def forward(self, x):
-            x = torch.relu(self.conv1(x))
-            x = torch.relu(self.conv2(self.pool(x)))
-            return self.fc(x.flatten(1))
-
-    torch.manual_seed(0)
-    ModelUnderTest = Split()
-    ModelInputs = (torch.rand(1, 3, 16, 16),)
-    CalibrationData = [(torch.rand(1, 3, 16, 16),) for _ in range(4)]
-''')
 
 
 def test_two_partitions_run_in_graph_order_and_a_wrong_reference_fails(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

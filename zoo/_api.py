@@ -260,15 +260,15 @@ class Zoo:
         recorded numerics. With ``numerics`` an artifact cached without them is lowered
         again to run them (same .pte bytes); a missing artifact is built unless ``build``
         is False. Never raises for a failing check: the result says what failed."""
-        from zoo.registry.fetcher import resolve
+        from zoo.registry.fetcher import resolve_many
         from zoo.registry.verification import verify_entry
 
         req = self.request(
             model, target, weights=weights, calibration_dir=calibration_dir,
             system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget,
         )
-        entry, _ = resolve(req, self.cache, allow_build=build, progress=progress, notice=notice,
-                           verify=True if numerics else None)
+        [(entry, _)] = resolve_many([req], self.cache, allow_build=build, progress=progress, notice=notice,
+                                    verify=True if numerics else None)
         return verify_entry(entry)
 
     def publish(

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import json
 from pathlib import Path
 
 import pytest
@@ -79,3 +80,13 @@ def test_second_put_of_same_key_keeps_the_first(stored: tuple[Cache, str]) -> No
     cache.put(_manifest(key, files), files)
     assert cache.get(key) is not None
     assert not list((cache.base / "tmp").iterdir())
+
+
+def test_an_entry_from_a_later_zoo_with_more_manifest_fields_still_reads(stored: tuple[Cache, str]) -> None:
+    cache, key = stored
+    path = cache.entry_path(key) / "manifest.json"
+    data = json.loads(path.read_text())
+    data["a_field_from_the_future"] = {"x": 1}
+    path.write_text(json.dumps(data))
+    entry = cache.get(key)
+    assert entry is not None and entry.manifest.key == key

@@ -24,6 +24,7 @@ from zoo.registry.vela_payload import find_payloads
 from zoo.registry.verification import Verification, build_record, gate, verify_entry
 
 if TYPE_CHECKING:
+    from zoo.registry.pipeline import CompileResult
     from zoo.registry.remotes import Remote
 
 Progress = Callable[[str, int | None, int | None], None]
@@ -106,7 +107,7 @@ def build_entries(
 
 def _store(
     request: BuildRequest,
-    result: Any,
+    result: CompileResult,
     cache: Cache,
     *,
     seconds: float,
@@ -198,7 +199,7 @@ def _same_pte(previous: Entry, pte: bytes) -> None:
 
 def _bundle_files(
     request: BuildRequest,
-    result: Any,
+    result: CompileResult,
     macros: dict[str, str | int | float | None],
     files: dict[str, tuple[str, bytes]],
 ) -> dict[str, Any]:
@@ -235,11 +236,6 @@ def _bundle_macros(macros: dict[str, str | int | float | None], bpte: bytes, num
         "bundle_atol": numerics.tolerance["atol"],
         "bundle_rtol": numerics.tolerance["rtol"],
     }
-
-
-def resolve(request: BuildRequest, cache: Cache, **options: Any) -> tuple[Entry, Source]:
-    """One request; see ``resolve_many``."""
-    return resolve_many([request], cache, **options)[0]
 
 
 @dataclass

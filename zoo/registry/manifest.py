@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -59,9 +60,11 @@ class Manifest:
     def from_json(cls, data: dict[str, Any]) -> Manifest:
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise ValueError(f"unsupported manifest schema {data.get('schema') if isinstance(data, dict) else data!r}")
-        fields = dict(data)
-        fields["files"] = [FileRecord(**f) for f in data["files"]]
-        return cls(**fields)
+        # Fields a later zoo added are left out rather than making the entry unreadable.
+        known = {f.name for f in dataclasses.fields(cls)}
+        values = {k: v for k, v in data.items() if k in known}
+        values["files"] = [FileRecord(**f) for f in data["files"]]
+        return cls(**values)
 
     @classmethod
     def loads(cls, text: str) -> Manifest:

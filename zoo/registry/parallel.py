@@ -71,12 +71,11 @@ def build_in_processes(
         relay.join()
     if failures:
         kind, label, message = failures[0]
-        error = getattr(_errors, kind, BuildError)
         more = f" ({len(failures) - 1} more build(s) failed too)" if len(failures) > 1 else ""
-        try:
+        error = getattr(_errors, kind, None)
+        if isinstance(error, type) and issubclass(error, ZooError) and error.__init__ is Exception.__init__:
             raise error(f"{message}{more}")
-        except TypeError:  # an error type whose constructor takes other arguments
-            raise BuildError(f"{label}: {message}{more}") from None
+        raise BuildError(f"{label}: {message}{more}")  # a type whose constructor takes other arguments
     return built
 
 
