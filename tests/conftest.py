@@ -3,7 +3,9 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
+import textwrap
 from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,6 +51,46 @@ def run_zoo(*args: str, env: dict[str, str] | None = None, pythonpath: Path | No
     return subprocess.run(
         [sys.executable, "-m", "zoo", *args], capture_output=True, text=True, env=full_env, cwd=cwd, timeout=600,
     )
+
+
+HEAVY = ("torch", "torchvision", "executorch", "torchao")
+
+# Runs the CLI in this interpreter, then reports which watched packages got imported.
+_PROBE = textwrap.dedent("""
+    import sys
+    watched = set(sys.argv[1].split(","))
+    from zoo._cli import main
+    try:
+        main(sys.argv[2:], prog_name="zoo")
+    finally:
+        loaded = sorted({m.split(".")[0] for m in sys.modules} & watched)
+        print("LOADED:" + ",".join(loaded), file=sys.stderr)
+""")
+
+
+@dataclass
+class Probed:
+    returncode: int
+    stdout: str
+    stderr: str
+    """Without the probe's own line."""
+    loaded: list[str]
+    """The watched top-level packages the command imported (``<no report>`` if it died first)."""
+
+
+def run_probed(*args: str, watch: tuple[str, ...] = HEAVY, env: dict[str, str] | None = None,
+               base_env: dict[str, str] | None = None, cwd: Path | None = None, no_site: bool = False) -> Probed:
+    """The real CLI in a fresh interpreter, reporting which of ``watch`` it imported.
+    ``base_env`` replaces os.environ; ``no_site`` runs without site-packages (python -S)."""
+    full_env = dict(os.environ if base_env is None else base_env)
+    full_env.update(env or {})
+    cmd = [sys.executable, *(["-S"] if no_site else []), "-c", _PROBE, ",".join(watch), *args]
+    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, cwd=cwd, timeout=600)
+    lines = proc.stderr.splitlines()
+    reports = [line for line in lines if line.startswith("LOADED:")]
+    loaded = [m for m in reports[-1].removeprefix("LOADED:").split(",") if m] if reports else ["<no report>"]
+    stderr = "\n".join(line for line in lines if not line.startswith("LOADED:"))
+    return Probed(proc.returncode, proc.stdout, stderr, loaded)
 
 
 # --- real builds of the built-in models, shared by every test file ------------------------------

@@ -11,12 +11,11 @@ import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import BUILDS, run_zoo
+from tests.conftest import BUILDS, run_probed, run_zoo
 from tests.registry.test_c_header import array_bytes
 from tests.split_model import SPLIT_MODEL
 from zoo._api import Zoo
@@ -73,18 +72,9 @@ def test_portable_runs_on_host_and_matches_float(built: dict[tuple[str, str], Ar
 
 
 def test_cache_hit_is_light_and_returns_the_same_bytes(built: dict[tuple[str, str], Artifact], use_shared_cache: Path) -> None:
-    code = textwrap.dedent("""
-        import json, sys
-        from zoo._cli import main
-        try:
-            main(["fetch", "mnist", "--target", "u55-128", "--json"], standalone_mode=False)
-        finally:
-            heavy = sorted(m for m in sys.modules if m.split('.')[0] in ("torch", "executorch", "torchvision"))
-            print("HEAVY:" + ",".join(heavy), file=sys.stderr)
-    """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = run_probed("fetch", "mnist", "--target", "u55-128", "--json")
     assert proc.returncode == 0, proc.stderr
-    assert "HEAVY:\n" in proc.stderr
+    assert proc.loaded == []
     data = json.loads(proc.stdout)
     assert data["source"] == "cache"
     assert Path(data["pte"]).read_bytes() == built[("mnist", "u55-128")].pte.read_bytes()

@@ -13,15 +13,12 @@ import hashlib
 import json
 import shutil
 import struct
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from tests.conftest import BUILDS, UNVERIFIED, run_zoo
+from tests.conftest import BUILDS, HEAVY, UNVERIFIED, run_probed, run_zoo
 from tests.split_model import SPLIT_MODEL
 from zoo._api import Zoo, ZooOptions
 from zoo.registry.fetcher import Artifact
@@ -303,18 +300,9 @@ def test_two_partitions_run_in_graph_order_and_a_wrong_reference_fails(tmp_path:
 
 
 def test_zoo_verify_json_reports_structure_and_numerics_without_torch(built: dict[tuple[str, str], Artifact], use_shared_cache: Path) -> None:
-    code = textwrap.dedent("""
-        import sys
-        from zoo._cli import main
-        try:
-            main(["verify", "mnist", "--target", "u55-128", "--json"], standalone_mode=False)
-        finally:
-            heavy = sorted(m for m in sys.modules if m.split('.')[0] in ("torch", "executorch", "numpy"))
-            print("HEAVY:" + ",".join(heavy), file=sys.stderr)
-    """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    proc = run_probed("verify", "mnist", "--target", "u55-128", "--json", watch=(*HEAVY, "numpy"))
     assert proc.returncode == 0, proc.stderr
-    assert "HEAVY:\n" in proc.stderr
+    assert proc.loaded == []
     data = json.loads(proc.stdout)
     assert data["passed"] and data["structure"]["passed"]
     assert data["numerics"]["accuracy"]["samples"] == 297

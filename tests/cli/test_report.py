@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import run_zoo
+from tests.conftest import HEAVY, run_probed, run_zoo
 from zoo.registry.cache import Cache
 from zoo.registry.fetcher import Artifact
 
@@ -27,7 +27,6 @@ pytestmark = pytest.mark.compile
 ADD_TARGETS = ("u55-128", "u85-256", "portable", "imx93")
 VELA_FIELDS = ("inference_time_ms", "inferences_per_second", "sram_bytes", "dram_bytes",
                "on_chip_flash_bytes", "off_chip_flash_bytes")
-HEAVY = ("torch", "torchvision", "executorch", "torchao")
 
 
 @pytest.fixture
@@ -183,19 +182,9 @@ def test_html_is_reproducible(adds: dict[str, Artifact], tmp_path: Path) -> None
                                                (["report", "add", "--html", "page.html"], ("matplotlib",))])
 def test_report_never_imports_the_heavy_stack(adds: dict[str, Artifact], tmp_path: Path,
                                               args: list[str], allowed: tuple[str, ...]) -> None:
-    watched = (*HEAVY, "matplotlib")
-    code = textwrap.dedent(f"""
-        import sys
-        from zoo._cli import main
-        try:
-            main({args!r}, standalone_mode=False)
-        finally:
-            loaded = sorted({{m.split('.')[0] for m in sys.modules}} & set({watched!r}))
-            print("LOADED:" + ",".join(loaded), file=sys.stderr)
-    """)
-    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120, cwd=tmp_path)
+    proc = run_probed(*args, watch=(*HEAVY, "matplotlib"), cwd=tmp_path)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stderr.splitlines()[-1] == "LOADED:" + ",".join(allowed)
+    assert proc.loaded == list(allowed)
 
 
 def test_unknown_model_is_a_usage_error() -> None:

@@ -2,55 +2,27 @@
 
 from __future__ import annotations
 
-import os
 import shutil
 import subprocess
 import sys
-import textwrap
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.conftest import Probed, run_probed
 from tests.hub_server import HubTestServer
 from tests.remotes.light_site import build_light_site, light_env
 from zoo._api import Zoo
 
 BUILDS = [("add", "u55-128"), ("add", "portable"), ("mnist", "u55-128")]
 HF_TOKEN = "hf_zooTestTokenNeverPrinted0123456789"
-HEAVY = ("torch", "torchvision", "executorch", "torchao")
-
-# Runs the CLI in this process, then reports which heavy modules got imported.
-_CHECKED = textwrap.dedent("""
-    import sys
-    from zoo._cli import main
-    try:
-        main(sys.argv[1:], prog_name="zoo")
-    finally:
-        heavy = sorted(m for m in sys.modules if m.split('.')[0] in {heavy!r})
-        print("HEAVY:" + ",".join(heavy), file=sys.stderr)
-""").format(heavy=HEAVY)
 
 
-@dataclass
-class Run:
-    returncode: int
-    stdout: str
-    stderr: str
-    heavy: list[str]
-
-
-def run_checked(*args: str, env: dict[str, str] | None = None, light_site: Path | None = None) -> Run:
+def run_checked(*args: str, env: dict[str, str] | None = None, light_site: Path | None = None) -> Probed:
     """The real CLI in a fresh interpreter; ``light_site`` runs it as a light install."""
-    full_env = dict(os.environ) if light_site is None else light_env(light_site)
-    full_env.update(env or {})
-    cmd = [sys.executable, *(["-S"] if light_site else []), "-c", _CHECKED, *args]
-    proc = subprocess.run(cmd, capture_output=True, text=True, env=full_env, timeout=300)
-    heavy_lines = [line for line in proc.stderr.splitlines() if line.startswith("HEAVY:")]
-    heavy = [m for m in heavy_lines[-1][6:].split(",") if m] if heavy_lines else ["<no report>"]
-    stderr = "\n".join(line for line in proc.stderr.splitlines() if not line.startswith("HEAVY:"))
-    return Run(proc.returncode, proc.stdout, stderr, heavy)
+    return run_probed(*args, env=env, base_env=light_env(light_site) if light_site else None,
+                      no_site=light_site is not None)
 
 
 @pytest.fixture(scope="session")

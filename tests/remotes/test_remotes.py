@@ -73,7 +73,7 @@ def test_publish_delete_fetch_gives_identical_bytes_without_torch(
             for model, target in BUILDS:
                 r = fetch(model, target, remote, cache, light=site)
                 assert r.returncode == 0, r.stderr
-                assert r.heavy == [], f"{install} fetch imported {r.heavy}"
+                assert r.loaded == [], f"{install} fetch imported {r.loaded}"
                 art = json.loads(r.stdout)
                 assert art["source"] == "remote"
                 assert entry_files(cache, art["key"]) == entry_files(source_cache, art["key"])
@@ -161,7 +161,7 @@ def _rejected(r, *needles: str, cache: Path) -> None:  # type: ignore[no-untyped
     for needle in needles:
         assert needle in r.stderr, r.stderr
     assert cache_is_clean(cache)
-    assert r.heavy == []
+    assert r.loaded == []
 
 
 def test_one_byte_changed_in_a_pte(published_copy: Path, tmp_path: Path) -> None:
