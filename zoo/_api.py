@@ -16,8 +16,8 @@ from zoo.registry.targets import Target, TargetTable
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from zoo.registry.cache import Cache
-    from zoo.registry.fetcher import Artifact, Notice, Progress
+    from zoo.registry.cache import Cache, Entry
+    from zoo.registry.fetcher import Artifact, Notice, Progress, Source
     from zoo.registry.keys import BuildRequest
     from zoo.registry.remotes import Remote
     from zoo.registry.remotes.base import PublishReport
@@ -229,7 +229,7 @@ class Zoo:
             "remotes": [] if force_build else self.remotes(remotes), "any_toolchain": any_toolchain,
             "offline": self.config.offline if offline is None else offline,
         }
-        found: list[tuple[Any, Any]] = []
+        found: list[tuple[Entry, Source]] = []
         for group in _by_model(requests):
             label = f"{group[0].spec.name} → {', '.join(r.target.name for r in group)}"
             report = progress_for(label) if progress_for else progress

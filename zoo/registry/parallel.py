@@ -13,6 +13,7 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import queue
+import sys
 import threading
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
@@ -108,8 +109,6 @@ def _run(
 
 
 def _relay(events: Any, stop: threading.Event, progress_for: Callable[[str], Progress] | None) -> None:
-    import sys
-
     reporters: dict[str, Progress] = {}
     while not (stop.is_set() and events.empty()):
         try:
