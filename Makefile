@@ -23,6 +23,7 @@ test: setup
 lint: setup
 	$(VENV)/bin/ruff check zoo tests benchmarks scripts
 	$(VENV)/bin/mypy
+	$(VENV)/bin/lint-imports
 
 bench: setup
 	$(PY) benchmarks/cli_speed.py

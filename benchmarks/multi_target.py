@@ -37,12 +37,13 @@ def main() -> None:
     parser.add_argument("--no-cli", action="store_true", help="skip the fresh-process runs")
     args = parser.parse_args()
 
-    from zoo._api import Zoo
-    from zoo.registry import pipeline
+    from zoo import Zoo
+    from zoo.registry.compile import compile_model, compile_targets
+    from zoo.registry.compile.targets import _import_stack
     from zoo.registry.targets import ACCELERATORS
 
     zoo = Zoo()
-    pipeline._import_stack()
+    _import_stack()
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start", flush=True)
     for model in args.models.split(","):
         spec = zoo.model(model)
@@ -51,19 +52,19 @@ def main() -> None:
         one_target = zoo.target("ethos-u55-128")
 
         started = time.perf_counter()
-        pipeline.compile_model(spec, one_target, weights=weights)
+        compile_model(spec, one_target, weights=weights)
         one = time.perf_counter() - started
         print(f"{model}: one target (u55-128), in process: {one:.1f} s", flush=True)
 
         started = time.perf_counter()
-        multi = pipeline.compile_targets(spec, targets, weights=weights)
+        multi = compile_targets(spec, targets, weights=weights)
         every = time.perf_counter() - started
         print(f"{model}: --target all ({len(targets)} targets), in process: {every:.1f} s "
               f"= {every / one:.2f}x one target", flush=True)
 
         if not args.no_naive:
             started = time.perf_counter()
-            naive = [pipeline.compile_model(spec, t, weights=weights) for t in targets]
+            naive = [compile_model(spec, t, weights=weights) for t in targets]
             separate = time.perf_counter() - started
             same = sum(a.pte == b.pte for a, b in zip(naive, multi, strict=True))
             print(f"{model}: one pipeline per target, in process: {separate:.1f} s; "

@@ -58,7 +58,7 @@ def main() -> int:
         print(f"  top-1 on {acc['samples']} {acc['dataset']} samples: float {acc['float_top1']:.2%}, "
               f"{test.removesuffix('_top1')} {acc[test]:.2%} (drop {acc['drop_pp']:+.2f} pp)")
     if n.get("top1_agreement"):
-        from zoo.registry.verification import top1_text
+        from zoo.cli.format import top1_text
 
         print(f"  top-1: {top1_text(n['top1_agreement'])}")
     print(f"  zoo verify {args.model} -t {args.target} (cached), median of {args.runs}: {statistics.median(hits):.3f} s")

@@ -11,8 +11,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+from tests.fake_compile import FakeCompile
+
 if TYPE_CHECKING:
-    from zoo.registry.fetcher import Artifact
+    from zoo import Artifact
 
 ROOT = Path(__file__).resolve().parents[1]
 ZOO_ENV = ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS", "ZOO_STRICT_PLUGINS", "ZOO_OFFLINE", "ZOO_CACHE_DIR")
@@ -59,7 +61,7 @@ HEAVY = ("torch", "torchvision", "executorch", "torchao")
 _PROBE = textwrap.dedent("""
     import sys
     watched = set(sys.argv[1].split(","))
-    from zoo._cli import main
+    from zoo.cli import main
     try:
         main(sys.argv[2:], prog_name="zoo")
     finally:
@@ -134,7 +136,7 @@ def built(shared_cache: Path, boards_config: Path) -> dict[tuple[str, str], Arti
     """Every (model, target) in BUILDS, built the way ``zoo build MODEL --target a,b,c``
     builds: one pipeline run per model and TOSA specification (so mv2's u55-128 and
     u55-1000k builds share one lowering)."""
-    from zoo._api import Zoo, ZooOptions
+    from zoo import Zoo, ZooOptions
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
@@ -156,3 +158,17 @@ def built(shared_cache: Path, boards_config: Path) -> dict[tuple[str, str], Arti
 def use_shared_cache(shared_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("ZOO_CACHE_DIR", str(shared_cache))
     yield shared_cache
+
+
+# --- the fast tier: a compile step that lowers nothing ------------------------------------------
+
+
+@pytest.fixture
+def fake_compile(monkeypatch: pytest.MonkeyPatch) -> FakeCompile:
+    """Builds go through the real resolver, executor, checks and cache, but the
+    compile step hands out stored results of ``add`` (see tests/fake_compile.py)."""
+    import zoo.registry.compile
+
+    fake = FakeCompile()
+    monkeypatch.setattr(zoo.registry.compile, "compile_targets", fake)
+    return fake

@@ -18,8 +18,7 @@ import pytest
 from tests.conftest import BUILDS, run_probed, run_zoo
 from tests.registry.test_c_header import array_bytes
 from tests.split_model import SPLIT_MODEL
-from zoo._api import Zoo
-from zoo.registry.fetcher import Artifact
+from zoo import Artifact, Zoo
 
 pytestmark = pytest.mark.compile
 

@@ -17,10 +17,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_zoo
-from zoo import BuildError
-from zoo._api import Zoo
-from zoo.registry import pipeline
-from zoo.registry.fetcher import Artifact
+from zoo import Artifact, BuildError, Zoo
+from zoo.registry.compile import lower
 from zoo.registry.memory_fit import SIZE
 
 pytestmark = pytest.mark.compile
@@ -33,7 +31,7 @@ RETARGETED = ["u55-64", "u65-256", "u85-128"]  # the first of each family is the
 def multi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, Artifact], list[str]]]:
     """mnist for FAMILIES in one `zoo build --target ...`, counting the lowerings."""
     lowered: list[str] = []
-    real = pipeline._lower_ethosu
+    real = lower._lower_ethosu
 
     def counting(*args: Any, **kwargs: Any) -> Any:
         result = real(*args, **kwargs)
@@ -42,7 +40,7 @@ def multi(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[dict[str, 
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ZOO_CACHE_DIR", str(tmp_path_factory.mktemp("multi-cache")))
-        mp.setattr(pipeline, "_lower_ethosu", counting)
+        mp.setattr(lower, "_lower_ethosu", counting)
         arts = Zoo().fetch_many(["mnist"], list(FAMILIES), force_build=True)
     yield dict(zip(FAMILIES, arts, strict=True)), lowered
 

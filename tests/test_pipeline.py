@@ -118,7 +118,7 @@ def _target(name: str, **kwargs: Any) -> Target:
 def build(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Callable[[str, str], Any]]:
     """compile_model, once per (model, target) for the whole session, in an
     empty working directory that must stay empty."""
-    from zoo.registry.pipeline import compile_model
+    from zoo.registry.compile import compile_model
 
     workdir = tmp_path_factory.mktemp("compile-cwd")
     results: dict[tuple[str, str], Any] = {}
@@ -159,7 +159,7 @@ def _delegates(pte: bytes) -> list[str]:
 # --- cheap ------------------------------------------------------------------------------------
 
 def test_importing_the_pipeline_does_not_import_torch() -> None:
-    code = ("import sys, zoo.registry.pipeline, zoo.registry.vela_report;"
+    code = ("import sys, zoo.registry.compile, zoo.registry.vela_report;"
             "print([m for m in ('torch', 'executorch', 'ethosu', 'numpy') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
@@ -211,7 +211,7 @@ def test_vela_flags_fill_in_the_family_defaults_like_the_compile_spec() -> None:
 
 
 def test_a_float_only_model_is_refused_for_the_npu_before_any_work() -> None:
-    from zoo.registry.pipeline import compile_model
+    from zoo.registry.compile import compile_model
 
     calls: list[str] = []
     with pytest.raises(BuildError, match=r"float-only.*'portable'"):
@@ -300,7 +300,7 @@ def test_portable_runs_on_the_host_and_matches_the_float_model(
 def test_pte_is_in_canonical_form(build: Callable[[str, str], Any], key: tuple[str, str]) -> None:
     from executorch.exir._serialize._program import deserialize_pte_binary
 
-    from zoo.registry.pipeline import canonical, serialize
+    from zoo.registry.compile import canonical, serialize
 
     pte = build(*key).pte
     assert serialize(deserialize_pte_binary(pte)) == pte
@@ -341,7 +341,7 @@ def test_the_vela_report_is_reproduced_from_the_captured_graph(
 @pytest.mark.compile
 @needs_stack
 def test_a_lowering_that_vela_rejects_names_model_target_and_operator() -> None:
-    from zoo.registry.pipeline import compile_model
+    from zoo.registry.compile import compile_model
 
     with pytest.raises(BuildError) as info:
         compile_model(SPECS["wide"], _target(U55))
@@ -354,7 +354,7 @@ def test_a_lowering_that_vela_rejects_names_model_target_and_operator() -> None:
 @pytest.mark.compile
 @needs_stack
 def test_a_bad_vela_flag_is_a_build_error_not_an_exit() -> None:
-    from zoo.registry.pipeline import compile_model
+    from zoo.registry.compile import compile_model
 
     with pytest.raises(BuildError) as info:
         compile_model(SPECS["add"], _target(U55, extra_flags=["--no-such-flag"]))
@@ -370,7 +370,7 @@ def test_a_fresh_process_builds_the_same_bytes(build: Callable[[str, str], Any])
         import hashlib, sys
         sys.path.insert(0, {str(ROOT)!r})
         from tests.test_pipeline import SPECS, _target
-        from zoo.registry.pipeline import compile_model
+        from zoo.registry.compile import compile_model
         r = compile_model(SPECS["split"], _target({U55!r}))
         print(hashlib.sha256(r.pte).hexdigest())
     """)

@@ -5,7 +5,8 @@ Importing zoo is cheap: torch and ExecuTorch load only when something compiles.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING as _TYPE_CHECKING
+from typing import Any as _Any
 
 from zoo._errors import (
     BuildError,
@@ -25,24 +26,49 @@ from zoo._errors import (
     ZooError,
 )
 from zoo._hookspecs import hookimpl, hookspec
-from zoo._spec import Dataset, InputSpec, ModelSpec, Sample, WeightsVariant
+from zoo._options import Choices, FetchArgs, FetchOptions
+from zoo._spec import Board, Dataset, InputSpec, ModelSpec, Sample, WeightsVariant
 from zoo._version import __version__
 
-if TYPE_CHECKING:
+if _TYPE_CHECKING:
+    from zoo._api import Zoo, ZooOptions, build, fetch
+    from zoo.registry.handout import Artifact
+    from zoo.registry.remotes.base import PublishReport, Remote
     from zoo.registry.targets import Target
+    from zoo.registry.verification import Verification
+
+# Keep `import zoo` light: these load on first use.
+_LAZY = {
+    "Zoo": "zoo._api",
+    "ZooOptions": "zoo._api",
+    "fetch": "zoo._api",
+    "build": "zoo._api",
+    "Artifact": "zoo.registry.handout",
+    "PublishReport": "zoo.registry.remotes.base",
+    "Remote": "zoo.registry.remotes.base",
+    "Target": "zoo.registry.targets",
+    "Verification": "zoo.registry.verification",
+}
 
 
 __all__ = [
+    "Artifact",
+    "Board",
     "BuildError",
     "CacheError",
+    "Choices",
     "ConfigError",
     "Dataset",
+    "FetchArgs",
+    "FetchOptions",
     "InputSpec",
     "IntegrityError",
     "MissingExtraError",
     "ModelSpec",
     "PluginError",
     "PublishConflict",
+    "PublishReport",
+    "Remote",
     "RemoteError",
     "RemoteUnavailable",
     "Sample",
@@ -51,9 +77,12 @@ __all__ = [
     "UnknownModelError",
     "UnknownTargetError",
     "UsageError",
+    "Verification",
     "VerificationError",
     "WeightsVariant",
+    "Zoo",
     "ZooError",
+    "ZooOptions",
     "__version__",
     "build",
     "fetch",
@@ -62,14 +91,14 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    # Keep `import zoo` light: the engine loads on first use.
-    if name == "Target":
-        from zoo.registry.targets import Target
+def __getattr__(name: str) -> _Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'zoo' has no attribute {name!r}")
+    import importlib
 
-        return Target
-    if name in ("fetch", "build"):
-        from zoo import _api
+    return getattr(importlib.import_module(module), name)
 
-        return getattr(_api, name)
-    raise AttributeError(f"module 'zoo' has no attribute {name!r}")
+
+def __dir__() -> list[str]:
+    return sorted(set(globals()) | set(_LAZY))

@@ -1,3 +1,5 @@
-from zoo._cli import main
+"""``python -m zoo``: the zoo command line."""
+
+from zoo.cli import main
 
 main()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
@@ -9,15 +10,19 @@ from typing import TYPE_CHECKING, Any, TextIO
 
 from zoo._config import Config, cache_dir, load_config
 from zoo._errors import SpecError
+from zoo._options import Choices, FetchArgs, FetchOptions
 from zoo._spec import ModelSpec
+from zoo.registry.events import Notice, Progress, stderr_notice
 from zoo.registry.plugin_loader import LoadOptions, PluginStatus, Registry
 from zoo.registry.targets import Target, TargetTable
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
 
-    from zoo.registry.cache import Cache, Entry
-    from zoo.registry.fetcher import Artifact, Notice, Progress, Source
+    from typing_extensions import Unpack
+
+    from zoo.registry.cache import Cache
+    from zoo.registry.handout import Artifact
     from zoo.registry.keys import BuildRequest
     from zoo.registry.remotes import Remote
     from zoo.registry.remotes.base import PublishReport
@@ -44,24 +49,29 @@ class Zoo:
     def config(self) -> Config:
         return load_config(self.options.config_path)
 
+    @cached_property
+    def load_options(self) -> LoadOptions:
+        """How plugins are found: the options, zoo.toml's [plugins] and the environment."""
+        cfg = self.config
+        return LoadOptions.from_env(
+            modules=self.options.plugins,
+            model_files=self.options.model_files,
+            strict=self.options.strict,
+            config_only=cfg.plugins_enabled,
+            config_disabled=cfg.plugins_disabled,
+            config_modules=cfg.plugin_modules,
+        )
+
     @property
     def registry(self) -> Registry:
         if self._registry is None:
-            cfg = self.config
-            load = LoadOptions.from_env(
-                modules=self.options.plugins,
-                model_files=self.options.model_files,
-                strict=self.options.strict,
-                config_only=cfg.plugins_enabled,
-                config_disabled=cfg.plugins_disabled,
-                config_modules=cfg.plugin_modules,
-            )
-            self._registry = Registry(stderr=self._stderr).load(load)
+            self._registry = Registry(stderr=self._stderr).load(self.load_options)
         return self._registry
 
     @cached_property
     def targets(self) -> TargetTable:
-        return TargetTable.from_config(self.config)
+        """Accelerators, ``portable`` and the boards: built-in, the plugins' and zoo.toml's."""
+        return TargetTable.from_config(self.config, self.registry.boards)
 
     @property
     def plugins(self) -> list[PluginStatus]:
@@ -116,10 +126,11 @@ class Zoo:
         """The given remotes, else zoo.toml's ``remotes`` (relative paths from the config's folder)."""
         from zoo.registry.remotes import parse_remote
 
+        schemes = self.registry.remote_schemes
         if urls:
-            return [parse_remote(u) for u in urls]
+            return [parse_remote(u, schemes=schemes) for u in urls]
         base = self.config.path.parent if self.config.path else None
-        return [parse_remote(u, base=base) for u in self.config.remotes]
+        return [parse_remote(u, base=base, schemes=schemes) for u in self.config.remotes]
 
     def request(
         self,
@@ -150,94 +161,72 @@ class Zoo:
         except SpecError as exc:
             raise UsageError(str(exc)) from None
 
-    def fetch(self, model: str, target: str | None = None, **options: Any) -> Artifact:
+    def fetch(
+        self,
+        model: str,
+        target: str | None = None,
+        options: FetchOptions | None = None,
+        *,
+        progress: Progress | None = None,
+        notice: Notice | None = None,
+        **changes: Unpack[FetchArgs],
+    ) -> Artifact:
         """The cached artifact, else a prebuilt one from the remotes, else a fresh
-        local build; verified before it is returned. Options as for ``fetch_many``."""
-        return self.fetch_many([model], [target], **options)[0]
+        local build; verified before it is returned. See ``fetch_many``."""
+        return self.fetch_many([model], [target], options, progress=progress, notice=notice, **changes)[0]
 
     def fetch_many(
         self,
         models: Sequence[str],
         targets: Sequence[str | None],
+        options: FetchOptions | None = None,
         *,
-        weights: str | None = None,
-        calibration_dir: Path | None = None,
-        system_config: str | None = None,
-        memory_mode: str | None = None,
-        sram_budget: int | None = None,
-        out_dir: Path | None = None,
-        header_array: str = "model_pte",
-        header_section: str = "network_model_sec",
-        labels_header: bool = False,
-        build: bool = True,
-        force_build: bool = False,
         progress: Progress | None = None,
-        notice: Notice | None = None,
-        verify: bool | None = None,
-        bundle: bool = False,
-        remotes: Sequence[str] | None = None,
-        any_toolchain: bool = False,
-        offline: bool | None = None,
-        jobs: int = 1,
         progress_for: Callable[[str], Progress] | None = None,
+        notice: Notice | None = None,
+        **changes: Unpack[FetchArgs],
     ) -> list[Artifact]:
-        """Every model for every target, in that order. What must be compiled is
-        compiled once per model and TOSA specification (``pipeline.compile_targets``);
-        ``jobs`` > 1 spreads that over processes. With several artifacts, ``out_dir``
-        gets a folder per artifact.
+        """Every model for every target, in that order (``FetchOptions`` says how;
+        keyword arguments change single fields of it). What must be compiled is
+        compiled in build units, one per model and TOSA specification, by the
+        executor ``options.executor`` names (``processes`` spreads them over
+        ``options.jobs`` processes). With several artifacts, ``out_dir`` gets a
+        folder per artifact.
 
-        ``remotes`` replaces zoo.toml's; ``offline`` (default: config / ZOO_OFFLINE)
-        skips remotes that need the network. ``sram_budget`` (bytes; default: a
-        board's SRAM) picks the fastest Vela options that fit. The structural
-        checks always run. ``verify=True`` also needs the numerical check (run at
-        build time; a cached artifact without it is lowered again); ``verify=False``
-        hands out an artifact that fails a check instead of raising VerificationError.
-        ``bundle`` adds the .bpte self-test (and its header). ``progress_for(label)``
-        gives the progress callback of one build (``label`` names model and targets).
+        The structural checks always run. ``verify=True`` also needs the numerical
+        check (run at build time; a cached artifact without it is lowered again);
+        ``verify=False`` hands out an artifact that fails a check instead of raising
+        VerificationError. ``progress_for(label)`` gives the progress callback of one
+        build (``label`` names a model and its targets).
         """
         from zoo._errors import UsageError
         from zoo.registry.c_header import HeaderOptions
-        from zoo.registry.fetcher import export, resolve_many
+        from zoo.registry.handout import HandOut, hand_out
+        from zoo.registry.resolve import Resolver
 
-        if jobs < 1:
-            raise UsageError(f"--jobs must be at least 1, got {jobs}")
+        opts = _options(options, changes)
+        if opts.jobs < 1:
+            raise UsageError(f"--jobs must be at least 1, got {opts.jobs}")
         try:
-            header = HeaderOptions(header_array, header_section)
+            header = HeaderOptions(opts.header_array, opts.header_section)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        requests = [
-            self.request(m, t, weights=weights, calibration_dir=calibration_dir, system_config=system_config,
-                         memory_mode=memory_mode, sram_budget=sram_budget)
-            for m in models for t in targets
-        ]
+        requests = [self.request(m, t, **_choices(opts)) for m in models for t in targets]
         cache = self.cache
-        built: set[str] = set()
-        if jobs > 1 and build:
-            from zoo.registry.parallel import build_in_processes, tasks_for
-
-            tasks = tasks_for(requests)
-            if len(tasks) > 1:
-                built = build_in_processes(self.options, tasks, {
-                    "weights": weights, "calibration_dir": calibration_dir, "system_config": system_config,
-                    "memory_mode": memory_mode, "sram_budget": sram_budget, "force_build": force_build,
-                    "verify": verify, "bundle": bundle, "remotes": remotes, "any_toolchain": any_toolchain,
-                    "offline": offline,
-                }, jobs=jobs, progress_for=progress_for)
-                force_build = False  # built above: what follows only reads the cache
-        lookup: dict[str, Any] = {
-            "allow_build": build, "notice": notice, "verify": verify, "bundle": bundle,
-            "remotes": [] if force_build else self.remotes(remotes), "any_toolchain": any_toolchain,
-            "offline": self.config.offline if offline is None else offline,
-        }
-        found: list[tuple[Entry, Source]] = []
-        for group in _by_model(requests):
-            label = f"{group[0].spec.name} → {', '.join(r.target.name for r in group)}"
-            report = progress_for(label) if progress_for else progress
-            found += resolve_many(group, cache, force_build=force_build, progress=report, **lookup)
+        resolver = Resolver(
+            cache, opts,
+            remotes=[] if opts.force_build else self.remotes(opts.remotes),
+            offline=self.config.offline if opts.offline is None else opts.offline,
+            plugins=self.load_options, catalog=self.registry.catalog,
+            progress=progress, progress_for=progress_for, notice=notice or stderr_notice,
+        )
+        found = resolver.resolve(requests)
         several = len(requests) > 1
         return [
-            export(entry, "build" if entry.key in built else source, out_dir=out_dir / r.stem if several and out_dir else out_dir, header=header,
-                   derived_root=cache.base / "derived", want_labels=labels_header, verify=verify, want_bundle=bundle)
+            hand_out(entry, source, HandOut(
+                out_dir=opts.out_dir / r.stem if several and opts.out_dir else opts.out_dir,
+                header=header, labels=opts.labels_header, bundle=opts.bundle, verify=opts.verify,
+            ), derived_root=cache.base / "derived")
             for r, (entry, source) in zip(requests, found, strict=True)
         ]
 
@@ -260,15 +249,17 @@ class Zoo:
         recorded numerics. With ``numerics`` an artifact cached without them is lowered
         again to run them (same .pte bytes); a missing artifact is built unless ``build``
         is False. Never raises for a failing check: the result says what failed."""
-        from zoo.registry.fetcher import resolve_many
+        from zoo.registry.resolve import Resolver
         from zoo.registry.verification import verify_entry
 
         req = self.request(
             model, target, weights=weights, calibration_dir=calibration_dir,
             system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget,
         )
-        [(entry, _)] = resolve_many([req], self.cache, allow_build=build, progress=progress, notice=notice,
-                                    verify=True if numerics else None)
+        opts = FetchOptions(calibration_dir=calibration_dir, build=build, verify=True if numerics else None)
+        resolver = Resolver(self.cache, opts, plugins=self.load_options, catalog=self.registry.catalog,
+                            progress=progress, notice=notice or stderr_notice)
+        [(entry, _)] = resolver.resolve([req])
         return verify_entry(entry)
 
     def publish(
@@ -285,15 +276,13 @@ class Zoo:
         notice: Notice | None = None,
     ) -> PublishReport:
         """Publish cached artifacts to a remote: one model for one target, or ``everything``."""
-        import sys
-
         from zoo._errors import UsageError
         from zoo.registry.cache import CorruptEntry
         from zoo.registry.remotes import parse_remote
 
-        say = notice or (lambda msg: print(f"zoo: {msg}", file=sys.stderr))
+        say = notice or stderr_notice
         if to:
-            remote = parse_remote(to)
+            remote = parse_remote(to, schemes=self.registry.remote_schemes)
         elif self.config.remotes:
             remote = self.remotes()[0]
         else:
@@ -332,19 +321,28 @@ class Zoo:
         return remote.publish(entries, say=say)
 
 
-def _by_model(requests: Sequence[BuildRequest]) -> list[list[BuildRequest]]:
-    """The requests grouped by model, keeping their order."""
-    groups: dict[str, list[BuildRequest]] = {}
-    for r in requests:
-        groups.setdefault(r.spec.name, []).append(r)
-    return list(groups.values())
+def _options(options: FetchOptions | None, changes: FetchArgs) -> FetchOptions:
+    opts = options or FetchOptions()
+    if changes:
+        unknown = set(changes) - set(FetchArgs.__annotations__)
+        if unknown:
+            raise TypeError(f"unknown fetch option(s): {', '.join(sorted(unknown))}")
+        opts = dataclasses.replace(opts, **changes)
+    if opts.remotes is not None and not isinstance(opts.remotes, tuple):
+        opts = dataclasses.replace(opts, remotes=tuple(opts.remotes))
+    return opts
 
 
-def fetch(model: str, target: str | None = None, **kwargs: Any) -> Artifact:
-    """Fetch ``model`` for ``target``: from the cache, else built locally. See ``Zoo.fetch``."""
-    return Zoo().fetch(model, target, **kwargs)
+def _choices(opts: FetchOptions) -> dict[str, Any]:
+    return {f.name: getattr(opts, f.name) for f in dataclasses.fields(Choices)}
 
 
-def build(model: str, target: str | None = None, **kwargs: Any) -> Artifact:
+def fetch(model: str, target: str | None = None, options: FetchOptions | None = None, **changes: Unpack[FetchArgs]) -> Artifact:
+    """Fetch ``model`` for ``target``: from the cache, a remote, else built locally. See ``Zoo.fetch_many``."""
+    return Zoo().fetch(model, target, options, **changes)
+
+
+def build(model: str, target: str | None = None, options: FetchOptions | None = None, **changes: Unpack[FetchArgs]) -> Artifact:
     """Build ``model`` for ``target`` locally, replacing any cached artifact."""
-    return Zoo().fetch(model, target, force_build=True, **kwargs)
+    changes["force_build"] = True
+    return Zoo().fetch(model, target, options, **changes)

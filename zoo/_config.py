@@ -5,11 +5,13 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, field
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
+from zoo._env import flag
 from zoo._errors import ConfigError
+from zoo._spec import Board
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -21,27 +23,16 @@ _SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, 
 
 
 @dataclass(frozen=True)
-class BoardConfig:
-    name: str
-    target: str
-    system_config: str | None = None
-    memory_mode: str | None = None
-    sram_bytes: int | None = None
-    description: str = ""
-
-
-@dataclass(frozen=True)
 class Config:
     path: Path | None = None
     cache_dir: Path | None = None
     default_target: str | None = None
     offline: bool = False
-    boards: tuple[BoardConfig, ...] = ()
+    boards: tuple[Board, ...] = ()
     remotes: tuple[str, ...] = ()
     plugins_enabled: tuple[str, ...] | None = None
     plugins_disabled: tuple[str, ...] = ()
     plugin_modules: tuple[str, ...] = ()
-    raw: dict[str, Any] = field(default_factory=dict, compare=False, repr=False)
 
 
 def parse_size(value: object, *, where: str) -> int:
@@ -113,7 +104,7 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
     offline = data.get("offline", False)
     _expect(isinstance(offline, bool), path, "offline", "true or false", offline)
 
-    boards: list[BoardConfig] = []
+    boards: list[Board] = []
     raw_boards = data.get("boards", {})
     _expect(isinstance(raw_boards, dict), path, "boards", "a table of [boards.NAME] tables", raw_boards)
     for name, b in raw_boards.items():
@@ -126,7 +117,7 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
         for opt in ("system_config", "memory_mode", "description"):
             _expect(b.get(opt) is None or isinstance(b.get(opt), str), path, f"{key}.{opt}", "a string", b.get(opt))
         sram = parse_size(b["sram"], where=f"{path}: key '{key}.sram'") if "sram" in b else None
-        boards.append(BoardConfig(name, b["target"], b.get("system_config"), b.get("memory_mode"), sram, b.get("description", "")))
+        boards.append(Board(name, b["target"], b.get("system_config"), b.get("memory_mode"), sram, b.get("description", "")))
 
     remotes = _str_list(path, "remotes", data.get("remotes", []))
 
@@ -147,7 +138,6 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
         plugins_enabled=enabled,
         plugins_disabled=_str_list(path, "plugins.disabled", plugins.get("disabled", [])),
         plugin_modules=_str_list(path, "plugins.modules", plugins.get("modules", [])),
-        raw=data,
     )
 
 
@@ -164,18 +154,13 @@ def load_config(path: Path | None = None) -> Config:
     return apply_env(parse_config(data, path))
 
 
-def _truthy(value: str) -> bool:
-    return value.strip().lower() not in ("", "0", "false", "no", "off")
-
-
 def apply_env(cfg: Config) -> Config:
-    from dataclasses import replace
-
     env = os.environ
     if env.get("ZOO_CACHE_DIR"):
         cfg = replace(cfg, cache_dir=Path(env["ZOO_CACHE_DIR"]).expanduser())
-    if "ZOO_OFFLINE" in env:
-        cfg = replace(cfg, offline=_truthy(env["ZOO_OFFLINE"]))
+    offline = flag("ZOO_OFFLINE")
+    if offline is not None:
+        cfg = replace(cfg, offline=offline)
     return cfg
 
 

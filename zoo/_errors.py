@@ -60,7 +60,24 @@ class PluginError(ZooError):
 
 
 class BuildError(ZooError):
-    pass
+    """A compile failed. Where it is known, ``stage`` names the stage (e.g.
+    ``"lower"``), ``operator`` the operator (e.g. ``aten.linear.default``) and
+    ``pass_name`` the compiler pass; the message says all of it anyway."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        stage: str | None = None,
+        operator: str | None = None,
+        pass_name: str | None = None,
+    ) -> None:
+        # Only the message in args: pickling calls BuildError(*args) and then
+        # restores the fields from __dict__.
+        super().__init__(message)
+        self.stage = stage
+        self.operator = operator
+        self.pass_name = pass_name
 
 
 class CacheError(ZooError):

@@ -19,8 +19,8 @@ from typing import Any
 import pytest
 
 from tests.conftest import HEAVY, run_probed, run_zoo
+from zoo import Artifact
 from zoo.registry.cache import Cache
-from zoo.registry.fetcher import Artifact
 
 pytestmark = pytest.mark.compile
 
@@ -262,7 +262,7 @@ def test_html_without_matplotlib_asks_for_the_extra(adds: dict[str, Artifact], t
     code = textwrap.dedent(f"""
         import sys
         sys.modules["matplotlib"] = None  # as if it were not installed
-        from zoo._cli import main
+        from zoo.cli import main
         main(["report", "add", "--html", {str(out)!r}])
     """)
     proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)

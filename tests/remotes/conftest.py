@@ -13,7 +13,8 @@ import pytest
 from tests.conftest import Probed, run_probed
 from tests.hub_server import HubTestServer
 from tests.remotes.light_site import build_light_site, light_env
-from zoo._api import Zoo
+from zoo import Artifact, Zoo
+from zoo.registry.cache import Cache
 
 BUILDS = [("add", "u55-128"), ("add", "portable"), ("mnist", "u55-128")]
 HF_TOKEN = "hf_zooTestTokenNeverPrinted0123456789"
@@ -26,16 +27,13 @@ def run_checked(*args: str, env: dict[str, str] | None = None, light_site: Path 
 
 
 @pytest.fixture(scope="session")
-def source_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A cache holding the cheap built-ins, compiled once per session."""
+def source_cache(built: dict[tuple[str, str], Artifact], shared_cache: Path,
+                 tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A cache holding the cheap built-ins: the session's shared builds of them, copied."""
     root = tmp_path_factory.mktemp("source-cache")
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ZOO_CACHE_DIR", str(root))
-        for name in ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS", "ZOO_OFFLINE"):
-            mp.delenv(name, raising=False)
-        zoo = Zoo()
-        for model, target in BUILDS:
-            zoo.fetch(model, target)
+    for model, target in BUILDS:
+        key = built[(model, target)].key
+        shutil.copytree(Cache(shared_cache).entry_path(key), Cache(root).entry_path(key))
     return root
 
 

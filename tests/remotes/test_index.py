@@ -96,7 +96,7 @@ def test_matching_ignores_tools_and_what_cannot_be_named() -> None:
 
 
 def test_wanted_names_the_full_key_when_it_can() -> None:
-    from zoo._api import Zoo
+    from zoo import Zoo
 
     req = Zoo().request("add", "u55-128")
     w = wanted(req)

@@ -29,7 +29,7 @@ from tests.remotes.helpers import (
     store_variant,
 )
 from tests.remotes.servers import StaticServer, serve_directory
-from zoo._api import Zoo
+from zoo import Zoo
 from zoo._errors import PublishConflict
 
 pytestmark = pytest.mark.compile

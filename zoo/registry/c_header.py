@@ -93,10 +93,6 @@ def labels_header(labels: Sequence[str], *, file_name: str, array: str) -> str:
     )
 
 
-def header_bytes(text: str) -> bytes:
-    return text.encode("ascii")
-
-
 _ARRAY = re.compile(r"const\s+unsigned\s+char\s+([A-Za-z_]\w*)\s*\[[^\]]*\]\s*=\s*\{")
 _DEFINE = re.compile(r"^#define[ \t]+([A-Za-z_]\w*)[ \t]+(.+?)[ \t]*$", re.M)
 

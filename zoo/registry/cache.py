@@ -15,7 +15,6 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
-import tempfile
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zoo._errors import CacheError
+from zoo._fs import publish_dir, remove_dir, staging_dir, write_atomic
 from zoo.registry.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -57,23 +57,6 @@ class CorruptEntry(CacheError):
         self.path = path
         self.problem = problem
         super().__init__(f"cache entry {key[:12]} at {path} is corrupt: {problem}")
-
-
-def write_atomic(path: Path, data: bytes, *, mode: int | None = None) -> None:
-    """Write ``data`` to ``path`` so that no reader ever sees a partial file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        if mode is not None:
-            os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 class Cache:
@@ -125,38 +108,21 @@ class Cache:
         moved out of sight first; a reader sees the old entry, none, or the new one.
         """
         final = self.entry_path(manifest.key)
-        tmp_root = self.base / "tmp"
-        tmp_root.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f"{manifest.key[:12]}.", dir=tmp_root))
-        try:
+        with staging_dir(self.base / "tmp", manifest.key[:12]) as staging:
             for name, data in files.items():
                 if os.sep in name or name in ("", ".", "..", MANIFEST):
                     raise CacheError(f"refusing to store a file named {name!r}")
                 write_atomic(staging / name, data)
             write_atomic(staging / MANIFEST, manifest.dumps().encode())
-            final.parent.mkdir(parents=True, exist_ok=True)
             if replace:
                 self.evict(manifest.key)
-            try:
-                os.rename(staging, final)
-            except OSError:
-                if not final.is_dir():
-                    raise
-                shutil.rmtree(staging, ignore_errors=True)  # another process stored it first
-        except BaseException:
-            shutil.rmtree(staging, ignore_errors=True)
-            raise
+            publish_dir(staging, final)  # False: another process stored the same key first
         return self._verified(manifest.key, final)
 
     def evict(self, key: str) -> None:
         """Remove an entry: move it out of sight first, then delete it."""
-        path = self.entry_path(key)
-        if not path.exists():
-            return
         trash = self.base / "tmp" / f"evicted-{key[:12]}-{os.getpid()}-{time.monotonic_ns()}"
-        trash.parent.mkdir(parents=True, exist_ok=True)
-        os.rename(path, trash)
-        shutil.rmtree(trash, ignore_errors=True)
+        remove_dir(self.entry_path(key), trash)
 
     def keys(self) -> Iterator[str]:
         entries = self.base / "entries"

@@ -10,21 +10,15 @@ from zoo._errors import UnknownModelError
 from zoo._spec import ModelSpec
 
 
-class DuplicateModelError(ValueError):
-    pass
-
-
 class Catalog:
     def __init__(self) -> None:
         self._specs: dict[str, ModelSpec] = {}
         self._names: dict[str, str] = {}  # name or alias -> canonical name
 
     def add(self, spec: ModelSpec) -> None:
-        for n in (spec.name, *spec.aliases):
-            owner = self._names.get(n)
-            if owner is not None:
-                holder = self._specs[owner].source or "another plugin"
-                raise DuplicateModelError(f"model name {n!r} is already registered by {holder}")
+        """Add ``spec``, whose names must be free: the plugin loader checks
+        ``claims`` for all of a plugin's specs before it adds any."""
+        assert not self.claims(spec), f"model names already taken: {self.claims(spec)}"
         self._specs[spec.name] = spec
         for n in (spec.name, *spec.aliases):
             self._names[n] = spec.name

@@ -41,6 +41,11 @@ def canonical_json(data: Any) -> bytes:
     return json.dumps(data, sort_keys=True, separators=(",", ":"), ensure_ascii=True).encode()
 
 
+def key_of(key_inputs: dict[str, Any]) -> str:
+    """The build key: sha256 over the canonical JSON of the key inputs."""
+    return hashlib.sha256(canonical_json(key_inputs)).hexdigest()
+
+
 @dataclass(frozen=True)
 class BuildRequest:
     """One model for one target, with the choices that shape it."""
@@ -71,7 +76,7 @@ class BuildRequest:
         }
 
     def key(self) -> str:
-        return hashlib.sha256(canonical_json(self.key_inputs())).hexdigest()
+        return key_of(self.key_inputs())
 
     @property
     def stem(self) -> str:

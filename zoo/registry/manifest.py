@@ -7,7 +7,79 @@ import json
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+from zoo._errors import UsageError
+from zoo.registry.targets import PORTABLE, Target, TargetTable
+
 SCHEMA = 1
+
+
+@dataclass(frozen=True)
+class VelaTotals:
+    """Vela's estimates for the whole program (every NPU partition)."""
+
+    inference_time_ms: float | None = None
+    inferences_per_second: float | None = None
+    sram_bytes: int | None = None
+    dram_bytes: int | None = None
+    on_chip_flash_bytes: int | None = None
+    off_chip_flash_bytes: int | None = None
+
+    @property
+    def flash_bytes(self) -> int | None:
+        if self.on_chip_flash_bytes is None and self.off_chip_flash_bytes is None:
+            return None
+        return (self.on_chip_flash_bytes or 0) + (self.off_chip_flash_bytes or 0)
+
+    @classmethod
+    def from_json(cls, total: dict[str, Any]) -> VelaTotals:
+        return cls(**{f.name: total.get(f.name) for f in dataclasses.fields(cls)})
+
+
+@dataclass(frozen=True)
+class TargetOptions:
+    """The target an artifact was built for, as its build key records it."""
+
+    accelerator: str | None
+    system_config: str | None = None
+    memory_mode: str | None = None
+    extra_flags: tuple[str, ...] = ()
+    vela_ini: str | None = None
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> TargetOptions:
+        return cls(
+            data.get("accelerator"), data.get("system_config"), data.get("memory_mode"),
+            tuple(data.get("extra_flags") or ()), data.get("vela_ini"),
+        )
+
+    def target(self, name: str, *, extra_flags: tuple[str, ...] | None = None) -> Target:
+        """The ``Target`` these options describe, named ``name``."""
+        if self.accelerator is None:
+            return Target(PORTABLE, None)
+        target = Target(
+            name, self.accelerator, self.system_config, self.memory_mode,
+            extra_flags=self.extra_flags if extra_flags is None else extra_flags,
+        )
+        return dataclasses.replace(target, vela_ini=self.vela_ini) if self.vela_ini else target
+
+    @property
+    def slug(self) -> str:
+        """The folder name of the target, e.g. ``u55-128`` or ``u65-256-shared_sram``."""
+        return self.target(self.accelerator or PORTABLE).slug
+
+    def fetch_args(self) -> str:
+        """The ``--target`` (and options) of ``zoo fetch`` that resolve to these options."""
+        if self.accelerator is None:
+            return f"--target {PORTABLE}"
+        text = f"--target {self.accelerator}"
+        try:
+            defaults = TargetTable().defaults(self.accelerator)
+            default_options = (defaults.system_config, defaults.memory_mode)
+        except UsageError:  # an accelerator this zoo does not know
+            default_options = (None, None)
+        if (self.system_config, self.memory_mode) != default_options:
+            text += f" --system-config {self.system_config} --memory-mode {self.memory_mode}"
+        return text
 
 
 @dataclass(frozen=True)
@@ -41,11 +113,48 @@ class Manifest:
     budget, the Vela options tried and the one chosen, and whether it fits."""
     schema: int = SCHEMA
 
+    # Typed, read-only views: callers read these, not the JSON-shaped fields.
+
     @property
     def vela_flags(self) -> tuple[str, ...]:
         """The target's extra Vela flags plus those chosen to fit its SRAM budget."""
         chosen = (self.memory_fit or {}).get("selected_flags") or ()
-        return (*((self.key_inputs.get("target") or {}).get("extra_flags") or ()), *chosen)
+        return (*self.target_options.extra_flags, *chosen)
+
+    @property
+    def target_options(self) -> TargetOptions:
+        return TargetOptions.from_json(self.key_inputs.get("target") or {})
+
+    @property
+    def built_target(self) -> Target:
+        """The target rebuilt from the key, with every Vela flag the build used."""
+        return self.target_options.target(self.target, extra_flags=self.vela_flags)
+
+    @property
+    def vela_total(self) -> VelaTotals | None:
+        """Vela's estimates; None for the portable target."""
+        total = (self.vela or {}).get("total")
+        return VelaTotals.from_json(total) if total else None
+
+    @property
+    def weights(self) -> str | None:
+        return (self.key_inputs.get("weights") or {}).get("name")
+
+    @property
+    def model_version(self) -> str | None:
+        return (self.key_inputs.get("model") or {}).get("version")
+
+    @property
+    def tools(self) -> dict[str, str | None]:
+        return dict(self.key_inputs.get("tools") or {})
+
+    @property
+    def built_at(self) -> str | None:
+        return self.build.get("built_at")
+
+    @property
+    def sram_budget_bytes(self) -> int | None:
+        return (self.memory_fit or {}).get("sram_budget_bytes")
 
     def file(self, kind: str) -> FileRecord | None:
         return next((f for f in self.files if f.kind == kind), None)

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zoo._errors import BuildError
-from zoo._table import human_bytes
+from zoo._units import human_bytes
 from zoo.registry.targets import Target
 from zoo.registry.vela_config import vela_config
 

@@ -30,15 +30,6 @@ def _as_tuple(value: Any, what: str) -> tuple[Any, ...]:
     raise SpecError(f"{what} must be a tensor or a tuple of tensors, got {type(value).__name__}")
 
 
-def _digest_samples(samples: list[tuple[Any, ...]]) -> str:
-    h = hashlib.sha256()
-    for sample in samples:
-        for t in sample:
-            h.update(f"{tuple(t.shape)}{t.dtype}".encode())
-            h.update(t.detach().contiguous().cpu().numpy().tobytes())
-    return h.hexdigest()
-
-
 def model_name_for(path: Path) -> str:
     """The catalog name a model file registers under: its file stem, cleaned."""
     return re.sub(r"[^a-z0-9_.-]+", "_", Path(path).stem.lower()).strip("_.-") or "model"
@@ -54,6 +45,8 @@ def spec_from_model_file(path: Path) -> ModelSpec:
         from zoo._errors import MissingExtraError
 
         raise MissingExtraError("--model-file") from None
+
+    from zoo.registry.compile import digest_samples
 
     source = path.read_bytes()
     file_digest = hashlib.sha256(source).hexdigest()
@@ -82,7 +75,7 @@ def spec_from_model_file(path: Path) -> ModelSpec:
     else:
         cal_samples = [_as_tuple(s, f"model file {path}: CalibrationData item") for s in raw_cal][:CALIBRATION_MAX_SAMPLES]
         cal_description = f"CalibrationData from {path.name}"
-    cal_digest = _digest_samples(cal_samples)
+    cal_digest = digest_samples(cal_samples)
 
     name = model_name_for(path)
     dtype_names = {torch.float32: "float32", torch.float16: "float16", torch.int8: "int8", torch.uint8: "uint8", torch.int16: "int16", torch.int32: "int32", torch.int64: "int64", torch.bool: "bool"}

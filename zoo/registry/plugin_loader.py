@@ -4,25 +4,35 @@ taking the rest down.
 Sources, in order: the ``zoo`` entry-point group (built-ins included),
 modules named with ``--plugin`` / ``ZOO_PLUGINS`` / zoo.toml, and
 aot_arm_compiler-style model files (``--model-file``).
+
+Each plugin's hooks (``register_models``, ``register_boards``,
+``register_remotes``) are called in turn and what they register is checked
+as a whole: all of a plugin goes in, or none of it.
 """
 
 from __future__ import annotations
 
 import importlib
 import os
+import re
 import sys
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from importlib.metadata import EntryPoint, entry_points
 from pathlib import Path
-from typing import Any, Literal, TextIO
+from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import pluggy
 
 from zoo import _hookspecs
-from zoo._errors import PluginError, SpecError
-from zoo._spec import ModelSpec
+from zoo._env import flag
+from zoo._errors import PluginError, SpecError, UsageError, ZooError
+from zoo._spec import Board, ModelSpec
 from zoo.registry.catalog import Catalog
+from zoo.registry.targets import BUILTIN_BOARDS, TargetTable
+
+if TYPE_CHECKING:
+    from zoo.registry.remotes import Remote, RemoteFactory
 
 BUILTIN_DIST = "ethosu-zoo"
 
@@ -38,6 +48,9 @@ class PluginStatus:
     version: str | None = None
     status: Status = "ok"
     models: list[str] = field(default_factory=list)
+    boards: list[str] = field(default_factory=list)
+    remotes: list[str] = field(default_factory=list)
+    """The URL schemes this plugin added."""
     error: str | None = None
 
     @property
@@ -78,7 +91,7 @@ class LoadOptions:
         if "ZOO_LOAD_PLUGINS" in env:
             only = _split(env["ZOO_LOAD_PLUGINS"])
         env_modules = _split(env.get("ZOO_PLUGINS", ""))
-        strict = strict or env.get("ZOO_STRICT_PLUGINS", "").strip().lower() in ("1", "true", "yes", "on")
+        strict = strict or bool(flag("ZOO_STRICT_PLUGINS"))
         return cls(
             modules=(*config_modules, *env_modules, *modules),
             model_files=model_files,
@@ -98,13 +111,42 @@ def _error_text(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
+_HOOKS = ("register_models", "register_boards", "register_remotes")
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*$")
+
+
+@dataclass
+class _Staged:
+    """What one plugin's hooks registered, before it is checked."""
+
+    models: list[Any] = field(default_factory=list)
+    boards: list[Any] = field(default_factory=list)
+    remotes: list[tuple[Any, Any]] = field(default_factory=list)
+
+    def register(self, hook: str) -> Callable[..., None]:
+        if hook == "register_remotes":
+            return lambda scheme, factory: self.remotes.append((scheme, factory))
+        return self.models.append if hook == "register_models" else self.boards.append
+
+
+class _HookRaised(Exception):
+    def __init__(self, hook: str) -> None:
+        super().__init__(hook)
+        self.hook = hook
+
+
 class Registry:
-    """A plugin manager plus the catalog its plugins filled."""
+    """A plugin manager plus what its plugins registered: the catalog of
+    models, ``boards`` and ``remote_schemes``."""
 
     def __init__(self, *, strict: bool = False, stderr: TextIO | None = None) -> None:
         self.pm = pluggy.PluginManager(_hookspecs.PROJECT)
         self.pm.add_hookspecs(_hookspecs)
         self.catalog = Catalog()
+        self.boards: list[Board] = []
+        """The plugins' boards; ``PluginStatus.boards`` says which plugin gave each."""
+        self.remote_schemes: dict[str, RemoteFactory] = {}
+        """The plugins' URL schemes, for ``parse_remote(..., schemes=...)``."""
         self.plugins: list[PluginStatus] = []
         self.strict = strict
         self._stderr = stderr
@@ -175,22 +217,44 @@ class Registry:
         except (pluggy.PluginValidationError, ValueError) as exc:
             self._fail(status, f"invalid hook implementation: {_error_text(exc)}", exc)
             return
-        staged: list[ModelSpec] = []
+        staged = _Staged()
+        hook = _HOOKS[0]
         try:
-            self._call_register_models(plugin, staged.append)
-            self._admit(status, staged)
+            for hook in _HOOKS:
+                self._call(hook, plugin, staged.register(hook))
+            for hook in _HOOKS:
+                self._check(hook, status, staged)
+        except _HookRaised as exc:
+            self.pm.unregister(plugin)
+            cause = exc.__cause__ or exc
+            self._fail(status, f"hook {exc.hook} raised {_error_text(cause)}", cause)
+            return
         except Exception as exc:
             self.pm.unregister(plugin)
-            self._fail(status, str(exc) if isinstance(exc, SpecError) else f"hook register_models raised {_error_text(exc)}", exc)
+            text = str(exc) if isinstance(exc, SpecError) else _error_text(exc)
+            self._fail(status, f"hook {hook}: {text}", exc)
+            return
+        self._admit(status, staged)
 
-    def _call_register_models(self, plugin: object, register: Callable[[ModelSpec], None]) -> None:
-        for impl in self.pm.hook.register_models.get_hookimpls():
+    def _call(self, hook: str, plugin: object, register: Callable[..., None]) -> None:
+        for impl in getattr(self.pm.hook, hook).get_hookimpls():
             if impl.plugin is plugin:
                 kwargs = {"register": register}
-                impl.function(**{k: kwargs[k] for k in impl.argnames})
+                try:
+                    impl.function(**{k: kwargs[k] for k in impl.argnames})
+                except Exception as exc:
+                    raise _HookRaised(hook) from exc
 
-    def _admit(self, status: PluginStatus, specs: list[ModelSpec]) -> None:
-        """All of a plugin's models go in, or none do."""
+    def _check(self, hook: str, status: PluginStatus, staged: _Staged) -> None:
+        """Raise SpecError for the first thing ``hook`` registered that cannot go in."""
+        if hook == "register_models":
+            self._check_models(status, staged.models)
+        elif hook == "register_boards":
+            self._check_boards(status, staged.boards)
+        else:
+            self._check_remotes(status, staged.remotes)
+
+    def _check_models(self, status: PluginStatus, specs: list[Any]) -> None:
         seen: set[str] = set()
         for spec in specs:
             if not isinstance(spec, ModelSpec):
@@ -201,10 +265,63 @@ class Registry:
                 owner = self.catalog.get(taken[0]).source if taken[0] in self.catalog else status.name
                 raise SpecError(f"model name {taken[0]!r} is already registered by plugin {owner!r}")
             seen.update((spec.name, *spec.aliases))
-        for spec in specs:
+
+    def _check_boards(self, status: PluginStatus, boards: list[Any]) -> None:
+        builtin = {b.name for b in BUILTIN_BOARDS}
+        seen: set[str] = set()
+        for board in boards:
+            if not isinstance(board, Board):
+                raise SpecError(f"register() takes a zoo.Board, got {type(board).__name__}")
+            board.validate()
+            if board.name in builtin:
+                raise SpecError(f"board name {board.name!r} is a built-in board; rename the board")
+            owner = status.name if board.name in seen else self._owner("boards", board.name)
+            if owner is not None:
+                raise SpecError(f"board name {board.name!r} is already registered by plugin {owner!r}")
+            try:
+                table = TargetTable([board])
+            except UsageError as exc:
+                raise SpecError(str(exc)) from None
+            try:
+                table.resolve(board.name)
+            except UsageError as exc:
+                raise SpecError(f"board {board.name!r}: {exc}") from None
+            seen.add(board.name)
+
+    def _check_remotes(self, status: PluginStatus, remotes: list[tuple[Any, Any]]) -> None:
+        from zoo.registry.remotes import BUILTIN_SCHEMES
+
+        seen: set[str] = set()
+        for scheme, factory in remotes:
+            if not isinstance(scheme, str) or not _SCHEME.match(scheme):
+                raise SpecError(
+                    f"remote scheme {scheme!r} must be lower-case letters, digits, '+', '-' or '.', "
+                    "starting with a letter (e.g. 'mem' for mem://…)"
+                )
+            if not callable(factory):
+                raise SpecError(f"the factory for remote scheme {scheme!r} is not callable")
+            if scheme in BUILTIN_SCHEMES:
+                raise SpecError(f"remote scheme {scheme!r} is built in; register a scheme of your own")
+            owner = status.name if scheme in seen else self._owner("remotes", scheme)
+            if owner is not None:
+                raise SpecError(f"remote scheme {scheme!r} is already registered by plugin {owner!r}")
+            seen.add(scheme)
+
+    def _owner(self, kind: Literal["boards", "remotes"], name: str) -> str | None:
+        return next((p.name for p in self.plugins if name in getattr(p, kind)), None)
+
+    def _admit(self, status: PluginStatus, staged: _Staged) -> None:
+        """Called once every check passed: all of a plugin goes in together."""
+        for spec in staged.models:
             object.__setattr__(spec, "source", status.name)
             self.catalog.add(spec)
             status.models.append(spec.name)
+        for board in staged.boards:
+            self.boards.append(board)
+            status.boards.append(board.name)
+        for scheme, factory in staged.remotes:
+            self.remote_schemes[scheme] = _checked_factory(status, scheme, factory)
+            status.remotes.append(scheme)
 
     def _fail(self, status: PluginStatus, message: str, exc: BaseException) -> None:
         status.status = "error"
@@ -213,6 +330,31 @@ class Registry:
             raise PluginError(status.name, f"{status.dist} {status.version}" if status.dist else None, message) from exc
         stream = self._stderr or sys.stderr
         print(f"zoo: skipped {status.label}: {message}", file=stream)
+
+
+def _checked_factory(status: PluginStatus, scheme: str, factory: RemoteFactory) -> RemoteFactory:
+    """``factory``, with what goes wrong in it named after its plugin and hook."""
+    dist = f"{status.dist} {status.version}" if status.dist else None
+
+    def make(url: str, base: Path | None) -> Remote:
+        from zoo.registry.remotes import Remote
+
+        try:
+            remote = factory(url, base)
+        except ZooError:
+            raise
+        except Exception as exc:
+            raise PluginError(
+                status.name, dist, f"the {scheme}:// factory of hook register_remotes raised {_error_text(exc)}"
+            ) from exc
+        if not isinstance(remote, Remote):
+            raise PluginError(
+                status.name, dist,
+                f"the {scheme}:// factory of hook register_remotes returned {type(remote).__name__}, not a zoo.Remote",
+            )
+        return remote
+
+    return make
 
 
 def _ep_order(ep: EntryPoint) -> tuple[int, str]:

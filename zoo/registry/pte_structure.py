@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 
 PROGRAM_IDENTIFIER = b"ET12"
 EXTENDED_HEADER_MAGIC = b"eh00"
+ETHOSU_BACKEND_ID = "EthosUBackend"
+"""The backend id of an Ethos-U delegate, as ExecuTorch's ``EthosUBackend`` writes it."""
 _EXTENDED_HEADER_MIN = 24  # magic, length, program size, segment base offset
 
 # Field ids, by table, in program.fbs declaration order.

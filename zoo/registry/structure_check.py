@@ -15,11 +15,11 @@ from typing import Any
 
 from zoo._spec import InputSpec
 from zoo.registry.manifest import Manifest
+from zoo.registry.pte_structure import ETHOSU_BACKEND_ID as BACKEND_ID
 from zoo.registry.pte_structure import Delegate, ExecutionPlan, PteFormatError, PteInfo, read_pte
 from zoo.registry.targets import Target
 from zoo.registry.vela_payload import START, PayloadError, TensorInfo, VelaPayload, parse_payload
 
-BACKEND_ID = "EthosUBackend"
 COMMAND_STREAM_MAGICS = (b"COP1", b"COP2")
 REQUIRED_BLOCKS = ("cmd_data", "weight_data", "scratch_size", "inputs", "outputs")
 PAYLOAD_ALIGNMENT = 16  # the Ethos-U driver rejects a command stream that is not 16-byte aligned
@@ -50,12 +50,7 @@ class Expected:
 
     @classmethod
     def from_manifest(cls, m: Manifest) -> Expected:
-        t = m.key_inputs.get("target") or {}
-        target = Target(
-            m.target, t.get("accelerator"), t.get("system_config"), t.get("memory_mode"),
-            extra_flags=m.vela_flags,
-            **({"vela_ini": t["vela_ini"]} if t.get("vela_ini") else {}),
-        )
+        target = m.built_target
         inputs = tuple(
             InputSpec(str(i["name"]), tuple(int(d) for d in i["shape"]), str(i.get("dtype", "float32")))
             for i in m.key_inputs.get("inputs") or ()

@@ -6,11 +6,14 @@ import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from zoo._config import BoardConfig, Config
-from zoo._errors import UnknownTargetError, UsageError
+from zoo._errors import ConfigError, UnknownTargetError, UsageError
+from zoo._spec import Board
 from zoo.registry.vela_config import VELA_INI, vela_config
+
+if TYPE_CHECKING:
+    from zoo._config import Config
 
 PORTABLE = "portable"
 
@@ -32,16 +35,6 @@ _TOSA_SPECS = {
     "u65": "TOSA-1.0+INT+int16+int4+u55",
     "u85": "TOSA-1.0+INT+int16+int4+cf",
 }
-
-
-@dataclass(frozen=True)
-class Board:
-    name: str
-    accelerator: str
-    system_config: str | None = None
-    memory_mode: str | None = None
-    sram_bytes: int | None = None
-    description: str = ""
 
 
 BUILTIN_BOARDS: tuple[Board, ...] = (
@@ -159,24 +152,71 @@ def _aliases(accelerator: str) -> tuple[str, ...]:
     return (short, short.replace("-", ""))
 
 
+def accelerator_of(name: str) -> str | None:
+    """The accelerator an accelerator name or alias (any case) names, else None."""
+    key = name.strip().lower()
+    for acc in ACCELERATORS:
+        if key == acc or key in _aliases(acc):
+            return acc
+    return None
+
+
+def reserved_name(name: str) -> str | None:
+    """Why no board may be called ``name``, or None if one may: the names and
+    aliases of accelerators, and ``portable``, already name targets."""
+    key = name.strip().lower()
+    if key == PORTABLE:
+        return f"{name!r} is the portable CPU target"
+    acc = accelerator_of(key)
+    if acc is None:
+        return None
+    return f"{name!r} is an accelerator" if key == acc else f"{name!r} is an alias of the accelerator {acc}"
+
+
 class TargetTable:
     """All targets known to this zoo: accelerators, ``portable`` and boards."""
 
     def __init__(self, boards: Iterable[Board] = BUILTIN_BOARDS) -> None:
-        self.boards: dict[str, Board] = {b.name: b for b in boards}
+        self.boards: dict[str, Board] = {}
+        self._accelerators: dict[str, str] = {}
+        for b in boards:
+            why = reserved_name(b.name)
+            if why:
+                raise UsageError(f"board {b.name!r}: {why}, so a board cannot take that name; rename the board")
+            accelerator = accelerator_of(b.target)
+            if accelerator is None:
+                raise UnknownTargetError(
+                    f"board {b.name!r}: target {b.target!r} is not an Ethos-U accelerator; "
+                    "give one such as 'ethos-u55-128' or 'u55-128'"
+                )
+            self.boards[b.name] = b
+            self._accelerators[b.name] = accelerator
 
     @classmethod
-    def from_config(cls, config: Config) -> TargetTable:
-        boards = {b.name: b for b in BUILTIN_BOARDS}
+    def from_config(cls, config: Config, boards: Iterable[Board] = ()) -> TargetTable:
+        """The built-in boards, then ``boards`` (the plugins'), then zoo.toml's;
+        a later board replaces an earlier one of the same name."""
+        table = {b.name: b for b in (*BUILTIN_BOARDS, *boards)}
         for b in config.boards:
-            boards[b.name] = _board_from_config(b, config)
-        table = cls(boards.values())
+            key = f"boards.{b.name}"
+            why = reserved_name(b.name)
+            if why:
+                raise ConfigError(
+                    f"{config.path}: key '{key}': {why}, so a board cannot take that name; rename the board"
+                )
+            if accelerator_of(b.target) is None:
+                raise UnknownTargetError(
+                    f"{config.path}: key '{key}.target' must be an Ethos-U accelerator "
+                    f"such as 'ethos-u55-128', got {b.target!r}"
+                )
+            table[b.name] = b
+        out = cls(table.values())
         for b in config.boards:
             try:
-                table.resolve(b.name)
+                out.resolve(b.name)
             except UsageError as e:
                 raise type(e)(f"{config.path}: board '{b.name}': {e}") from None
-        return table
+        return out
 
     def names(self) -> list[str]:
         out = [*ACCELERATORS, PORTABLE, *self.boards]
@@ -211,7 +251,7 @@ class TargetTable:
         if sram_budget is not None and sram_budget <= 0:
             raise UsageError(f"--sram-budget must be a positive size such as 512KiB, got {sram_budget} bytes")
         board = self.boards.get(key)
-        accelerator = board.accelerator if board else self._accelerator(key)
+        accelerator = self._accelerators[board.name] if board else accelerator_of(key)
         if accelerator is None:
             close = difflib.get_close_matches(key, self.names(), n=3, cutoff=0.5)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
@@ -234,13 +274,6 @@ class TargetTable:
             sram_budget=sram_budget if sram_budget is not None else (board.sram_bytes if board else None),
         )
 
-    @staticmethod
-    def _accelerator(key: str) -> str | None:
-        for acc in ACCELERATORS:
-            if key == acc or key in _aliases(acc):
-                return acc
-        return None
-
 
 def _check_vela_options(accelerator: str, system_config: str, memory_mode: str) -> None:
     family = _family(accelerator)
@@ -258,12 +291,3 @@ def _check_vela_options(accelerator: str, system_config: str, memory_mode: str) 
             f"valid choices: {', '.join(valid)}"
         )
 
-
-def _board_from_config(b: BoardConfig, config: Config) -> Board:
-    accelerator = TargetTable._accelerator(b.target.strip().lower())
-    if accelerator is None:
-        raise UnknownTargetError(
-            f"{config.path}: key 'boards.{b.name}.target' must be an Ethos-U accelerator "
-            f"such as 'ethos-u55-128', got {b.target!r}"
-        )
-    return Board(b.name, accelerator, b.system_config, b.memory_mode, b.sram_bytes, b.description)

@@ -59,35 +59,6 @@ class Verification:
             "notes": self.notes,
         }
 
-    def lines(self) -> list[str]:
-        """Human-readable report, one check per line."""
-        out = [f"{self.subject}: {'verified' if self.passed else 'FAILED'}"]
-        width = max((len(c.name) for c in self.checks), default=8)
-        out += [f"  {'ok  ' if c.passed else 'FAIL'}  {c.name:<{width}}  {c.detail}" for c in self.checks]
-        if self.numerics is None:
-            if self.artifact:
-                out.append(f"  {'-':<4}  {'numerics':<{width}}  not recorded (build with --verify, or run 'zoo verify MODEL -t TARGET')")
-        else:
-            for c in self.numerics.get("checks", []):
-                out.append(f"  {'ok  ' if c['passed'] else 'FAIL'}  {c['name']:<{width}}  {c['detail']}")
-            agreement = self.numerics.get("top1_agreement")
-            if agreement:
-                out.append(f"  {'':<4}  {'top-1':<{width}}  {top1_text(agreement)}")
-        if self.bundle:
-            out.append(f"  {'':<4}  {'bundle':<{width}}  {self.bundle['file']}: {self.bundle['test_cases']} test case(s), "
-                       f"atol {self.bundle['atol']:.4g}, rtol {self.bundle['rtol']:g}")
-        out += [f"  note: {n}" for n in self.notes]
-        return out
-
-
-def top1_text(agreement: dict[str, Any]) -> str:
-    constant = agreement.get("constant_output_samples") or 0
-    text = (f"agrees with float on {agreement['rate']:.2%} of {agreement['samples']} samples"
-            if agreement.get("rate") is not None else "agreement with float not measurable")
-    if constant:
-        text += f"; {constant} sample(s) left out: an output was constant, so its argmax says nothing"
-    return text
-
 
 def gate(v: Verification, verify: bool | None) -> None:
     """Raise VerificationError for a failing artifact, unless ``verify`` is False (``--no-verify``)."""

@@ -4,55 +4,90 @@
     PATH or file://PATH         a directory, e.g. a team share (directory.py)
     http(s)://HOST/PATH         a read-only mirror of a published directory (http.py)
 
-Parsing a remote imports nothing heavy; each kind loads its client on first use.
+Plugins add schemes of their own with ``register_remotes``. Parsing a remote
+imports nothing heavy; each kind loads its client on first use.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable, Mapping
 from pathlib import Path
+from types import MappingProxyType
 from urllib.parse import unquote, urlparse
 
 from zoo._errors import UsageError
 from zoo.registry.remotes.base import Remote
 
+RemoteFactory = Callable[[str, Path | None], Remote]
+"""``factory(url, base)``: the remote for ``url``; ``base`` is the folder relative
+paths are taken from (None: the working directory)."""
+
 _REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
 
 
-def parse_remote(text: str, *, base: Path | None = None) -> Remote:
-    """A remote from its URL; relative directory paths are taken from ``base`` (default: cwd)."""
-    url = text.strip()
-    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
-    if scheme == "hf":
-        from zoo.registry.remotes.hub import HubRemote
+def _hub(url: str, base: Path | None) -> Remote:
+    from zoo.registry.remotes.hub import HubRemote
 
-        rest = url[len("hf://"):]
-        repo, at, revision = rest.partition("@")
-        repo = repo.strip("/")
-        if not _REPO.match(repo) or (at and not revision):
-            raise UsageError(f"remote {text!r}: expected hf://ORG/REPO or hf://ORG/REPO@REVISION")
-        return HubRemote(repo, revision or None, url)
-    if scheme in ("http", "https"):
-        from zoo.registry.remotes.http import HttpRemote
+    repo, at, revision = url[len("hf://"):].partition("@")
+    repo = repo.strip("/")
+    if not _REPO.match(repo) or (at and not revision):
+        raise UsageError(f"remote {url!r}: expected hf://ORG/REPO or hf://ORG/REPO@REVISION")
+    return HubRemote(repo, revision or None, url)
 
-        if not urlparse(url).netloc:
-            raise UsageError(f"remote {text!r}: an http(s) remote needs a host, e.g. https://example.com/zoo")
-        return HttpRemote(url)
+
+def _http(url: str, base: Path | None) -> Remote:
+    from zoo.registry.remotes.http import HttpRemote
+
+    if not urlparse(url).netloc:
+        raise UsageError(f"remote {url!r}: an http(s) remote needs a host, e.g. https://example.com/zoo")
+    return HttpRemote(url)
+
+
+def _file(url: str, base: Path | None) -> Remote:
     from zoo.registry.remotes.directory import DirectoryRemote
 
-    if scheme == "file":
-        parsed = urlparse(url)
-        if parsed.netloc not in ("", "localhost"):
-            raise UsageError(f"remote {text!r}: file:// URLs must name a local path (file:///path)")
-        return DirectoryRemote(Path(unquote(parsed.path)), url)
-    if scheme:
-        raise UsageError(f"remote {text!r}: unknown scheme {scheme!r}; use hf://, http(s)://, file:// or a directory path")
-    if not url:
-        raise UsageError("empty remote: give hf://ORG/REPO, an http(s) URL or a directory")
+    parsed = urlparse(url)
+    if parsed.netloc not in ("", "localhost"):
+        raise UsageError(f"remote {url!r}: file:// URLs must name a local path (file:///path)")
+    return DirectoryRemote(Path(unquote(parsed.path)), url)
+
+
+def _directory(url: str, base: Path | None) -> Remote:
+    from zoo.registry.remotes.directory import DirectoryRemote
+
     path = Path(url).expanduser()
     if not path.is_absolute():
         path = (base or Path.cwd()) / path
     return DirectoryRemote(path, url)
 
 
-__all__ = ["Remote", "parse_remote"]
+BUILTIN_SCHEMES: Mapping[str, RemoteFactory] = MappingProxyType({
+    "hf": _hub,
+    "http": _http,
+    "https": _http,
+    "file": _file,
+    "": _directory,  # no scheme: a directory path
+})
+
+
+def parse_remote(
+    text: str, *, base: Path | None = None, schemes: Mapping[str, RemoteFactory] | None = None,
+) -> Remote:
+    """A remote from its URL, by its scheme: a built-in one or one of ``schemes``
+    (the plugins', e.g. ``Registry.remote_schemes``). Relative directory paths
+    are taken from ``base`` (default: cwd)."""
+    url = text.strip()
+    if not url:
+        raise UsageError("empty remote: give hf://ORG/REPO, an http(s) URL or a directory")
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    # Built-ins last, so nothing passed in can replace them.
+    table = {**(schemes or {}), **BUILTIN_SCHEMES}
+    factory = table.get(scheme)
+    if factory is None:
+        known = ", ".join(f"{s}://" for s in sorted(table) if s)
+        raise UsageError(f"remote {text!r}: unknown scheme {scheme!r}; known schemes: {known}, or a directory path")
+    return factory(url, base)
+
+
+__all__ = ["BUILTIN_SCHEMES", "Remote", "RemoteFactory", "parse_remote"]

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import sys
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Sequence
@@ -11,43 +9,31 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
+from zoo._env import number
 from zoo._errors import RemoteUnavailable, UsageError
+from zoo.registry.events import ByteProgress, Notice, stderr_notice
 
 if TYPE_CHECKING:
     from zoo.registry.cache import Entry
     from zoo.registry.remotes.index import Index, IndexRecord
 
-ByteProgress = Callable[[int, int | None], None]
-"""``progress(bytes_done, bytes_total)`` while a file downloads."""
-Notice = Callable[[str], None]
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT_S = 30.0
 DEFAULT_RETRIES = 3
 BACKOFF_S = 0.5
+RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
+"""HTTP statuses worth another try, for every network remote."""
 
 
 def timeout_s() -> float:
     """Seconds to wait for a connection or for the next bytes (``ZOO_HTTP_TIMEOUT``)."""
-    return _env_number("ZOO_HTTP_TIMEOUT", DEFAULT_TIMEOUT_S, float)
+    return float(number("ZOO_HTTP_TIMEOUT", DEFAULT_TIMEOUT_S, float))
 
 
 def retries() -> int:
     """How often a transient failure is retried (``ZOO_HTTP_RETRIES``)."""
-    return int(_env_number("ZOO_HTTP_RETRIES", DEFAULT_RETRIES, int))
-
-
-def _env_number(name: str, default: float, kind: type[int] | type[float]) -> float:
-    raw = os.environ.get(name)
-    if raw is None or raw.strip() == "":
-        return default
-    try:
-        value = kind(raw)
-    except ValueError:
-        value = -1
-    if value < 0:
-        raise UsageError(f"{name}={raw!r} is not a non-negative number")
-    return value
+    return int(number("ZOO_HTTP_RETRIES", DEFAULT_RETRIES, int))
 
 
 def with_retries(
@@ -71,13 +57,9 @@ def with_retries(
                 tries = f" (tried {n + 1} times)" if n else ""
                 raise RemoteUnavailable(f"{what}: {reason}{tries}") from None
             delay = min(BACKOFF_S * 2**i, 8.0)
-            (say or _stderr)(f"{what}: {reason}; retrying in {delay:g} s")
+            (say or stderr_notice)(f"{what}: {reason}; retrying in {delay:g} s")
             time.sleep(delay)
     raise AssertionError("unreachable")
-
-
-def _stderr(msg: str) -> None:
-    print(f"zoo: {msg}", file=sys.stderr)
 
 
 @dataclass
@@ -90,7 +72,8 @@ class PublishReport:
 
 
 class Remote(ABC):
-    """A place artifacts are published to and fetched from."""
+    """A place artifacts are published to and fetched from. A plugin adds a kind
+    of its own by subclassing this and returning it from ``register_remotes``."""
 
     kind: ClassVar[str]
     network: ClassVar[bool]

@@ -5,10 +5,9 @@ from __future__ import annotations
 from itertools import groupby
 from typing import Any
 
-from zoo._errors import UsageError
-from zoo._table import human_bytes
+from zoo._units import human_bytes
+from zoo.registry.manifest import TargetOptions
 from zoo.registry.remotes.index import Index, IndexRecord
-from zoo.registry.targets import TargetTable
 
 _TOOLS = ("executorch", "ethos-u-vela", "torch")
 
@@ -35,20 +34,7 @@ def _tools(r: IndexRecord) -> str:
 
 def fetch_command(r: IndexRecord, remote: str) -> str:
     """The ``zoo fetch`` line that resolves to this artifact's target and options."""
-    opts = r.target_options
-    accelerator = opts.get("accelerator")
-    if accelerator is None:
-        target = "portable"
-    else:
-        target = accelerator
-        try:
-            defaults = TargetTable().defaults(accelerator)
-            default_options = (defaults.system_config, defaults.memory_mode)
-        except UsageError:  # an accelerator this zoo does not know
-            default_options = (None, None)
-        if (opts.get("system_config"), opts.get("memory_mode")) != default_options:
-            target += f" --system-config {opts.get('system_config')} --memory-mode {opts.get('memory_mode')}"
-    return f"zoo fetch {r.model} --target {target} --weights {r.weights} --remote {remote}"
+    return f"zoo fetch {r.model} {TargetOptions.from_json(r.target_options).fetch_args()} --weights {r.weights} --remote {remote}"
 
 
 def model_card(index: Index, remote: str) -> str:

@@ -9,13 +9,14 @@ from __future__ import annotations
 
 import os
 import shutil
-import tempfile
 from collections.abc import Sequence
 from pathlib import Path
 
 from zoo._errors import IntegrityError, RemoteError, RemoteUnavailable
-from zoo.registry.cache import Entry, write_atomic
-from zoo.registry.remotes.base import ByteProgress, Notice, PublishReport, Remote
+from zoo._fs import publish_dir, staging_dir, write_atomic
+from zoo.registry.cache import Entry
+from zoo.registry.events import ByteProgress, Notice
+from zoo.registry.remotes.base import PublishReport, Remote
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
 from zoo.registry.remotes.publish import plan
 
@@ -79,21 +80,15 @@ class DirectoryRemote(Remote):
             if not items:
                 return report
             staging_root = self.root / STAGING
-            staging_root.mkdir(exist_ok=True)
             for item in items:
                 final = self._path(item.record.folder)
-                staging = Path(tempfile.mkdtemp(prefix=f"{item.record.key[:12]}.", dir=staging_root))
-                try:
+                with staging_dir(staging_root, item.record.key[:12]) as staging:
                     for remote_path, local in item.files():
                         shutil.copyfile(local, staging / Path(remote_path).name)
-                    os.chmod(staging, 0o755)  # mkdtemp makes it private; the share is not
                     if final.exists():
                         # Not in the index, so a publish that died before updating it left this.
                         shutil.rmtree(final)
-                    final.parent.mkdir(parents=True, exist_ok=True)
-                    os.rename(staging, final)
-                finally:
-                    shutil.rmtree(staging, ignore_errors=True)
+                    publish_dir(staging, final, mode=0o755)  # mkdtemp makes it private; the share is not
                 index.add(item.record)
                 report.added.append(item.record)
             write_atomic(self.root / INDEX, index.dumps().encode(), mode=0o644)

@@ -24,22 +24,20 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-import hashlib
-import shutil
-import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
 from zoo._errors import IntegrityError, MissingExtraError, RemoteError
+from zoo._fs import staging_dir
 from zoo.registry.cache import MANIFEST, Cache, CorruptEntry, Entry, sha256_file
-from zoo.registry.keys import BuildRequest, can_compile_here, canonical_json, tool_versions
+from zoo.registry.events import Notice, Progress
+from zoo.registry.keys import BuildRequest, can_compile_here, key_of, tool_versions
 from zoo.registry.manifest import Manifest
-from zoo.registry.remotes.base import Notice, Remote
+from zoo.registry.remotes.base import Remote
 from zoo.registry.remotes.index import IndexRecord, check_file_name
 
-Progress = Callable[[str, int | None, int | None], None]
 MAX_MANIFEST_BYTES = 4 << 20
 DOWNLOAD_STAGE = "download"  # zoo._progress.DOWNLOAD shows these stages in bytes
 
@@ -72,7 +70,7 @@ def wanted(request: BuildRequest) -> Wanted:
     that ships with the compile extra) are marked unknown instead of failing."""
     try:
         inputs = request.key_inputs()
-        return Wanted(hashlib.sha256(canonical_json(inputs)).hexdigest(), inputs)
+        return Wanted(key_of(inputs), inputs)
     except MissingExtraError:
         pass
     unknown = []
@@ -141,32 +139,28 @@ def _download_verified(remote: Remote, path: str, dest: Path, *, size: int | Non
 def pull(remote: Remote, record: IndexRecord, cache: Cache, *, want: Wanted, progress: Progress | None = None) -> Entry:
     """Download, verify and store one indexed artifact. Nothing is cached unless all of it checks out."""
     label = f"{remote}: {record.model} for {record.target} (key {record.key[:12]}…)"
-    tmp_root = cache.base / "tmp"
-    tmp_root.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f"pull-{record.key[:12]}.", dir=tmp_root))
     try:
-        _download_verified(remote, record.manifest, staging / MANIFEST, size=None, sha256=record.manifest_sha256,
-                           what=f"{label}: {MANIFEST} (checked against index.json)", progress=progress)
-        try:
-            manifest = Manifest.loads((staging / MANIFEST).read_text(encoding="utf-8"))
-        except (ValueError, TypeError, KeyError) as exc:
-            raise RemoteError(f"{label}: {MANIFEST} is unreadable ({exc})") from None
-        _check_manifest(manifest, record, want=want, label=label)
-        for f in manifest.files:
-            _download_verified(remote, f"{record.folder}/{f.name}", staging / f.name, size=f.size, sha256=f.sha256,
-                               what=f"{label}: {f.name}", progress=progress)
-        check_artifact(manifest, staging)
-        return cache.put(manifest, {f.name: (staging / f.name).read_bytes() for f in manifest.files})
+        with staging_dir(cache.base / "tmp", f"pull-{record.key[:12]}") as staging:
+            _download_verified(remote, record.manifest, staging / MANIFEST, size=None, sha256=record.manifest_sha256,
+                               what=f"{label}: {MANIFEST} (checked against index.json)", progress=progress)
+            try:
+                manifest = Manifest.loads((staging / MANIFEST).read_text(encoding="utf-8"))
+            except (ValueError, TypeError, KeyError) as exc:
+                raise RemoteError(f"{label}: {MANIFEST} is unreadable ({exc})") from None
+            _check_manifest(manifest, record, want=want, label=label)
+            for f in manifest.files:
+                _download_verified(remote, f"{record.folder}/{f.name}", staging / f.name, size=f.size,
+                                   sha256=f.sha256, what=f"{label}: {f.name}", progress=progress)
+            check_artifact(manifest, staging)
+            return cache.put(manifest, {f.name: (staging / f.name).read_bytes() for f in manifest.files})
     except IntegrityError as exc:
         raise IntegrityError(f"{exc}; nothing of it was cached") from None
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
 
 
 def _check_manifest(manifest: Manifest, record: IndexRecord, *, want: Wanted, label: str) -> None:
     if manifest.key != record.key or manifest.model != record.model or manifest.key_inputs != record.key_inputs:
         raise IntegrityError(f"{label}: {MANIFEST} describes {manifest.model} key {manifest.key[:12]}…, not what index.json lists")
-    if hashlib.sha256(canonical_json(manifest.key_inputs)).hexdigest() != manifest.key:
+    if key_of(manifest.key_inputs) != manifest.key:
         raise IntegrityError(f"{label}: {MANIFEST}'s key inputs do not hash to its key")
     if not want.accepts(manifest.key_inputs):
         raise IntegrityError(f"{label}: {MANIFEST} was built from other inputs than the ones asked for")
@@ -215,7 +209,7 @@ def find_prebuilt(
     if accept_any:
         cached = _newest_cached(cache, model, want)
         if cached is not None:
-            tools = _tools(cached.manifest.key_inputs.get("tools") or {})
+            tools = _tools(cached.manifest.tools)
             say(f"using the cached {model} for {target} built with {tools} ({why})")
             return Found(cached, "cache"), []
 
@@ -280,7 +274,7 @@ def _newest_cached(cache: Cache, model: str, want: Wanted) -> Entry | None:
     for _key, entry, problem in cache.scan():
         if entry is None or problem or entry.manifest.model != model or not want.accepts(entry.manifest.key_inputs):
             continue
-        if best is None or str(entry.manifest.build.get("built_at", "")) > str(best.manifest.build.get("built_at", "")):
+        if best is None or (entry.manifest.built_at or "") > (best.manifest.built_at or ""):
             best = entry
     if best is None:
         return None

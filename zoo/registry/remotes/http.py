@@ -8,14 +8,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zoo._errors import IntegrityError, RemoteError
-from zoo.registry.remotes.base import ByteProgress, Remote, timeout_s, with_retries
+from zoo.registry.events import ByteProgress
+from zoo.registry.remotes.base import RETRY_STATUS, Remote, timeout_s, with_retries
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
 
 if TYPE_CHECKING:
     import httpx2
 
 MAX_INDEX_BYTES = 64 << 20
-_RETRY_STATUS = {408, 425, 429, 500, 502, 503, 504}
 
 
 class _Status(Exception):
@@ -54,7 +54,7 @@ class HttpRemote(Remote):
             return f"cannot connect ({exc})"
         if isinstance(exc, httpx2.TransportError):
             return f"the connection broke ({type(exc).__name__}: {exc})"
-        if isinstance(exc, _Status) and exc.status in _RETRY_STATUS:
+        if isinstance(exc, _Status) and exc.status in RETRY_STATUS:
             return f"server error: HTTP {exc.status}"
         return None
 
@@ -106,6 +106,6 @@ class HttpRemote(Remote):
 
 def _permanent(exc: _Status) -> None:
     """Re-raise a status worth retrying; turn any other into a RemoteError."""
-    if exc.status in _RETRY_STATUS:
+    if exc.status in RETRY_STATUS:
         raise exc
     raise RemoteError(str(exc)) from None

@@ -23,12 +23,12 @@ from typing import Any, cast
 
 from zoo._errors import IntegrityError, PublishConflict, RemoteError, RemoteUnavailable, UsageError
 from zoo.registry.cache import Entry
-from zoo.registry.remotes.base import ByteProgress, Notice, PublishReport, Remote, with_retries
+from zoo.registry.events import ByteProgress, Notice
+from zoo.registry.remotes.base import RETRY_STATUS, PublishReport, Remote, with_retries
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
 
 CARD = "README.md"
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
-_RETRY_STATUS = {408, 429, 500, 502, 503, 504}
 _CHUNK = 1 << 20
 
 
@@ -84,7 +84,7 @@ class HubRemote(Remote):
             return f"{self.endpoint} timed out"
         if isinstance(exc, httpx2.TransportError):
             return f"cannot reach {self.endpoint} ({type(exc).__name__}: {exc})"
-        if isinstance(exc, HfHubHTTPError) and exc.response.status_code in _RETRY_STATUS:
+        if isinstance(exc, HfHubHTTPError) and exc.response.status_code in RETRY_STATUS:
             return f"{self.endpoint} answered HTTP {exc.response.status_code}"
         return None
 
@@ -172,7 +172,7 @@ class HubRemote(Remote):
                 raise PublishConflict(
                     f"{where}: {self.repo_id} changed while publishing (another publish?); nothing was committed; run it again"
                 ) from None
-            kind = RemoteUnavailable if status in _RETRY_STATUS else RemoteError
+            kind = RemoteUnavailable if status in RETRY_STATUS else RemoteError
             raise kind(f"{where}: {self.endpoint} answered HTTP {status}") from None
         except httpx2.TimeoutException:
             raise RemoteUnavailable(f"{where}: {self.endpoint} timed out (HF_HUB_DOWNLOAD_TIMEOUT)") from None

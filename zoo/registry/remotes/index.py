@@ -13,7 +13,6 @@ Vela's estimates (which the Hub model card shows).
 
 from __future__ import annotations
 
-import hashlib
 import json
 import re
 from collections.abc import Iterator
@@ -23,7 +22,7 @@ from typing import Any
 
 from zoo._errors import IntegrityError, RemoteError
 from zoo.registry.cache import MANIFEST, Entry
-from zoo.registry.keys import canonical_json
+from zoo.registry.keys import key_of
 from zoo.registry.manifest import Manifest
 
 INDEX = "index.json"
@@ -111,17 +110,17 @@ def artifact_folder(model: str, slug: str, key: str) -> str:
 def record_for(entry: Entry, slug: str, manifest_sha256: str) -> IndexRecord:
     """The index record that publishing ``entry`` adds."""
     m = entry.manifest
-    total = (m.vela or {}).get("total") or {}
+    total = m.vela_total
     vela = None
-    if total:
+    if total is not None:
         vela = {
-            "inference_time_ms": total.get("inference_time_ms"),
-            "inferences_per_second": total.get("inferences_per_second"),
-            "sram_bytes": total.get("sram_bytes"),
-            "flash_bytes": (total.get("off_chip_flash_bytes") or 0) + (total.get("on_chip_flash_bytes") or 0),
-            "dram_bytes": total.get("dram_bytes"),
+            "inference_time_ms": total.inference_time_ms,
+            "inferences_per_second": total.inferences_per_second,
+            "sram_bytes": total.sram_bytes,
+            "flash_bytes": total.flash_bytes or 0,
+            "dram_bytes": total.dram_bytes,
         }
-    target = m.key_inputs.get("target") or {}
+    target = m.target_options
     return IndexRecord(
         key=m.key,
         model=m.model,
@@ -130,10 +129,11 @@ def record_for(entry: Entry, slug: str, manifest_sha256: str) -> IndexRecord:
         manifest=f"{artifact_folder(m.model, slug, m.key)}/{MANIFEST}",
         manifest_sha256=manifest_sha256,
         key_inputs=m.key_inputs,
-        built_at=str(m.build.get("built_at", "")),
-        weights=str((m.key_inputs.get("weights") or {}).get("name", "")),
+        built_at=m.built_at or "",
+        weights=m.weights or "",
         files=tuple(IndexFile(f.name, f.kind, f.size, f.sha256) for f in m.files),
-        target_options={k: target.get(k) for k in ("accelerator", "system_config", "memory_mode")},
+        target_options={"accelerator": target.accelerator, "system_config": target.system_config,
+                        "memory_mode": target.memory_mode},
         vela=vela,
         accuracy=_accuracy_of(m),
     )
@@ -232,7 +232,7 @@ def _record(model: str, slug: str, key: object, raw: object, source: str) -> Ind
         raise RemoteError(f"{where} is malformed ({type(exc).__name__}: {exc})") from None
     if not _HEX64.match(record.manifest_sha256):
         raise RemoteError(f"{where} is malformed: manifest_sha256 must be 64 lower-case hex digits")
-    if hashlib.sha256(canonical_json(record.key_inputs)).hexdigest() != key:
+    if key_of(record.key_inputs) != key:
         raise IntegrityError(f"{where}: its key inputs do not hash to its key")
     if not record.manifest.endswith(f"/{MANIFEST}"):
         raise IntegrityError(f"{where} names {record.manifest!r} as its manifest; expected a path ending in /{MANIFEST}")

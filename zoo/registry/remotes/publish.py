@@ -14,9 +14,7 @@ from pathlib import Path
 
 from zoo._errors import PublishConflict
 from zoo.registry.cache import MANIFEST, Entry
-from zoo.registry.manifest import Manifest
 from zoo.registry.remotes.index import Index, IndexRecord, record_for
-from zoo.registry.targets import PORTABLE, Target
 
 
 @dataclass(frozen=True)
@@ -32,14 +30,6 @@ class PublishItem:
         return out
 
 
-def slug_for(manifest: Manifest) -> str:
-    """The folder name of a target, e.g. ``u55-128`` or ``u65-256-shared_sram``."""
-    t = manifest.key_inputs.get("target") or {}
-    if t.get("accelerator") is None:
-        return PORTABLE
-    return Target(manifest.target, t["accelerator"], t.get("system_config"), t.get("memory_mode")).slug
-
-
 def plan(index: Index, entries: Sequence[Entry], *, remote: str) -> tuple[list[PublishItem], list[IndexRecord]]:
     """(what to add, what is already there). PublishConflict if a key is taken by other files."""
     items: list[PublishItem] = []
@@ -51,7 +41,7 @@ def plan(index: Index, entries: Sequence[Entry], *, remote: str) -> tuple[list[P
             continue
         seen.add(entry.key)
         digest = hashlib.sha256((entry.path / MANIFEST).read_bytes()).hexdigest()
-        record = record_for(entry, slug_for(entry.manifest), digest)
+        record = record_for(entry, entry.manifest.target_options.slug, digest)
         published = index.get(entry.key)
         if published is None:
             items.append(PublishItem(entry, record))

@@ -26,25 +26,3 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[object]], *, width: i
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     return "\n".join(lines)
-
-
-def human_bytes(n: int | float | None) -> str:
-    if n is None:
-        return "-"
-    value = float(n)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if abs(value) < 1024 or unit == "GiB":
-            return f"{value:.0f} {unit}" if unit == "B" else f"{value:.1f} {unit}"
-        value /= 1024
-    return f"{value:.1f} GiB"
-
-
-def duration(ms: float | None) -> str:
-    """Milliseconds as ms, µs or ns, whichever reads naturally; '-' for None."""
-    if ms is None:
-        return "-"
-    if ms >= 1:
-        return f"{ms:.2f} ms"
-    if ms >= 0.001:
-        return f"{ms * 1000:.1f} µs"
-    return f"{ms * 1e6:.0f} ns"

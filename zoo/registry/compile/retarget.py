@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from zoo._errors import BuildError
+from zoo.registry.compile.serialize import serialize
+from zoo.registry.pte_structure import ETHOSU_BACKEND_ID
 from zoo.registry.targets import Target
-
-BACKEND_ID = "EthosUBackend"
 
 
 def ethosu_compile_spec(target: Target) -> Any:
@@ -42,8 +42,6 @@ def retarget(pte: bytes, tosa_graphs: Sequence[bytes], payloads: Sequence[bytes]
     from executorch.exir._serialize._program import deserialize_pte_binary
     from executorch.exir.backend.compile_spec_schema import CompileSpec
 
-    from zoo.registry.pipeline import serialize
-
     spec = ethosu_compile_spec(target)
     fresh = {s.key: bytes(s.value) for s in spec._to_list()}
     pte_file = deserialize_pte_binary(pte)
@@ -51,7 +49,7 @@ def retarget(pte: bytes, tosa_graphs: Sequence[bytes], payloads: Sequence[bytes]
     compiled: dict[bytes, bytes] = {}
     for plan in program.execution_plan:
         for delegate in plan.delegates:
-            if delegate.id != BACKEND_ID:
+            if delegate.id != ETHOSU_BACKEND_ID:
                 continue
             inline = program.backend_delegate_data[delegate.processed.index]
             old = bytes(inline.data)

@@ -8,7 +8,10 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
-DOWNLOAD = "download "
+from zoo._units import human_bytes
+from zoo.registry.remotes.download import DOWNLOAD_STAGE
+
+DOWNLOAD = f"{DOWNLOAD_STAGE} "
 """Stages named ``download FILE`` count bytes, not samples."""
 
 
@@ -80,8 +83,6 @@ class StageReporter:
         if stage != self._last.get(label):
             self._last[label] = stage
             if stage.startswith(DOWNLOAD):
-                from zoo._table import human_bytes
-
                 extra = f" ({human_bytes(total)})" if total else ""
             else:
                 extra = f" ({total} samples)" if total else ""

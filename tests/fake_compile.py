@@ -1,0 +1,43 @@
+"""A compile step that lowers nothing: it hands out real compile results of
+the built-in ``add`` (u55-128 and portable), made once by
+``scripts/make_fake_compile_data.py``. The fast test tier builds through the
+real resolver, executor, assembly, checks and cache with it, in milliseconds.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zoo import BuildError
+
+DATA = Path(__file__).parent / "data" / "fake_compile"
+TARGETS = {"ethos-u55-128": "u55-128", None: "portable"}
+
+
+@dataclass
+class FakeCompile:
+    """Stands in for ``zoo.registry.compile.compile_targets``; records each call."""
+
+    calls: list[tuple[str, list[str]]] = field(default_factory=list)
+    fail: BuildError | None = None
+    """Raise this instead of compiling."""
+
+    def __call__(self, spec: Any, targets: Sequence[Any], *, weights: str | None = None, calibration: Any = None,
+                 progress: Any = None, verify: Sequence[bool] | None = None) -> list[Any]:
+        from zoo.registry.compile import CompileResult
+
+        self.calls.append((spec.name, [t.name for t in targets]))
+        if self.fail is not None:
+            raise self.fail
+        out = []
+        for t in targets:
+            stored = TARGETS.get(t.accelerator)
+            if spec.name != "add" or stored is None or (t.accelerator and (t.memory_mode, t.sram_budget) != ("Shared_Sram", None)):
+                raise BuildError(f"the fake compile only has add for u55-128 and portable, not {spec.name} for {t.name}")
+            fields = json.loads((DATA / f"add_{stored}.json").read_text())
+            out.append(CompileResult(pte=(DATA / f"add_{stored}.pte").read_bytes(), tosa_graphs=[], **fields))
+        return out

@@ -1,0 +1,86 @@
+"""What a caller can ask of a fetch or a build, as plain, typed data.
+
+``Choices`` shape the artifact itself (and so its build key); the rest of
+``FetchOptions`` says where the artifact may come from and how it is handed
+out. The CLI, the Python API and the engine all pass these, never loose
+keyword bags.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, TypedDict
+
+ExecutorName = Literal["inline", "processes"]
+
+
+@dataclass(frozen=True)
+class Choices:
+    """Everything besides the model and the target that changes the artifact."""
+
+    weights: str | None = None
+    """A weights variant (``zoo info MODEL``); None: the model's default."""
+    calibration_dir: Path | None = None
+    """Calibrate on these samples instead of the model's own set."""
+    system_config: str | None = None
+    memory_mode: str | None = None
+    sram_budget: int | None = None
+    """Bytes; None: the board's SRAM, if it states one."""
+
+
+@dataclass(frozen=True)
+class FetchOptions(Choices):
+    """How ``zoo fetch`` / ``zoo build`` resolve and hand out artifacts."""
+
+    out_dir: Path | None = None
+    """Copy the artifacts here (a folder per artifact when there are several)."""
+    header_array: str = "model_pte"
+    header_section: str = "network_model_sec"
+    labels_header: bool = False
+    build: bool = True
+    """Compile here when neither the cache nor a remote has the artifact."""
+    force_build: bool = False
+    """Compile here even if the cache has it, replacing the cached entry."""
+    verify: bool | None = None
+    """True: also need the numerical check; False: hand out an artifact that fails a check."""
+    bundle: bool = False
+    remotes: tuple[str, ...] | None = None
+    """Replaces zoo.toml's remotes; None: zoo.toml's."""
+    any_toolchain: bool = False
+    offline: bool | None = None
+    """None: zoo.toml / ZOO_OFFLINE."""
+    jobs: int = 1
+    executor: ExecutorName | None = None
+    """Where builds run; None: ``processes`` when ``jobs`` > 1, else ``inline``."""
+
+    @property
+    def choices(self) -> Choices:
+        return Choices(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Choices)})
+
+    def replace(self, **changes: object) -> FetchOptions:
+        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
+
+
+class FetchArgs(TypedDict, total=False):
+    """``FetchOptions`` as keyword arguments: ``zoo.fetch("mnist", "u55-128", verify=True)``."""
+
+    weights: str | None
+    calibration_dir: Path | None
+    system_config: str | None
+    memory_mode: str | None
+    sram_budget: int | None
+    out_dir: Path | None
+    header_array: str
+    header_section: str
+    labels_header: bool
+    build: bool
+    force_build: bool
+    verify: bool | None
+    bundle: bool
+    remotes: tuple[str, ...] | None
+    any_toolchain: bool
+    offline: bool | None
+    jobs: int
+    executor: ExecutorName | None

@@ -1,0 +1,89 @@
+"""``zoo cache``: inspect and tidy the local artifact cache (path, ls, verify, prune)."""
+
+from __future__ import annotations
+
+import sys
+
+import click
+
+from zoo._units import human_bytes
+from zoo.cli.context import _dump, _zoo
+from zoo.cli.table import render
+
+
+@click.group()
+def cache() -> None:
+    """Inspect and tidy the local artifact cache."""
+
+
+@cache.command("path")
+@click.pass_context
+def cache_path(ctx: click.Context) -> None:
+    """Print the cache directory."""
+    click.echo(str(_zoo(ctx).cache_dir))
+
+
+@cache.command("ls")
+@click.option("--json", "as_json", is_flag=True)
+@click.pass_context
+def cache_ls(ctx: click.Context, as_json: bool) -> None:
+    """List cached artifacts."""
+    rows, data = [], []
+    for key, entry, problem in _zoo(ctx).cache.scan():
+        if entry is None:
+            rows.append((key[:12], "?", "?", "-", f"unreadable: {problem}"))
+            data.append({"key": key, "problem": problem})
+            continue
+        m = entry.manifest
+        pte = m.file("pte")
+        rows.append((key[:12], m.model, m.target, human_bytes(pte.size if pte else None), m.built_at or ""))
+        data.append({"key": key, "model": m.model, "target": m.target, "path": str(entry.path), "built_at": m.built_at})
+    if as_json:
+        _dump(data)
+    elif rows:
+        click.echo(render(("key", "model", "target", ".pte", "built"), rows))
+    else:
+        click.echo("the cache is empty")
+
+
+@cache.command("verify")
+@click.pass_context
+def cache_verify(ctx: click.Context) -> None:
+    """Re-check every cached file against its manifest's sha256."""
+    bad = 0
+    total = 0
+    for key, _entry, problem in _zoo(ctx).cache.scan(verify=True):
+        total += 1
+        if problem:
+            bad += 1
+            click.echo(f"{key[:12]}  CORRUPT  {problem}")
+    click.echo(f"{total - bad} of {total} entries verified" + (f", {bad} corrupt (run 'zoo cache prune --corrupt')" if bad else ""))
+    if bad:
+        sys.exit(1)
+
+
+@cache.command("prune")
+@click.option("--all", "prune_all", is_flag=True, help="Remove every entry.")
+@click.option("--corrupt", is_flag=True, help="Remove entries that fail verification.")
+@click.option("--older-than", type=int, metavar="DAYS", help="Remove entries built more than DAYS ago.")
+@click.pass_context
+def cache_prune(ctx: click.Context, prune_all: bool, corrupt: bool, older_than: int | None) -> None:
+    """Remove cache entries (and leftovers of interrupted writes)."""
+    from datetime import datetime, timedelta, timezone
+
+    if not (prune_all or corrupt or older_than is not None):
+        raise click.UsageError("say what to prune: --all, --corrupt or --older-than DAYS")
+    store = _zoo(ctx).cache
+    cutoff = datetime.now(timezone.utc) - timedelta(days=older_than) if older_than is not None else None
+    removed = 0
+    for key, entry, problem in store.scan(verify=corrupt):
+        old = False
+        if cutoff is not None and entry is not None:
+            built = entry.manifest.built_at
+            if built:
+                old = datetime.fromisoformat(built) < cutoff
+        if prune_all or (corrupt and problem) or old:
+            store.evict(key)
+            removed += 1
+    store.clean_tmp(older_than_s=0 if prune_all else 3600)
+    click.echo(f"removed {removed} entries")

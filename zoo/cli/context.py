@@ -1,0 +1,36 @@
+"""What every command shares at run time: the ``Zoo`` of a click context, JSON output and notices."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING, Any
+
+import click
+
+if TYPE_CHECKING:
+    from zoo._api import Zoo
+
+
+def _zoo(ctx: click.Context) -> Zoo:
+    """The one ``Zoo`` of this invocation, made from the global options on first use."""
+    from zoo._api import Zoo, ZooOptions
+
+    obj = ctx.find_root().obj
+    if "zoo" not in obj:
+        obj["zoo"] = Zoo(ZooOptions(
+            plugins=tuple(obj["plugins"]),
+            model_files=tuple(obj["model_files"]),
+            strict=obj["strict"],
+            config_path=obj["config"],
+        ))
+    zoo: Zoo = obj["zoo"]
+    return zoo
+
+
+def _dump(data: Any) -> None:
+    click.echo(json.dumps(data, indent=2, sort_keys=True))
+
+
+def notice(message: str) -> None:
+    """One line for the user on stderr, as ``zoo: {message}``: the CLI's only channel for notices."""
+    click.echo(f"zoo: {message}", err=True)

@@ -1,0 +1,108 @@
+"""How results read on a terminal: fetch summaries and verification reports."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+from zoo._units import duration, human_bytes
+from zoo.cli.table import render
+
+if TYPE_CHECKING:
+    from zoo.registry.handout import Artifact
+    from zoo.registry.verification import Verification
+
+
+def _summary_table(arts: Sequence[Artifact]) -> str:
+    """One row per artifact of a multi-artifact fetch."""
+    rows = []
+    for art in arts:
+        m = art.manifest
+        t = m.vela_total
+        fit = m.memory_fit
+        pte = m.file("pte")
+        rows.append((
+            m.model, m.target, {"cache": "cache", "remote": "remote", "build": "built"}[art.source],
+            duration(t.inference_time_ms) if t else "-",
+            human_bytes(t.sram_bytes) if t else "-",
+            (f"{'fits' if fit['fits'] else 'DOES NOT FIT'} {human_bytes(fit['sram_budget_bytes'])}"
+             + (f" ({' '.join(fit['selected_flags'])})" if fit["selected_flags"] else "")) if fit else "-",
+            human_bytes(pte.size if pte else None),
+        ))
+    return render(("model", "target", "from", "Vela time", "SRAM", "SRAM budget", ".pte"), rows)
+
+
+def _summary(art: Artifact) -> str:
+    """A few lines on one fetched artifact: size, origin, Vela's estimate, SRAM fit, delegation, checks."""
+    m = art.manifest
+    pte = m.file("pte")
+    assert pte is not None
+    where = {"cache": "from cache", "remote": "downloaded and verified",
+             "build": f"built in {m.build.get('seconds', 0):.1f} s"}[art.source]
+    lines = [f"{m.model} for {m.target}: {human_bytes(pte.size)} .pte, sha256 {pte.sha256[:16]}…, {where}"]
+    t = m.vela_total
+    if t is not None:
+        lines.append(
+            f"  Vela estimate: {duration(t.inference_time_ms)}/inference ({t.inferences_per_second or 0:,.0f}/s), "
+            f"SRAM {human_bytes(t.sram_bytes)}, flash {human_bytes(t.flash_bytes or 0)}, DRAM {human_bytes(t.dram_bytes)}"
+        )
+    fit = m.memory_fit
+    if fit:
+        chosen = " ".join(fit["selected_flags"]) or "Vela's default options"
+        lines.append(f"  SRAM budget {human_bytes(fit['sram_budget_bytes'])} ({fit['budget_from']}): "
+                     f"{'fits' if fit['fits'] else 'DOES NOT FIT'} with {chosen}, {len(fit['candidates'])} option set(s) tried")
+    d = m.delegation
+    if d:
+        lines.append(f"  operators: {d.get('npu_ops')} on the NPU in {d.get('partitions')} partition(s), {d.get('cpu_ops')} on the CPU")
+    v = art.verification
+    if v is not None:
+        lines.append(f"  verification: {_verification_line(v)}")
+    return "\n".join(lines)
+
+
+def _verification_line(v: Verification) -> str:
+    """The checks of an artifact in one line, for the fetch summary."""
+    structure = sum(c.passed for c in v.checks)
+    text = f"structure {structure}/{len(v.checks)} checks passed"
+    n = v.numerics
+    if n is None:
+        return text + "; numerics not recorded (--verify runs them)"
+    text += f"; numerics {'passed' if n.get('passed') else 'FAILED'} on {n['samples']} {n['dataset']} samples ({n['method']})"
+    acc = n.get("accuracy")
+    if acc:
+        test = next(k for k in acc if k.endswith("_top1") and k != "float_top1")
+        text += f"; top-1 float {acc['float_top1']:.2%}, {test.removesuffix('_top1')} {acc[test]:.2%}"
+    elif n.get("top1_agreement"):
+        text += f"; top-1 {top1_text(n['top1_agreement'])}"
+    return text
+
+
+def verification_lines(v: Verification) -> list[str]:
+    """The report of ``zoo verify``, one check per line."""
+    out = [f"{v.subject}: {'verified' if v.passed else 'FAILED'}"]
+    width = max((len(c.name) for c in v.checks), default=8)
+    out += [f"  {'ok  ' if c.passed else 'FAIL'}  {c.name:<{width}}  {c.detail}" for c in v.checks]
+    if v.numerics is None:
+        if v.artifact:
+            out.append(f"  {'-':<4}  {'numerics':<{width}}  not recorded (build with --verify, or run 'zoo verify MODEL -t TARGET')")
+    else:
+        for c in v.numerics.get("checks", []):
+            out.append(f"  {'ok  ' if c['passed'] else 'FAIL'}  {c['name']:<{width}}  {c['detail']}")
+        agreement = v.numerics.get("top1_agreement")
+        if agreement:
+            out.append(f"  {'':<4}  {'top-1':<{width}}  {top1_text(agreement)}")
+    if v.bundle:
+        out.append(f"  {'':<4}  {'bundle':<{width}}  {v.bundle['file']}: {v.bundle['test_cases']} test case(s), "
+                   f"atol {v.bundle['atol']:.4g}, rtol {v.bundle['rtol']:g}")
+    out += [f"  note: {n}" for n in v.notes]
+    return out
+
+
+def top1_text(agreement: dict[str, Any]) -> str:
+    """How often the lowered model's top-1 class agrees with the float model's."""
+    constant = agreement.get("constant_output_samples") or 0
+    text = (f"agrees with float on {agreement['rate']:.2%} of {agreement['samples']} samples"
+            if agreement.get("rate") is not None else "agreement with float not measurable")
+    if constant:
+        text += f"; {constant} sample(s) left out: an output was constant, so its argmax says nothing"
+    return text

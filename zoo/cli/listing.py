@@ -1,0 +1,111 @@
+"""Listing commands: list, info, targets, plugins. Fast, and never import torch."""
+
+from __future__ import annotations
+
+import click
+
+from zoo._units import human_bytes
+from zoo.cli.context import _dump, _zoo
+from zoo.cli.table import render
+
+
+@click.command("list")
+@click.argument("pattern", required=False)
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def list_cmd(ctx: click.Context, pattern: str | None, as_json: bool) -> None:
+    """List models, optionally filtered by a glob PATTERN such as 'mobile*'."""
+    specs = _zoo(ctx).models(pattern)
+    if as_json:
+        _dump([s.summary() for s in specs])
+        return
+    if not specs:
+        click.echo(f"no model matches {pattern!r}" if pattern else "no models: no plugin registered any")
+        return
+    rows = [
+        (s.name, ",".join(s.aliases), s.task, "x".join(map(str, s.inputs[0].shape)), s.description.split(". ")[0])
+        for s in specs
+    ]
+    click.echo(render(("model", "aliases", "task", "input", "description"), rows))
+
+
+@click.command()
+@click.argument("model")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def info(ctx: click.Context, model: str, as_json: bool) -> None:
+    """Show what a model declares: inputs, weights, calibration and labels."""
+    spec = _zoo(ctx).model(model)
+    data = spec.summary()
+    if as_json:
+        _dump(data)
+        return
+    click.echo(f"{spec.name}  (version {spec.version}, plugin {spec.source})")
+    if spec.aliases:
+        click.echo(f"  aliases:     {', '.join(spec.aliases)}")
+    click.echo(f"  task:        {spec.task}")
+    click.echo(f"  description: {spec.description}")
+    for i in spec.inputs:
+        extra = ""
+        if i.range:
+            extra += f", range {list(i.range)}"
+        if i.mean:
+            extra += f", mean {list(i.mean)}, std {list(i.std or ())}"
+        click.echo(f"  input:       {i.name} {list(i.shape)} {i.dtype}{extra}")
+    for w in data["weights"]:
+        default = " (default)" if w["default"] else ""
+        click.echo(f"  weights:     {w['name']}{default}: {w['description']} [{w['licence']}; {w['origin']}]")
+    click.echo(f"  calibration: {spec.calibration.size} samples: {spec.calibration.description}")
+    if spec.evaluation:
+        click.echo(f"  evaluation:  {spec.evaluation.size} samples: {spec.evaluation.description}")
+    if spec.label_count():
+        click.echo(f"  labels:      {spec.label_count()}")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def targets(ctx: click.Context, as_json: bool) -> None:
+    """List Ethos-U targets, board presets and the portable CPU target."""
+    from zoo.registry.targets import family_memory_modes, family_system_configs
+    from zoo.registry.vela_config import vela_config
+
+    table = _zoo(ctx).targets
+    all_targets = table.all_targets()
+    if as_json:
+        families = {
+            f: {"system_configs": family_system_configs(f), "memory_modes": family_memory_modes(f)}
+            for f in ("u55", "u65", "u85")
+        }
+        _dump({
+            "targets": [{**t.to_json(), "aliases": list(t.aliases)} for t in all_targets],
+            "families": families,
+            "vela_config": vela_config().source,
+        })
+        return
+    rows = []
+    for t in all_targets:
+        alias = (t.board and f"board → {t.accelerator}") or ", ".join(t.aliases)
+        rows.append((t.name, alias, t.system_config or "-", t.memory_mode or "-", human_bytes(t.sram_bytes) if t.sram_bytes else "-"))
+    click.echo(render(("target", "aliases", "default system config", "memory mode", "SRAM"), rows))
+    click.echo("")
+    for f in ("u55", "u65", "u85"):
+        click.echo(f"{f}: system configs {', '.join(family_system_configs(f))}")
+        click.echo(f"{' ' * len(f)}  memory modes {', '.join(family_memory_modes(f))}")
+
+
+@click.command()
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def plugins(ctx: click.Context, as_json: bool) -> None:
+    """List plugins with their version, models and status."""
+    statuses = _zoo(ctx).plugins
+    if as_json:
+        _dump([p.to_json() for p in statuses])
+        return
+    rows = [
+        (p.name, p.kind, f"{p.dist} {p.version}" if p.dist else "-", p.status,
+         p.error if p.status == "error" else ", ".join(p.models))
+        for p in statuses
+    ]
+    click.echo(render(("plugin", "from", "distribution", "status", "models / error"), rows))

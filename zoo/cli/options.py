@@ -1,0 +1,62 @@
+"""Options that several commands share: the fetch/build set, SRAM sizes and the implied model name."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar
+
+import click
+
+F = TypeVar("F", bound=Callable[..., Any])
+
+
+def fetch_options(f: F) -> F:
+    """The arguments and options ``zoo fetch`` and ``zoo build`` both take."""
+    opts = [
+        click.argument("model", required=False),
+        click.option("-t", "--target", help="Target or board, e.g. u55-128, ethos-u85-256, imx93, portable; "
+                     "a comma-separated list, or 'all' (every Ethos-U accelerator)."),
+        click.option("--all-models", is_flag=True, help="Every model in 'zoo list' instead of one MODEL."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Compile in up to N processes (one per model and TOSA specification)."),
+        click.option("--system-config", help="Vela system config (default: the target's)."),
+        click.option("--memory-mode", help="Vela memory mode (default: the target's)."),
+        click.option("--sram-budget", metavar="SIZE", help="Pick the fastest Vela options whose SRAM need fits SIZE "
+                     "(e.g. 512KiB, 1MiB; default: the board's SRAM, if the target is a board that states it)."),
+        click.option("--weights", help="Weights variant (see 'zoo info MODEL')."),
+        click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="Calibrate on your own samples instead of the model's default set."),
+        click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path, file_okay=False), help="Copy the artifacts into this directory."),
+        click.option("--header-name", default="model_pte", show_default=True, help="C array name in the header."),
+        click.option("--header-section", default="network_model_sec", show_default=True, help="Linker section of the array."),
+        click.option("--labels-header", is_flag=True, help="Also hand out the output labels as a C string array."),
+        click.option("--verify/--no-verify", "verify", default=None,
+                     help="--verify: also run the numerical check (TOSA reference model, or the host runtime for portable) "
+                          "and record it. --no-verify: hand out an artifact even if a check fails."),
+        click.option("--bundle", is_flag=True,
+                     help="Also write a BundledProgram (.bpte) and its C header for an on-device self-test (implies --verify)."),
+        click.option("--json", "as_json", is_flag=True, help="Print the manifest and paths as JSON on stdout."),
+        click.option("-q", "--quiet", is_flag=True, help="Print only the paths."),
+    ]
+    for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def _size(text: str | None) -> int | None:
+    """``--sram-budget`` in bytes."""
+    from zoo._config import parse_size
+
+    return None if text is None else parse_size(text, where="--sram-budget")
+
+
+def _model_name(ctx: click.Context, model: str | None) -> str:
+    """MODEL, or the model of the one ``--model-file`` when MODEL is left out."""
+    if model:
+        return model
+    files = ctx.find_root().obj["model_files"]
+    if len(files) == 1:
+        from zoo.registry.model_file import model_name_for
+
+        return model_name_for(Path(files[0]))
+    raise click.UsageError("give a MODEL (see 'zoo list'), or exactly one --model-file")

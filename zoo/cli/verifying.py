@@ -1,0 +1,77 @@
+"""``zoo verify``: check a model's artifact, or a .pte file from anywhere."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import click
+
+from zoo.cli.context import _dump, _zoo
+from zoo.cli.format import verification_lines
+from zoo.cli.options import _size
+
+
+def _names_a_file(ctx: click.Context, arg: str) -> bool:
+    """Whether MODEL_OR_PATH is a file; a bare name that is both a file and a model is the model."""
+    from zoo._errors import UnknownModelError
+
+    path = Path(arg)
+    if path.suffix in (".pte", ".bpte") or "/" in arg or "\\" in arg:
+        return True
+    if not path.is_file():
+        return False
+    try:
+        _zoo(ctx).model(arg)
+    except UnknownModelError:
+        return True
+    return False
+
+
+@click.command("verify")
+@click.argument("model_or_path")
+@click.option("-t", "--target", help="Target or board. For a .pte file: fail unless it was built for this target.")
+@click.option("--system-config", help="Vela system config (default: the target's).")
+@click.option("--memory-mode", help="Vela memory mode (default: the target's).")
+@click.option("--sram-budget", metavar="SIZE", help="The SRAM budget the artifact was built for (see 'zoo fetch --help').")
+@click.option("--weights", help="Weights variant (see 'zoo info MODEL').")
+@click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="The calibration folder the artifact was built with.")
+@click.option("--header", "header_path", type=click.Path(path_type=Path, dir_okay=False), help="For a .pte file: the C header to check against it (default: <stem>.h beside it).")
+@click.option("--manifest", "manifest_path", type=click.Path(path_type=Path, dir_okay=False), help="For a .pte file: its manifest.json (default: the one beside it).")
+@click.option("--structure-only", is_flag=True, help="Do not lower the model again to run the numerical check when the artifact has none recorded.")
+@click.option("--no-build", is_flag=True, help="Fail instead of compiling when nothing is cached.")
+@click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
+@click.pass_context
+def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, system_config: str | None, memory_mode: str | None,
+               sram_budget: str | None, weights: str | None, calibration_dir: Path | None, header_path: Path | None, manifest_path: Path | None,
+               structure_only: bool, no_build: bool, as_json: bool) -> None:
+    """Verify MODEL's artifact for a target (structure and numerics), or a .pte file from anywhere (structure).
+
+    Exits with status 1 when a check fails.
+    """
+    path = Path(model_or_path)
+    budget = _size(sram_budget)
+    if _names_a_file(ctx, model_or_path):
+        from zoo.registry.verification import verify_file
+
+        if not path.is_file():
+            raise click.UsageError(f"{path}: no such file")
+        resolved = (_zoo(ctx).target(target, system_config=system_config, memory_mode=memory_mode, sram_budget=budget)
+                    if target else None)
+        result = verify_file(path, target=resolved, manifest_path=manifest_path, header_path=header_path)
+    else:
+        from zoo.cli.progress import StageReporter
+
+        zoo = _zoo(ctx)
+        request = zoo.request(model_or_path, target, weights=weights, calibration_dir=calibration_dir,
+                              system_config=system_config, memory_mode=memory_mode, sram_budget=budget)
+        with StageReporter(f"{request.spec.name} → {request.target.name}", enabled=not as_json) as progress:
+            result = zoo.verify(model_or_path, target, weights=weights, calibration_dir=calibration_dir,
+                                system_config=system_config, memory_mode=memory_mode, sram_budget=budget,
+                                numerics=not structure_only, build=not no_build, progress=progress)
+    if as_json:
+        _dump(result.to_json())
+    else:
+        click.echo("\n".join(verification_lines(result)))
+    if not result.passed:
+        sys.exit(1)

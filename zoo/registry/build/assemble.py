@@ -1,0 +1,144 @@
+"""Turn one target's compile result into its artifact: the .pte, the C header
+(and labels header, and the .bpte self-test when asked), and the manifest
+that describes them. Pure data in, bytes out: nothing touches the cache."""
+
+from __future__ import annotations
+
+import hashlib
+import platform
+from datetime import datetime, timezone
+from typing import TYPE_CHECKING, Any
+
+from zoo.registry.build.unit import BuiltArtifact
+from zoo.registry.c_header import HeaderOptions, labels_header, pte_header
+from zoo.registry.keys import tool_versions
+from zoo.registry.manifest import FileRecord, Manifest
+from zoo.registry.vela_payload import find_payloads
+from zoo.registry.verification import build_record
+
+if TYPE_CHECKING:
+    from zoo.registry.compile import CompileResult
+    from zoo.registry.keys import BuildRequest
+
+Macros = dict[str, str | int | float | None]
+
+
+def _sha(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def assemble(
+    request: BuildRequest,
+    result: CompileResult,
+    *,
+    seconds: float,
+    built_with: list[str] | None,
+    bundle: bool,
+) -> BuiltArtifact:
+    key = request.key()
+    spec, target = request.spec, request.target
+    pte = result.pte
+    payloads = find_payloads(pte)
+    tools = tool_versions()
+    vela_total = (result.vela or {}).get("total", {})
+    header_name = f"{request.stem}.h"
+    macros: Macros = {
+        "model": spec.name,
+        "model_version": spec.version,
+        "weights": request.weights.name,
+        "target": target.accelerator or "portable",
+        "system_config": target.system_config,
+        "memory_mode": target.memory_mode,
+        "sha256": _sha(pte),
+        "build_key": key,
+        "tools": "; ".join(f"{k} {v}" for k, v in tools.items() if v),
+        "vela_sram_bytes": vela_total.get("sram_bytes"),
+        "scratch_bytes": max((p.scratch_size for p in payloads), default=None),
+        "delegates": len(payloads),
+    }
+    if result.memory_fit is not None:
+        macros["sram_budget_bytes"] = result.memory_fit["sram_budget_bytes"]
+        macros["vela_flags"] = " ".join(result.memory_fit["selected_flags"]) or None
+    header = pte_header(pte, file_name=header_name, options=HeaderOptions(), macros=macros).encode("ascii")
+    files: dict[str, tuple[str, bytes]] = {
+        f"{request.stem}.pte": ("pte", pte),
+        header_name: ("header", header),
+    }
+    labels = spec.load_labels()
+    if labels:
+        name = f"{spec.name}_labels.h"
+        array = f"{spec.name.replace('-', '_').replace('.', '_')}_labels"
+        files[name] = ("labels_header", labels_header(labels, file_name=name, array=array).encode("utf-8"))
+    bundle_record = _bundle_files(request, result, macros, files) if bundle else None
+    manifest = Manifest(
+        key=key,
+        model=spec.name,
+        target=target.name,
+        key_inputs=request.key_inputs(),
+        files=[FileRecord(n, kind, len(data), _sha(data)) for n, (kind, data) in files.items()],
+        vela=result.vela,
+        delegation=result.delegation,
+        cpu_operators=result.cpu_operators,
+        calibration=result.calibration,
+        labels=list(labels) if labels else None,
+        header={"array": HeaderOptions().array, "section": HeaderOptions().section, "macros": macros},
+        build={
+            "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
+            "seconds": seconds,
+            **({"built_with": built_with} if built_with else {}),
+            "tools": tools,
+            "python": platform.python_version(),
+            "payloads": [
+                {"offset": p.offset, "scratch_size": p.scratch_size, "blocks": p.blocks}
+                for p in payloads
+            ],
+        },
+        warnings=result.warnings,
+        memory_fit=result.memory_fit,
+    )
+    from zoo.registry.structure_check import Expected, check_structure
+
+    manifest.verification = build_record(
+        check_structure(pte, Expected.from_manifest(manifest)),
+        result.numerics.record if result.numerics else None,
+        bundle_record,
+    )
+    return BuiltArtifact(manifest, {n: data for n, (_, data) in files.items()})
+
+
+def _bundle_files(
+    request: BuildRequest,
+    result: CompileResult,
+    macros: Macros,
+    files: dict[str, tuple[str, bytes]],
+) -> dict[str, Any]:
+    """Add the .bpte and its header to ``files``; return what the manifest records."""
+    from zoo.registry import bundle
+
+    numerics = result.numerics
+    assert numerics is not None
+    bpte = bundle.bundle_program(result.pte, numerics.cases)
+    if request.target.is_portable:  # the host can run it, so it must pass its own test cases
+        bundle.run_on_host(bpte, **numerics.tolerance)
+    name = f"{request.stem}.bpte"
+    header_name = f"{request.stem}_bundle.h"
+    bundle_macros: Macros = {
+        **macros,
+        "bundle_sha256": _sha(bpte),
+        "bundle_test_cases": len(numerics.cases),
+        "bundle_atol": numerics.tolerance["atol"],
+        "bundle_rtol": numerics.tolerance["rtol"],
+    }
+    files[name] = ("bundle", bpte)
+    header = pte_header(bpte, file_name=header_name, options=HeaderOptions(), macros=bundle_macros)
+    files[header_name] = ("bundle_header", header.encode("ascii"))
+    return {
+        "file": name,
+        "header": header_name,
+        "method": bundle.METHOD,
+        "test_cases": len(numerics.cases),
+        "expected_outputs": numerics.record["method"],
+        "atol": numerics.tolerance["atol"],
+        "rtol": numerics.tolerance["rtol"],
+        "macros": bundle_macros,
+    }

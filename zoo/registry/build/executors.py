@@ -1,0 +1,121 @@
+"""Executors map build units to their results.
+
+``inline`` runs them one after another in this process. ``processes`` runs
+them in spawned worker processes (``--jobs N``): spawned, not forked,
+because the parent may hold threads (rich's live display) and must never
+import torch itself. Workers only compile; the driver checks and stores
+what they return (``accept.py``). Both yield results as units finish.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import multiprocessing
+import queue
+import threading
+from collections.abc import Callable, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
+
+from zoo._errors import UsageError
+from zoo.registry.build.run import run_unit
+from zoo.registry.build.unit import BuildUnit, UnitResult
+
+if TYPE_CHECKING:
+    from zoo.registry.catalog import Catalog
+    from zoo.registry.events import Progress
+
+ProgressFor = Callable[[BuildUnit], "Progress | None"]
+EXECUTORS = ("inline", "processes")
+
+
+class Executor(Protocol):
+    keeps_going: bool
+    """Whether the other units still run after one fails."""
+
+    def map(self, units: Sequence[BuildUnit], progress_for: ProgressFor) -> Iterator[UnitResult]:
+        """Run every unit; yield each result as it is ready."""
+        ...
+
+
+class InlineExecutor:
+    keeps_going = False
+
+    def __init__(self, catalog: Catalog | None = None) -> None:
+        self.catalog = catalog
+
+    def map(self, units: Sequence[BuildUnit], progress_for: ProgressFor) -> Iterator[UnitResult]:
+        for unit in units:
+            yield run_unit(unit, catalog=self.catalog, progress=progress_for(unit))
+
+
+class ProcessExecutor:
+    keeps_going = True
+
+    def __init__(self, jobs: int) -> None:
+        self.jobs = jobs
+
+    def map(self, units: Sequence[BuildUnit], progress_for: ProgressFor) -> Iterator[UnitResult]:
+        context = multiprocessing.get_context("spawn")
+        events = context.Queue()
+        stop = threading.Event()
+        by_label = {u.label: u for u in units}
+        relay = threading.Thread(target=_relay, args=(events, stop, by_label, progress_for), daemon=True)
+        relay.start()
+        try:
+            with concurrent.futures.ProcessPoolExecutor(
+                max_workers=min(self.jobs, len(units)), mp_context=context, initializer=_init, initargs=(events,)
+            ) as pool:
+                futures = [pool.submit(_run, unit) for unit in units]
+                try:
+                    for future in concurrent.futures.as_completed(futures):
+                        yield future.result()
+                finally:
+                    for f in futures:
+                        f.cancel()
+        finally:
+            stop.set()
+            relay.join()
+
+
+def executor_for(name: str | None, *, jobs: int, units: int, catalog: Catalog | None = None) -> Executor:
+    """``name`` (None: ``processes`` for ``jobs`` > 1); one unit always runs inline,
+    where a worker process would only add its start-up."""
+    chosen = name or ("processes" if jobs > 1 else "inline")
+    if chosen not in EXECUTORS:
+        raise UsageError(f"unknown executor {chosen!r}: choose one of {', '.join(EXECUTORS)}")
+    if jobs < 1:
+        raise UsageError(f"--jobs must be at least 1, got {jobs}")
+    if chosen == "inline" or units <= 1:
+        return InlineExecutor(catalog)
+    return ProcessExecutor(jobs)
+
+
+_events: Any = None  # the worker's end of the progress queue
+
+
+def _init(events: Any) -> None:
+    global _events
+    _events = events
+
+
+def _run(unit: BuildUnit) -> UnitResult:
+    def report(stage: str, done: int | None = None, total: int | None = None) -> None:
+        _events.put((unit.label, stage, done, total))
+
+    return run_unit(unit, progress=report)
+
+
+def _relay(events: Any, stop: threading.Event, units: dict[str, BuildUnit], progress_for: ProgressFor) -> None:
+    reporters: dict[str, Progress | None] = {}
+    while not (stop.is_set() and events.empty()):
+        try:
+            label, stage, done, total = events.get(timeout=0.1)
+        except queue.Empty:
+            continue
+        except (EOFError, OSError):
+            return
+        if label not in reporters:
+            reporters[label] = progress_for(units[label])
+        report = reporters[label]
+        if report is not None:
+            report(stage, done, total)

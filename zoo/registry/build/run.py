@@ -1,0 +1,62 @@
+"""Run one build unit: compile its model for each of its targets and assemble
+the artifacts. Runs in any process, given only the unit; never touches the cache."""
+
+from __future__ import annotations
+
+import io
+import time
+from typing import TYPE_CHECKING
+
+from zoo._errors import ZooError
+from zoo.registry.build.assemble import assemble
+from zoo.registry.build.unit import BuildUnit, Outcome, UnitFailure, UnitResult
+from zoo.registry.keys import BuildRequest
+
+if TYPE_CHECKING:
+    from zoo.registry.catalog import Catalog
+    from zoo.registry.events import Progress
+
+
+def run_unit(unit: BuildUnit, *, catalog: Catalog | None = None, progress: Progress | None = None) -> UnitResult:
+    """Build every target of ``unit``. A ZooError becomes a ``UnitFailure`` for
+    each target it stopped; anything else is a bug and propagates.
+
+    ``catalog`` (the caller's, in process) saves loading the plugins again;
+    a fresh process loads them as ``unit.plugins`` says.
+    """
+    started = time.perf_counter()
+    try:
+        outcomes = _build(unit, catalog, progress)
+    except ZooError as exc:
+        failure = UnitFailure.of(exc)
+        outcomes = tuple(failure for _ in unit.targets)
+    return UnitResult(unit, outcomes, round(time.perf_counter() - started, 2))
+
+
+def _build(unit: BuildUnit, catalog: Catalog | None, progress: Progress | None) -> tuple[Outcome, ...]:
+    from zoo.registry import compile  # heavy: imports torch and ExecuTorch when it compiles
+
+    if catalog is None:
+        from zoo.registry.plugin_loader import Registry
+
+        # The driver already reported broken plugins; a worker stays quiet about them.
+        catalog = Registry(stderr=io.StringIO()).load(unit.plugins).catalog
+    spec = catalog.get(unit.model)
+    calibration = None
+    if unit.calibration_dir is not None and spec.calibration_from_dir is not None:
+        calibration = spec.calibration_from_dir(unit.calibration_dir)
+    requests = [BuildRequest.create(spec, t.target, weights=unit.weights, calibration=calibration) for t in unit.targets]
+    started = time.perf_counter()
+    results = compile.compile_targets(
+        spec, [t.target for t in unit.targets], weights=unit.weights, calibration=calibration,
+        progress=progress, verify=[t.verify or t.bundle for t in unit.targets],
+    )
+    seconds = round(time.perf_counter() - started, 2)
+    together = unit.built_with or tuple(t.target.name for t in unit.targets)
+    shared = list(together) if len(together) > 1 else None
+    if progress:
+        progress("header", None, None)
+    return tuple(
+        assemble(r, result, seconds=seconds, built_with=shared, bundle=t.bundle)
+        for r, result, t in zip(requests, results, unit.targets, strict=True)
+    )

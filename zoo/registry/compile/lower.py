@@ -1,0 +1,181 @@
+"""Lower a model for Ethos-U: export, quantize, partition with
+``EthosUPartitioner`` (which runs Vela per partition), and capture the TOSA
+graph and Vela output of every delegate the backend compiles."""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from zoo._errors import BuildError
+from zoo._spec import Dataset, ModelSpec, Sample
+from zoo.registry.compile.blame import _graph_ops, _lowering_errors, _stage
+from zoo.registry.compile.delegation import _delegation
+from zoo.registry.compile.export import _as_sample, _export, _quantize, digest_samples
+from zoo.registry.compile.retarget import ethosu_compile_spec
+from zoo.registry.compile.serialize import _canonical, _program_bytes
+from zoo.registry.events import Progress
+from zoo.registry.pte_structure import ETHOSU_BACKEND_ID
+from zoo.registry.targets import Target
+
+if TYPE_CHECKING:
+    from zoo.registry.numerics import NumericsResult
+
+# Patching the backend's Vela hook is process-global; one lowering at a time.
+_LOWERING = threading.Lock()
+
+
+@dataclass
+class _Capture:
+    tosa: bytes
+    flags: list[str]
+    processed: bytes
+
+
+@dataclass
+class _Lowered:
+    """One lowering, shared by every target of its TOSA specification."""
+
+    target: Target
+    pte: bytes
+    ordered: list[_Capture]
+    delegation: dict[str, Any]
+    calibration: dict[str, Any]
+    warnings: list[str]
+    """About the lowering itself; each target adds its own."""
+    numerics: NumericsResult | None
+
+
+def _lower_ethosu(
+    model: Any,
+    example: Sample,
+    spec: ModelSpec,
+    target: Target,
+    calibration: Dataset | None,
+    where: str,
+    report: Progress,
+    verify: bool,
+) -> _Lowered:
+    from executorch.backends.arm.ethosu import EthosUPartitioner
+    from executorch.exir import to_edge_transform_and_lower
+
+    compile_spec = ethosu_compile_spec(target)
+    report("export", None, None)
+    with _stage(where, "export"):
+        graph = _export(model, example).module(check_guards=False)
+    dataset = calibration or spec.calibration
+    with _stage(where, "calibration data loading"):
+        samples = [_as_sample(s) for s in dataset.load()]
+    if not samples:
+        raise BuildError(f"{where}: the calibration set is empty")
+    quantized = _quantize(graph, samples, compile_spec, where, report)
+    with _stage(where, "quantize"):
+        exported = _export(quantized, example)
+
+    report("lower", None, None)
+    with _LOWERING, _record_backend() as recorder, _lowering_errors(where, recorder):
+        edge = to_edge_transform_and_lower(
+            exported, partitioner=[EthosUPartitioner(compile_spec)]
+        )
+        ordered = _in_program_order(edge, recorder.captures, where)
+        delegation = _delegation(edge)  # to_executorch rewrites the graph in place
+    checked = None
+    if verify:
+        # Before to_executorch, which rewrites the edge graph in place.
+        report("verify", None, None)
+        with _stage(where, "numerical check"):
+            from zoo.registry import numerics
+
+            checked = numerics.check_ethosu(
+                float_model=model, fake_quant=quantized, edge_program=edge.exported_program(),
+                graphs={c.processed: c.tosa for c in ordered},
+                data=numerics.evaluation_set(spec, dataset, samples), classifier=numerics.is_classifier(spec),
+                progress=report,
+            )
+    with _LOWERING, _lowering_errors(where):
+        program = edge.to_executorch()
+    warnings = []
+    if len(samples) != dataset.size:
+        warnings.append(
+            f"calibrated on {len(samples)} sample(s); the calibration set declares {dataset.size}"
+        )
+    report("serialize", None, None)
+    with _stage(where, "serialize"):
+        pte = _canonical(_program_bytes(program))
+    return _Lowered(
+        target=target,
+        pte=pte,
+        ordered=ordered,
+        delegation=delegation,
+        calibration={"samples": len(samples), "sha256": digest_samples(samples)},
+        warnings=warnings,
+        numerics=checked,
+    )
+
+
+@dataclass
+class _Recorder:
+    captures: list[_Capture] = field(default_factory=list)
+    partition: list[str] | None = None
+    """Operators of the partition being compiled, taken before the backend rewrites it."""
+
+
+@contextlib.contextmanager
+def _record_backend() -> Iterator[_Recorder]:
+    """Record what the Ethos-U backend compiles and hands to Vela, for the duration."""
+    from executorch.backends.arm.ethosu import backend
+
+    cls = backend.EthosUBackend
+    original_preprocess = cls.__dict__["preprocess"]
+    original_compile = cls.__dict__["_compile_tosa_flatbuffer"]
+    preprocess = original_preprocess.__func__
+    compile_tosa = original_compile.__func__
+    recorder = _Recorder()
+
+    def recording_preprocess(edge_program: Any, compile_specs: Any) -> Any:
+        recorder.partition = _graph_ops(edge_program.graph_module)
+        result = preprocess(edge_program, compile_specs)
+        recorder.partition = None  # left set if preprocess raised
+        return result
+
+    def recording_compile(tosa_flatbuffer: bytes, compile_spec: Any) -> Any:
+        flags = list(compile_spec.compiler_flags)  # Vela's caller appends to the list
+        result = compile_tosa(tosa_flatbuffer, compile_spec)
+        recorder.captures.append(
+            _Capture(bytes(tosa_flatbuffer), flags, bytes(result.processed_bytes))
+        )
+        return result
+
+    cls.preprocess = staticmethod(recording_preprocess)
+    cls._compile_tosa_flatbuffer = staticmethod(recording_compile)
+    try:
+        yield recorder
+    finally:
+        cls.preprocess = original_preprocess
+        cls._compile_tosa_flatbuffer = original_compile
+
+
+def _lowered_modules(edge: Any) -> list[Any]:
+    gm = edge.exported_program().graph_module
+    return [
+        getattr(gm, node.target)
+        for node in gm.graph.nodes
+        if node.op == "get_attr" and str(node.target).startswith("lowered_module")
+    ]
+
+
+def _in_program_order(edge: Any, captures: list[_Capture], where: str) -> list[_Capture]:
+    """Match each Ethos-U delegate, in graph order, with the Vela call that made it."""
+    ordered: list[_Capture] = []
+    for module in _lowered_modules(edge):
+        if module.backend_id != ETHOSU_BACKEND_ID:
+            continue
+        processed = bytes(module.processed_bytes)
+        match = next((c for c in captures if c.processed == processed), None)
+        if match is None:
+            raise BuildError(f"{where}: an Ethos-U delegate was not compiled through Vela")
+        ordered.append(match)
+    return ordered

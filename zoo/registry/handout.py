@@ -1,0 +1,133 @@
+"""Hand out a cache entry: check it, then give its paths, or copies of its
+files in an output folder, with the C header rendered for the caller's
+array and section names."""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zoo._errors import BuildError
+from zoo._fs import replace_all, write_atomic
+from zoo.registry.c_header import HeaderOptions, pte_header
+from zoo.registry.cache import Entry, sha256_file
+from zoo.registry.manifest import Manifest
+from zoo.registry.resolve import Source
+from zoo.registry.verification import Verification, gate, verify_entry
+
+
+@dataclass
+class Artifact:
+    """What ``zoo.fetch`` returns: verified paths and the manifest."""
+
+    key: str
+    source: Source
+    pte: Path
+    header: Path
+    manifest: Manifest
+    labels_header: Path | None = None
+    files: dict[str, Path] = field(default_factory=dict)
+    verification: Verification | None = None
+    """The checks run as the artifact was handed out (structure afresh, numerics as recorded)."""
+    bundle: Path | None = None
+    bundle_header: Path | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "key": self.key,
+            "source": self.source,
+            "pte": str(self.pte),
+            "header": str(self.header),
+            "labels_header": str(self.labels_header) if self.labels_header else None,
+            "bundle": str(self.bundle) if self.bundle else None,
+            "bundle_header": str(self.bundle_header) if self.bundle_header else None,
+            "manifest": self.manifest.to_json(),
+            "verification": self.verification.to_json() if self.verification else None,
+        }
+
+
+@dataclass(frozen=True)
+class HandOut:
+    """Where and how the files go out."""
+
+    out_dir: Path | None = None
+    header: HeaderOptions = field(default_factory=HeaderOptions)
+    labels: bool = False
+    bundle: bool = False
+    verify: bool | None = None
+    """False: hand out an artifact that fails a check (``--no-verify``)."""
+
+
+def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) -> Artifact:
+    """The entry's files, re-rendering the header for non-default options.
+
+    The structural checks run first, and a failing artifact (structure, or the
+    numerics recorded at build time) raises VerificationError unless
+    ``how.verify`` is False. With ``out_dir`` every file is staged beside its
+    final name and renamed into place only once all of them are complete.
+    """
+    pte_path = entry.file("pte")
+    header_path = entry.file("header")
+    assert pte_path is not None and header_path is not None
+    pte = pte_path.read_bytes()
+    checked = verify_entry(entry, pte)
+    gate(checked, how.verify)
+    labels_path = entry.file("labels_header") if how.labels else None
+    if how.labels and labels_path is None:
+        raise BuildError(f"model {entry.manifest.model} declares no output labels, so there is no labels header")
+    bundle_path = entry.file("bundle") if how.bundle else None
+    bundle_header_path = entry.file("bundle_header") if how.bundle else None
+    if how.bundle and (bundle_path is None or bundle_header_path is None):
+        raise BuildError(f"{entry.manifest.model} for {entry.manifest.target} was stored without a self-test bundle")
+
+    stored = HeaderOptions(entry.manifest.header.get("array", "model_pte"),
+                           entry.manifest.header.get("section", "network_model_sec"))
+    custom_header: bytes | None = None
+    custom_bundle_header: bytes | None = None
+    if how.header != stored:
+        custom_header = _render(header_path.name, pte, how.header, entry.manifest.header.get("macros", {}))
+        if bundle_path is not None and bundle_header_path is not None:
+            macros = ((entry.manifest.verification or {}).get("bundle") or {}).get("macros", {})
+            custom_bundle_header = _render(bundle_header_path.name, bundle_path.read_bytes(), how.header, macros)
+
+    if how.out_dir is None:
+        if custom_header is not None:
+            header_path = _derived(derived_root, entry, how.header, header_path.name, custom_header)
+        if custom_bundle_header is not None and bundle_header_path is not None:
+            bundle_header_path = _derived(derived_root, entry, how.header, bundle_header_path.name, custom_bundle_header)
+        return Artifact(entry.key, source, pte_path, header_path, entry.manifest, labels_path,
+                        verification=checked, bundle=bundle_path, bundle_header=bundle_header_path)
+
+    out = how.out_dir
+    plan: list[tuple[Path, bytes | Path]] = [
+        (out / pte_path.name, pte_path),
+        (out / header_path.name, custom_header if custom_header is not None else header_path),
+        (out / "manifest.json", entry.path / "manifest.json"),
+    ]
+    if labels_path is not None:
+        plan.append((out / labels_path.name, labels_path))
+    if bundle_path is not None and bundle_header_path is not None:
+        plan.append((out / bundle_path.name, bundle_path))
+        plan.append((out / bundle_header_path.name,
+                     custom_bundle_header if custom_bundle_header is not None else bundle_header_path))
+    replace_all(plan)
+    return Artifact(
+        entry.key, source, out / pte_path.name, out / header_path.name, entry.manifest,
+        out / labels_path.name if labels_path else None,
+        verification=checked,
+        bundle=out / bundle_path.name if bundle_path else None,
+        bundle_header=out / bundle_header_path.name if bundle_header_path else None,
+    )
+
+
+def _derived(root: Path, entry: Entry, options: HeaderOptions, name: str, data: bytes) -> Path:
+    target = root / entry.key / f"{options.array}-{options.section}" / name
+    if not target.is_file() or sha256_file(target) != hashlib.sha256(data).hexdigest():
+        write_atomic(target, data)
+    return target
+
+
+def _render(file_name: str, program: bytes, options: HeaderOptions, macros: dict[str, Any]) -> bytes:
+    return pte_header(program, file_name=file_name, options=options, macros=macros).encode("ascii")

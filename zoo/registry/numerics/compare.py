@@ -1,0 +1,183 @@
+"""The metrics and acceptance rules of the numerical check, and the result they make.
+
+Pure functions over tensors the caller has already computed; torch is imported
+inside the functions that need it.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import Any
+
+from zoo._spec import Sample
+from zoo.registry.numerics.data import EvalSet
+
+BUNDLE_CASES = 3
+# ExecuTorch's TosaPipelineINT defaults (backends/arm/test/tester/test_pipeline.py).
+QTOL = 1
+ATOL = 1e-3
+RTOL = 1e-3
+COSINE_MIN = 0.9
+FROBENIUS_MAX = 0.15
+ACCURACY_DROP_MAX_PP = 1.0
+# The portable .pte runs the same float32 math as torch, in another order.
+PORTABLE_ATOL = 1e-5
+PORTABLE_RTOL = 1e-4
+PORTABLE_COSINE_MIN = 0.999
+
+
+@dataclass
+class NumericsResult:
+    record: dict[str, Any]
+    """JSON-friendly, stored in the manifest under ``verification.numerics``."""
+    cases: list[tuple[Sample, list[Any]]] = field(default_factory=list)
+    """The first ``BUNDLE_CASES`` inputs with the outputs the artifact must give."""
+    tolerance: dict[str, float] = field(default_factory=dict)
+    """atol/rtol that a device run of ``cases`` must meet."""
+
+    @property
+    def passed(self) -> bool:
+        return bool(self.record.get("passed"))
+
+
+def scale_of(qparams: tuple[float, int] | None) -> float | None:
+    return qparams[0] if qparams else None
+
+
+@dataclass
+class Versus:
+    """Running statistics of one output against a reference, over all samples."""
+
+    max_abs: float = 0.0
+    max_steps: float = 0.0
+    mismatched: int = 0
+    elements: int = 0
+    cosines: list[float] = field(default_factory=list)
+    frobenius: list[float] = field(default_factory=list)
+    failing: int = 0
+    skipped: int = 0
+
+
+def within(got: Any, want: Any, atol: float, rtol: float, stats: Versus, scale: float | None) -> None:
+    diff = (got.double() - want.double()).abs()
+    stats.max_abs = max(stats.max_abs, float(diff.max()) if diff.numel() else 0.0)
+    if scale:
+        stats.max_steps = max(stats.max_steps, stats.max_abs / scale)
+    stats.mismatched += int((diff > atol + rtol * want.double().abs()).sum())
+    stats.elements += diff.numel()
+
+
+def similar(got: Any, reference: Any, scale: float | None, stats: Versus, cos_min: float, frob_max: float | None) -> None:
+    """ExecuTorch's float comparison (analyze_output_utils.compare_rel_frobenius_and_cosine_similarity),
+    per sample: values below one quantization step are zeroed in the reference; an all-zero
+    reference is skipped; the Frobenius bound is waived at quantization-noise scale."""
+    import torch
+
+    got = got.double().flatten()
+    ref = reference.double().flatten().nan_to_num(0.0)
+    stats.max_abs = max(stats.max_abs, float((got - ref).abs().max()) if ref.numel() else 0.0)
+    if scale:
+        ref = torch.where(ref.abs() >= scale, ref, torch.zeros_like(ref))
+    if int(torch.count_nonzero(ref)) == 0:
+        stats.skipped += 1
+        return
+    norm = float(torch.linalg.norm(ref))
+    frob = float(torch.linalg.norm(got - ref)) / (norm + 1e-8)
+    cos = float(torch.nn.functional.cosine_similarity(got, ref, dim=0))
+    stats.cosines.append(cos)
+    floor = max(1e-8, (scale or 0.0) * math.sqrt(ref.numel()))
+    failed = cos < cos_min
+    if frob_max is not None and norm > floor:
+        stats.frobenius.append(frob)
+        effective = max(0.0, frob - 0.02) if cos >= max(0.98, cos_min) else frob
+        failed = failed or effective > frob_max
+    stats.failing += int(failed)
+
+
+def _top1(outputs: list[Any]) -> int | None:
+    """The predicted class, -1 for a constant output (no prediction), None if not a class vector."""
+    first = outputs[0] if outputs else None
+    if first is None or first.numel() < 2:
+        return None
+    flat = first.reshape(-1)
+    return -1 if bool((flat == flat[0]).all()) else int(flat.argmax())
+
+
+@dataclass
+class Tally:
+    agree: int = 0
+    compared: int = 0
+    constant: int = 0
+    correct_test: int = 0
+    correct_float: int = 0
+    labelled: int = 0
+
+    def add(self, test: list[Any], float_out: list[Any], label: int | None) -> None:
+        a, b = _top1(test), _top1(float_out)
+        if a is None or b is None:
+            return
+        if label is not None:
+            self.labelled += 1
+            self.correct_test += int(a == label)
+            self.correct_float += int(b == label)
+        if a == -1 or b == -1:  # argmax of a constant vector says nothing
+            self.constant += 1
+            return
+        self.compared += 1
+        self.agree += int(a == b)
+
+
+def check(name: str, passed: bool, detail: str) -> dict[str, Any]:
+    return {"name": name, "passed": passed, "detail": detail}
+
+
+def top1_record(tally: Tally, data: EvalSet, test_name: str, checks: list[dict[str, Any]]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    if tally.compared or tally.constant:
+        out["top1_agreement"] = {
+            "with": "float", "samples": tally.compared, "rate": tally.agree / tally.compared if tally.compared else None,
+            "constant_output_samples": tally.constant,
+        }
+    if tally.labelled:
+        float_acc = tally.correct_float / tally.labelled
+        test_acc = tally.correct_test / tally.labelled
+        drop = (float_acc - test_acc) * 100
+        passed = drop <= ACCURACY_DROP_MAX_PP
+        out["accuracy"] = {
+            "dataset": data.name, "samples": tally.labelled, "float_top1": float_acc,
+            f"{test_name}_top1": test_acc, "drop_pp": drop, "limit_pp": ACCURACY_DROP_MAX_PP, "passed": passed,
+        }
+        checks.append(check(
+            "accuracy", passed,
+            f"top-1 on {tally.labelled} {data.name} samples: float {float_acc:.2%}, {test_name} {test_acc:.2%} "
+            f"({drop:+.2f} pp drop; limit {ACCURACY_DROP_MAX_PP:g} pp)",
+        ))
+    return out
+
+
+def versus_record(v: Versus) -> dict[str, Any]:
+    return {
+        "max_abs_error": v.max_abs,
+        "min_cosine": min(v.cosines) if v.cosines else None,
+        "mean_cosine": sum(v.cosines) / len(v.cosines) if v.cosines else None,
+        "max_rel_frobenius": max(v.frobenius) if v.frobenius else None,
+        "failing_samples": v.failing,
+        "skipped_samples": v.skipped,
+    }
+
+
+def float_detail(name: str, v: Versus, n: int, scale_note: bool) -> str:
+    if not v.cosines:
+        why = "below one output quantization step" if scale_note else "all zero"
+        return f"not compared: the float output is {why} on all {n} samples, so there is nothing to compare (as ExecuTorch's tests skip it)"
+    text = (f"{name} vs float on {len(v.cosines)} samples: min cosine {min(v.cosines):.4f} (≥ {COSINE_MIN:g})"
+            if name != "portable" else f"portable vs float on {len(v.cosines)} samples: min cosine {min(v.cosines):.6f} (≥ {PORTABLE_COSINE_MIN:g})")
+    if v.frobenius:
+        text += f", max relative Frobenius error {max(v.frobenius):.4f}" + (f" (≤ {FROBENIUS_MAX:g})" if name != "portable" else "")
+    text += f", max abs error {v.max_abs:.4g}"
+    if v.skipped:
+        text += f"; {v.skipped} sample(s) skipped (float output below one quantization step)"
+    if v.failing:
+        text += f"; {v.failing} sample(s) fail"
+    return text

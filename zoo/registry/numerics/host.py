@@ -1,0 +1,81 @@
+"""The portable numerical check: the final .pte on the host with ``executorch.runtime``, against float.
+
+executorch and torch are imported inside the function.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Any
+
+from zoo._errors import BuildError
+from zoo._spec import Sample
+from zoo.registry.events import Progress
+from zoo.registry.numerics import compare
+from zoo.registry.numerics.data import EvalSet, flat_outputs
+from zoo.registry.numerics.reference import captured_native_output, single_threaded
+
+
+@single_threaded
+def check_portable(
+    *,
+    pte: bytes,
+    float_model: Any,
+    data: EvalSet,
+    classifier: bool,
+    progress: Progress | None = None,
+) -> compare.NumericsResult:
+    """Run the portable .pte on the host with ``executorch.runtime`` and compare with float."""
+    started = time.perf_counter()
+    with captured_native_output():  # the runtime reports its CPU probing on import
+        from executorch.runtime import Runtime
+
+        method = Runtime.get().load_program(pte).load_method("forward")
+    vs_float: list[compare.Versus] = []
+    close: list[compare.Versus] = []
+    tally = compare.Tally()
+    cases: list[tuple[Sample, list[Any]]] = []
+    for i, sample in enumerate(data.samples):
+        got = flat_outputs(method.execute([t.contiguous() for t in sample]))
+        fl = flat_outputs(float_model(*sample))
+        if not vs_float:
+            if len(got) != len(fl):
+                raise BuildError(f"the .pte gives {len(got)} output(s), the float model {len(fl)}")
+            vs_float = [compare.Versus() for _ in got]
+            close = [compare.Versus() for _ in got]
+        for k, (g, f) in enumerate(zip(got, fl, strict=True)):
+            compare.within(g, f, compare.PORTABLE_ATOL, compare.PORTABLE_RTOL, close[k], None)
+            compare.similar(g, f, None, vs_float[k], compare.PORTABLE_COSINE_MIN, None)
+        tally.add(got, fl, data.labels[i] if data.labels else None)
+        if len(cases) < compare.BUNDLE_CASES:
+            cases.append((tuple(t.clone() for t in sample), [g.clone() for g in got]))
+        if progress:
+            progress("verify", i + 1, len(data.samples))
+    n = len(data.samples)
+    checks: list[dict[str, Any]] = []
+    outputs = []
+    for k, (c, f) in enumerate(zip(close, vs_float, strict=True)):
+        ok = c.mismatched == 0 and f.failing == 0
+        checks.append(compare.check(
+            f"vs_float[{k}]" if len(close) > 1 else "vs_float", ok,
+            f"{compare.float_detail('portable', f, n, False)}; {c.mismatched} of {c.elements} elements outside "
+            f"{compare.PORTABLE_ATOL:g} + {compare.PORTABLE_RTOL:g}·|x|",
+        ))
+        outputs.append({"index": k, "vs_float": {**compare.versus_record(f), "mismatched_elements": c.mismatched,
+                                                   "elements": c.elements, "passed": ok}})
+    record: dict[str, Any] = {
+        "method": "executorch.runtime",
+        "dataset": data.name,
+        "data_identity": data.identity,
+        "samples": n,
+        "outputs": outputs,
+        "tolerances": {"atol": compare.PORTABLE_ATOL, "rtol": compare.PORTABLE_RTOL,
+                       "cosine_min": compare.PORTABLE_COSINE_MIN,
+                       "accuracy_drop_max_pp": compare.ACCURACY_DROP_MAX_PP},
+    }
+    if classifier:
+        record.update(compare.top1_record(tally, data, "portable", checks))
+    record["checks"] = checks
+    record["passed"] = all(c["passed"] for c in checks)
+    record["seconds"] = round(time.perf_counter() - started, 2)
+    return compare.NumericsResult(record, cases, {"atol": compare.PORTABLE_ATOL, "rtol": compare.PORTABLE_RTOL})

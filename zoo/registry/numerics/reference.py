@@ -1,0 +1,259 @@
+"""The Ethos-U numerical check: the lowered program with each delegate run on the TOSA reference model.
+
+No host can run the Vela command stream, so the lowered edge program runs in
+torch with every delegate call replaced by a run of the exact TOSA graph that
+Vela consumed, on ``tosa_reference_model`` (tosa-tools). The CPU side (the
+input quantize, the output dequantize, operators left between partitions) runs
+in torch in graph order, as in the .pte. The result is compared with the
+fake-quantized torch model and with the float model (``compare.py``).
+
+torch, numpy and the reference model are imported inside functions.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import functools
+import os
+import sys
+import tempfile
+import time
+from collections.abc import Callable, Iterator, Sequence
+from typing import Any, ParamSpec, TypeVar
+
+from zoo._errors import BuildError, MissingExtraError
+from zoo._spec import Sample
+from zoo.registry.events import Progress
+from zoo.registry.numerics import compare
+from zoo.registry.numerics.data import EvalSet, flat_outputs
+
+P = ParamSpec("P")
+R = TypeVar("R")
+
+
+@contextlib.contextmanager
+def captured_native_output() -> Iterator[Any]:
+    """The reference model prints from C++ (a TOSA version note on every run): keep it off the terminal."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    with tempfile.TemporaryFile() as sink:
+        saved = os.dup(1), os.dup(2)
+        try:
+            os.dup2(sink.fileno(), 1)
+            os.dup2(sink.fileno(), 2)
+            yield sink
+        finally:
+            os.dup2(saved[0], 1)
+            os.dup2(saved[1], 2)
+            os.close(saved[0])
+            os.close(saved[1])
+
+
+def single_threaded(fn: Callable[P, R]) -> Callable[P, R]:
+    """Each sample is little work: with torch's intra-op threads on a busy machine,
+    thread hand-offs cost more than the math (ten times slower, measured on mnist)."""
+
+    @functools.wraps(fn)
+    def run(*args: P.args, **kwargs: P.kwargs) -> R:
+        import torch
+
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            torch.set_num_threads(before)
+
+    return run
+
+
+def _graph_io(tosa: bytes) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
+    from tosa.TosaGraph import TosaGraph  # type: ignore[import-untyped]
+
+    block = TosaGraph.GetRootAs(tosa, 0).Regions(0).Blocks(0)
+    tensors = {block.Tensors(i).Name(): block.Tensors(i) for i in range(block.TensorsLength())}
+
+    def shape(name: bytes) -> tuple[int, ...]:
+        return tuple(int(d) for d in tensors[name].ShapeAsNumpy())
+
+    return ([shape(block.Inputs(i)) for i in range(block.InputsLength())],
+            [shape(block.Outputs(i)) for i in range(block.OutputsLength())])
+
+
+def _physical(t: Any) -> Any:
+    """A tensor's data in memory order, as the TOSA graph takes it."""
+    order = tuple(t.dim_order())
+    return t.permute(order).contiguous() if order != tuple(range(t.dim())) else t.contiguous()
+
+
+def _from_physical(array: Any, like: Any) -> Any:
+    import torch
+
+    order = tuple(like.dim_order())
+    t = torch.from_numpy(array.copy())
+    if order == tuple(range(like.dim())):
+        return t.reshape(like.shape)
+    inverse = [order.index(i) for i in range(len(order))]
+    return t.reshape([like.shape[i] for i in order]).permute(inverse).contiguous()
+
+
+class _Reference:
+    """Runs delegate calls on the TOSA reference model, by the TOSA graph each delegate was made from."""
+
+    def __init__(self, graphs: dict[bytes, bytes]) -> None:
+        self.graphs = graphs
+        self.by_module: dict[int, tuple[bytes, Any, list[tuple[int, ...]]]] = {}
+        self.runs = 0
+        self.seconds = 0.0
+
+    def __call__(self, lowered: Any, args: Sequence[Any]) -> tuple[Any, ...]:
+        import numpy as np
+        import tosa_reference_model as ref
+
+        key = id(lowered)
+        if key not in self.by_module:
+            tosa = self.graphs.get(bytes(lowered.processed_bytes))
+            if tosa is None:
+                raise BuildError("a delegate has no captured TOSA graph; the numerical check cannot run it")
+            self.by_module[key] = (tosa, lowered.original_module.graph.output_node(), _graph_io(tosa)[0])
+        tosa, output_node, in_shapes = self.by_module[key]
+        arrays = [_physical(a).detach().numpy() for a in args]
+        for i, (a, want) in enumerate(zip(arrays, in_shapes, strict=False)):
+            if tuple(a.shape) != want and all(d > 0 for d in want):
+                raise BuildError(f"TOSA graph input {i} has shape {list(want)}, the program passes {list(a.shape)}")
+        with captured_native_output() as sink:
+            started = time.perf_counter()
+            outputs, status = ref.run(tosa, arrays)
+            self.seconds += time.perf_counter() - started
+            sink.seek(0)
+            printed = sink.read().decode("utf-8", "replace").strip()
+        self.runs += 1
+        if status != ref.GraphStatus.TOSA_VALID:
+            raise BuildError(f"tosa_reference_model returned {status} for a delegate's TOSA graph{': ' + printed[-500:] if printed else ''}")
+        fakes = [n.meta["val"] for n in output_node.args[0]]
+        result = []
+        for arr, fake in zip(outputs, fakes, strict=True):
+            arr = np.asarray(arr)
+            if arr.size != fake.numel():
+                raise BuildError(f"the TOSA graph gave {arr.size} elements where the program expects {list(fake.shape)}")
+            result.append(_from_physical(arr, fake).to(fake.dtype))
+        return tuple(result)
+
+
+def _dispatch(reference: _Reference) -> Any:
+    import torch
+    from torch.overrides import TorchFunctionMode
+
+    class ReferenceDispatch(TorchFunctionMode):
+        def __torch_function__(self, func: Any, types: Any, args: Any = (), kwargs: Any = None) -> Any:
+            if func is torch._higher_order_ops.executorch_call_delegate:
+                return reference(args[0], args[1:])
+            return func(*args, **(kwargs or {}))
+
+    return ReferenceDispatch()
+
+
+def _output_qparams(edge_program: Any) -> list[tuple[float, int] | None]:
+    """(scale, zero point) of each output the CPU dequantizes, as the .pte does."""
+    out: list[tuple[float, int] | None] = []
+    for node in edge_program.graph_module.graph.output_node().args[0]:
+        name = getattr(node.target, "__name__", str(node.target)) if getattr(node, "op", None) == "call_function" else ""
+        if "dequantize_per_tensor" in name:
+            out.append((float(node.args[1]), int(node.args[2])))
+        else:
+            out.append(None)
+    return out
+
+
+@single_threaded
+def check_ethosu(
+    *,
+    float_model: Any,
+    fake_quant: Any,
+    edge_program: Any,
+    graphs: dict[bytes, bytes],
+    data: EvalSet,
+    classifier: bool,
+    progress: Progress | None = None,
+) -> compare.NumericsResult:
+    """Run ``data`` through the lowered program with each delegate on the TOSA reference model.
+
+    ``graphs`` maps each delegate's processed bytes to the TOSA flatbuffer Vela compiled it from.
+    """
+    try:
+        import tosa_reference_model  # noqa: F401
+    except ImportError as e:
+        raise MissingExtraError("the numerical check (tosa_reference_model from tosa-tools)") from e
+    started = time.perf_counter()
+    module = edge_program.module()
+    qparams = _output_qparams(edge_program)
+    reference = _Reference(graphs)
+    vs_fq: list[compare.Versus] = []
+    vs_float: list[compare.Versus] = []
+    tally = compare.Tally()
+    cases: list[tuple[Sample, list[Any]]] = []
+    for i, sample in enumerate(data.samples):
+        with _dispatch(reference):
+            got = flat_outputs(module(*sample))
+        fq = flat_outputs(fake_quant(*sample))
+        fl = flat_outputs(float_model(*sample))
+        if not vs_fq:
+            if not len(got) == len(fq) == len(fl):
+                raise BuildError(f"the lowered program gives {len(got)} output(s), the fake-quantized model {len(fq)}, the float model {len(fl)}")
+            vs_fq = [compare.Versus() for _ in got]
+            vs_float = [compare.Versus() for _ in got]
+            qparams += [None] * (len(got) - len(qparams))
+        for k, (g, q, f) in enumerate(zip(got, fq, fl, strict=True)):
+            scale = compare.scale_of(qparams[k])
+            compare.within(g, q, compare.ATOL + compare.QTOL * (scale or 0.0), compare.RTOL, vs_fq[k], scale)
+            compare.similar(g, f, scale, vs_float[k], compare.COSINE_MIN, compare.FROBENIUS_MAX)
+        tally.add(got, fl, data.labels[i] if data.labels else None)
+        if len(cases) < compare.BUNDLE_CASES:
+            cases.append((tuple(t.clone() for t in sample), [g.clone() for g in got]))
+        if progress:
+            progress("verify", i + 1, len(data.samples))
+    n = len(data.samples)
+    checks: list[dict[str, Any]] = []
+    outputs = []
+    for k, (q, f) in enumerate(zip(vs_fq, vs_float, strict=True)):
+        scale = compare.scale_of(qparams[k])
+        tol = f"{compare.ATOL:g} + {compare.RTOL:g}·|x| + {compare.QTOL}·scale" + (f" ({scale:.4g})" if scale else "")
+        fq_ok = q.mismatched == 0
+        steps = f", {q.max_steps:.2f} quantization steps" if scale else ""
+        checks.append(compare.check(
+            f"vs_fake_quant[{k}]" if len(vs_fq) > 1 else "vs_fake_quant", fq_ok,
+            f"TOSA reference run vs fake-quantized torch model on {n} {data.name} samples: max abs error "
+            f"{q.max_abs:.4g}{steps}; {q.mismatched} of {q.elements} elements outside {tol}",
+        ))
+        fl_ok = f.failing == 0
+        checks.append(compare.check(f"vs_float[{k}]" if len(vs_float) > 1 else "vs_float", fl_ok,
+                                    compare.float_detail("int8", f, n, scale is not None)))
+        outputs.append({
+            "index": k,
+            "scale": scale,
+            "zero_point": (qparams[k] or (None, None))[1],
+            "vs_fake_quant": {"max_abs_error": q.max_abs, "max_error_steps": q.max_steps if scale else None,
+                              "mismatched_elements": q.mismatched, "elements": q.elements, "passed": fq_ok},
+            "vs_float": {**compare.versus_record(f), "passed": fl_ok},
+        })
+    record: dict[str, Any] = {
+        "method": "tosa_reference_model",
+        "dataset": data.name,
+        "data_identity": data.identity,
+        "samples": n,
+        "reference_runs": reference.runs,
+        "reference_seconds": round(reference.seconds, 3),
+        "partitions": len(graphs),
+        "outputs": outputs,
+        "tolerances": {"atol": compare.ATOL, "rtol": compare.RTOL, "qtol": compare.QTOL,
+                       "cosine_min": compare.COSINE_MIN, "frobenius_max": compare.FROBENIUS_MAX,
+                       "accuracy_drop_max_pp": compare.ACCURACY_DROP_MAX_PP},
+    }
+    if classifier:
+        record.update(compare.top1_record(tally, data, "int8", checks))
+    record["checks"] = checks
+    record["passed"] = all(c["passed"] for c in checks)
+    record["seconds"] = round(time.perf_counter() - started, 2)
+    scales = [q[0] for q in qparams if q]
+    tolerance = {"atol": compare.ATOL + compare.QTOL * max(scales, default=0.0), "rtol": compare.RTOL}
+    return compare.NumericsResult(record, cases, tolerance)

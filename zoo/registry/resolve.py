@@ -1,0 +1,247 @@
+"""Resolve each request to a cache entry: the cache first, then the remotes
+in order (``remotes/download.py``), then a local build.
+
+What must be built is grouped into build units (one per model and TOSA
+specification), built by an executor under the lock of every key the units
+make, and checked before it is stored (``build/accept.py``). The cache's
+locks make one build per key, across threads and processes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Literal
+
+from zoo._errors import BuildError, MissingExtraError
+from zoo._options import FetchOptions
+from zoo.registry.build.unit import BuildUnit, UnitFailure, UnitTarget
+from zoo.registry.cache import Cache, CorruptEntry, Entry
+from zoo.registry.events import Notice, Progress, stderr_notice
+from zoo.registry.keys import BuildRequest, can_compile_here
+from zoo.registry.plugin_loader import LoadOptions
+
+if TYPE_CHECKING:
+    from zoo.registry.catalog import Catalog
+    from zoo.registry.remotes import Remote
+
+Source = Literal["cache", "remote", "build"]
+
+
+@dataclass
+class _Pending:
+    """A key that needs a local build, and the requests that want it."""
+
+    request: BuildRequest
+    key: str
+    data: str | None
+    indexes: list[int]
+    previous: Entry | None = None
+    bundle: bool = False
+
+
+@dataclass
+class Resolver:
+    """Finds or builds the entries for a batch of requests, as ``options`` allow."""
+
+    cache: Cache
+    options: FetchOptions = field(default_factory=FetchOptions)
+    remotes: Sequence[Remote] = ()
+    offline: bool = False
+    plugins: LoadOptions = field(default_factory=LoadOptions)
+    """What a build unit's worker loads to find the model."""
+    catalog: Catalog | None = None
+    """The models, for builds in this process."""
+    progress: Progress | None = None
+    progress_for: Callable[[str], Progress] | None = None
+    """A progress line per label (a model and its targets), when there are several."""
+    notice: Notice = stderr_notice
+
+    @property
+    def _numerics(self) -> bool:
+        return self.options.verify is True or self.options.bundle
+
+    def _progress(self, label: str) -> Progress | None:
+        return self.progress_for(label) if self.progress_for else self.progress
+
+    def resolve(self, requests: Sequence[BuildRequest]) -> list[tuple[Entry, Source]]:
+        """An entry for each request, in order. ``verify=True`` needs numerical results
+        and ``bundle`` a .bpte: a cached entry without them is lowered again (same key,
+        same .pte bytes) and replaced by one that has them."""
+        done: dict[int, tuple[Entry, Source]] = {}
+        pending: dict[str, _Pending] = {}
+        for group in _by_model(requests):
+            report = self._progress(f"{group[0][1].spec.name} → {', '.join(r.target.name for _, r in group)}")
+            for i, request in group:
+                key, hit = self._lookup(request, report)
+                if hit is not None:
+                    done[i] = hit
+                elif key in pending:
+                    pending[key].indexes.append(i)
+                else:
+                    data = _numerics_data(request) if self._numerics else None
+                    pending[key] = _Pending(request, key, data, [i])
+        if pending:
+            self._build(list(pending.values()), done)
+        return [done[i] for i in range(len(requests))]
+
+    def _lookup(self, request: BuildRequest, progress: Progress | None) -> tuple[str, tuple[Entry, Source] | None]:
+        """The request's key and what the cache or a remote has for it; raises
+        when nothing is found and building is ruled out."""
+        opts = self.options
+        notes: list[str] = []
+        try:
+            key: str | None = request.key()
+        except MissingExtraError:
+            if opts.force_build:
+                raise
+            key = None  # e.g. calibration data that only the compile extra installs; a remote may still have it
+        data = _numerics_data(request) if self._numerics and key is not None else None
+        if not opts.force_build:
+            entry = self._checked_get(key) if key else None
+            if entry is not None and _has(entry, data, opts.bundle):
+                return entry.key, (entry, "cache")
+            if entry is not None and not opts.build:
+                raise BuildError(
+                    f"{request.spec.name} for {request.target.name} is cached without "
+                    f"{_missing(entry, data, opts.bundle)}, which needs lowering it again, and building was ruled out"
+                    " (--no-build)"
+                )
+            if entry is None and (self.remotes or opts.any_toolchain or not can_compile_here() or key is None):
+                from zoo.registry.remotes.download import find_prebuilt
+
+                found, notes = find_prebuilt(
+                    request, self.cache, self.remotes, any_toolchain=opts.any_toolchain, offline=self.offline,
+                    say=self.notice, progress=progress,
+                )
+                if found is not None and (not self._numerics or _has(found.entry, data, opts.bundle)):
+                    return found.entry.key, (found.entry, found.source)
+        if not opts.build:
+            where = "; ".join(["not in the cache", *notes])
+            raise BuildError(
+                f"{request.spec.name} for {request.target.name}: {where}; and building was ruled out (--no-build)"
+            )
+        return key if key is not None else request.key(), None  # raises: this install cannot build it
+
+    def _checked_get(self, key: str) -> Entry | None:
+        try:
+            return self.cache.get(key)
+        except CorruptEntry as exc:
+            self.notice(f"{exc}; removing it and building again")
+            with self.cache.lock(key):
+                self.cache.evict(key)
+            return None
+
+    def _build(self, pending: list[_Pending], done: dict[int, tuple[Entry, Source]]) -> None:
+        from zoo.registry.build.accept import accept
+        from zoo.registry.build.executors import executor_for
+
+        opts = self.options
+        with contextlib.ExitStack() as locks:
+            for p in sorted(pending, key=lambda p: p.key):  # one order everywhere: no deadlock between processes
+                locks.enter_context(self.cache.lock(p.key))
+            todo: list[_Pending] = []
+            for p in pending:
+                # Another process may have finished the same build while we waited.
+                entry = None if opts.force_build else self._checked_get(p.key)
+                if entry is not None and _has(entry, p.data, opts.bundle):
+                    done.update((i, (entry, "cache")) for i in p.indexes)
+                    continue
+                if entry is not None:
+                    self.notice(
+                        f"{p.request.spec.name} for {p.request.target.name} is cached without "
+                        f"{_missing(entry, p.data, opts.bundle)}; lowering it again to add it "
+                        "(the .pte bytes must come out identical)"
+                    )
+                    p.previous = entry
+                    p.bundle = opts.bundle or entry.file("bundle") is not None  # an upgrade never loses what it had
+                else:
+                    if opts.force_build:
+                        self.cache.evict(p.key)
+                    p.bundle = opts.bundle
+                todo.append(p)
+            if not todo:
+                return
+            units, members = self._units(todo)
+            executor = executor_for(opts.executor, jobs=opts.jobs, units=len(units), catalog=self.catalog)
+            failures: dict[int, list[UnitFailure]] = {}
+            for result in executor.map(units, lambda u: self._progress(u.label)):
+                n = units.index(result.unit)
+                for outcome, p in zip(result.outcomes, members[n], strict=True):
+                    if isinstance(outcome, UnitFailure):
+                        if outcome not in failures.setdefault(n, []):
+                            failures[n].append(outcome)
+                        continue
+                    wanted = next(t for t in result.unit.targets if t.key == p.key)
+                    entry = accept(outcome, wanted, self.cache, previous=p.previous)
+                    done.update((i, (entry, "build")) for i in p.indexes)
+                if failures and not executor.keeps_going:
+                    break
+            if failures:
+                # The first unit's failure, whichever finished first, so the message does not depend on timing.
+                ordered = [f for n in sorted(failures) for f in failures[n]]
+                more = f" ({len(ordered) - 1} more build(s) failed too)" if len(ordered) > 1 else ""
+                raise ordered[0].to_error(more=more)
+
+    def _units(self, todo: list[_Pending]) -> tuple[list[BuildUnit], list[list[_Pending]]]:
+        """One unit per model, weights, calibration and TOSA specification, in request order."""
+        groups: dict[tuple[str, str, int, str], list[_Pending]] = {}
+        together: dict[tuple[str, str, int], list[str]] = {}
+        for p in todo:
+            r = p.request
+            family = r.target.tosa_spec or "portable"
+            groups.setdefault((r.spec.name, r.weights.name, id(r.calibration), family), []).append(p)
+            together.setdefault((r.spec.name, r.weights.name, id(r.calibration)), []).append(r.target.name)
+        units: list[BuildUnit] = []
+        members: list[list[_Pending]] = []
+        for (model, weights, calibration, _), group in groups.items():
+            unit = BuildUnit(
+                model=model,
+                weights=weights,
+                targets=tuple(
+                    UnitTarget(p.request.target, p.request.key_inputs(), verify=self._numerics, bundle=p.bundle)
+                    for p in group
+                ),
+                plugins=self.plugins,
+                calibration_dir=self.options.calibration_dir,
+                built_with=tuple(together[(model, weights, calibration)]),
+            )
+            units.append(unit)
+            members.append(group)
+        return units, members
+
+
+def _by_model(requests: Sequence[BuildRequest]) -> list[list[tuple[int, BuildRequest]]]:
+    """The requests with their positions, grouped by model, keeping their order."""
+    groups: dict[str, list[tuple[int, BuildRequest]]] = {}
+    for i, r in enumerate(requests):
+        groups.setdefault(r.spec.name, []).append((i, r))
+    return list(groups.values())
+
+
+def _numerics_data(request: BuildRequest) -> str:
+    from zoo.registry.numerics import data_identity  # torch-free at import
+
+    return data_identity(request.spec, request.calibration)
+
+
+def _has_numerics(entry: Entry, data: str) -> bool:
+    """Recorded numerics count only if they ran on today's data with today's check."""
+    recorded = (entry.manifest.verification or {}).get("numerics")
+    return recorded is not None and recorded.get("data_identity") == data
+
+
+def _has(entry: Entry, data: str | None, bundle: bool) -> bool:
+    return (data is None or _has_numerics(entry, data)) and (not bundle or entry.file("bundle") is not None)
+
+
+def _missing(entry: Entry, data: str | None, bundle: bool) -> str:
+    parts = []
+    if data is not None and not _has_numerics(entry, data):
+        recorded = (entry.manifest.verification or {}).get("numerics")
+        parts.append("numerical results" if recorded is None else "numerical results for the current data and check")
+    if bundle and entry.file("bundle") is None:
+        parts.append("a self-test bundle")
+    return " and ".join(parts)
+
