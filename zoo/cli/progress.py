@@ -9,7 +9,7 @@ from types import TracebackType
 from typing import Any
 
 from zoo._units import human_bytes
-from zoo.registry.remotes.download import DOWNLOAD_STAGE
+from zoo.registry.events import DOWNLOAD_STAGE
 
 DOWNLOAD = f"{DOWNLOAD_STAGE} "
 """Stages named ``download FILE`` count bytes, not samples."""

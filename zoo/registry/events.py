@@ -16,6 +16,9 @@ ByteProgress = Callable[[int, int | None], None]
 """``progress(done_bytes, total_bytes)`` during a download."""
 
 Notice = Callable[[str], None]
+
+DOWNLOAD_STAGE = "download"
+"""Stages named ``download FILE`` count bytes, not samples."""
 """One line for the user: a skipped remote, a rebuilt entry, a substituted toolchain."""
 
 

@@ -32,14 +32,13 @@ from typing import Any, Literal
 from zoo._errors import IntegrityError, MissingExtraError, RemoteError
 from zoo._fs import staging_dir
 from zoo.registry.cache import MANIFEST, Cache, CorruptEntry, Entry, sha256_file
-from zoo.registry.events import Notice, Progress
+from zoo.registry.events import DOWNLOAD_STAGE, Notice, Progress
 from zoo.registry.keys import BuildRequest, can_compile_here, key_of, tool_versions
 from zoo.registry.manifest import Manifest
 from zoo.registry.remotes.base import Remote
 from zoo.registry.remotes.index import IndexRecord, check_file_name
 
 MAX_MANIFEST_BYTES = 4 << 20
-DOWNLOAD_STAGE = "download"  # zoo._progress.DOWNLOAD shows these stages in bytes
 
 
 @dataclass(frozen=True)
