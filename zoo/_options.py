@@ -59,9 +59,6 @@ class FetchOptions(Choices):
     def choices(self) -> Choices:
         return Choices(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Choices)})
 
-    def replace(self, **changes: object) -> FetchOptions:
-        return dataclasses.replace(self, **changes)  # type: ignore[arg-type]
-
 
 class FetchArgs(TypedDict, total=False):
     """``FetchOptions`` as keyword arguments: ``zoo.fetch("mnist", "u55-128", verify=True)``."""
