@@ -6,11 +6,11 @@ import dataclasses
 from dataclasses import dataclass
 from functools import cached_property
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, TextIO
+from typing import TYPE_CHECKING, TextIO
 
 from zoo._config import Config, cache_dir, load_config
 from zoo._errors import SpecError
-from zoo._options import Choices, FetchArgs, FetchOptions
+from zoo._options import FetchArgs, FetchOptions
 from zoo._spec import ModelSpec
 from zoo.registry.events import Notice, Progress, stderr_notice
 from zoo.registry.plugin_loader import LoadOptions, PluginStatus, Registry
@@ -205,13 +205,11 @@ class Zoo:
         from zoo.registry.resolve import Resolver
 
         opts = _options(options, changes)
-        if opts.jobs < 1:
-            raise UsageError(f"--jobs must be at least 1, got {opts.jobs}")
         try:
             header = HeaderOptions(opts.header_array, opts.header_section)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        requests = [self.request(m, t, **_choices(opts)) for m in models for t in targets]
+        requests = [self.request(m, t, **vars(opts.choices)) for m in models for t in targets]
         cache = self.cache
         resolver = Resolver(
             cache, opts,
@@ -331,10 +329,6 @@ def _options(options: FetchOptions | None, changes: FetchArgs) -> FetchOptions:
     if opts.remotes is not None and not isinstance(opts.remotes, tuple):
         opts = dataclasses.replace(opts, remotes=tuple(opts.remotes))
     return opts
-
-
-def _choices(opts: FetchOptions) -> dict[str, Any]:
-    return {f.name: getattr(opts, f.name) for f in dataclasses.fields(Choices)}
 
 
 def fetch(model: str, target: str | None = None, options: FetchOptions | None = None, **changes: Unpack[FetchArgs]) -> Artifact:

@@ -13,6 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, TypedDict
 
+from zoo._errors import UsageError
+
 ExecutorName = Literal["inline", "processes"]
 
 
@@ -54,6 +56,10 @@ class FetchOptions(Choices):
     jobs: int = 1
     executor: ExecutorName | None = None
     """Where builds run; None: ``processes`` when ``jobs`` > 1, else ``inline``."""
+
+    def __post_init__(self) -> None:
+        if self.jobs < 1:
+            raise UsageError(f"--jobs must be at least 1, got {self.jobs}")
 
     @property
     def choices(self) -> Choices:

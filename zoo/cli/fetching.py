@@ -55,14 +55,8 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
         verify=kw["verify"], bundle=kw["bundle"], remotes=remote or None, any_toolchain=any_toolchain,
         offline=offline or None, jobs=kw["jobs"],
     )
-    choices = options.choices
     # Resolve every name before anything compiles, so a typo fails at once.
-    requests = [
-        zoo.request(m, t, weights=choices.weights, calibration_dir=choices.calibration_dir,
-                    system_config=choices.system_config, memory_mode=choices.memory_mode,
-                    sram_budget=choices.sram_budget)
-        for m in models for t in targets
-    ]
+    requests = [zoo.request(m, t, **vars(options.choices)) for m in models for t in targets]
     label = f"{requests[0].spec.name} → {requests[0].target.name}"
     with StageReporter(label, enabled=not (quiet or as_json)) as progress:
         arts = zoo.fetch_many(models, targets, options, progress=progress,

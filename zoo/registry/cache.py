@@ -32,6 +32,10 @@ MANIFEST = "manifest.json"
 LAYOUT = "v1"
 
 
+def sha256_bytes(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
 def sha256_file(path: Path) -> str:
     h = hashlib.sha256()
     with path.open("rb") as f:

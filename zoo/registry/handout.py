@@ -4,7 +4,6 @@ array and section names."""
 
 from __future__ import annotations
 
-import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -12,7 +11,7 @@ from typing import Any
 from zoo._errors import BuildError
 from zoo._fs import replace_all, write_atomic
 from zoo.registry.c_header import HeaderOptions, pte_header
-from zoo.registry.cache import Entry, sha256_file
+from zoo.registry.cache import Entry, sha256_bytes, sha256_file
 from zoo.registry.manifest import Manifest
 from zoo.registry.resolve import Source
 from zoo.registry.verification import Verification, gate, verify_entry
@@ -124,7 +123,7 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
 
 def _derived(root: Path, entry: Entry, options: HeaderOptions, name: str, data: bytes) -> Path:
     target = root / entry.key / f"{options.array}-{options.section}" / name
-    if not target.is_file() or sha256_file(target) != hashlib.sha256(data).hexdigest():
+    if not target.is_file() or sha256_file(target) != sha256_bytes(data):
         write_atomic(target, data)
     return target
 

@@ -54,8 +54,13 @@ class PluginStatus:
     error: str | None = None
 
     @property
+    def distribution(self) -> str | None:
+        """``NAME VERSION`` of the distribution that installed the plugin, if any."""
+        return f"{self.dist} {self.version}" if self.dist else None
+
+    @property
     def label(self) -> str:
-        where = f" ({self.dist} {self.version})" if self.dist else ""
+        where = f" ({self.distribution})" if self.dist else ""
         return f"plugin {self.name!r}{where}"
 
     def to_json(self) -> dict[str, Any]:
@@ -327,14 +332,14 @@ class Registry:
         status.status = "error"
         status.error = message
         if self.strict:
-            raise PluginError(status.name, f"{status.dist} {status.version}" if status.dist else None, message) from exc
+            raise PluginError(status.name, status.distribution, message) from exc
         stream = self._stderr or sys.stderr
         print(f"zoo: skipped {status.label}: {message}", file=stream)
 
 
 def _checked_factory(status: PluginStatus, scheme: str, factory: RemoteFactory) -> RemoteFactory:
     """``factory``, with what goes wrong in it named after its plugin and hook."""
-    dist = f"{status.dist} {status.version}" if status.dist else None
+    dist = status.distribution
 
     def make(url: str, base: Path | None) -> Remote:
         from zoo.registry.remotes import Remote

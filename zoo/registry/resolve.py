@@ -74,20 +74,22 @@ class Resolver:
         for group in _by_model(requests):
             report = self._progress(f"{group[0][1].spec.name} → {', '.join(r.target.name for _, r in group)}")
             for i, request in group:
-                key, hit = self._lookup(request, report)
+                key, data, hit = self._lookup(request, report)
                 if hit is not None:
                     done[i] = hit
                 elif key in pending:
                     pending[key].indexes.append(i)
                 else:
-                    data = _numerics_data(request) if self._numerics else None
                     pending[key] = _Pending(request, key, data, [i])
         if pending:
             self._build(list(pending.values()), done)
         return [done[i] for i in range(len(requests))]
 
-    def _lookup(self, request: BuildRequest, progress: Progress | None) -> tuple[str, tuple[Entry, Source] | None]:
-        """The request's key and what the cache or a remote has for it; raises
+    def _lookup(
+        self, request: BuildRequest, progress: Progress | None
+    ) -> tuple[str, str | None, tuple[Entry, Source] | None]:
+        """The request's key, the identity of the data its numerics must have run on
+        (None when not asked for), and what the cache or a remote has for it; raises
         when nothing is found and building is ruled out."""
         opts = self.options
         notes: list[str] = []
@@ -101,7 +103,7 @@ class Resolver:
         if not opts.force_build:
             entry = self._checked_get(key) if key else None
             if entry is not None and _has(entry, data, opts.bundle):
-                return entry.key, (entry, "cache")
+                return entry.key, data, (entry, "cache")
             if entry is not None and not opts.build:
                 raise BuildError(
                     f"{request.spec.name} for {request.target.name} is cached without "
@@ -116,13 +118,15 @@ class Resolver:
                     say=self.notice, progress=progress,
                 )
                 if found is not None and (not self._numerics or _has(found.entry, data, opts.bundle)):
-                    return found.entry.key, (found.entry, found.source)
+                    return found.entry.key, data, (found.entry, found.source)
         if not opts.build:
             where = "; ".join(["not in the cache", *notes])
             raise BuildError(
                 f"{request.spec.name} for {request.target.name}: {where}; and building was ruled out (--no-build)"
             )
-        return key if key is not None else request.key(), None  # raises: this install cannot build it
+        if key is None:
+            key = request.key()  # raises: this install cannot build it
+        return key, data, None
 
     def _checked_get(self, key: str) -> Entry | None:
         try:

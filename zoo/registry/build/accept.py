@@ -8,17 +8,12 @@ and the structural checks must come out as the unit recorded them.
 
 from __future__ import annotations
 
-import hashlib
 from typing import Any
 
 from zoo._errors import BuildError
 from zoo.registry.build.unit import BuiltArtifact, UnitTarget
-from zoo.registry.cache import Cache, Entry
+from zoo.registry.cache import Cache, Entry, sha256_bytes
 from zoo.registry.keys import key_of
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def accept(built: BuiltArtifact, wanted: UnitTarget, cache: Cache, *, previous: Entry | None = None) -> Entry:
@@ -39,7 +34,7 @@ def accept(built: BuiltArtifact, wanted: UnitTarget, cache: Cache, *, previous: 
         raise BuildError(f"{where} came back with files {sorted(built.files)}, its manifest lists {sorted(listed)}")
     for name, data in built.files.items():
         record = listed[name]
-        if record.size != len(data) or record.sha256 != _sha(data):
+        if record.size != len(data) or record.sha256 != sha256_bytes(data):
             raise BuildError(f"{where}: {name} does not match its manifest record")
     _check_structure(built, where)
     if previous is not None:

@@ -4,13 +4,13 @@ that describes them. Pure data in, bytes out: nothing touches the cache."""
 
 from __future__ import annotations
 
-import hashlib
 import platform
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from zoo.registry.build.unit import BuiltArtifact
 from zoo.registry.c_header import HeaderOptions, labels_header, pte_header
+from zoo.registry.cache import sha256_bytes
 from zoo.registry.keys import tool_versions
 from zoo.registry.manifest import FileRecord, Manifest
 from zoo.registry.vela_payload import find_payloads
@@ -21,10 +21,6 @@ if TYPE_CHECKING:
     from zoo.registry.keys import BuildRequest
 
 Macros = dict[str, str | int | float | None]
-
-
-def _sha(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
 
 
 def assemble(
@@ -49,7 +45,7 @@ def assemble(
         "target": target.accelerator or "portable",
         "system_config": target.system_config,
         "memory_mode": target.memory_mode,
-        "sha256": _sha(pte),
+        "sha256": sha256_bytes(pte),
         "build_key": key,
         "tools": "; ".join(f"{k} {v}" for k, v in tools.items() if v),
         "vela_sram_bytes": vela_total.get("sram_bytes"),
@@ -75,7 +71,7 @@ def assemble(
         model=spec.name,
         target=target.name,
         key_inputs=request.key_inputs(),
-        files=[FileRecord(n, kind, len(data), _sha(data)) for n, (kind, data) in files.items()],
+        files=[FileRecord(n, kind, len(data), sha256_bytes(data)) for n, (kind, data) in files.items()],
         vela=result.vela,
         delegation=result.delegation,
         cpu_operators=result.cpu_operators,
@@ -124,7 +120,7 @@ def _bundle_files(
     header_name = f"{request.stem}_bundle.h"
     bundle_macros: Macros = {
         **macros,
-        "bundle_sha256": _sha(bpte),
+        "bundle_sha256": sha256_bytes(bpte),
         "bundle_test_cases": len(numerics.cases),
         "bundle_atol": numerics.tolerance["atol"],
         "bundle_rtol": numerics.tolerance["rtol"],

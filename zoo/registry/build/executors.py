@@ -83,8 +83,6 @@ def executor_for(name: str | None, *, jobs: int, units: int, catalog: Catalog | 
     chosen = name or ("processes" if jobs > 1 else "inline")
     if chosen not in EXECUTORS:
         raise UsageError(f"unknown executor {chosen!r}: choose one of {', '.join(EXECUTORS)}")
-    if jobs < 1:
-        raise UsageError(f"--jobs must be at least 1, got {jobs}")
     if chosen == "inline" or units <= 1:
         return InlineExecutor(catalog)
     return ProcessExecutor(jobs)
