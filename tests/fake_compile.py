@@ -25,14 +25,19 @@ class FakeCompile:
     calls: list[tuple[str, list[str]]] = field(default_factory=list)
     fail: BuildError | None = None
     """Raise this instead of compiling."""
+    fail_on: dict[str, BuildError] = field(default_factory=dict)
+    """Raise this when the unit has a target of this name (e.g. ``portable``)."""
 
     def __call__(self, spec: Any, targets: Sequence[Any], *, weights: str | None = None, calibration: Any = None,
-                 progress: Any = None, verify: Sequence[bool] | None = None) -> list[Any]:
+                 progress: Any = None, verify: Sequence[bool] | None = None, evaluation: Any = None) -> list[Any]:
         from zoo.registry.compile import CompileResult
 
         self.calls.append((spec.name, [t.name for t in targets]))
         if self.fail is not None:
             raise self.fail
+        for t in targets:
+            if t.name in self.fail_on:
+                raise self.fail_on[t.name]
         out = []
         for t in targets:
             stored = TARGETS.get(t.accelerator)

@@ -63,7 +63,7 @@ def test_portable_runs_on_host_and_matches_float(built: dict[tuple[str, str], Ar
 
     art = built[("mnist", "portable")]
     spec = mnist.spec()
-    model = spec.build("digits")
+    model = spec.build("mnist")
     sample = spec.example_inputs()
     program = Runtime.get().load_program(art.pte.read_bytes())
     out = program.load_method("forward").execute(list(sample))[0]

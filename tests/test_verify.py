@@ -22,6 +22,7 @@ import pytest
 from tests.conftest import BUILDS, HEAVY, UNVERIFIED, run_probed, run_zoo
 from tests.split_model import SPLIT_MODEL
 from zoo import Artifact, Zoo, ZooOptions
+from zoo.plugins import _mnist5k
 from zoo.registry.manifest import Manifest
 from zoo.registry.pte_structure import read_pte
 from zoo.registry.verification import verify_file
@@ -231,26 +232,34 @@ def test_numerics_pass_on_the_tosa_reference_model(built: dict[tuple[str, str], 
 def test_mnist_int8_top1_within_one_point_of_float(built: dict[tuple[str, str], Artifact]) -> None:
     for target in ("u55-128", "u85-256"):
         acc = (built[("mnist", target)].manifest.verification or {})["numerics"]["accuracy"]
-        assert acc["dataset"] == "evaluation" and acc["samples"] == 297
-        assert acc["float_top1"] > 0.9 and acc["passed"]
+        assert acc["dataset"] == "evaluation" and acc["samples"] == _mnist5k.EVAL_SIZE
+        assert acc["float_top1"] >= 0.97 and acc["passed"]
         assert abs(acc["float_top1"] - acc["int8_top1"]) * 100 <= 1.0
 
 
-def test_mv2_top1_agreement_on_the_calibration_images(built: dict[tuple[str, str], Artifact]) -> None:
+def test_mv2_random_outputs_are_compared_against_the_models_own_noise_floor(
+    built: dict[tuple[str, str], Artifact],
+) -> None:
+    """Random mv2, its BatchNorm re-estimated: the outputs vary, so every comparison
+    measures something. The int8 program drifts several steps from fake-quant over 50
+    layers; it passes because fake-quant itself drifts further when 0.1 % of its input
+    moves by one step, and the float gap is fake-quant's own."""
     n = (built[("mv2", "u55-128")].manifest.verification or {})["numerics"]
-    assert n["dataset"] == "calibration" and n["samples"] == 16
+    assert n["dataset"] == "calibration" and n["samples"] == 16 and n["passed"]
     agreement = n["top1_agreement"]
-    assert agreement["samples"] + agreement["constant_output_samples"] == 16
-    # Random weights give a float output of about 1e-9, below one int8 output step:
-    # the int8 output is constant, and its argmax is no prediction.
-    if agreement["samples"]:
-        assert 0.0 <= agreement["rate"] <= 1.0
-    assert "accuracy" not in n  # no labels for the calibration photos
+    assert agreement["constant_output_samples"] == 0 and agreement["samples"] == 16
+    out = n["outputs"][0]
+    fq, floor = out["vs_fake_quant"], out["vs_fake_quant"]["noise_floor"]
+    assert fq["max_error_steps"] > 1 and fq["mismatched_elements"] > 0  # the 1-step rule alone would refuse it
+    assert fq["max_error_steps"] <= floor["max_error_steps"] and fq["mismatched_elements"] <= floor["mismatched_elements"]
+    own = out["fake_quant_vs_float"]
+    assert out["vs_float"]["quantization_limited"] and own["failing_samples"] > 0
+    assert out["vs_float"]["max_rel_frobenius"] <= own["max_rel_frobenius"] + 0.05
 
 
 def test_portable_runs_on_the_host_runtime_and_matches_float(built: dict[tuple[str, str], Artifact]) -> None:
     n = (built[("mnist", "portable")].manifest.verification or {})["numerics"]
-    assert n["method"] == "executorch.runtime" and n["passed"] and n["samples"] == 297
+    assert n["method"] == "executorch.runtime" and n["passed"] and n["samples"] == _mnist5k.EVAL_SIZE
     assert n["accuracy"]["portable_top1"] == n["accuracy"]["float_top1"]
 
 
@@ -262,13 +271,13 @@ def test_every_comparison_can_fail(built: dict[tuple[str, str], Artifact]) -> No
     from zoo.registry import numerics
 
     spec = mnist.spec()
-    model = spec.build("digits")
+    model = spec.build("mnist")
     data = numerics.evaluation_set(spec, [])
     pte = built[("mnist", "portable")].pte.read_bytes()
     torch.set_grad_enabled(False)
     doubled = numerics.check_portable(pte=pte, float_model=lambda x: model(x) * 2, data=data, classifier=True)
     detail = doubled.record["checks"][0]["detail"]
-    assert not doubled.passed and "min cosine 1.000000" in detail and "of 2970 elements outside" in detail
+    assert not doubled.passed and "min cosine 1.000000" in detail and f"of {10 * len(data.samples)} elements outside" in detail
     labels = {id(s[0]): label for s, label in zip(data.samples, data.labels or [], strict=True)}
     oracle = numerics.check_portable(
         pte=pte, float_model=lambda x: torch.nn.functional.one_hot(torch.tensor([labels[id(x)]]), 10).float(),
@@ -319,7 +328,7 @@ def test_zoo_verify_json_reports_structure_and_numerics_without_torch(built: dic
     assert proc.loaded == []
     data = json.loads(proc.stdout)
     assert data["passed"] and data["structure"]["passed"]
-    assert data["numerics"]["accuracy"]["samples"] == 297
+    assert data["numerics"]["accuracy"]["samples"] == _mnist5k.EVAL_SIZE
     assert data["numerics"]["outputs"][0]["vs_fake_quant"]["passed"]
     fetched = json.loads(run_zoo("fetch", "mnist", "-t", "u55-128", "--verify", "--json").stdout)
     assert fetched["source"] == "cache" and fetched["verification"]["numerics"] == data["numerics"]

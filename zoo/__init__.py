@@ -32,6 +32,7 @@ from zoo._version import __version__
 
 if _TYPE_CHECKING:
     from zoo._api import Zoo, ZooOptions, build, fetch
+    from zoo.registry.failures import Failure
     from zoo.registry.handout import Artifact
     from zoo.registry.remotes.base import PublishReport, Remote
     from zoo.registry.targets import Target
@@ -44,6 +45,7 @@ _LAZY = {
     "fetch": "zoo._api",
     "build": "zoo._api",
     "Artifact": "zoo.registry.handout",
+    "Failure": "zoo.registry.failures",
     "PublishReport": "zoo.registry.remotes.base",
     "Remote": "zoo.registry.remotes.base",
     "Target": "zoo.registry.targets",
@@ -59,6 +61,7 @@ __all__ = [
     "Choices",
     "ConfigError",
     "Dataset",
+    "Failure",
     "FetchArgs",
     "FetchOptions",
     "InputSpec",

@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from zoo.registry.cache import Cache
+    from zoo.registry.failures import Failure
     from zoo.registry.handout import Artifact
     from zoo.registry.keys import BuildRequest
     from zoo.registry.remotes import Remote
@@ -198,9 +199,39 @@ class Zoo:
         ``verify=False`` hands out an artifact that fails a check instead of raising
         VerificationError. ``progress_for(label)`` gives the progress callback of one
         build (``label`` names a model and its targets).
+
+        A failed build raises BuildError; with ``keep_going`` only after every other
+        build has run. ``fetch_outcomes`` returns the failures as data instead.
         """
+        from zoo.registry.failures import Failure, first_error
+
+        outcomes = self.fetch_outcomes(
+            models, targets, options, progress=progress, progress_for=progress_for, notice=notice, **changes
+        )
+        failures = [o for o in outcomes if isinstance(o, Failure)]
+        if failures:
+            raise first_error(failures)
+        return [o for o in outcomes if not isinstance(o, Failure)]
+
+    def fetch_outcomes(
+        self,
+        models: Sequence[str],
+        targets: Sequence[str | None],
+        options: FetchOptions | None = None,
+        *,
+        progress: Progress | None = None,
+        progress_for: Callable[[str], Progress] | None = None,
+        notice: Notice | None = None,
+        **changes: Unpack[FetchArgs],
+    ) -> list[Artifact | Failure]:
+        """As ``fetch_many``, but a build that fails is returned as a ``Failure``
+        (the stage, operator or pass, and the message) in its place. With
+        ``keep_going`` every other build still runs; without it the first failure
+        is raised. A failure that would recur is recorded in the cache, so the
+        next fetch reports it without compiling; ``force_build`` tries again."""
         from zoo._errors import UsageError
         from zoo.registry.c_header import HeaderOptions
+        from zoo.registry.failures import Failure
         from zoo.registry.handout import HandOut, hand_out
         from zoo.registry.resolve import Resolver
 
@@ -209,7 +240,7 @@ class Zoo:
             header = HeaderOptions(opts.header_array, opts.header_section)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
-        requests = [self.request(m, t, **vars(opts.choices)) for m in models for t in targets]
+        requests = self._requests(models, targets, opts, notice or stderr_notice)
         cache = self.cache
         resolver = Resolver(
             cache, opts,
@@ -218,15 +249,34 @@ class Zoo:
             plugins=self.load_options, catalog=self.registry.catalog,
             progress=progress, progress_for=progress_for, notice=notice or stderr_notice,
         )
-        found = resolver.resolve(requests)
         several = len(requests) > 1
-        return [
-            hand_out(entry, source, HandOut(
+        out: list[Artifact | Failure] = []
+        for r, outcome in zip(requests, resolver.outcomes(requests), strict=True):
+            if isinstance(outcome, Failure):
+                out.append(outcome)
+                continue
+            entry, source = outcome
+            out.append(hand_out(entry, source, HandOut(
                 out_dir=opts.out_dir / r.stem if several and opts.out_dir else opts.out_dir,
                 header=header, labels=opts.labels_header, bundle=opts.bundle, verify=opts.verify,
-            ), derived_root=cache.base / "derived")
-            for r, (entry, source) in zip(requests, found, strict=True)
-        ]
+            ), derived_root=cache.base / "derived"))
+        return out
+
+    def _requests(self, models: Sequence[str], targets: Sequence[str | None], opts: FetchOptions,
+                  notice: Notice) -> list[BuildRequest]:
+        """Every model for every target. Across several models, ``weights`` names a
+        variant some lack (``random`` for the catalogue; ``add`` has no weights at
+        all): those build with their own default, and the notice says so."""
+        choices = vars(opts.choices)
+        lacking = [m for m in models if opts.weights not in self.model(m).weights_names] if opts.weights else []
+        if len(models) > 1 and 0 < len(lacking) < len(models):
+            notice(f"{', '.join(lacking)} ha{'s' if len(lacking) == 1 else 've'} no {opts.weights!r} weights: "
+                   "building with the model's default")
+            return [
+                self.request(m, t, **{**choices, "weights": None if m in lacking else opts.weights})
+                for m in models for t in targets
+            ]
+        return [self.request(m, t, **choices) for m in models for t in targets]
 
     def verify(
         self,
@@ -238,6 +288,7 @@ class Zoo:
         system_config: str | None = None,
         memory_mode: str | None = None,
         sram_budget: int | None = None,
+        eval_dir: Path | None = None,
         numerics: bool = True,
         build: bool = True,
         progress: Progress | None = None,
@@ -246,15 +297,21 @@ class Zoo:
         """Check ``model`` for ``target``: the structure of the cached artifact and its
         recorded numerics. With ``numerics`` an artifact cached without them is lowered
         again to run them (same .pte bytes); a missing artifact is built unless ``build``
-        is False. Never raises for a failing check: the result says what failed."""
+        is False. ``eval_dir`` runs the numerical check on those labelled class folders
+        instead of the model's own data. Never raises for a failing check: the result
+        says what failed."""
+        from zoo._errors import UsageError
         from zoo.registry.resolve import Resolver
         from zoo.registry.verification import verify_entry
 
+        if eval_dir is not None and not numerics:
+            raise UsageError("--eval-dir measures accuracy with the numerical check; drop --structure-only")
         req = self.request(
             model, target, weights=weights, calibration_dir=calibration_dir,
             system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget,
         )
-        opts = FetchOptions(calibration_dir=calibration_dir, build=build, verify=True if numerics else None)
+        opts = FetchOptions(calibration_dir=calibration_dir, eval_dir=eval_dir, build=build,
+                            verify=True if numerics else None)
         resolver = Resolver(self.cache, opts, plugins=self.load_options, catalog=self.registry.catalog,
                             progress=progress, notice=notice or stderr_notice)
         [(entry, _)] = resolver.resolve([req])

@@ -48,6 +48,9 @@ class FetchOptions(Choices):
     verify: bool | None = None
     """True: also need the numerical check; False: hand out an artifact that fails a check."""
     bundle: bool = False
+    eval_dir: Path | None = None
+    """Run the numerical check on these labelled images (a subfolder per class, named
+    by label or index) instead of the model's own data; implies ``verify``."""
     remotes: tuple[str, ...] | None = None
     """Replaces zoo.toml's remotes; None: zoo.toml's."""
     any_toolchain: bool = False
@@ -56,6 +59,9 @@ class FetchOptions(Choices):
     jobs: int = 1
     executor: ExecutorName | None = None
     """Where builds run; None: ``processes`` when ``jobs`` > 1, else ``inline``."""
+    keep_going: bool = False
+    """Build every other artifact when one fails; the failures are recorded in the
+    cache (so ``fetch`` does not compile them again) and reported together."""
 
     def __post_init__(self) -> None:
         if self.jobs < 1:
@@ -82,8 +88,10 @@ class FetchArgs(TypedDict, total=False):
     force_build: bool
     verify: bool | None
     bundle: bool
+    eval_dir: Path | None
     remotes: tuple[str, ...] | None
     any_toolchain: bool
     offline: bool | None
     jobs: int
     executor: ExecutorName | None
+    keep_going: bool

@@ -70,6 +70,8 @@ class WeightsVariant:
     origin: str
     licence: str
     identity: Callable[[], str]
+    reference_top1: float | None = None
+    """The top-1 accuracy (percent) its publisher reports, e.g. on ImageNet-1k."""
 
 
 @dataclass(frozen=True)
@@ -213,6 +215,7 @@ class ModelSpec:
                     "description": w.description,
                     "origin": w.origin,
                     "licence": w.licence,
+                    "reference_top1": w.reference_top1,
                     "default": w.name == (self.default_weights or self.weights[0].name),
                 }
                 for w in self.weights

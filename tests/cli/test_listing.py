@@ -25,7 +25,7 @@ def test_light_commands_never_import_the_heavy_stack(args: list[str]) -> None:
 def test_list_filters_with_a_glob() -> None:
     result = CliRunner().invoke(main, ["list", "mobile*", "--json"])
     assert result.exit_code == 0, result.output
-    assert [m["name"] for m in json.loads(result.stdout)] == ["mv2"]
+    assert [m["name"] for m in json.loads(result.stdout)] == ["mobilenet-v3-large", "mobilenet-v3-small", "mv2"]
 
 
 def test_list_table_fits_the_terminal() -> None:

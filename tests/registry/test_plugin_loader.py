@@ -136,9 +136,9 @@ def test_module_plugin_loads_by_import_path(tmp_path: Path, monkeypatch: pytest.
 def test_builtins_register_through_entry_points() -> None:
     reg = Registry(stderr=io.StringIO()).load(LoadOptions())
     builtins = {p.name: p for p in reg.plugins if p.dist == "ethosu-zoo"}
-    assert set(builtins) == {"add", "softmax", "mnist", "mv2"}
+    assert set(builtins) == {"add", "softmax", "mnist", "torchvision"}
     assert all(p.kind == "entry point" and p.status == "ok" for p in builtins.values()), _stderr(reg)
-    assert {"add", "softmax", "mnist", "mv2"} <= {s.name for s in reg.catalog}
+    assert {"add", "softmax", "mnist", "mv2", "mobilenet-v3-small"} <= {s.name for s in reg.catalog}
 
 
 # -- real entry points from an installed distribution ---------------------------

@@ -114,3 +114,19 @@ def test_fetch_command_spells_out_non_default_options() -> None:
     card = model_card(rec, "hf://a/b")
     assert card.startswith("---\nlibrary_name: executorch\ntags:\n- executorch\n- ethos-u\n- ethos-u65-256\n---\n")
     assert "`" + "b" * 64 + "`" in card
+
+
+def test_the_model_card_carries_the_catalogue_table() -> None:
+    index = Index.loads(json.dumps(_index(
+        vela={"inference_time_ms": 0.27, "sram_bytes": 1024, "flash_bytes": 2048},
+        delegation={"npu_ops": 9, "cpu_ops": 1, "partitions": 2, "cpu_op_names": ["aten.hardswish.default"]},
+    )), source="t")
+    card = model_card(index, "hf://a/b")
+    table = card.split("## What runs on each NPU", 1)[1]
+    assert "| model | weights | ethos-u55-128 |" in table
+    assert "| add | none | 270.0 µs, 90% NPU |" in table
+
+
+def test_an_index_record_with_a_malformed_delegation_is_refused() -> None:
+    with pytest.raises(RemoteError, match="malformed"):
+        Index.loads(json.dumps(_index(delegation=["npu_ops"])), source="t")

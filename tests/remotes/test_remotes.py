@@ -108,7 +108,7 @@ def test_hub_publish_is_one_commit_with_a_model_card(source_cache: Path, hub: Hu
                 assert pte["sha256"] in card
                 assert files[f"{model}/{slug}/{key}/{pte['name']}"] == (cached_entry(
                     source_cache, model, rec["target"]).path / pte["name"]).read_bytes()
-    assert f"zoo fetch mnist --target ethos-u55-128 --weights digits --remote hf://{REPO}" in card
+    assert f"zoo fetch mnist --target ethos-u55-128 --weights mnist --remote hf://{REPO}" in card
     assert "18.1 KiB" in card  # mnist's Vela SRAM estimate, as the fetch summary shows it
 
     again = run_checked("publish", "--all", "--to", f"hf://{REPO}", env={"ZOO_CACHE_DIR": str(source_cache)})

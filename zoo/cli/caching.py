@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import sys
+from typing import Any
 
 import click
 
@@ -27,9 +28,11 @@ def cache_path(ctx: click.Context) -> None:
 @click.option("--json", "as_json", is_flag=True)
 @click.pass_context
 def cache_ls(ctx: click.Context, as_json: bool) -> None:
-    """List cached artifacts."""
-    rows, data = [], []
-    for key, entry, problem in _zoo(ctx).cache.scan():
+    """List cached artifacts, and the builds recorded as failed."""
+    rows: list[tuple[str, ...]] = []
+    data: list[dict[str, Any]] = []
+    store = _zoo(ctx).cache
+    for key, entry, problem in store.scan():
         if entry is None:
             rows.append((key[:12], "?", "?", "-", f"unreadable: {problem}"))
             data.append({"key": key, "problem": problem})
@@ -38,6 +41,13 @@ def cache_ls(ctx: click.Context, as_json: bool) -> None:
         pte = m.file("pte")
         rows.append((key[:12], m.model, m.target, human_bytes(pte.size if pte else None), m.built_at or ""))
         data.append({"key": key, "model": m.model, "target": m.target, "path": str(entry.path), "built_at": m.built_at})
+    for key, failure, problem in store.failures():
+        if failure is None:
+            rows.append((key[:12], "?", "?", "-", f"unreadable failure record: {problem}"))
+            data.append({"key": key, "problem": problem})
+            continue
+        rows.append((key[:12], failure.model, failure.target, "-", f"FAILED at {failure.where}"))
+        data.append({"key": key, "model": failure.model, "target": failure.target, "failure": failure.to_json()})
     if as_json:
         _dump(data)
     elif rows:
@@ -66,13 +76,14 @@ def cache_verify(ctx: click.Context) -> None:
 @click.option("--all", "prune_all", is_flag=True, help="Remove every entry.")
 @click.option("--corrupt", is_flag=True, help="Remove entries that fail verification.")
 @click.option("--older-than", type=int, metavar="DAYS", help="Remove entries built more than DAYS ago.")
+@click.option("--failures", is_flag=True, help="Forget the builds recorded as failed, so 'fetch' tries them again.")
 @click.pass_context
-def cache_prune(ctx: click.Context, prune_all: bool, corrupt: bool, older_than: int | None) -> None:
-    """Remove cache entries (and leftovers of interrupted writes)."""
+def cache_prune(ctx: click.Context, prune_all: bool, corrupt: bool, older_than: int | None, failures: bool) -> None:
+    """Remove cache entries, failure records and leftovers of interrupted writes."""
     from datetime import datetime, timedelta, timezone
 
-    if not (prune_all or corrupt or older_than is not None):
-        raise click.UsageError("say what to prune: --all, --corrupt or --older-than DAYS")
+    if not (prune_all or corrupt or failures or older_than is not None):
+        raise click.UsageError("say what to prune: --all, --corrupt, --failures or --older-than DAYS")
     store = _zoo(ctx).cache
     cutoff = datetime.now(timezone.utc) - timedelta(days=older_than) if older_than is not None else None
     removed = 0
@@ -85,5 +96,10 @@ def cache_prune(ctx: click.Context, prune_all: bool, corrupt: bool, older_than: 
         if prune_all or (corrupt and problem) or old:
             store.evict(key)
             removed += 1
+    forgotten = 0
+    for key, _failure, problem in store.failures():
+        if prune_all or failures or (corrupt and problem):
+            store.forget_failure(key)
+            forgotten += 1
     store.clean_tmp(older_than_s=0 if prune_all else 3600)
-    click.echo(f"removed {removed} entries")
+    click.echo(f"removed {removed} entries" + (f" and {forgotten} failure records" if forgotten else ""))

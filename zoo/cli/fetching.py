@@ -34,9 +34,10 @@ def build(ctx: click.Context, /, **kw: Any) -> None:
 
 def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remote: tuple[str, ...] = (),
                any_toolchain: bool = False, offline: bool = False, **kw: Any) -> None:
-    from zoo._errors import UsageError
+    from zoo._errors import BuildError, UsageError
     from zoo._options import FetchOptions
     from zoo.cli.progress import StageReporter
+    from zoo.registry.failures import Failure
 
     zoo = _zoo(ctx)
     as_json, quiet = kw["as_json"], kw["quiet"]
@@ -48,36 +49,47 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
         models = [_model_name(ctx, kw["model"])]
     targets = zoo.target_names(kw["target"])
     options = FetchOptions(
-        weights=kw["weights"], calibration_dir=kw["calibration_dir"], system_config=kw["system_config"],
+        weights=kw["weights"], calibration_dir=kw["calibration_dir"], eval_dir=kw["eval_dir"], system_config=kw["system_config"],
         memory_mode=kw["memory_mode"], sram_budget=_size(kw["sram_budget"]),
         out_dir=kw["out_dir"], header_array=kw["header_name"], header_section=kw["header_section"],
         labels_header=kw["labels_header"], build=allow_build, force_build=force_build,
         verify=kw["verify"], bundle=kw["bundle"], remotes=remote or None, any_toolchain=any_toolchain,
-        offline=offline or None, jobs=kw["jobs"],
+        offline=offline or None, jobs=kw["jobs"], keep_going=kw["keep_going"],
     )
-    # Resolve every name before anything compiles, so a typo fails at once.
-    requests = [zoo.request(m, t, **vars(options.choices)) for m in models for t in targets]
-    label = f"{requests[0].spec.name} → {requests[0].target.name}"
+    several = len(models) * len(targets) > 1
+    label = f"{zoo.model(models[0]).name} → {zoo.target(targets[0]).name}"
     with StageReporter(label, enabled=not (quiet or as_json)) as progress:
-        arts = zoo.fetch_many(models, targets, options, progress=progress,
-                              progress_for=progress.for_label if len(requests) > 1 else None, notice=notice)
+        outcomes = zoo.fetch_outcomes(models, targets, options, progress=progress,
+                                      progress_for=progress.for_label if several else None, notice=notice)
+    arts = [o for o in outcomes if not isinstance(o, Failure)]
+    failures = [o for o in outcomes if isinstance(o, Failure)]
     for art in arts:
-        prefix = f"{art.manifest.model} for {art.manifest.target}: " if len(arts) > 1 else ""
+        prefix = f"{art.manifest.model} for {art.manifest.target}: " if len(outcomes) > 1 else ""
         for warning in art.manifest.warnings:
             notice(f"warning: {prefix}{warning}")
         if art.verification is not None and not art.verification.passed:
             for problem in art.verification.problems():
                 notice(f"warning: {prefix}failed verification (handed out because of --no-verify): {problem}")
+    for failure in failures:
+        recorded = " (recorded earlier; 'zoo build' tries again)" if failure.source == "cache" else ""
+        notice(f"failed: {failure.model} for {failure.target} at {failure.where}{recorded}: {_first_line(failure.message)}")
     if as_json:
-        _dump(arts[0].to_json() if len(arts) == 1 else [a.to_json() for a in arts])
-        return
-    for art in arts:
-        click.echo(str(art.pte))
-        click.echo(str(art.header))
-        if art.labels_header:
-            click.echo(str(art.labels_header))
-        if art.bundle:
-            click.echo(str(art.bundle))
-            click.echo(str(art.bundle_header))
-    if not quiet:
-        click.echo(_summary(arts[0]) if len(arts) == 1 else _summary_table(arts), err=True)
+        items = [{"failure": o.to_json()} if isinstance(o, Failure) else o.to_json() for o in outcomes]
+        _dump(items[0] if len(items) == 1 else items)
+    else:
+        for art in arts:
+            click.echo(str(art.pte))
+            click.echo(str(art.header))
+            if art.labels_header:
+                click.echo(str(art.labels_header))
+            if art.bundle:
+                click.echo(str(art.bundle))
+                click.echo(str(art.bundle_header))
+        if not quiet and outcomes != failures:
+            click.echo(_summary(arts[0]) if len(outcomes) == 1 else _summary_table(outcomes), err=True)
+    if failures:
+        raise BuildError(f"{len(failures)} of {len(outcomes)} build(s) failed (listed above)")
+
+
+def _first_line(text: str) -> str:
+    return text.strip().splitlines()[0] if text.strip() else text

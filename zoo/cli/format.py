@@ -7,22 +7,26 @@ from typing import TYPE_CHECKING, Any
 
 from zoo._units import duration, human_bytes
 from zoo.cli.table import render
+from zoo.registry.failures import Failure
 
 if TYPE_CHECKING:
     from zoo.registry.handout import Artifact
     from zoo.registry.verification import Verification
 
 
-def _summary_table(arts: Sequence[Artifact]) -> str:
-    """One row per artifact of a multi-artifact fetch."""
+def _summary_table(outcomes: Sequence[Artifact | Failure]) -> str:
+    """One row per artifact (or failure) of a multi-artifact fetch."""
     rows = []
-    for art in arts:
-        m = art.manifest
+    for o in outcomes:
+        if isinstance(o, Failure):
+            rows.append((o.model, o.target, "FAILED", f"at {o.where}", "-", "-", "-"))
+            continue
+        m = o.manifest
         t = m.vela_total
         fit = m.memory_fit
         pte = m.file("pte")
         rows.append((
-            m.model, m.target, {"cache": "cache", "remote": "remote", "build": "built"}[art.source],
+            m.model, m.target, {"cache": "cache", "remote": "remote", "build": "built"}[o.source],
             duration(t.inference_time_ms) if t else "-",
             human_bytes(t.sram_bytes) if t else "-",
             (f"{'fits' if fit['fits'] else 'DOES NOT FIT'} {human_bytes(fit['sram_budget_bytes'])}"

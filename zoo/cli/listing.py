@@ -22,11 +22,13 @@ def list_cmd(ctx: click.Context, pattern: str | None, as_json: bool) -> None:
     if not specs:
         click.echo(f"no model matches {pattern!r}" if pattern else "no models: no plugin registered any")
         return
+    # Aliases stay in 'zoo info' and --json: with the torchvision names they would
+    # leave the description no room on an 80-column terminal.
     rows = [
-        (s.name, ",".join(s.aliases), s.task, "x".join(map(str, s.inputs[0].shape)), s.description.split(". ")[0])
+        (s.name, s.task, "x".join(map(str, s.inputs[0].shape)), s.description.split(". ")[0])
         for s in specs
     ]
-    click.echo(render(("model", "aliases", "task", "input", "description"), rows))
+    click.echo(render(("model", "task", "input", "description"), rows))
 
 
 @click.command()

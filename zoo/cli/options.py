@@ -10,6 +10,9 @@ import click
 
 F = TypeVar("F", bound=Callable[..., Any])
 
+EVAL_DIR_HELP = ("Measure float and int8 top-1 on your labelled images (implies --verify): one subfolder per class, "
+                 "named by its label or index (e.g. DIR/7/*.png). Recorded with the data's digest.")
+
 
 def fetch_options(f: F) -> F:
     """The arguments and options ``zoo fetch`` and ``zoo build`` both take."""
@@ -20,12 +23,16 @@ def fetch_options(f: F) -> F:
         click.option("--all-models", is_flag=True, help="Every model in 'zoo list' instead of one MODEL."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Compile in up to N processes (one per model and TOSA specification)."),
+        click.option("--keep-going", is_flag=True,
+                     help="Build everything else when a build fails; report every failure at the end. Failures that "
+                          "would recur are recorded, so 'fetch' does not compile them again ('build' does)."),
         click.option("--system-config", help="Vela system config (default: the target's)."),
         click.option("--memory-mode", help="Vela memory mode (default: the target's)."),
         click.option("--sram-budget", metavar="SIZE", help="Pick the fastest Vela options whose SRAM need fits SIZE "
                      "(e.g. 512KiB, 1MiB; default: the board's SRAM, if the target is a board that states it)."),
         click.option("--weights", help="Weights variant (see 'zoo info MODEL')."),
         click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="Calibrate on your own samples instead of the model's default set."),
+        click.option("--eval-dir", type=click.Path(path_type=Path, file_okay=False), help=EVAL_DIR_HELP),
         click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path, file_okay=False), help="Copy the artifacts into this directory."),
         click.option("--header-name", default="model_pte", show_default=True, help="C array name in the header."),
         click.option("--header-section", default="network_model_sec", show_default=True, help="Linker section of the array."),

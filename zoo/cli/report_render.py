@@ -5,7 +5,6 @@ from __future__ import annotations
 import base64
 import html
 import io
-import os
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -152,7 +151,6 @@ def _tools_html(rows: Sequence[ReportRow]) -> str:
 
 def render_html(report: Report, *, png: bytes | None = None) -> str:
     """A self-contained page: the table, the chart (if any) inlined, and the tools used."""
-    from zoo import __version__
 
     name = report.model
     hidden = set()
@@ -185,17 +183,7 @@ def render_html(report: Report, *, png: bytes | None = None) -> str:
     if report.skipped:
         skipped = ("<p>Skipped corrupt cache entries: "
                    + ", ".join(f"<code>{_e(s.key[:12])}</code> ({_e(s.problem)})" for s in report.skipped) + "</p>")
-    title = f"zoo report: {name}"
-    return "\n".join([
-        "<!doctype html>",
-        '<html lang="en">',
-        "<head>",
-        '<meta charset="utf-8">',
-        '<meta name="viewport" content="width=device-width, initial-scale=1">',
-        f"<title>{_e(title)}</title>",
-        f"<style>\n{_STYLE}\n</style>",
-        "</head>",
-        "<body>",
+    return page(f"zoo report: {name}", _STYLE, [
         f"<h1>{_e(name)}: estimated performance per target</h1>",
         f'<p class="note">{_e(NOTE)}</p>',
         f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body) + "\n</tbody>\n</table>",
@@ -203,6 +191,24 @@ def render_html(report: Report, *, png: bytes | None = None) -> str:
         skipped,
         "<h2>Tools</h2>",
         _tools_html(report.rows),
+    ])
+
+
+def page(title: str, style: str, body: list[str]) -> str:
+    """A self-contained HTML page: no script, no request leaves it."""
+    from zoo import __version__
+
+    return "\n".join([
+        "<!doctype html>",
+        '<html lang="en">',
+        "<head>",
+        '<meta charset="utf-8">',
+        '<meta name="viewport" content="width=device-width, initial-scale=1">',
+        f"<title>{_e(title)}</title>",
+        f"<style>\n{style}\n</style>",
+        "</head>",
+        "<body>",
+        *body,
         f"<footer>Written by zoo {_e(__version__)} from the local artifact cache.</footer>",
         "</body>",
         "</html>",
@@ -217,7 +223,5 @@ def _png_size(png: bytes) -> tuple[int, int]:
 def write_html(report: Report, path: Path) -> Path:
     """Draw the chart and write the page in one rename, so no reader sees half a file."""
     png = chart_png(report.rows, f"{report.model}: Vela's estimated inference time")
-    umask = os.umask(0)
-    os.umask(umask)
-    write_atomic(Path(path), render_html(report, png=png).encode("utf-8"), mode=0o666 & ~umask)
+    write_atomic(Path(path), render_html(report, png=png).encode("utf-8"))
     return Path(path)

@@ -9,7 +9,7 @@ import click
 
 from zoo.cli.context import _dump, _zoo
 from zoo.cli.format import verification_lines
-from zoo.cli.options import _size
+from zoo.cli.options import EVAL_DIR_HELP, _size
 
 
 def _names_a_file(ctx: click.Context, arg: str) -> bool:
@@ -36,6 +36,7 @@ def _names_a_file(ctx: click.Context, arg: str) -> bool:
 @click.option("--sram-budget", metavar="SIZE", help="The SRAM budget the artifact was built for (see 'zoo fetch --help').")
 @click.option("--weights", help="Weights variant (see 'zoo info MODEL').")
 @click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="The calibration folder the artifact was built with.")
+@click.option("--eval-dir", type=click.Path(path_type=Path, file_okay=False), help=EVAL_DIR_HELP)
 @click.option("--header", "header_path", type=click.Path(path_type=Path, dir_okay=False), help="For a .pte file: the C header to check against it (default: <stem>.h beside it).")
 @click.option("--manifest", "manifest_path", type=click.Path(path_type=Path, dir_okay=False), help="For a .pte file: its manifest.json (default: the one beside it).")
 @click.option("--structure-only", is_flag=True, help="Do not lower the model again to run the numerical check when the artifact has none recorded.")
@@ -43,7 +44,8 @@ def _names_a_file(ctx: click.Context, arg: str) -> bool:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
 def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, system_config: str | None, memory_mode: str | None,
-               sram_budget: str | None, weights: str | None, calibration_dir: Path | None, header_path: Path | None, manifest_path: Path | None,
+               sram_budget: str | None, weights: str | None, calibration_dir: Path | None, eval_dir: Path | None,
+               header_path: Path | None, manifest_path: Path | None,
                structure_only: bool, no_build: bool, as_json: bool) -> None:
     """Verify MODEL's artifact for a target (structure and numerics), or a .pte file from anywhere (structure).
 
@@ -56,6 +58,8 @@ def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, syste
 
         if not path.is_file():
             raise click.UsageError(f"{path}: no such file")
+        if eval_dir is not None:
+            raise click.UsageError("--eval-dir needs a MODEL (the numerical check lowers it again), not a .pte file")
         resolved = (_zoo(ctx).target(target, system_config=system_config, memory_mode=memory_mode, sram_budget=budget)
                     if target else None)
         result = verify_file(path, target=resolved, manifest_path=manifest_path, header_path=header_path)
@@ -66,7 +70,7 @@ def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, syste
         request = zoo.request(model_or_path, target, weights=weights, calibration_dir=calibration_dir,
                               system_config=system_config, memory_mode=memory_mode, sram_budget=budget)
         with StageReporter(f"{request.spec.name} → {request.target.name}", enabled=not as_json) as progress:
-            result = zoo.verify(model_or_path, target, weights=weights, calibration_dir=calibration_dir,
+            result = zoo.verify(model_or_path, target, weights=weights, calibration_dir=calibration_dir, eval_dir=eval_dir,
                                 system_config=system_config, memory_mode=memory_mode, sram_budget=budget,
                                 numerics=not structure_only, build=not no_build, progress=progress)
     if as_json:

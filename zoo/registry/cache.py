@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from zoo._errors import CacheError
 from zoo._fs import publish_dir, remove_dir, staging_dir, write_atomic
+from zoo.registry.failures import Failure
 from zoo.registry.manifest import Manifest
 
 if TYPE_CHECKING:
@@ -121,7 +122,41 @@ class Cache:
             if replace:
                 self.evict(manifest.key)
             publish_dir(staging, final)  # False: another process stored the same key first
+        self.forget_failure(manifest.key)
         return self._verified(manifest.key, final)
+
+    def failure_path(self, key: str) -> Path:
+        return self.base / "failures" / key[:2] / f"{key}.json"
+
+    def failure(self, key: str) -> Failure | None:
+        """The recorded failure of ``key``'s build, None if none; CorruptEntry if unreadable."""
+        path = self.failure_path(key)
+        try:
+            failure = Failure.loads(path.read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            return None
+        except (OSError, ValueError, TypeError) as exc:
+            raise CorruptEntry(key, path, f"the failure record is unreadable ({exc})") from None
+        if failure.key != key:
+            raise CorruptEntry(key, path, f"the failure record names key {failure.key[:12]}")
+        return failure
+
+    def record_failure(self, failure: Failure) -> None:
+        """Keep a failed build's record (the caller holds the key's lock)."""
+        write_atomic(self.failure_path(failure.key), failure.dumps().encode())
+
+    def forget_failure(self, key: str) -> None:
+        self.failure_path(key).unlink(missing_ok=True)
+
+    def failures(self) -> Iterator[tuple[str, Failure | None, str | None]]:
+        """Every recorded failure as (key, failure, problem)."""
+        root = self.base / "failures"
+        for path in sorted(root.glob("*/*.json")) if root.is_dir() else ():
+            key = path.stem
+            try:
+                yield key, self.failure(key), None
+            except CorruptEntry as exc:
+                yield key, None, exc.problem
 
     def evict(self, key: str) -> None:
         """Remove an entry: move it out of sight first, then delete it."""

@@ -1,4 +1,6 @@
-"""Per-model reports over cached artifacts: Vela's estimates per target as rows and JSON.
+"""Reports over cached artifacts: Vela's estimates per target for one model
+(``collect``), and the catalogue of every model × target with its failures
+(``collect_catalogue``), as rows and JSON.
 
 Turning a report into text or HTML is the CLI's job (zoo/cli/report_render.py).
 """
@@ -11,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 from zoo._errors import UsageError
 from zoo.registry.cache import Cache, CorruptEntry
+from zoo.registry.failures import Failure
 from zoo.registry.manifest import VelaTotals
 
 if TYPE_CHECKING:
@@ -47,6 +50,9 @@ class ReportRow:
     cpu_ops: int | None
     partitions: int | None
     built_at: str | None
+    cpu_fallback: tuple[str, ...] = ()
+    """The model's operators left on the CPU, by name (the quantize and dequantize
+    at the program's boundary are not counted)."""
     tools: dict[str, str | None] = field(default_factory=dict)
 
     @classmethod
@@ -76,6 +82,7 @@ class ReportRow:
             cpu_ops=m.delegation.get("cpu_ops"),
             partitions=m.delegation.get("partitions"),
             built_at=m.built_at,
+            cpu_fallback=tuple(str(op) for op in m.delegation.get("cpu_op_names") or ()),
             tools=m.tools,
         )
 
@@ -85,10 +92,20 @@ class ReportRow:
             return None
         return (self.on_chip_flash_bytes or 0) + (self.off_chip_flash_bytes or 0)
 
+    @property
+    def npu_share(self) -> float | None:
+        """The fraction of operators that run on the NPU."""
+        if self.npu_ops is None:
+            return None
+        total = self.npu_ops + (self.cpu_ops or 0)
+        return self.npu_ops / total if total else None
+
     def to_json(self) -> dict[str, Any]:
         data = asdict(self)
         data["extra_flags"] = list(self.extra_flags)
+        data["cpu_fallback"] = list(self.cpu_fallback)
         data["flash_bytes"] = self.flash_bytes
+        data["npu_share"] = self.npu_share
         return data
 
 
@@ -113,6 +130,17 @@ class Report:
         }
 
 
+def _skipper(skipped: list[Skipped], say: Callable[[str], None] | None) -> Callable[[str, str], None]:
+    """Records a corrupt entry, and says so."""
+
+    def skip(key: str, problem: str) -> None:
+        skipped.append(Skipped(key, problem))
+        if say:
+            say(f"skipping cache entry {key[:12]}: {problem} (run 'zoo cache prune --corrupt')")
+
+    return skip
+
+
 def _order(row: ReportRow) -> tuple[bool, float, str, str, str]:
     t = row.inference_time_ms
     return (t is None, t or 0.0, row.target, row.weights or "", row.key)
@@ -128,12 +156,7 @@ def collect(cache: Cache, spec: ModelSpec, *, weights: str | None = None,
     rows: list[ReportRow] = []
     skipped: list[Skipped] = []
     seen_weights: set[str] = set()
-
-    def skip(key: str, problem: str) -> None:
-        skipped.append(Skipped(key, problem))
-        if say:
-            say(f"skipping cache entry {key[:12]}: {problem} (run 'zoo cache prune --corrupt')")
-
+    skip = _skipper(skipped, say)
     for key, entry, problem in cache.scan(verify=False):
         if entry is None:
             skip(key, problem or "unreadable")
@@ -166,3 +189,104 @@ def collect(cache: Cache, spec: ModelSpec, *, weights: str | None = None,
         )
     rows.sort(key=_order)
     return Report(spec.name, rows, skipped)
+
+
+@dataclass(frozen=True)
+class Cell:
+    """One model (with one weights variant) on one target: an artifact or a recorded failure."""
+
+    model: str
+    weights: str
+    target: str
+    row: ReportRow | None = None
+    failure: Failure | None = None
+    others: int = 0
+    """More artifacts of this cell in the cache (other Vela options); the row is the plainest."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "model": self.model, "weights": self.weights, "target": self.target,
+            "status": "built" if self.row else "failed",
+            "artifact": self.row.to_json() if self.row else None,
+            "failure": self.failure.to_json() if self.failure else None,
+            "other_artifacts": self.others,
+        }
+
+
+@dataclass
+class Catalogue:
+    """Every cached model × target: rows are (model, weights), columns targets."""
+
+    models: list[tuple[str, str]]
+    targets: list[str]
+    cells: dict[tuple[str, str, str], Cell]
+    skipped: list[Skipped] = field(default_factory=list)
+
+    def cell(self, model: str, weights: str, target: str) -> Cell | None:
+        return self.cells.get((model, weights, target))
+
+    def ordered(self) -> list[Cell]:
+        """Every cell, by model then target in the catalogue's order."""
+        return [c for m, w in self.models for t in self.targets if (c := self.cell(m, w, t)) is not None]
+
+    @property
+    def failures(self) -> list[Cell]:
+        return [c for c in self.cells.values() if c.failure is not None]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "note": NOTE,
+            "models": [{"model": m, "weights": w} for m, w in self.models],
+            "targets": self.targets,
+            "cells": [c.to_json() for c in self.cells.values()],
+            "skipped": [asdict(s) for s in self.skipped],
+        }
+
+
+def _plainest_first(rows: list[ReportRow]) -> list[ReportRow]:
+    """The artifacts built with the target's own Vela options first, newest first."""
+    newest = sorted(rows, key=lambda r: (r.built_at or "", r.key), reverse=True)
+    return sorted(newest, key=lambda r: (r.sram_budget_bytes is not None, len(r.extra_flags)))
+
+
+def collect_catalogue(cache: Cache, *, weights: str | None = None, target_order: list[str] | None = None,
+                      say: Callable[[str], None] | None = None) -> Catalogue:
+    """Every verified cached artifact and every recorded failure, one cell per model,
+    weights variant and target. A cell with an artifact shows the one built with the
+    target's own Vela options (else the newest); a failure shows only where nothing built.
+    Targets follow ``target_order`` (e.g. ``zoo targets``), then by name."""
+    rows: dict[tuple[str, str, str], list[ReportRow]] = {}
+    failed: dict[tuple[str, str, str], Failure] = {}
+    skipped: list[Skipped] = []
+    skip = _skipper(skipped, say)
+    for key, entry, problem in cache.scan(verify=True):
+        if entry is None:
+            skip(key, problem or "unreadable")
+            continue
+        row = ReportRow.from_manifest(entry.manifest)
+        if weights is None or row.weights == weights:
+            rows.setdefault((row.model, row.weights or "", row.target), []).append(row)
+    for key, failure, problem in cache.failures():
+        if failure is None:
+            skip(key, problem or "unreadable")
+        elif weights is None or failure.weights == weights:
+            failed.setdefault((failure.model, failure.weights, failure.target), failure)
+
+    cells: dict[tuple[str, str, str], Cell] = {}
+    for where in sorted(set(rows) | set(failed)):
+        model, variant, target = where
+        found = _plainest_first(rows.get(where, []))
+        if found:
+            cells[where] = Cell(model, variant, target, row=found[0], others=len(found) - 1)
+        else:
+            cells[where] = Cell(model, variant, target, failure=failed[where])
+    order = {name: i for i, name in enumerate(target_order or [])}
+    targets = sorted({t for _, _, t in cells}, key=lambda t: (order.get(t, len(order)), t))
+    models = sorted({(m, w) for m, w, _ in cells})
+    if not cells:
+        flag = f" --weights {weights}" if weights else ""
+        raise UsageError(
+            "nothing cached" + (f" with weights {weights!r}" if weights else "")
+            + f": run 'zoo fetch --all-models --target all{flag} --keep-going' first"
+        )
+    return Catalogue(models, targets, cells, skipped)

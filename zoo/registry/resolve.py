@@ -5,6 +5,11 @@ What must be built is grouped into build units (one per model and TOSA
 specification), built by an executor under the lock of every key the units
 make, and checked before it is stored (``build/accept.py``). The cache's
 locks make one build per key, across threads and processes.
+
+A build that fails is a ``Failure``: the cache records the deterministic ones
+(``failures.py``), so a fetch reports a known failure without compiling again.
+With ``keep_going`` the other builds go on and every failure is returned as
+data; without it the first one is raised.
 """
 
 from __future__ import annotations
@@ -19,14 +24,19 @@ from zoo._options import FetchOptions
 from zoo.registry.build.unit import BuildUnit, UnitFailure, UnitTarget
 from zoo.registry.cache import Cache, CorruptEntry, Entry
 from zoo.registry.events import Notice, Progress, stderr_notice
+from zoo.registry.failures import Failure, first_error, recordable
 from zoo.registry.keys import BuildRequest, can_compile_here
 from zoo.registry.plugin_loader import LoadOptions
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from zoo.registry.catalog import Catalog
     from zoo.registry.remotes import Remote
 
 Source = Literal["cache", "remote", "build"]
+Found = tuple[Entry, Source]
+Outcome = Found | Failure
 
 
 @dataclass
@@ -60,16 +70,30 @@ class Resolver:
 
     @property
     def _numerics(self) -> bool:
-        return self.options.verify is True or self.options.bundle
+        return self.options.verify is True or self.options.bundle or self.options.eval_dir is not None
 
     def _progress(self, label: str) -> Progress | None:
         return self.progress_for(label) if self.progress_for else self.progress
 
-    def resolve(self, requests: Sequence[BuildRequest]) -> list[tuple[Entry, Source]]:
-        """An entry for each request, in order. ``verify=True`` needs numerical results
-        and ``bundle`` a .bpte: a cached entry without them is lowered again (same key,
-        same .pte bytes) and replaced by one that has them."""
-        done: dict[int, tuple[Entry, Source]] = {}
+    def resolve(self, requests: Sequence[BuildRequest]) -> list[Found]:
+        """An entry for each request, in order; raises the first failure. ``verify=True``
+        needs numerical results and ``bundle`` a .bpte: a cached entry without them is
+        lowered again (same key, same .pte bytes) and replaced by one that has them."""
+        found: list[Found] = []
+        failures: list[Failure] = []
+        for outcome in self.outcomes(requests):
+            if isinstance(outcome, Failure):
+                failures.append(outcome)
+            else:
+                found.append(outcome)
+        if failures:
+            raise first_error(failures)
+        return found
+
+    def outcomes(self, requests: Sequence[BuildRequest]) -> list[Outcome]:
+        """An entry or a failure for each request, in order. Without ``keep_going``
+        the first failure is raised and the builds not yet started are not."""
+        done: dict[int, Outcome] = {}
         pending: dict[str, _Pending] = {}
         for group in _by_model(requests):
             report = self._progress(f"{group[0][1].spec.name} → {', '.join(r.target.name for _, r in group)}")
@@ -87,10 +111,11 @@ class Resolver:
 
     def _lookup(
         self, request: BuildRequest, progress: Progress | None
-    ) -> tuple[str, str | None, tuple[Entry, Source] | None]:
+    ) -> tuple[str, str | None, Outcome | None]:
         """The request's key, the identity of the data its numerics must have run on
-        (None when not asked for), and what the cache or a remote has for it; raises
-        when nothing is found and building is ruled out."""
+        (None when not asked for), and what the cache or a remote has for it (an
+        entry, or a recorded failure); raises when nothing is found and building is
+        ruled out."""
         opts = self.options
         notes: list[str] = []
         try:
@@ -99,7 +124,7 @@ class Resolver:
             if opts.force_build:
                 raise
             key = None  # e.g. calibration data that only the compile extra installs; a remote may still have it
-        data = _numerics_data(request) if self._numerics and key is not None else None
+        data = _numerics_data(request, self.options.eval_dir) if self._numerics and key is not None else None
         if not opts.force_build:
             entry = self._checked_get(key) if key else None
             if entry is not None and _has(entry, data, opts.bundle):
@@ -110,6 +135,11 @@ class Resolver:
                     f"{_missing(entry, data, opts.bundle)}, which needs lowering it again, and building was ruled out"
                     " (--no-build)"
                 )
+            failure = self._recorded_failure(key) if key and entry is None else None
+            if failure is not None:
+                if not opts.keep_going:
+                    raise failure.to_error()
+                return failure.key, data, failure
             if entry is None and (self.remotes or opts.any_toolchain or not can_compile_here() or key is None):
                 from zoo.registry.remotes.download import find_prebuilt
 
@@ -128,6 +158,14 @@ class Resolver:
             key = request.key()  # raises: this install cannot build it
         return key, data, None
 
+    def _recorded_failure(self, key: str) -> Failure | None:
+        try:
+            return self.cache.failure(key)
+        except CorruptEntry as exc:
+            self.notice(f"{exc}; removing it")
+            self.cache.forget_failure(key)
+            return None
+
     def _checked_get(self, key: str) -> Entry | None:
         try:
             return self.cache.get(key)
@@ -137,7 +175,7 @@ class Resolver:
                 self.cache.evict(key)
             return None
 
-    def _build(self, pending: list[_Pending], done: dict[int, tuple[Entry, Source]]) -> None:
+    def _build(self, pending: list[_Pending], done: dict[int, Outcome]) -> None:
         from zoo.registry.build.accept import accept
         from zoo.registry.build.executors import executor_for
 
@@ -173,20 +211,35 @@ class Resolver:
             for result in executor.map(units, lambda u: self._progress(u.label)):
                 n = units.index(result.unit)
                 for outcome, p in zip(result.outcomes, members[n], strict=True):
+                    wanted = next(t for t in result.unit.targets if t.key == p.key)
                     if isinstance(outcome, UnitFailure):
                         if outcome not in failures.setdefault(n, []):
                             failures[n].append(outcome)
+                        done.update((i, self._failed(p, wanted, outcome)) for i in p.indexes)
                         continue
-                    wanted = next(t for t in result.unit.targets if t.key == p.key)
                     entry = accept(outcome, wanted, self.cache, previous=p.previous)
                     done.update((i, (entry, "build")) for i in p.indexes)
-                if failures and not executor.keeps_going:
+                if failures and not (opts.keep_going or executor.keeps_going):
                     break
-            if failures:
+            if failures and not opts.keep_going:
                 # The first unit's failure, whichever finished first, so the message does not depend on timing.
                 ordered = [f for n in sorted(failures) for f in failures[n]]
                 more = f" ({len(ordered) - 1} more build(s) failed too)" if len(ordered) > 1 else ""
                 raise ordered[0].to_error(more=more)
+
+    def _failed(self, p: _Pending, wanted: UnitTarget, outcome: UnitFailure) -> Failure:
+        """The failure as data, recorded in the cache (under the key's lock, which
+        the caller holds) when trying again would fail the same way."""
+        r = p.request
+        keep = outcome.error == "BuildError" and recordable(outcome.stage)
+        failure = Failure(
+            model=r.spec.name, target=r.target.name, weights=r.weights.name, key=p.key,
+            error=outcome.error, message=outcome.message, stage=outcome.stage, operator=outcome.operator,
+            pass_name=outcome.pass_name, tools=wanted.key_inputs.get("tools"), recorded=keep,
+        )
+        if keep:
+            self.cache.record_failure(failure)
+        return failure
 
     def _units(self, todo: list[_Pending]) -> tuple[list[BuildUnit], list[list[_Pending]]]:
         """One unit per model, weights, calibration and TOSA specification, in request order."""
@@ -209,6 +262,7 @@ class Resolver:
                 ),
                 plugins=self.plugins,
                 calibration_dir=self.options.calibration_dir,
+                eval_dir=self.options.eval_dir,
                 built_with=tuple(together[(model, weights, calibration)]),
             )
             units.append(unit)
@@ -224,10 +278,11 @@ def _by_model(requests: Sequence[BuildRequest]) -> list[list[tuple[int, BuildReq
     return list(groups.values())
 
 
-def _numerics_data(request: BuildRequest) -> str:
-    from zoo.registry.numerics import data_identity  # torch-free at import
+def _numerics_data(request: BuildRequest, eval_dir: Path | None) -> str:
+    from zoo.registry.numerics import data_identity, evaluation_from_dir  # torch-free at import
 
-    return data_identity(request.spec, request.calibration)
+    evaluation = evaluation_from_dir(request.spec, eval_dir) if eval_dir is not None else None
+    return data_identity(request.spec, request.calibration, evaluation)
 
 
 def _has_numerics(entry: Entry, data: str) -> bool:

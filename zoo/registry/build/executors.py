@@ -14,11 +14,12 @@ import multiprocessing
 import queue
 import threading
 from collections.abc import Callable, Iterator, Sequence
+from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, Protocol
 
 from zoo._errors import UsageError
 from zoo.registry.build.run import run_unit
-from zoo.registry.build.unit import BuildUnit, UnitResult
+from zoo.registry.build.unit import BuildUnit, UnitFailure, UnitResult
 
 if TYPE_CHECKING:
     from zoo.registry.catalog import Catalog
@@ -61,20 +62,47 @@ class ProcessExecutor:
         by_label = {u.label: u for u in units}
         relay = threading.Thread(target=_relay, args=(events, stop, by_label, progress_for), daemon=True)
         relay.start()
+        finished: set[int] = set()
         try:
-            with concurrent.futures.ProcessPoolExecutor(
-                max_workers=min(self.jobs, len(units)), mp_context=context, initializer=_init, initargs=(events,)
-            ) as pool:
-                futures = [pool.submit(_run, unit) for unit in units]
-                try:
-                    for future in concurrent.futures.as_completed(futures):
-                        yield future.result()
-                finally:
-                    for f in futures:
-                        f.cancel()
+            try:
+                yield from self._pool(units, min(self.jobs, len(units)), context, events, finished)
+            except BrokenProcessPool:
+                # A worker died (a crash in native code, or the OOM killer), which breaks
+                # every unit still in the pool. Run those again, each alone, so only the
+                # one that kills its worker fails.
+                for n, unit in enumerate(units):
+                    if n not in finished:
+                        try:
+                            yield from self._pool([unit], 1, context, events, set())
+                        except BrokenProcessPool as exc:
+                            yield _died(unit, exc)
         finally:
             stop.set()
             relay.join()
+
+    @staticmethod
+    def _pool(units: Sequence[BuildUnit], workers: int, context: Any, events: Any,
+              finished: set[int]) -> Iterator[UnitResult]:
+        with concurrent.futures.ProcessPoolExecutor(
+            max_workers=workers, mp_context=context, initializer=_init, initargs=(events,)
+        ) as pool:
+            futures = {pool.submit(_run, unit): n for n, unit in enumerate(units)}
+            try:
+                for future in concurrent.futures.as_completed(futures):
+                    result = future.result()
+                    finished.add(futures[future])
+                    yield result
+            finally:
+                for f in futures:
+                    f.cancel()
+
+
+def _died(unit: BuildUnit, exc: BaseException) -> UnitResult:
+    failure = UnitFailure(
+        "BuildError", f"{unit.label}: the worker process died while building ({exc}); "
+        "run it alone with --jobs 1 to see the crash",
+    )
+    return UnitResult(unit, tuple(failure for _ in unit.targets))
 
 
 def executor_for(name: str | None, *, jobs: int, units: int, catalog: Catalog | None = None) -> Executor:

@@ -43,6 +43,8 @@ class BuildUnit:
     plugins: LoadOptions = field(default_factory=LoadOptions)
     """How a fresh process finds ``model``: the same plugins the driver loaded."""
     calibration_dir: Path | None = None
+    eval_dir: Path | None = None
+    """The numerical check runs on these labelled class folders (``--eval-dir``)."""
     built_with: tuple[str, ...] = ()
     """Every target of this model built in the same run, this unit's and others'
     (recorded in the manifest; it does not change the bytes)."""

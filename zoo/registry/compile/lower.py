@@ -58,6 +58,7 @@ def _lower_ethosu(
     where: str,
     report: Progress,
     verify: bool,
+    evaluation: Dataset | None = None,
 ) -> _Lowered:
     from executorch.backends.arm.ethosu import EthosUPartitioner
     from executorch.exir import to_edge_transform_and_lower
@@ -92,7 +93,8 @@ def _lower_ethosu(
             checked = numerics.check_ethosu(
                 float_model=model, fake_quant=quantized, edge_program=edge.exported_program(),
                 graphs={c.processed: c.tosa for c in ordered},
-                data=numerics.evaluation_set(spec, dataset, samples), classifier=numerics.is_classifier(spec),
+                data=numerics.evaluation_set(spec, dataset, samples, evaluation),
+                classifier=numerics.is_classifier(spec),
                 progress=report,
             )
     with _LOWERING, _lowering_errors(where):

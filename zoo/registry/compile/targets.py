@@ -71,6 +71,7 @@ def compile_targets(
     calibration: Dataset | None = None,
     progress: Progress | None = None,
     verify: Sequence[bool] | None = None,
+    evaluation: Dataset | None = None,
 ) -> list[CompileResult]:
     """Build ``spec`` for several targets, in their order, for about the cost of one.
 
@@ -78,7 +79,8 @@ def compile_targets(
     (u55 and u65 share one, u85 has its own); every other target of that
     specification only reruns Vela (``retarget.py``). Each .pte is
     byte-identical to a ``compile_model`` of its target alone. ``verify[i]``
-    asks for target i's numerical check, which a TOSA family shares.
+    asks for target i's numerical check, which a TOSA family shares; it runs on
+    ``evaluation`` (labelled, e.g. ``--eval-dir``) if given, else on the model's own data.
     """
     wanted = list(verify) if verify is not None else [False] * len(targets)
     report: Progress = progress or silent_progress
@@ -114,7 +116,7 @@ def compile_targets(
 
                         result.numerics = numerics.check_portable(
                             pte=result.pte, float_model=model,
-                            data=numerics.evaluation_set(spec, calibration or spec.calibration),
+                            data=numerics.evaluation_set(spec, calibration or spec.calibration, evaluation=evaluation),
                             classifier=numerics.is_classifier(spec), progress=report,
                         )
                 for i in members:
@@ -122,7 +124,8 @@ def compile_targets(
                 continue
             # Looked up on the module, so a test can count the lowerings.
             lowered = lower._lower_ethosu(
-                model, example, spec, _base(leader), calibration, where, report, any(wanted[i] for i in members)
+                model, example, spec, _base(leader), calibration, where, report, any(wanted[i] for i in members),
+                evaluation=evaluation,
             )
         for i in members:
             result = _finish_ethosu(lowered, targets[i], _where(spec, variant, targets[i]), report, len(members) > 1)

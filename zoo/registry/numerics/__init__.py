@@ -7,7 +7,8 @@ with the float model (cosine similarity and relative Frobenius error,
 ExecuTorch's defaults), plus top-1 agreement and, on labelled data, accuracy.
 Portable (``host.py``): the final .pte runs on the host with
 ``executorch.runtime`` and is compared with the float model. The data each
-check runs on is ``data.py``; the metrics and acceptance rules ``compare.py``.
+check runs on is ``data.py`` (a user's labelled folders, ``--eval-dir``, are
+``eval_dir.py``); the metrics and acceptance rules ``compare.py``.
 
 Torch-free at import: torch, numpy and the reference model are imported inside functions.
 """
@@ -35,6 +36,7 @@ from zoo.registry.numerics.data import (
     evaluation_set,
     is_classifier,
 )
+from zoo.registry.numerics.eval_dir import class_folders, evaluation_from_dir
 from zoo.registry.numerics.host import check_portable
 from zoo.registry.numerics.reference import captured_native_output, check_ethosu
 
@@ -56,7 +58,9 @@ __all__ = [
     "captured_native_output",
     "check_ethosu",
     "check_portable",
+    "class_folders",
     "data_identity",
+    "evaluation_from_dir",
     "evaluation_set",
     "is_classifier",
 ]

@@ -37,6 +37,32 @@ def fetch_command(r: IndexRecord, remote: str) -> str:
     return f"zoo fetch {r.model} {TargetOptions.from_json(r.target_options).fetch_args()} --weights {r.weights} --remote {remote}"
 
 
+def _share(r: IndexRecord) -> str:
+    d = r.delegation or {}
+    npu, cpu = d.get("npu_ops"), d.get("cpu_ops")
+    if not isinstance(npu, int) or not isinstance(cpu, int) or npu + cpu == 0:
+        return ""
+    return f", {npu / (npu + cpu):.0%} NPU"
+
+
+def catalogue_table(records: list[IndexRecord]) -> list[str]:
+    """Models × targets: Vela's time and the NPU's share of operators per cell (the
+    newest artifact of each), as ``zoo report --all`` shows them."""
+    targets = sorted({r.target for r in records})
+    newest: dict[tuple[str, str, str], IndexRecord] = {}
+    for r in sorted(records, key=lambda r: (r.built_at, r.key)):
+        newest[(r.model, r.weights, r.target)] = r
+    rows = sorted({(m, w) for m, w, _ in newest})
+    lines = ["| model | weights | " + " | ".join(targets) + " |", "| --- | --- |" + " --- |" * len(targets)]
+    for model, weights in rows:
+        cells = []
+        for t in targets:
+            found = newest.get((model, weights, t))
+            cells.append("·" if found is None else f"{_ms((found.vela or {}).get('inference_time_ms'))}{_share(found)}")
+        lines.append(f"| {model} | {weights} | " + " | ".join(cells) + " |")
+    return lines
+
+
 def model_card(index: Index, remote: str) -> str:
     records = sorted(index, key=lambda r: (r.model, r.slug, r.built_at, r.key))
     accelerators = sorted({str(r.target_options["accelerator"]) for r in records if r.target_options.get("accelerator")})
@@ -54,6 +80,12 @@ def model_card(index: Index, remote: str) -> str:
         "every file. `zoo fetch` checks both before it uses anything.",
         "",
         "Vela's figures are its static estimates for the configuration, not measurements on a board.",
+        "",
+        "## What runs on each NPU",
+        "",
+        "Vela's estimated time per inference and the share of operators that run on the NPU.",
+        "",
+        *catalogue_table(records),
     ]
     for model, group in groupby(records, key=lambda r: r.model):
         rows = list(group)

@@ -80,6 +80,8 @@ class IndexRecord:
     target_options: dict[str, Any] = field(default_factory=dict)
     vela: dict[str, Any] | None = None
     accuracy: Any = None
+    delegation: dict[str, Any] | None = None
+    """Operators on the NPU and the CPU, and partitions: the catalogue's columns."""
 
     @property
     def tools(self) -> dict[str, Any]:
@@ -136,6 +138,8 @@ def record_for(entry: Entry, slug: str, manifest_sha256: str) -> IndexRecord:
                         "memory_mode": target.memory_mode},
         vela=vela,
         accuracy=_accuracy_of(m),
+        delegation={k: m.delegation[k] for k in ("npu_ops", "cpu_ops", "partitions", "cpu_op_names")
+                    if k in m.delegation} or None,
     )
 
 
@@ -227,6 +231,7 @@ def _record(model: str, slug: str, key: object, raw: object, source: str) -> Ind
             target_options=dict(raw.get("target_options") or {}),
             vela=raw.get("vela"),
             accuracy=raw.get("accuracy"),
+            delegation=_optional_dict(raw.get("delegation")),
         )
     except (KeyError, TypeError, ValueError) as exc:
         raise RemoteError(f"{where} is malformed ({type(exc).__name__}: {exc})") from None
@@ -237,6 +242,12 @@ def _record(model: str, slug: str, key: object, raw: object, source: str) -> Ind
     if not record.manifest.endswith(f"/{MANIFEST}"):
         raise IntegrityError(f"{where} names {record.manifest!r} as its manifest; expected a path ending in /{MANIFEST}")
     return record
+
+
+def _optional_dict(value: object) -> dict[str, Any] | None:
+    if value is not None and not isinstance(value, dict):
+        raise TypeError(f"expected an object or null, got {type(value).__name__}")
+    return value
 
 
 def _accuracy_of(m: Manifest) -> dict[str, Any] | None:

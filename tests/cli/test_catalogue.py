@@ -1,0 +1,109 @@
+"""``zoo report --all``: the catalogue of every cached model × target, failures included.
+
+Fast tier: the cells come from real cache entries and failure records made
+through the resolver with the fake compile (tests/fake_compile.py)."""
+
+from __future__ import annotations
+
+import json
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from tests.fake_compile import FakeCompile
+from zoo import BuildError, Zoo
+from zoo.cli import main
+from zoo.cli.catalogue_render import short_op
+from zoo.registry.report import collect_catalogue
+
+
+@pytest.fixture
+def catalogue_cache(fake_compile: FakeCompile) -> None:
+    """add built for u55-128; its portable build failed in lowering."""
+    fake_compile.fail_on["portable"] = BuildError(
+        "add for portable: lowering failed in aten.add", stage="lower", operator="aten.add.Tensor"
+    )
+    Zoo().fetch_outcomes(["add"], ["u55-128", "portable"], keep_going=True)
+
+
+def test_the_catalogue_has_a_cell_per_model_and_target(catalogue_cache: None) -> None:
+    zoo = Zoo()
+    catalogue = collect_catalogue(zoo.cache, target_order=[t.name for t in zoo.targets.all_targets()])
+    assert catalogue.models == [("add", "none")]
+    assert catalogue.targets == ["ethos-u55-128", "portable"]
+    model, weights = "add", "none"
+    built = catalogue.cell(model, weights, "ethos-u55-128")
+    failed = catalogue.cell(model, weights, "portable")
+    assert built is not None and built.row is not None and built.failure is None
+    assert built.row.inference_time_ms and built.row.npu_share == 1.0
+    assert failed is not None and failed.row is None and failed.failure is not None
+    assert failed.failure.where == "lower (aten.add.Tensor)"
+
+
+def test_report_all_as_text_and_json(catalogue_cache: None) -> None:
+    text = CliRunner().invoke(main, ["report", "--all"])
+    assert text.exit_code == 0, text.output
+    lines = text.stdout.splitlines()
+    assert any(line.startswith("add") and "ethos-u55-128" in line and "built" in line and "100% NPU" in line
+               for line in lines), text.stdout
+    assert any("portable" in line and "FAILED at lower (aten.add.Tensor)" in line for line in lines), text.stdout
+    assert "2 model × target cells: 1 built, 1 failed" in text.stdout
+
+    data = json.loads(CliRunner().invoke(main, ["report", "--all", "--json"]).stdout)
+    by_target = {c["target"]: c for c in data["cells"]}
+    assert by_target["ethos-u55-128"]["status"] == "built"
+    assert by_target["ethos-u55-128"]["artifact"]["inference_time_ms"] > 0
+    assert by_target["portable"]["failure"]["operator"] == "aten.add.Tensor"
+
+
+class _Cells(HTMLParser):
+    """The heat map's cells: (class, text)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells: list[tuple[str, str]] = []
+        self._in: str | None = None
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        if tag == "td":
+            self._in = dict(attrs).get("class") or ""
+            self.cells.append((self._in, ""))
+
+    def handle_data(self, data: str) -> None:
+        if self._in is not None:
+            cls, text = self.cells[-1]
+            self.cells[-1] = (cls, text + data)
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag == "td":
+            self._in = None
+
+
+def test_report_all_html_marks_the_failure_in_the_heat_map(catalogue_cache: None, tmp_path: Path) -> None:
+    page = tmp_path / "catalogue.html"
+    result = CliRunner().invoke(main, ["report", "--all", "--html", str(page)])
+    assert result.exit_code == 0, result.output
+    parser = _Cells()
+    parser.feed(page.read_text(encoding="utf-8"))
+    heat = parser.cells[:2]
+    assert heat[0][0] == "t" and heat[0][1].strip()  # the u55-128 time, coloured
+    assert heat[1] == ("failed", "✗ lower")
+    assert "<script" not in page.read_text() and "http" not in page.read_text().split("<footer>")[0]
+
+
+def test_report_needs_a_model_or_all(isolated: Path) -> None:
+    result = CliRunner().invoke(main, ["report"])
+    assert result.exit_code == 2 and "give a MODEL, or --all" in result.output
+    empty = CliRunner().invoke(main, ["report", "--all"])
+    assert empty.exit_code != 0 and "nothing cached" in empty.output
+
+
+@pytest.mark.parametrize(
+    ("name", "short"),
+    [("aten::hardswish.out", "hardswish"), ("aten.hardswish.default", "hardswish"),
+     ("quantized_decomposed::quantize_per_tensor.out", "quantize_per_tensor"), ("aten.add.Tensor", "add")],
+)
+def test_operator_names_are_shortened_for_the_table(name: str, short: str) -> None:
+    assert short_op(name) == short

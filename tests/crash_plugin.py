@@ -1,0 +1,39 @@
+"""A plugin whose models fail in two ways: ``crasher`` kills its worker process
+(as a crash in native code would), ``broken`` raises an ordinary error."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable
+from typing import Any
+
+from zoo import BuildError, Dataset, InputSpec, ModelSpec, WeightsVariant, hookimpl
+
+
+def _sample() -> tuple[Any, ...]:
+    import torch
+
+    return (torch.zeros(1, 4),)
+
+
+def _spec(name: str, build: Callable[[str], Any]) -> ModelSpec:
+    return ModelSpec(
+        name=name, version="1", description=f"test model that fails: {name}", task="test",
+        inputs=(InputSpec("x", (1, 4)),), build=build, example_inputs=_sample,
+        calibration=Dataset(1, "one zero sample", lambda: [_sample()], lambda: "zeros"),
+        weights=(WeightsVariant("none", "none", "generated", "n/a", lambda: "none"),),
+    )
+
+
+def _crash(variant: str) -> Any:
+    os._exit(70)
+
+
+def _raise(variant: str) -> Any:
+    raise BuildError("broken: no weights here")
+
+
+@hookimpl
+def register_models(register: Callable[[ModelSpec], None]) -> None:
+    register(_spec("crasher", _crash))
+    register(_spec("broken", _raise))

@@ -1,0 +1,41 @@
+"""The acceptance rules of the int8 comparison, on numbers made here (no lowering)."""
+
+from __future__ import annotations
+
+import pytest
+
+from zoo.registry.numerics import compare
+from zoo.registry.numerics.compare import Versus
+
+
+def test_the_noise_floor_accepts_only_what_fake_quant_does_to_itself() -> None:
+    floor = Versus(max_steps=29.0, mismatched=12_513)
+    assert compare.within_noise(Versus(max_steps=10.0, mismatched=7_269), floor)
+    assert not compare.within_noise(Versus(max_steps=30.0, mismatched=10), floor)
+    assert not compare.within_noise(Versus(max_steps=2.0, mismatched=12_514), floor)
+    assert not compare.within_noise(Versus(max_steps=1.5, mismatched=3), None)  # no quantized input: 1-step rule only
+
+
+def test_int8_as_the_models_limit_waives_only_the_frobenius_bound() -> None:
+    fake_quant = Versus(cosines=[0.96], frobenius=[0.278], failing=16)
+    assert compare.quantization_limited(Versus(cosines=[0.96], frobenius=[0.281]), fake_quant)
+    assert not compare.quantization_limited(Versus(cosines=[0.96], frobenius=[0.34]), fake_quant)  # adds > 0.05
+    assert not compare.quantization_limited(Versus(cosines=[-1.0], frobenius=[0.28]), fake_quant)  # wrong direction
+    trained = Versus(cosines=[0.99], frobenius=[0.05])
+    assert not compare.quantization_limited(Versus(cosines=[0.95], frobenius=[0.2]), trained)  # fake-quant is fine
+
+
+def test_the_perturbation_moves_a_fixed_tenth_of_a_percent_by_one_step() -> None:
+    torch = pytest.importorskip("torch")
+    x = torch.zeros(1, 3, 40, 50)
+    scale = 0.25
+    (once,) = compare.perturbed((x,), [scale], seed=3)
+    (again,) = compare.perturbed((x,), [scale], seed=3)
+    (other,) = compare.perturbed((x,), [scale], seed=4)
+    moved = once != 0
+    assert int(moved.sum()) == round(x.numel() * compare.NOISE_FRACTION) == 6
+    assert set(once[moved].abs().tolist()) == {scale}
+    assert torch.equal(once, again) and not torch.equal(once, other)
+    assert torch.equal(x, torch.zeros_like(x))  # the sample itself is untouched
+    (kept,) = compare.perturbed((x,), [None], seed=3)
+    assert kept is x
