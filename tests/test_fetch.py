@@ -183,4 +183,9 @@ def test_failed_build_leaves_no_output_or_cache_entry(tmp_path: Path) -> None:
     assert "model 'wide'" in proc.stderr and "ethos-u55-128" in proc.stderr and "lowering failed" in proc.stderr
     assert not out.exists() or not list(out.iterdir())
     assert not list((tmp_path / "cache").rglob("*.pte"))
-    assert not [p for p in (tmp_path / "cache").rglob("*") if p.is_file() and p.suffix not in (".lock",)]
+    # What is left is the failure's record (it fails the same way every time), never an entry.
+    files = [p for p in (tmp_path / "cache").rglob("*") if p.is_file() and p.suffix not in (".lock",)]
+    assert [p.parent.parent.name for p in files] == ["failures"]
+    assert json.loads(files[0].read_text())["stage"] == "lower"
+    again = run_zoo("--model-file", str(path), "fetch", "-t", "u55-128")
+    assert again.returncode == 1 and "an earlier build failed and was recorded" in again.stderr
