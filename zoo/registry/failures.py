@@ -84,6 +84,8 @@ class Failure:
         for name in ("stage", "operator", "pass_name"):
             if data.get(name) is not None and not isinstance(data[name], str):
                 raise ValueError(f"{name} must be a string or null")
+        if not isinstance(data.get("recorded", False), bool):
+            raise ValueError("recorded must be true or false")
         tools = data.get("tools")
         if tools is not None and not (
             isinstance(tools, dict) and all(isinstance(v, (str, type(None))) for v in tools.values())
