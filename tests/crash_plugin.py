@@ -1,9 +1,11 @@
-"""A plugin whose models fail in two ways: ``crasher`` kills its worker process
-(as a crash in native code would), ``broken`` raises an ordinary error."""
+"""A plugin whose models fail in several ways: ``crasher`` kills its worker process
+(as a crash in native code would), ``broken`` raises an ordinary error, ``exits``
+calls ``sys.exit()``, and ``chatty`` prints before it fails."""
 
 from __future__ import annotations
 
 import os
+import sys
 from collections.abc import Callable
 from typing import Any
 
@@ -33,7 +35,18 @@ def _raise(variant: str) -> Any:
     raise BuildError("broken: no weights here")
 
 
+def _exit(variant: str) -> Any:
+    sys.exit(0)
+
+
+def _chat(variant: str) -> Any:
+    print("chatty: building")
+    raise BuildError("chatty: no weights here")
+
+
 @hookimpl
 def register_models(register: Callable[[ModelSpec], None]) -> None:
     register(_spec("crasher", _crash))
     register(_spec("broken", _raise))
+    register(_spec("exits", _exit))
+    register(_spec("chatty", _chat))

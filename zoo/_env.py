@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import os
 
 from zoo._errors import ConfigError
@@ -33,6 +34,6 @@ def number(name: str, default: float, kind: type[int] | type[float]) -> float:
         value = kind(raw)
     except ValueError:
         value = -1
-    if value < 0:
+    if not math.isfinite(value) or value < 0:
         raise ConfigError(f"{name}={raw!r} is not a non-negative number")
     return value

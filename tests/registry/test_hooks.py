@@ -257,12 +257,13 @@ def test_zoo_strict_plugins_takes_only_yes_or_no(monkeypatch: pytest.MonkeyPatch
         LoadOptions.from_env()
 
 
+@pytest.mark.parametrize("value", ["-1", "nan", "inf"])
 @pytest.mark.parametrize("name", ["ZOO_HTTP_TIMEOUT", "ZOO_HTTP_RETRIES"])
-def test_http_numbers_follow_the_same_rule(monkeypatch: pytest.MonkeyPatch, name: str) -> None:
+def test_http_numbers_follow_the_same_rule(monkeypatch: pytest.MonkeyPatch, name: str, value: str) -> None:
     from zoo.registry.remotes.base import retries, timeout_s
 
-    monkeypatch.setenv(name, "-1")
-    with pytest.raises(ConfigError, match=rf"{name}='-1' is not a non-negative number"):
+    monkeypatch.setenv(name, value)
+    with pytest.raises(ConfigError, match=rf"{name}='{value}' is not a non-negative number"):
         timeout_s() if name == "ZOO_HTTP_TIMEOUT" else retries()
 
 

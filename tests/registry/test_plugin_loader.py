@@ -181,3 +181,49 @@ def test_load_plugins_env_chooses_external_plugins(plugin_site: Path) -> None:
     only = run_zoo("plugins", "--json", pythonpath=plugin_site, env={"ZOO_LOAD_PLUGINS": "tiny"})
     statuses = {p["name"]: p["status"] for p in json.loads(only.stdout)}
     assert statuses["tiny"] == "ok" and statuses["raises-in-hook"] == "disabled"
+
+
+# -- plugins that print or exit ------------------------------------------------
+
+NOISY_PLUGIN = textwrap.dedent('''
+    import sys
+    from zoo import Dataset, InputSpec, ModelSpec, WeightsVariant, hookimpl
+
+    print("noisy: imported")
+
+    @hookimpl
+    def register_models(register):
+        print("noisy: registering")
+        register(ModelSpec(
+            name="noisy", version="1", description="prints", task="test", inputs=(InputSpec("x", (1, 4)),),
+            build=lambda w: None, example_inputs=lambda: (),
+            calibration=Dataset(1, "one", lambda: [], lambda: "id"),
+            weights=(WeightsVariant("none", "none", "none", "MIT", lambda: "none"),),
+        ))
+''')
+
+EXITING_PLUGIN = textwrap.dedent('''
+    import sys
+    from zoo import hookimpl
+
+    @hookimpl
+    def register_models(register):
+        sys.exit(0)
+''')
+
+
+def test_what_a_plugin_prints_goes_to_stderr_not_into_the_json(tmp_path: Path) -> None:
+    (tmp_path / "noisy_plugin.py").write_text(NOISY_PLUGIN)
+    proc = run_zoo("-p", "noisy_plugin", "list", "--json", pythonpath=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    assert "noisy" in [m["name"] for m in json.loads(proc.stdout)]  # stdout is JSON, nothing else
+    assert "noisy: imported" in proc.stderr and "noisy: registering" in proc.stderr
+
+
+def test_sys_exit_in_a_plugin_is_its_failure_not_zoos_exit(tmp_path: Path) -> None:
+    (tmp_path / "exiting_plugin.py").write_text(EXITING_PLUGIN)
+    proc = run_zoo("-p", "exiting_plugin", "list", "--json", pythonpath=tmp_path)
+    assert proc.returncode == 0 and "mnist" in [m["name"] for m in json.loads(proc.stdout)]
+    assert "skipped plugin 'exiting_plugin': hook register_models raised SystemExit: 0" in proc.stderr
+    strict = run_zoo("--strict", "-p", "exiting_plugin", "list", pythonpath=tmp_path)
+    assert strict.returncode != 0 and "SystemExit" in strict.stderr

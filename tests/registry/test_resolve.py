@@ -67,6 +67,17 @@ def test_a_corrupt_entry_is_evicted_and_built_again(fake_compile: FakeCompile) -
     assert any("is corrupt" in n and "building again" in n for n in notes), notes
 
 
+def test_with_no_build_a_corrupt_entry_is_removed_without_promising_a_build(fake_compile: FakeCompile) -> None:
+    art = Zoo().fetch("add", "u55-128")
+    cached = Cache(Zoo().cache_dir).entry_path(art.key) / art.pte.name
+    cached.write_bytes(b"not a program")
+    notes: list[str] = []
+    with pytest.raises(BuildError, match=r"building was ruled out \(--no-build\)"):
+        Zoo().fetch("add", "u55-128", build=False, notice=notes.append)
+    assert any("is corrupt" in n and n.endswith("; removing it") for n in notes), notes
+    assert len(fake_compile.calls) == 1
+
+
 def test_a_failed_unit_raises_the_error_it_raised_with_its_fields(fake_compile: FakeCompile, isolated: Path) -> None:
     fake_compile.fail = BuildError("model 'add': lowering failed in pass FoldPass", stage="lower",
                                    operator="aten.add.Tensor", pass_name="FoldPass")

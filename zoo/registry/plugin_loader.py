@@ -12,6 +12,7 @@ as a whole: all of a plugin goes in, or none of it.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import os
 import re
@@ -211,10 +212,15 @@ class Registry:
     # -- isolation ---------------------------------------------------------
 
     def _guarded(self, status: PluginStatus, load: Callable[[], object]) -> None:
+        # What a plugin prints must not reach stdout, which carries paths and JSON.
+        with contextlib.redirect_stdout(sys.stderr):
+            self._guarded_quietly(status, load)
+
+    def _guarded_quietly(self, status: PluginStatus, load: Callable[[], object]) -> None:
         self.plugins.append(status)
         try:
             plugin = load()
-        except Exception as exc:
+        except (Exception, SystemExit) as exc:  # sys.exit() in a plugin is its failure, not zoo's exit
             self._fail(status, f"failed to import: {_error_text(exc)}", exc)
             return
         try:
@@ -247,7 +253,7 @@ class Registry:
                 kwargs = {"register": register}
                 try:
                     impl.function(**{k: kwargs[k] for k in impl.argnames})
-                except Exception as exc:
+                except (Exception, SystemExit) as exc:
                     raise _HookRaised(hook) from exc
 
     def _check(self, hook: str, status: PluginStatus, staged: _Staged) -> None:

@@ -170,7 +170,7 @@ class Resolver:
         try:
             return self.cache.get(key)
         except CorruptEntry as exc:
-            self.notice(f"{exc}; removing it and building again")
+            self.notice(f"{exc}; removing it" + (" and building again" if self.options.build else ""))
             with self.cache.lock(key):
                 self.cache.evict(key)
             return None

@@ -3,7 +3,9 @@ the artifacts. Runs in any process, given only the unit; never touches the cache
 
 from __future__ import annotations
 
+import contextlib
 import io
+import sys
 import time
 from typing import TYPE_CHECKING
 
@@ -26,7 +28,9 @@ def run_unit(unit: BuildUnit, *, catalog: Catalog | None = None, progress: Progr
     """
     started = time.perf_counter()
     try:
-        outcomes = _build(unit, catalog, progress)
+        # A model's code may print; stdout carries zoo's paths and JSON.
+        with contextlib.redirect_stdout(sys.stderr):
+            outcomes = _build(unit, catalog, progress)
     except ZooError as exc:
         failure = UnitFailure.of(exc)
         outcomes = tuple(failure for _ in unit.targets)

@@ -39,7 +39,7 @@ def _stage(where: str, stage: str) -> Iterator[None]:
         raise BuildError(
             f"{where}: {e}", stage=e.stage or stage, operator=e.operator, pass_name=e.pass_name
         ) from e
-    except Exception as e:
+    except (Exception, SystemExit) as e:  # sys.exit() in a model's code fails the build, not zoo
         raise BuildError(
             f"{where}: {stage} failed: {type(e).__name__}: {_first_lines(e)}", stage=stage
         ) from e
