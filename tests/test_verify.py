@@ -61,7 +61,8 @@ def test_structure_passes_on_every_built_artifact(built: dict[tuple[str, str], A
     v = art.verification
     assert v is not None and v.passed, v.problems() if v else None
     names = {c.name for c in v.checks}
-    assert names == (ETHOS_CHECKS if target != "portable" else {"format", "delegates", "io_shapes", "cpu_operators"})
+    # Every hand-out also checks the header against the .pte and the manifest.
+    assert names == (ETHOS_CHECKS if target != "portable" else {"format", "delegates", "io_shapes", "cpu_operators"}) | {"header"}
     assert art.manifest.verification is not None and art.manifest.verification["structure"]["passed"]
 
 

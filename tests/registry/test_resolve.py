@@ -5,14 +5,18 @@ executor, assembly, checks and cache, with a compile step that lowers nothing
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import json
 import pickle
+import re
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from tests.fake_compile import DATA, FakeCompile
 from tests.memory_remote import MemoryRemote
-from zoo import BuildError, FetchArgs, FetchOptions, IntegrityError, Zoo
+from zoo import BuildError, FetchArgs, FetchOptions, IntegrityError, VerificationError, Zoo
 from zoo.registry.build.accept import accept
 from zoo.registry.build.run import run_unit
 from zoo.registry.build.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitTarget
@@ -181,3 +185,33 @@ def test_fetch_keyword_arguments_are_exactly_the_options() -> None:
 def test_an_unknown_fetch_option_is_a_type_error() -> None:
     with pytest.raises(TypeError, match="unknown fetch option"):
         Zoo().fetch("add", "u55-128", colour="red")  # type: ignore[call-arg]
+
+
+def _rewrite_header(entry_path: Path, change: Callable[[str], str]) -> None:
+    """Change the cached header and update the manifest's record of it: every hash agrees."""
+    manifest_path = entry_path / "manifest.json"
+    data = json.loads(manifest_path.read_text())
+    record = next(f for f in data["files"] if f["kind"] == "header")
+    header = entry_path / record["name"]
+    header.write_text(change(header.read_text()))
+    record["size"] = header.stat().st_size
+    record["sha256"] = hashlib.sha256(header.read_bytes()).hexdigest()
+    manifest_path.write_text(json.dumps(data))
+
+
+@pytest.mark.parametrize(("change", "problem"), [
+    (lambda h: h.replace('TARGET "ethos-u55-128"', 'TARGET "ethos-u85-256"'),
+     'MODEL_PTE_TARGET is "ethos-u85-256", the manifest says "ethos-u55-128"'),
+    (lambda h: h.replace("0x45, 0x54, 0x31, 0x32", "0x45, 0x54, 0x31, 0x33", 1), "does not match its .pte"),
+    (lambda h: h.replace('section("network_model_sec")', 'section(".data")'),
+     "the array is in section '.data', the manifest says 'network_model_sec'"),
+])
+def test_a_cached_header_is_checked_against_its_pte_and_manifest_on_every_hand_out(
+    fake_compile: FakeCompile, change: Callable[[str], str], problem: str
+) -> None:
+    art = Zoo().fetch("add", "u55-128")
+    _rewrite_header(art.pte.parent, change)
+    with pytest.raises(VerificationError, match=re.escape(problem)):
+        Zoo().fetch("add", "u55-128")
+    verified = Zoo().verify("add", "u55-128", numerics=False, build=False)
+    assert not verified.passed and any(problem in p for p in verified.problems())

@@ -10,7 +10,6 @@ import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-_HEX = [f"0x{i:02x}" for i in range(256)]
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PER_LINE = 16
 
@@ -42,11 +41,15 @@ def _c_string(value: object) -> str:
 
 
 def _hex_lines(data: bytes) -> str:
-    table = _HEX
-    lines = []
-    for i in range(0, len(data), _PER_LINE):
-        lines.append("    " + ", ".join([table[b] for b in data[i:i + _PER_LINE]]) + ",")
-    return "\n".join(lines)
+    """``    0x12, 0x34, …,`` with _PER_LINE bytes a line. Every byte takes exactly six
+    characters ("0x12, "), so the lines are fixed-width slices of one string: every
+    hand-out renders mv2's 3.5 MB again to check its header, and this is 30 % faster
+    than joining byte by byte."""
+    if not data:
+        return ""
+    flat = "0x" + data.hex(",").replace(",", ", 0x") + ", "
+    step = 6 * _PER_LINE
+    return "\n".join(["    " + flat[i:i + step].rstrip() for i in range(0, len(flat), step)])
 
 
 def pte_header(
@@ -94,7 +97,7 @@ def labels_header(labels: Sequence[str], *, file_name: str, array: str) -> str:
 
 
 _ARRAY = re.compile(r"const\s+unsigned\s+char\s+([A-Za-z_]\w*)\s*\[[^\]]*\]\s*=\s*\{")
-_DEFINE = re.compile(r"^#define[ \t]+([A-Za-z_]\w*)[ \t]+(.+?)[ \t]*$", re.M)
+DEFINE = re.compile(r"^#define[ \t]+([A-Za-z_]\w*)[ \t]+(.+?)[ \t]*$", re.M)
 
 
 def parse_array(text: str, array: str | None = None) -> tuple[str, bytes, dict[str, str]]:
@@ -111,6 +114,6 @@ def parse_array(text: str, array: str | None = None) -> tuple[str, bytes, dict[s
             data = bytes.fromhex(body)
         except ValueError:
             raise ValueError(f"the array {m.group(1)}[] holds something other than 0x.. byte values") from None
-        return m.group(1), data, dict(_DEFINE.findall(text))
+        return m.group(1), data, dict(DEFINE.findall(text))
     wanted = f"array named {array}" if array else "'const unsigned char NAME[] = {...}' array"
     raise ValueError(f"found no {wanted}; is this a header zoo wrote?")

@@ -20,6 +20,7 @@ from zoo.registry.structure_check import (
     Expected,
     check_file_record,
     check_header,
+    check_stored_header,
     check_structure,
     check_target,
 )
@@ -86,9 +87,13 @@ def verify_entry(entry: Entry, pte: bytes | None = None) -> Verification:
         assert pte_path is not None
         pte = pte_path.read_bytes()
     recorded = m.verification or {}
+    checks = check_structure(pte, Expected.from_manifest(m))
+    header_path = entry.file("header")
+    if header_path is not None:
+        checks.append(check_stored_header(pte, header_path.read_bytes(), header_path.name, m))
     return Verification(
         subject=f"{m.model} for {m.target}" + (f" ({pte_path.name})" if pte_path else ""),
-        checks=check_structure(pte, Expected.from_manifest(m)),
+        checks=checks,
         numerics=recorded.get("numerics"),
         bundle=recorded.get("bundle"),
     )
