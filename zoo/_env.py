@@ -25,8 +25,8 @@ def flag(name: str) -> bool | None:
     raise ConfigError(f"{name}={raw!r} is not a yes/no value: set it to 1 (on) or 0 (off)")
 
 
-def number(name: str, default: float, kind: type[int] | type[float]) -> float:
-    """``name`` as a non-negative number; ``default`` when unset or empty."""
+def number(name: str, default: float, kind: type[int] | type[float], *, positive: bool = False) -> float:
+    """``name`` as a non-negative number (``positive``: more than 0); ``default`` when unset or empty."""
     raw = os.environ.get(name)
     if raw is None or raw.strip() == "":
         return default
@@ -36,4 +36,6 @@ def number(name: str, default: float, kind: type[int] | type[float]) -> float:
         value = -1
     if not math.isfinite(value) or value < 0:
         raise ConfigError(f"{name}={raw!r} is not a non-negative number")
+    if positive and value == 0:
+        raise ConfigError(f"{name}={raw!r} must be more than 0")
     return value

@@ -12,11 +12,14 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import sys
 import tempfile
+import time
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 _CHUNK = 1 << 20
+_LOCK_SUFFIX = ".lock"
 
 
 def _default_mode() -> int:
@@ -54,7 +57,8 @@ def replace_all(plan: Sequence[tuple[Path, bytes | Path]], *, mode: int | None =
                     out.write(source)
                 out.flush()
                 os.fsync(out.fileno())
-            os.chmod(tmp, _default_mode() if mode is None else mode)
+                # On the open file, not its name: the name may have been swapped for a symlink by now.
+                os.fchmod(out.fileno(), _default_mode() if mode is None else mode)
         for tmp, final in staged:
             os.replace(tmp, final)
     finally:
@@ -65,13 +69,125 @@ def replace_all(plan: Sequence[tuple[Path, bytes | Path]], *, mode: int | None =
 @contextlib.contextmanager
 def staging_dir(parent: Path, prefix: str) -> Iterator[Path]:
     """A fresh private folder under ``parent``, removed on exit unless it was
-    moved into place with ``publish_dir``."""
+    moved into place with ``publish_dir``.
+
+    Its writer holds a lock on ``<folder>.lock`` beside it for the folder's whole
+    life, taken before the folder exists and let go after it is gone, so
+    ``remove_stale_staging`` can tell a dead writer's leftovers from a live one's."""
     parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f"{prefix}.", dir=parent))
+    fd, lock, staging = _locked_staging(parent, prefix)
     try:
         yield staging
     finally:
         shutil.rmtree(staging, ignore_errors=True)
+        lock.unlink(missing_ok=True)  # before letting go, so a waiting cleaner finds the name gone
+        os.close(fd)
+
+
+def _locked_staging(parent: Path, prefix: str) -> tuple[int, Path, Path]:
+    while True:
+        fd, name = tempfile.mkstemp(prefix=f"{prefix}.", suffix=_LOCK_SUFFIX, dir=parent)
+        lock = Path(name)
+        _lock(fd, wait=True)
+        if not _still_named(fd, lock):
+            os.close(fd)  # a cleaner found the name unlocked and removed it before we locked it
+            continue
+        staging = lock.with_name(lock.name.removesuffix(_LOCK_SUFFIX))
+        try:
+            os.mkdir(staging, 0o700)
+        except FileExistsError:  # a leftover from before the locks has this name
+            lock.unlink()
+            os.close(fd)
+            continue
+        return fd, lock, staging
+
+
+def _lock(fd: int, *, wait: bool) -> bool:
+    if sys.platform == "win32":  # no flock: a cleaner takes every staging folder for a live one
+        return wait
+    import fcntl
+
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | (0 if wait else fcntl.LOCK_NB))
+    except BlockingIOError:
+        return False
+    return True
+
+
+def _still_named(fd: int, path: Path) -> bool:
+    """Whether the locked file is still the one at ``path`` (not unlinked or replaced)."""
+    try:
+        named = os.stat(path, follow_symlinks=False)
+    except FileNotFoundError:
+        return False
+    held = os.fstat(fd)
+    return held.st_nlink > 0 and (held.st_dev, held.st_ino) == (named.st_dev, named.st_ino)
+
+
+def not_a_folder(path: Path) -> Path | None:
+    """The first of ``path`` and its parents that exists but is not a folder (so
+    nothing can be made under it), or None. Raises OSError if one cannot be looked at."""
+    for folder in (path, *path.parents):
+        if folder.is_dir():
+            return None
+        if folder.exists() or folder.is_symlink():
+            return folder
+    return None
+
+
+def remove_stale_staging(parent: Path, *, trash_prefix: str | None = None,
+                         unlocked_older_than_s: float = 3600) -> tuple[int, int]:
+    """Remove what dead writers left in ``parent``: (how many leftovers, how many bytes).
+
+    A staging folder whose lock this process can take is a dead writer's, since a
+    live writer holds it. Folders named ``trash_prefix…`` are on their way out
+    anyway; other folders without a lock (made before the locks) go once they are
+    older than ``unlocked_older_than_s``."""
+    if not parent.is_dir():
+        return 0, 0
+    count = freed = 0
+    for name in sorted({p.name.removesuffix(_LOCK_SUFFIX) for p in parent.iterdir()}):
+        folder, lock = parent / name, parent / f"{name}{_LOCK_SUFFIX}"
+        try:
+            if lock.exists():
+                size = _remove_if_unlocked(lock, folder)
+            elif (trash_prefix and name.startswith(trash_prefix)) or \
+                    time.time() - folder.lstat().st_mtime > unlocked_older_than_s:
+                size = _remove(folder)
+            else:
+                size = None
+        except FileNotFoundError:
+            size = None  # its writer finished meanwhile
+        if size is not None:
+            count += 1
+            freed += size
+    return count, freed
+
+
+def _remove_if_unlocked(lock: Path, folder: Path) -> int | None:
+    try:
+        fd = os.open(lock, os.O_RDWR | getattr(os, "O_NOFOLLOW", 0))
+    except OSError:
+        return None  # gone (its writer finished) or not a lock file of ours
+    try:
+        if not (_lock(fd, wait=False) and _still_named(fd, lock)):
+            return None
+        size = _remove(folder) if folder.exists() else 0
+        lock.unlink()
+        return size
+    finally:
+        os.close(fd)
+
+
+def _remove(path: Path) -> int:
+    """Delete a file or folder; its size in bytes."""
+    if not path.is_dir() or path.is_symlink():
+        size = path.lstat().st_size
+        path.unlink(missing_ok=True)
+        return size
+    size = sum(f.lstat().st_size for f in path.rglob("*") if f.is_file())
+    shutil.rmtree(path, ignore_errors=True)
+    return size
 
 
 def publish_dir(staging: Path, final: Path, *, mode: int | None = None) -> bool:

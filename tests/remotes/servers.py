@@ -3,12 +3,15 @@
 ``serve_directory`` runs the standard library's ``http.server`` in a
 subprocess, exactly as a user would. ``StaticServer`` is the same handler in
 a thread with knobs for failure cases: it counts requests, can answer 503 a
-few times, stall without answering, or die halfway through a file.
+few times, stall without answering, die halfway through a file, redirect,
+send a file cut short without a Content-Length, send an endless body, or
+trickle a byte at a time.
 """
 
 from __future__ import annotations
 
 import re
+import socket
 import subprocess
 import sys
 import threading
@@ -58,6 +61,25 @@ class _Handler(SimpleHTTPRequestHandler):
         if fail:
             self.send_error(503, "try again")
             return
+        if self.path in s.redirects:
+            self.send_response(302)
+            self.send_header("Location", s.redirects[self.path])
+            self.send_header("Content-Length", "0")
+            self.end_headers()
+            return
+        if s.cut_short and self.path.endswith(s.cut_short):
+            # HTTP/1.0 without a Content-Length: the body ends where the connection does.
+            data = Path(self.translate_path(self.path)).read_bytes()
+            self.send_response(200)
+            self.end_headers()
+            self.wfile.write(data[: len(data) // 2])
+            return
+        if s.endless and self.path.endswith(s.endless):
+            self._send_slowly(self.path, chunk=b"\0" * (1 << 16), pause=0.0)
+            return
+        if s.trickle and self.path.endswith(s.trickle):
+            self._send_slowly(self.path, chunk=b"\0", pause=s.trickle_pause)
+            return
         if s.die_during and self.path.endswith(s.die_during):
             data = Path(self.translate_path(self.path)).read_bytes()
             self.send_response(200)
@@ -71,6 +93,24 @@ class _Handler(SimpleHTTPRequestHandler):
             return
         super().do_GET()
 
+    def _send_slowly(self, path: str, *, chunk: bytes, pause: float) -> None:
+        """``chunk`` after ``chunk``, with no Content-Length, until the client hangs up or the server's limits end it."""
+        s = self.server
+        self.connection.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 16)  # count what the client took, not a big buffer
+        self.send_response(200)
+        self.end_headers()
+        start = time.monotonic()
+        try:
+            while s.sent.get(path, 0) < s.body_limit and time.monotonic() - start < s.body_seconds and not s.closing:
+                self.wfile.write(chunk)
+                self.wfile.flush()
+                with s.lock:
+                    s.sent[path] = s.sent.get(path, 0) + len(chunk)
+                if pause:
+                    time.sleep(pause)
+        except OSError:
+            pass  # the client hung up
+
 
 class StaticServer(ThreadingHTTPServer):
     daemon_threads = True
@@ -83,13 +123,25 @@ class StaticServer(ThreadingHTTPServer):
         self.fail_first = 0
         self.stall_s = 0.0
         self.die_during: str | None = None
-        self._thread = threading.Thread(target=self.serve_forever, daemon=True)
+        self.redirects: dict[str, str] = {}
+        """Request path → Location of a 302."""
+        self.cut_short: str | None = None
+        self.endless: str | None = None
+        self.trickle: str | None = None
+        self.trickle_pause = 0.1
+        self.body_limit = 128 << 20
+        self.body_seconds = 30.0
+        """How much and how long an endless or trickled body goes on, so a client that never hangs up still ends."""
+        self.sent: dict[str, int] = {}
+        self.closing = False
+        self._thread = threading.Thread(target=self.serve_forever, kwargs={"poll_interval": 0.05}, daemon=True)
 
     def __enter__(self) -> StaticServer:
         self._thread.start()
         return self
 
     def __exit__(self, *exc: object) -> None:
+        self.closing = True
         if self._thread.is_alive():
             self.shutdown()
         self.server_close()

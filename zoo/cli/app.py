@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
+import errno
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
 
 import click
 
-from zoo._errors import ZooError
+from zoo._errors import UnknownModelError, UsageError, ZooError
 from zoo.cli import caching, fetching, listing, publishing, reporting, verifying
 from zoo.cli.context import notice
 
@@ -19,13 +20,37 @@ def _fail(exc: ZooError) -> NoReturn:
 
 
 class _Group(click.Group):
-    """Turns a ZooError from any command into ``zoo: error: …`` and its exit code."""
+    """Turns a ZooError from any command into ``zoo: error: …`` and its exit code,
+    and an OSError that no layer below turned into one into a line naming its path."""
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except UnknownModelError as exc:
+            _fail(_failed_model_file(ctx, exc) or exc)
         except ZooError as exc:
             _fail(exc)
+        except OSError as exc:
+            if exc.errno == errno.EPIPE:
+                raise  # click handles a closed stdout (`zoo list | head`)
+            paths = " and ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
+            notice(f"error: {paths + ': ' if paths else ''}{exc.strerror or exc}. "
+                   "Check that the path exists and that you may read and write it")
+            sys.exit(1)
+
+
+def _failed_model_file(ctx: click.Context, exc: UnknownModelError) -> ZooError | None:
+    """The unknown model is a --model-file's that failed to load: say that instead."""
+    from zoo.registry.model_file import model_name_for
+
+    zoo = (ctx.obj or {}).get("zoo")
+    for status in zoo.plugins if zoo is not None else ():
+        if status.kind == "model file" and status.status == "error" and \
+                f"model {model_name_for(Path(status.name))!r}" in str(exc):
+            # The loader's "failed to import: SpecError: " adds nothing to the model file's own message.
+            detail = (status.error or "").removeprefix("failed to import: ").removeprefix("SpecError: ")
+            return UsageError(detail if detail.startswith("model file ") else f"--model-file {status.name}: {detail}")
+    return None
 
 
 def _version() -> str:

@@ -3,13 +3,18 @@
 from __future__ import annotations
 
 import sys
-from typing import Any
+from collections.abc import Iterator
+from typing import TYPE_CHECKING, Any
 
 import click
 
+from zoo._errors import ZooError
 from zoo._units import human_bytes
 from zoo.cli.context import _dump, _zoo
 from zoo.cli.table import render
+
+if TYPE_CHECKING:
+    from zoo.registry.cache import Cache, Entry
 
 
 @click.group()
@@ -34,7 +39,7 @@ def cache_ls(ctx: click.Context, as_json: bool) -> None:
     store = _zoo(ctx).cache
     for key, entry, problem in store.scan():
         if entry is None:
-            rows.append((key[:12], "?", "?", "-", f"unreadable: {problem}"))
+            rows.append((key[:12], "?", "?", "-", f"corrupt: {problem}"))
             data.append({"key": key, "problem": problem})
             continue
         m = entry.manifest
@@ -56,13 +61,33 @@ def cache_ls(ctx: click.Context, as_json: bool) -> None:
         click.echo("the cache is empty")
 
 
+def _checked(store: Cache, *, verify: bool) -> Iterator[tuple[str, Entry | None, str | None]]:
+    """``store.scan``, where with ``verify`` an entry whose files match their hashes
+    must also pass the structural checks every hand-out runs (its .pte against its
+    manifest, its header against both): hashes alone pass another program re-hashed."""
+    from zoo.registry.verification import verify_entry
+
+    for key, entry, problem in store.scan(verify=verify):
+        if verify and entry is not None:
+            try:
+                failed = [f"{c.name}: {c.detail}" for c in verify_entry(entry).checks if not c.passed]
+            except (ZooError, ValueError) as exc:  # e.g. an accelerator this zoo does not know
+                failed = [f"cannot be checked ({exc})"]
+            if failed:
+                name = f"{entry.manifest.model} for {entry.manifest.target}"
+                yield key, None, f"{name} fails its structural check: {'; '.join(failed)}"
+                continue
+        yield key, entry, problem
+
+
 @cache.command("verify")
 @click.pass_context
 def cache_verify(ctx: click.Context) -> None:
-    """Re-check every cached file against its manifest's sha256."""
+    """Re-check every cached entry: its manifest, each file's sha256, and the
+    structure of its .pte and header."""
     bad = 0
     total = 0
-    for key, _entry, problem in _zoo(ctx).cache.scan(verify=True):
+    for key, _entry, problem in _checked(_zoo(ctx).cache, verify=True):
         total += 1
         if problem:
             bad += 1
@@ -87,7 +112,7 @@ def cache_prune(ctx: click.Context, prune_all: bool, corrupt: bool, older_than: 
     store = _zoo(ctx).cache
     cutoff = datetime.now(timezone.utc) - timedelta(days=older_than) if older_than is not None else None
     removed = 0
-    for key, entry, problem in store.scan(verify=corrupt):
+    for key, entry, problem in _checked(store, verify=corrupt):
         old = False
         if cutoff is not None and entry is not None:
             built = entry.manifest.built_at
@@ -101,5 +126,6 @@ def cache_prune(ctx: click.Context, prune_all: bool, corrupt: bool, older_than: 
         if prune_all or failures or (corrupt and problem):
             store.forget_failure(key)
             forgotten += 1
-    store.clean_tmp(older_than_s=0 if prune_all else 3600)
-    click.echo(f"removed {removed} entries" + (f" and {forgotten} failure records" if forgotten else ""))
+    leftovers, freed = store.clean_tmp()
+    click.echo(f"removed {removed} entries" + (f" and {forgotten} failure records" if forgotten else "")
+               + (f"; cleaned up {leftovers} leftover(s) of interrupted writes ({human_bytes(freed)})" if leftovers else ""))

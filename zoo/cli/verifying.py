@@ -4,12 +4,35 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 import click
 
 from zoo.cli.context import _dump, _zoo
 from zoo.cli.format import verification_lines
 from zoo.cli.options import EVAL_DIR_HELP, _size
+
+if TYPE_CHECKING:
+    from zoo.registry.cache import Cache, Entry
+    from zoo.registry.keys import BuildRequest
+
+
+def _manifest_sram(path: Path) -> int | None:
+    """Vela's SRAM figure in the manifest ``verify_file`` used (it has read it once already)."""
+    from zoo.registry.manifest import Manifest
+
+    total = Manifest.loads(path.read_text(encoding="utf-8")).vela_total
+    return total.sram_bytes if total else None
+
+
+def _cached(cache: Cache, request: BuildRequest) -> Entry | None:
+    """The entry ``zoo.verify`` just checked, for the budget check."""
+    from zoo._errors import MissingExtraError
+
+    try:
+        return cache.get(request.key())
+    except MissingExtraError:  # a light install verified a download it cannot key; the budget is not checked
+        return None
 
 
 def _names_a_file(ctx: click.Context, arg: str) -> bool:
@@ -51,6 +74,8 @@ def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, syste
 
     Exits with status 1 when a check fails.
     """
+    from zoo.registry.memory_fit import check_budget
+
     path = Path(model_or_path)
     budget = _size(sram_budget)
     if _names_a_file(ctx, model_or_path):
@@ -62,7 +87,12 @@ def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, syste
             raise click.UsageError("--eval-dir needs a MODEL (the numerical check lowers it again), not a .pte file")
         resolved = (_zoo(ctx).target(target, system_config=system_config, memory_mode=memory_mode, sram_budget=budget)
                     if target else None)
+        if resolved is None and budget is not None:
+            raise click.UsageError("--sram-budget needs --target for a .pte file (the memory mode decides what sits in SRAM)")
         result = verify_file(path, target=resolved, manifest_path=manifest_path, header_path=header_path)
+        if resolved is not None and resolved.sram_budget is not None and result.checks[0].passed:
+            vela_sram = _manifest_sram(manifest_path or path.parent / "manifest.json") if result.artifact else None
+            result.checks.append(check_budget(path.read_bytes(), resolved, vela_sram_bytes=vela_sram))
     else:
         from zoo.cli.progress import StageReporter
 
@@ -73,6 +103,11 @@ def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, syste
             result = zoo.verify(model_or_path, target, weights=weights, calibration_dir=calibration_dir, eval_dir=eval_dir,
                                 system_config=system_config, memory_mode=memory_mode, sram_budget=budget,
                                 numerics=not structure_only, build=not no_build, progress=progress)
+        entry = _cached(zoo.cache, request) if request.target.sram_budget is not None else None
+        if entry is not None and (pte := entry.file("pte")) is not None:
+            total = entry.manifest.vela_total
+            result.checks.append(check_budget(pte.read_bytes(), request.target,
+                                              vela_sram_bytes=total.sram_bytes if total else None))
     if as_json:
         _dump(result.to_json())
     else:

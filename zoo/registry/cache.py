@@ -7,22 +7,31 @@ Layout under the cache root::
     tmp/                       entries being written; renamed into place when complete
 
 An entry appears in one ``rename``, so a reader sees all of it or none of it,
-and every hit re-checks each file's sha256 before it is handed out.
+and every hit re-checks each file's sha256 before it is handed out. A cache that
+cannot be written still serves its hits; a write to it fails with one CacheError
+naming the folder.
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import os
-import shutil
 import time
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from zoo._errors import CacheError
-from zoo._fs import publish_dir, remove_dir, staging_dir, write_atomic
+from zoo._errors import CacheError, UsageError
+from zoo._fs import (
+    not_a_folder,
+    publish_dir,
+    remove_dir,
+    remove_stale_staging,
+    staging_dir,
+    write_atomic,
+)
 from zoo.registry.failures import Failure
 from zoo.registry.manifest import Manifest
 
@@ -31,6 +40,7 @@ if TYPE_CHECKING:
 
 MANIFEST = "manifest.json"
 LAYOUT = "v1"
+_TRASH = "evicted-"
 
 
 def sha256_bytes(data: bytes) -> str:
@@ -68,15 +78,30 @@ class Cache:
     def __init__(self, root: Path) -> None:
         self.root = Path(root)
         self.base = self.root / LAYOUT
+        _check_folder(self.root)
 
     def entry_path(self, key: str) -> Path:
         return self.base / "entries" / key[:2] / key
 
+    @contextlib.contextmanager
+    def _writing(self) -> Iterator[None]:
+        """Turn a failed write (read-only, full, not ours) into one line that names the cache."""
+        try:
+            yield
+        except OSError as exc:
+            where = f" ({exc.filename})" if exc.filename else ""
+            raise CacheError(
+                f"cannot write to the cache at {self.root}: {exc.strerror or exc}{where}. Make it writable "
+                "(or free some space), or set ZOO_CACHE_DIR to a folder you can write"
+            ) from None
+
     def lock(self, key: str, timeout: float = -1) -> FileLock:
         from filelock import FileLock  # 20 ms to import; only builds need it
-        locks = self.base / "locks"
-        locks.mkdir(parents=True, exist_ok=True)
-        return FileLock(str(locks / f"{key}.lock"), timeout=timeout)
+        path = self.base / "locks" / f"{key}.lock"
+        with self._writing():  # here, where the cache is first written, rather than deep in the lock
+            path.parent.mkdir(parents=True, exist_ok=True)
+            os.close(os.open(path, os.O_RDWR | os.O_CREAT, 0o644))
+        return FileLock(str(path), timeout=timeout)
 
     def get(self, key: str) -> Entry | None:
         """The verified entry for ``key``, None if absent; CorruptEntry if it fails its checks."""
@@ -113,7 +138,7 @@ class Cache:
         moved out of sight first; a reader sees the old entry, none, or the new one.
         """
         final = self.entry_path(manifest.key)
-        with staging_dir(self.base / "tmp", manifest.key[:12]) as staging:
+        with self._writing(), staging_dir(self.base / "tmp", manifest.key[:12]) as staging:
             for name, data in files.items():
                 if os.sep in name or name in ("", ".", "..", MANIFEST):
                     raise CacheError(f"refusing to store a file named {name!r}")
@@ -143,10 +168,12 @@ class Cache:
 
     def record_failure(self, failure: Failure) -> None:
         """Keep a failed build's record (the caller holds the key's lock)."""
-        write_atomic(self.failure_path(failure.key), failure.dumps().encode())
+        with self._writing():
+            write_atomic(self.failure_path(failure.key), failure.dumps().encode())
 
     def forget_failure(self, key: str) -> None:
-        self.failure_path(key).unlink(missing_ok=True)
+        with self._writing():
+            self.failure_path(key).unlink(missing_ok=True)
 
     def failures(self) -> Iterator[tuple[str, Failure | None, str | None]]:
         """Every recorded failure as (key, failure, problem)."""
@@ -160,8 +187,9 @@ class Cache:
 
     def evict(self, key: str) -> None:
         """Remove an entry: move it out of sight first, then delete it."""
-        trash = self.base / "tmp" / f"evicted-{key[:12]}-{os.getpid()}-{time.monotonic_ns()}"
-        remove_dir(self.entry_path(key), trash)
+        trash = self.base / "tmp" / f"{_TRASH}{key[:12]}-{os.getpid()}-{time.monotonic_ns()}"
+        with self._writing():
+            remove_dir(self.entry_path(key), trash)
 
     def keys(self) -> Iterator[str]:
         entries = self.base / "entries"
@@ -188,15 +216,24 @@ class Cache:
             except (OSError, ValueError, TypeError, KeyError) as exc:
                 yield key, None, f"manifest.json is unreadable ({exc})"
 
-    def clean_tmp(self, older_than_s: float = 3600) -> int:
-        """Remove staging leftovers of processes that died mid-write."""
-        tmp = self.base / "tmp"
-        if not tmp.is_dir():
-            return 0
-        removed = 0
-        now = time.time()
-        for p in tmp.iterdir():
-            if now - p.stat().st_mtime > older_than_s:
-                shutil.rmtree(p, ignore_errors=True) if p.is_dir() else p.unlink(missing_ok=True)
-                removed += 1
-        return removed
+    def clean_tmp(self) -> tuple[int, int]:
+        """Remove what writers that died mid-write left in ``tmp/``: (how many, bytes).
+        A live writer holds its staging folder's lock, so this never races one."""
+        with self._writing():
+            return remove_stale_staging(self.base / "tmp", trash_prefix=_TRASH)
+
+
+def _check_folder(root: Path) -> None:
+    """A cache root that is (or lies under) a file is a usage error, found before any write."""
+    try:
+        blocker = not_a_folder(root)
+    except OSError as exc:
+        raise CacheError(
+            f"cannot use the cache folder {root}: {exc.strerror or exc} ({exc.filename}). "
+            "Make it accessible, or set ZOO_CACHE_DIR to a folder you can write"
+        ) from None
+    if blocker is not None:
+        raise UsageError(
+            f"the cache folder {root} cannot be used: {'it' if blocker == root else blocker} is not a folder. "
+            "Point ZOO_CACHE_DIR (or cache_dir in zoo.toml) at a folder"
+        )

@@ -8,8 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from zoo._errors import BuildError
-from zoo._fs import replace_all, write_atomic
+from zoo._errors import BuildError, CacheError, UsageError, ZooError
+from zoo._fs import not_a_folder, replace_all, write_atomic
 from zoo.registry.c_header import HeaderOptions, pte_header
 from zoo.registry.cache import Entry, sha256_bytes, sha256_file
 from zoo.registry.manifest import Manifest
@@ -111,7 +111,7 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
         plan.append((out / bundle_path.name, bundle_path))
         plan.append((out / bundle_header_path.name,
                      custom_bundle_header if custom_bundle_header is not None else bundle_header_path))
-    replace_all(plan)
+    _write_out(out, plan)
     return Artifact(
         entry.key, source, out / pte_path.name, out / header_path.name, entry.manifest,
         out / labels_path.name if labels_path else None,
@@ -121,10 +121,28 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
     )
 
 
+def _write_out(out: Path, plan: list[tuple[Path, bytes | Path]]) -> None:
+    """Every file into ``-o`` through replace_all: unique temporaries beside each
+    final name, renamed over it (a symlink planted there is replaced, never followed)."""
+    try:
+        blocker = not_a_folder(out)
+        if blocker is not None:
+            raise UsageError(f"-o {out}: {blocker} is not a folder, so nothing can be written under it; "
+                             "choose another output folder")
+        replace_all(plan)
+    except OSError as exc:
+        raise ZooError(f"cannot write the artifact into -o {out}: {exc.strerror or exc} ({exc.filename}); "
+                       "choose a folder you can write") from None
+
+
 def _derived(root: Path, entry: Entry, options: HeaderOptions, name: str, data: bytes) -> Path:
     target = root / entry.key / f"{options.array}-{options.section}" / name
     if not target.is_file() or sha256_file(target) != sha256_bytes(data):
-        write_atomic(target, data)
+        try:
+            write_atomic(target, data)
+        except OSError as exc:
+            raise CacheError(f"cannot write the renamed header into the cache at {root}: {exc.strerror or exc} "
+                             f"({exc.filename}); pass -o DIR to write it elsewhere, or make the cache writable") from None
     return target
 
 

@@ -3,7 +3,10 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import json
+import types
+import typing
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
@@ -108,6 +111,9 @@ class Manifest:
     verification: dict[str, Any] | None = None
     """``structure`` (checks at build time), ``numerics`` (None unless built with
     --verify or --bundle) and ``bundle`` (the .bpte's test cases and tolerance)."""
+    io: dict[str, Any] | None = None
+    """The program's boundary: ``mode`` (float, int8, uint8, pixels), ``layout``,
+    and per input and output its dtype, shape, dim_order and quantization."""
     memory_fit: dict[str, Any] | None = None
     """For a target with an SRAM budget (``--sram-budget`` or a board's SRAM): the
     budget, the Vela options tried and the one chosen, and whether it fits."""
@@ -166,15 +172,169 @@ class Manifest:
         return json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n"
 
     @classmethod
-    def from_json(cls, data: dict[str, Any]) -> Manifest:
+    def from_json(cls, data: Any) -> Manifest:
+        """The manifest in ``data``; ValueError naming the first field that is not
+        what the schema says (every reader, cache, remotes and report, relies on it)."""
         if not isinstance(data, dict) or data.get("schema") != SCHEMA:
             raise ValueError(f"unsupported manifest schema {data.get('schema') if isinstance(data, dict) else data!r}")
+        _validate(data)
         # Fields a later zoo added are left out rather than making the entry unreadable.
         known = {f.name for f in dataclasses.fields(cls)}
         values = {k: v for k, v in data.items() if k in known}
-        values["files"] = [FileRecord(**f) for f in data["files"]]
+        record_fields = [f.name for f in dataclasses.fields(FileRecord)]
+        values["files"] = [FileRecord(**{k: f[k] for k in record_fields}) for f in data["files"]]
         return cls(**values)
 
     @classmethod
     def loads(cls, text: str) -> Manifest:
-        return cls.from_json(json.loads(text))
+        try:
+            data = json.loads(text)
+        except RecursionError:
+            raise ValueError("it nests too deeply to be a manifest") from None
+        return cls.from_json(data)
+
+
+# --- the schema: the dataclasses' own field types, plus the nested values the views read ---
+
+_JSON_TYPES = {dict: "an object", list: "a list", str: "a string", bool: "a boolean", int: "an integer",
+               float: "a number", type(None): "null"}
+
+
+def _conforms(value: Any, hint: Any) -> bool:
+    if hint is Any:
+        return True
+    args = typing.get_args(hint)
+    origin = typing.get_origin(hint)
+    if origin in (typing.Union, types.UnionType):
+        return any(_conforms(value, a) for a in args)
+    if origin is list or origin is tuple:
+        return isinstance(value, list) and all(_conforms(v, args[0]) for v in value)
+    if origin is dict:
+        return isinstance(value, dict) and all(isinstance(k, str) and _conforms(v, args[1]) for k, v in value.items())
+    if hint is int:
+        return isinstance(value, int) and not isinstance(value, bool)
+    if hint is float:
+        return isinstance(value, (int, float)) and not isinstance(value, bool)
+    return isinstance(value, hint)
+
+
+def _describe(hint: Any) -> str:
+    args = typing.get_args(hint)
+    origin = typing.get_origin(hint)
+    if hint is Any:
+        return "anything"
+    if origin in (typing.Union, types.UnionType):
+        return " or ".join(_describe(a) for a in args)
+    if origin is list or origin is tuple:
+        return "a list" if args[0] is Any else f"a list of {_describe(args[0]).split(' ', 1)[1]}s"
+    if origin is dict:
+        return "an object"
+    return _JSON_TYPES.get(hint) or str(hint.__name__)
+
+
+def _found(value: Any) -> str:
+    kind = next((text for t, text in _JSON_TYPES.items() if type(value) is t), type(value).__name__)
+    shown = json.dumps(value)[:40] if isinstance(value, (str, int, float, bool)) else ""
+    return f"{kind} {shown}".rstrip()
+
+
+def _check(where: str, value: Any, hint: Any) -> None:
+    if _conforms(value, hint):
+        return
+    # A list or object of the right kind: name the item in it that is wrong.
+    arms = typing.get_args(hint) if typing.get_origin(hint) in (typing.Union, types.UnionType) else (hint,)
+    for arm in arms:
+        origin, args = typing.get_origin(arm), typing.get_args(arm)
+        if origin in (list, tuple) and isinstance(value, list):
+            for i, item in enumerate(value):
+                _check(f"{where}[{i}]", item, args[0])
+        elif origin is dict and isinstance(value, dict):
+            for k, item in value.items():
+                _check(f"{where}.{k}", item, args[1])
+    raise ValueError(f"field '{where}' should be {_describe(hint)}, not {_found(value)}")
+
+
+@functools.cache
+def _hints(cls: type) -> dict[str, Any]:
+    return typing.get_type_hints(cls)
+
+
+# Values inside the JSON-shaped fields that the typed views and the structural
+# checks read; ``*`` is every item of a list. A missing key is allowed (views use
+# .get) unless the rule says it is required.
+_NESTED: tuple[tuple[str, Any, bool], ...] = (
+    ("key_inputs.target", dict[str, Any] | None, False),
+    ("key_inputs.target.accelerator", str | None, False),
+    ("key_inputs.target.system_config", str | None, False),
+    ("key_inputs.target.memory_mode", str | None, False),
+    ("key_inputs.target.extra_flags", list[str] | None, False),
+    ("key_inputs.target.vela_ini", str | None, False),
+    ("key_inputs.inputs", list[dict[str, Any]] | None, False),
+    ("key_inputs.inputs.*.name", str, True),
+    ("key_inputs.inputs.*.shape", list[int], True),
+    ("key_inputs.inputs.*.dtype", str, False),
+    ("key_inputs.model", dict[str, Any] | None, False),
+    ("key_inputs.weights", dict[str, Any] | None, False),
+    ("key_inputs.tools", dict[str, str | None] | None, False),
+    ("vela.total", dict[str, Any] | None, False),
+    *((f"vela.total.{name}", hint, False) for name, hint in _hints(VelaTotals).items()),
+    ("header.array", str, False),
+    ("header.section", str, False),
+    ("header.macros", dict[str, str | int | float | None], False),
+    ("build.built_at", str | None, False),
+    ("build.payloads", list[dict[str, Any]] | None, False),
+    ("build.payloads.*.scratch_size", int, True),
+    ("delegation.partitions", int | None, False),
+    ("verification.structure", dict[str, Any] | None, False),
+    ("verification.numerics", dict[str, Any] | None, False),
+    ("verification.bundle", dict[str, Any] | None, False),
+    ("io.mode", str, True),
+    ("io.layout", str, True),
+    *((f"io.{side}", list[dict[str, Any]], True) for side in ("inputs", "outputs")),
+    *((f"io.{side}.*.{name}", hint, True) for side in ("inputs", "outputs") for name, hint in (
+        ("name", str), ("dtype", str), ("shape", list[int]), ("dim_order", list[int]),
+        ("scale", float | None), ("zero_point", int | None), ("qmin", int | None), ("qmax", int | None))),
+    ("memory_fit.sram_budget_bytes", int | None, False),
+    ("memory_fit.selected_flags", list[str], False),
+)
+
+
+def _nested(data: Any, path: list[str], where: str, hint: Any, required: bool) -> None:
+    head, rest = path[0], path[1:]
+    if head == "*":
+        items: list[Any] = data if isinstance(data, list) else []
+        for i, item in enumerate(items):
+            _nested_step(item, rest, f"{where}[{i}]", hint, required)
+        return
+    if not isinstance(data, dict) or head not in data:
+        if required and not rest and isinstance(data, dict):
+            raise ValueError(f"field '{where}' has no {head!r}, which is required")
+        return
+    _nested_step(data[head], rest, f"{where}.{head}", hint, required)
+
+
+def _nested_step(value: Any, rest: list[str], where: str, hint: Any, required: bool) -> None:
+    if rest:
+        _nested(value, rest, where, hint, required)
+    else:
+        _check(where, value, hint)
+
+
+def _validate(data: dict[str, Any]) -> None:
+    hints = _hints(Manifest)
+    for f in dataclasses.fields(Manifest):
+        if f.name not in data:
+            if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING:
+                raise ValueError(f"field {f.name!r} is missing")
+        elif f.name != "files":  # its records are checked one by one below
+            _check(f.name, data[f.name], hints[f.name])
+    _check("files", data["files"], list[dict[str, Any]])
+    for i, record in enumerate(data["files"]):
+        for name, hint in _hints(FileRecord).items():
+            if name not in record:
+                raise ValueError(f"field 'files[{i}]' has no {name!r}, which is required")
+            _check(f"files[{i}].{name}", record[name], hint)
+    for path, hint, required in _NESTED:
+        head, *rest = path.split(".")
+        if data.get(head) is not None:
+            _nested_step(data[head], rest, head, hint, required)

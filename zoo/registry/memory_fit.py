@@ -6,19 +6,23 @@ about 354 KiB for 1.7 % more time. Where the memory mode keeps the arena in
 DRAM and uses SRAM as its cache (Dedicated_Sram), ``--arena-cache-size``
 caps the SRAM that Performance may use. Each candidate is one Vela run on
 the TOSA graphs a build already has, so choosing costs seconds, not a
-lowering. Nothing here imports torch.
+lowering. ``check_budget`` checks a finished artifact against a budget.
+Nothing here imports torch.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zoo._errors import BuildError
 from zoo._units import human_bytes
 from zoo.registry.targets import Target
 from zoo.registry.vela_config import vela_config
+
+if TYPE_CHECKING:
+    from zoo.registry.structure_check import Check
 
 SIZE = "--optimise=Size"
 BUDGET_FLAGS = ("--optimise", "--arena-cache-size")
@@ -80,3 +84,53 @@ def fit_record(target: Target, budget: int, chosen: Candidate, candidates: Seque
         "selected_flags": list(chosen.flags),
         "candidates": [c.to_json(budget) for c in candidates],
     }
+
+
+def check_budget(pte: bytes, target: Target, *, vela_sram_bytes: int | None = None) -> Check:
+    """Does the artifact fit ``target.sram_budget``? Its SRAM need is the larger of
+    Vela's estimate (``vela_sram_bytes``, from a manifest) and what its Vela payloads
+    put in SRAM: the largest scratch area where the memory mode keeps the arena in
+    SRAM, else no more than the arena cache."""
+    from zoo.registry.pte_structure import ETHOSU_BACKEND_ID, PteFormatError, read_pte
+    from zoo.registry.structure_check import Check
+    from zoo.registry.vela_payload import PayloadError, parse_payload
+
+    budget = target.sram_budget
+    assert budget is not None
+    try:
+        ethos = [d for d in read_pte(pte).delegates if d.backend_id == ETHOSU_BACKEND_ID]
+        scratch = max((parse_payload(pte, d.offset, d.offset + d.size).scratch_size for d in ethos), default=None)
+    except (PteFormatError, PayloadError) as exc:
+        return Check("sram_budget", False, f"cannot tell what it needs: {exc}")
+    needs: list[tuple[int, str]] = []
+    if vela_sram_bytes is not None:
+        needs.append((vela_sram_bytes, "Vela's SRAM estimate in the manifest"))
+    if scratch is not None:
+        flags = (ethos[0].spec_text("compile_flags") or "").split()
+        cache = _arena_cache(target, flags)
+        if cache is None or cache >= scratch:
+            needs.append((scratch, "the scratch area of its Vela payload"))
+        else:
+            needs.append((cache, f"the arena cache its {scratch}-byte scratch area works through"))
+    if not needs:
+        return Check("sram_budget", False, "cannot tell what it needs: no Vela payload and no manifest figure")
+    need, basis = max(needs, key=lambda n: n[0])  # on a tie, the manifest's figure
+    shown = f"{human_bytes(need)} ({need} bytes, {basis})"
+    if need > budget:
+        return Check("sram_budget", False, f"it needs {shown}, more than the SRAM budget of "
+                                           f"{human_bytes(budget)} ({budget} bytes)")
+    return Check("sram_budget", True, f"it needs {shown}, within the SRAM budget of {human_bytes(budget)}")
+
+
+def _arena_cache(target: Target, flags: list[str]) -> int | None:
+    """How much SRAM the arena may use where the memory mode keeps it off SRAM and
+    caches it there; None where it lives in SRAM or nothing caps the cache."""
+    given = dict(f.split("=", 1) for f in flags if "=" in f)
+    mode = given.get("--memory-mode", target.memory_mode or "")
+    cfg = vela_config()
+    area = cfg.memory_modes.get(mode, {}).get("arena_mem_area", "Axi0")
+    ports = cfg.system_configs.get(given.get("--system-config", target.system_config or ""), {})
+    if ports.get(f"{area.lower()}_port", "Sram" if area == "Axi0" else "OffChipFlash") == "Sram":
+        return None
+    size = given.get("--arena-cache-size")
+    return int(size) if size is not None and size.isdigit() else cfg.arena_cache_size(mode)

@@ -11,6 +11,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import re
+import traceback
 from pathlib import Path
 from typing import Any
 
@@ -28,6 +29,16 @@ def _as_tuple(value: Any, what: str) -> tuple[Any, ...]:
     if isinstance(value, (tuple, list)) and value and all(isinstance(v, torch.Tensor) for v in value):
         return tuple(value)
     raise SpecError(f"{what} must be a tensor or a tuple of tensors, got {type(value).__name__}")
+
+
+def _where(exc: BaseException, path: Path) -> str:
+    """`` at line N: Type: message`` of an error raised while running the file at ``path``."""
+    if isinstance(exc, SyntaxError) and exc.filename == str(path):
+        return f" at line {exc.lineno}: {type(exc).__name__}: {exc.msg}"
+    lines = [f.lineno for f in traceback.extract_tb(exc.__traceback__) if f.filename == str(path)]
+    text = str(exc).strip().splitlines()
+    error = f"{type(exc).__name__}: {text[0]}" if text else type(exc).__name__
+    return f" at line {lines[-1]}: {error}" if lines else f": {error}"
 
 
 def model_name_for(path: Path) -> str:
@@ -57,7 +68,10 @@ def spec_from_model_file(path: Path) -> ModelSpec:
     if module_spec is None or module_spec.loader is None:
         raise UsageError(f"--model-file {path}: cannot be loaded as a Python module")
     module = importlib.util.module_from_spec(module_spec)
-    module_spec.loader.exec_module(module)
+    try:
+        module_spec.loader.exec_module(module)
+    except (Exception, SystemExit) as exc:  # the file's own error, as the file's failure
+        raise SpecError(f"model file {path} failed to load{_where(exc, path)}") from exc
 
     for required in ("ModelUnderTest", "ModelInputs"):
         if not hasattr(module, required):

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 DEFAULT_TIMEOUT_S = 30.0
+DEFAULT_DEADLINE_S = 600.0
 DEFAULT_RETRIES = 3
 BACKOFF_S = 0.5
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
@@ -28,7 +29,32 @@ RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 
 def timeout_s() -> float:
     """Seconds to wait for a connection or for the next bytes (``ZOO_HTTP_TIMEOUT``)."""
-    return float(number("ZOO_HTTP_TIMEOUT", DEFAULT_TIMEOUT_S, float))
+    # 0 would make every connection fail at once, reported as "cannot connect".
+    return float(number("ZOO_HTTP_TIMEOUT", DEFAULT_TIMEOUT_S, float, positive=True))
+
+
+def deadline_s() -> float:
+    """Seconds one transfer may take in all, retries included (``ZOO_HTTP_DEADLINE``; 0: no limit)."""
+    return float(number("ZOO_HTTP_DEADLINE", DEFAULT_DEADLINE_S, float))
+
+
+class Deadline:
+    """The overall time limit of one transfer. The per-read timeout alone lets a
+    server that trickles a byte now and then hold zoo for ever."""
+
+    def __init__(self, what: str) -> None:
+        self.what = what
+        self.limit = deadline_s()
+        self._end = time.monotonic() + self.limit if self.limit else None
+
+    def remaining(self) -> float | None:
+        return None if self._end is None else self._end - time.monotonic()
+
+    def check(self) -> None:
+        """RemoteUnavailable once the time is up; not worth a retry, which would take as long."""
+        left = self.remaining()
+        if left is not None and left <= 0:
+            raise RemoteUnavailable(f"{self.what}: not done after {self.limit:g} s (ZOO_HTTP_DEADLINE); giving up")
 
 
 def retries() -> int:

@@ -20,6 +20,11 @@ def _ms(value: Any) -> str:
     return f"{value * 1000:.1f} µs" if value >= 0.001 else f"{value * 1e6:.0f} ns"
 
 
+def _bytes(value: Any) -> str:
+    # The index's figures are the publisher's word: anything but a number shows as unknown.
+    return human_bytes(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else "–"
+
+
 def _accuracy(value: Any) -> str:
     if value is None:
         return "–"
@@ -101,7 +106,7 @@ def model_card(index: Index, remote: str) -> str:
             lines.append(" | ".join([
                 f"| {r.target}", str(opts.get("system_config") or "–"), str(opts.get("memory_mode") or "–"), r.weights,
                 human_bytes(pte.size if pte else None), _ms(vela.get("inference_time_ms")),
-                human_bytes(vela.get("sram_bytes")) if vela else "–", human_bytes(vela.get("flash_bytes")) if vela else "–",
+                _bytes(vela.get("sram_bytes")), _bytes(vela.get("flash_bytes")),
                 _accuracy(r.accuracy), _tools(r), f"`{pte.sha256}` |" if pte else "– |",
             ]))
         lines += ["", "```sh", *dict.fromkeys(fetch_command(r, remote) for r in rows), "```"]

@@ -2,7 +2,9 @@
 
 Publishing copies each artifact into a hidden staging folder and renames it
 into place, then replaces ``index.json`` in one rename, all under a lock file,
-so a reader sees an artifact complete or not at all.
+so a reader sees an artifact complete or not at all. A publish killed half
+way leaves its temporaries behind; the next publish removes them under the
+same lock, which every writer of them holds, so none of them is live.
 """
 
 from __future__ import annotations
@@ -69,12 +71,21 @@ class DirectoryRemote(Remote):
         except OSError as exc:
             raise RemoteUnavailable(f"{self.url}: cannot read {path}: {exc.strerror}") from None
 
+    def _remove_leftovers(self) -> None:
+        """The index temporaries (``zoo._fs`` names them ``.index.json.*.zoo-tmp``) and
+        the staging folder of publishes that died. Only call it holding the lock."""
+        for tmp in self.root.glob(f".{INDEX}.*"):
+            if tmp.name.endswith((".zoo-tmp", ".tmp")) and (tmp.is_symlink() or tmp.is_file()):
+                tmp.unlink(missing_ok=True)
+        shutil.rmtree(self.root / STAGING, ignore_errors=True)
+
     def publish(self, entries: Sequence[Entry], *, say: Notice) -> PublishReport:
         from filelock import FileLock
 
         self.root.mkdir(parents=True, exist_ok=True)
         report = PublishReport(self.url)
         with FileLock(str(self.root / LOCK)):
+            self._remove_leftovers()
             index = self.read_index()
             items, report.already = plan(index, entries, remote=self.url)
             if not items:

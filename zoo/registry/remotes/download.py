@@ -15,9 +15,14 @@ The rule for choosing (README, "Fetching prebuilt artifacts"):
 Verification before anything enters the cache: the manifest's sha256 must
 equal the index's, the manifest's key must be the hash of its key inputs and
 match the index, every file name must be a plain name inside the artifact's
-folder, every file's size and sha256 must match the manifest, and the
-artifact must pass ``check_artifact``. Files are staged in the cache's tmp
+folder, the files must be the ones the index lists, every file's size and
+sha256 must match the manifest (a download stops at the declared size), and
+the artifact must pass ``check_artifact``. Files are staged in the cache's tmp
 folder and stored with ``Cache.put`` only after all of that.
+
+A remote that misbehaves (unreachable, malformed, or serving an artifact that
+fails a check) costs only itself: zoo says why in one notice and tries the next
+remote, then a local build. Nothing of a failed artifact is cached.
 """
 
 from __future__ import annotations
@@ -25,7 +30,7 @@ from __future__ import annotations
 import copy
 import dataclasses
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -90,18 +95,43 @@ class Found:
     remote: str | None = None
 
 
+@dataclass
+class Search:
+    """What ``find_prebuilt`` found, and why each other place had nothing."""
+
+    found: Found | None = None
+    notes: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+    """The artifacts a remote offered that failed a check (IntegrityError)."""
+
+    def skip(self, exc: RemoteError, say: Notice, what: str) -> None:
+        say(f"{exc}; skipping this {what}")
+        self.notes.append(str(exc))
+        if isinstance(exc, IntegrityError):
+            self.refused.append(str(exc))
+
+
+_BAD_INPUT = (ValueError, TypeError, KeyError, AttributeError, RecursionError)
+"""What code that reads a remote's JSON raises when a value has the wrong type or shape."""
+
+
 def check_artifact(manifest: Manifest, folder: Path) -> None:
-    """The structural check a downloaded artifact passes before it is cached:
-    the same torch-free checks every hand-out runs (structure_check)."""
+    """The checks a downloaded artifact passes before it is cached: the same
+    torch-free checks every hand-out runs (the structure, and the header against
+    the .pte and the manifest), so nothing is cached that could not be handed out."""
+    from zoo.registry.header_check import check_stored_header
     from zoo.registry.structure_check import Expected, check_structure
 
     record = manifest.file("pte")
-    assert record is not None
+    header = manifest.file("header")
+    assert record is not None and header is not None
     data = (folder / record.name).read_bytes()
     where = f"{manifest.model} for {manifest.target}: {record.name}"
     if data[4:8] != b"ET12":
         raise IntegrityError(f"{where} is not an ExecuTorch program (no ET12 identifier at byte 4)")
-    failed = [c for c in check_structure(data, Expected.from_manifest(manifest)) if not c.passed]
+    checks = check_structure(data, Expected.from_manifest(manifest))
+    checks.append(check_stored_header(data, (folder / header.name).read_bytes(), header.name, manifest))
+    failed = [c for c in checks if not c.passed]
     if failed:
         problems = "; ".join(f"{c.name}: {c.detail}" for c in failed)
         raise IntegrityError(f"{where} fails its structural check: {problems}")
@@ -144,16 +174,20 @@ def pull(remote: Remote, record: IndexRecord, cache: Cache, *, want: Wanted, pro
                                what=f"{label}: {MANIFEST} (checked against index.json)", progress=progress)
             try:
                 manifest = Manifest.loads((staging / MANIFEST).read_text(encoding="utf-8"))
-            except (ValueError, TypeError, KeyError) as exc:
-                raise RemoteError(f"{label}: {MANIFEST} is unreadable ({exc})") from None
-            _check_manifest(manifest, record, want=want, label=label)
+                _check_manifest(manifest, record, want=want, label=label)
+            except _BAD_INPUT as exc:
+                raise RemoteError(f"{label}: {MANIFEST} is malformed ({type(exc).__name__}: {exc})") from None
             for f in manifest.files:
                 _download_verified(remote, f"{record.folder}/{f.name}", staging / f.name, size=f.size,
                                    sha256=f.sha256, what=f"{label}: {f.name}", progress=progress)
-            check_artifact(manifest, staging)
+            try:
+                check_artifact(manifest, staging)
+            except _BAD_INPUT as exc:
+                # Only a manifest whose values have the wrong types gets this far and fails this way.
+                raise RemoteError(f"{label}: {MANIFEST} is malformed ({type(exc).__name__}: {exc})") from None
             return cache.put(manifest, {f.name: (staging / f.name).read_bytes() for f in manifest.files})
-    except IntegrityError as exc:
-        raise IntegrityError(f"{exc}; nothing of it was cached") from None
+    except RemoteError as exc:
+        raise type(exc)(f"{exc}; nothing of it was cached") from None
 
 
 def _check_manifest(manifest: Manifest, record: IndexRecord, *, want: Wanted, label: str) -> None:
@@ -166,6 +200,10 @@ def _check_manifest(manifest: Manifest, record: IndexRecord, *, want: Wanted, la
     names = [check_file_name(f.name, where=f"{label}: {MANIFEST}") for f in manifest.files]
     if len(set(names)) != len(names):
         raise IntegrityError(f"{label}: {MANIFEST} lists a file twice")
+    # The index's sizes bound the downloads too: a manifest cannot promise a bigger file than the index.
+    listed = {(f.name, f.kind, f.size, f.sha256) for f in record.files}
+    if {(f.name, f.kind, f.size, f.sha256) for f in manifest.files} != listed:
+        raise IntegrityError(f"{label}: {MANIFEST} lists other files (names, sizes or sha256) than index.json does")
     for kind in ("pte", "header"):
         if manifest.file(kind) is None:
             raise IntegrityError(f"{label}: {MANIFEST} lists no {kind} file")
@@ -189,9 +227,9 @@ def find_prebuilt(
     offline: bool = False,
     say: Notice,
     progress: Progress | None = None,
-) -> tuple[Found | None, list[str]]:
+) -> Search:
     """A verified prebuilt artifact for ``request`` (see the module docstring), or
-    None with one note per place that did not have it."""
+    none, with one note per place that did not have it."""
     want = wanted(request)
     model, target, slug = request.spec.name, request.target.name, request.target.slug
     light = not can_compile_here()
@@ -210,61 +248,70 @@ def find_prebuilt(
         if cached is not None:
             tools = _tools(cached.manifest.tools)
             say(f"using the cached {model} for {target} built with {tools} ({why})")
-            return Found(cached, "cache"), []
+            return Search(Found(cached, "cache"))
 
-    notes: list[str] = []
+    search = Search()
     others: list[tuple[Remote, IndexRecord]] = []
     for remote in remotes:
         if offline and remote.network:
-            notes.append(f"{remote}: skipped, offline")
+            search.notes.append(f"{remote}: skipped, offline")
             continue
         try:
-            candidates = [r for r in remote.read_index().candidates(model, slug) if want.accepts(r.key_inputs)]
-        except IntegrityError:
-            raise
+            candidates = _candidates(remote, model, slug, want, search, say)
         except RemoteError as exc:
-            say(f"{exc}; skipping this remote")
-            notes.append(str(exc))
+            search.skip(exc, say, "remote")
             continue
         exact = next((r for r in candidates if r.key == want.key), None)
         if exact is not None:
-            found = _pull_or_note(remote, exact, cache, want, progress, say, notes)
+            found = _pull_or_skip(remote, exact, cache, want, progress, say, search)
             if found is not None:
                 say(f"downloaded {model} for {target} from {remote} (key {exact.key[:12]}…), every file verified")
-                return found, notes
+                search.found = found
+                return search
             continue
         others += [(remote, r) for r in candidates]
         if not candidates:
-            notes.append(f"{remote}: has no {model} for {target}")
+            search.notes.append(f"{remote}: has no {model} for {target}")
 
     if accept_any:
         for remote, record in sorted(others, key=lambda rr: rr[1].built_at, reverse=True):
-            found = _pull_or_note(remote, record, cache, want, progress, say, notes)
+            found = _pull_or_skip(remote, record, cache, want, progress, say, search)
             if found is not None:
                 say(f"downloaded {model} for {target} from {remote} (key {record.key[:12]}…), every file verified; "
                     f"built with {_tools(record.tools)} ({why})")
-                return found, notes
-        return None, notes
+                search.found = found
+                return search
+        return search
     newest: dict[str, IndexRecord] = {}
     for remote, record in others:
         if str(remote) not in newest or record.built_at > newest[str(remote)].built_at:
             newest[str(remote)] = record
-    notes += [
+    search.notes += [
         f"{url}: has {model} for {target} built with other tools ({_tools(r.tools)}); pass --any-toolchain to use it"
         for url, r in newest.items()
     ]
-    return None, notes
+    return search
 
 
-def _pull_or_note(remote: Remote, record: IndexRecord, cache: Cache, want: Wanted, progress: Progress | None,
-                  say: Notice, notes: list[str]) -> Found | None:
+def _candidates(remote: Remote, model: str, slug: str, want: Wanted, search: Search, say: Notice) -> list[IndexRecord]:
+    """The records of ``remote`` that could be ``model`` for ``slug``; RemoteError if its index is unusable.
+    Each unreadable record that may have been the one wanted is reported, and costs only itself."""
+    try:
+        index = remote.read_index()
+        for rejected in index.rejected:
+            if rejected.concerns(model, slug):
+                search.skip(rejected.error, say, "entry")
+        return [r for r in index.candidates(model, slug) if want.accepts(r.key_inputs)]
+    except _BAD_INPUT as exc:
+        raise RemoteError(f"{remote}: its index.json cannot be used ({type(exc).__name__}: {exc})") from None
+
+
+def _pull_or_skip(remote: Remote, record: IndexRecord, cache: Cache, want: Wanted, progress: Progress | None,
+                  say: Notice, search: Search) -> Found | None:
     try:
         return Found(pull(remote, record, cache, want=want, progress=progress), "remote", str(remote))
-    except IntegrityError:
-        raise
     except RemoteError as exc:
-        say(f"{exc}; skipping this remote")
-        notes.append(str(exc))
+        search.skip(exc, say, "artifact")
         return None
 
 

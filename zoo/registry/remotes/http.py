@@ -1,27 +1,48 @@
 """An HTTP(S) remote: a read-only mirror of a published directory, as served
 by any static web server. Downloads stream with httpx2 (which huggingface_hub
-already depends on); transient failures are retried with backoff."""
+already depends on); transient failures are retried with backoff.
+
+A transfer stops at the size its manifest declares and at its overall deadline
+(``ZOO_HTTP_DEADLINE``); redirects are followed only to http(s) URLs, and
+only so far.
+"""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urljoin, urlsplit
 
 from zoo._errors import IntegrityError, RemoteError
 from zoo.registry.events import ByteProgress
-from zoo.registry.remotes.base import RETRY_STATUS, Remote, timeout_s, with_retries
+from zoo.registry.remotes.base import RETRY_STATUS, Deadline, Remote, timeout_s, with_retries
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
 
 if TYPE_CHECKING:
     import httpx2
 
 MAX_INDEX_BYTES = 64 << 20
+MAX_REDIRECTS = 10
+_SCHEMES = ("http", "https")
 
 
 class _Status(Exception):
     def __init__(self, status: int, url: str) -> None:
         super().__init__(f"{url} answered HTTP {status}")
         self.status = status
+
+
+def _refuse_other_schemes(response: httpx2.Response) -> None:
+    """A mirror has no business sending zoo to file:// or any other scheme;
+    left to httpx2, that fails as a broken connection and is retried."""
+    if not response.has_redirect_location:
+        return
+    location = response.headers["Location"]
+    if urlsplit(urljoin(str(response.request.url), location)).scheme.lower() not in _SCHEMES:
+        raise RemoteError(
+            f"{response.request.url} redirects to {location}; zoo follows redirects to http(s) URLs only, so it refuses this one"
+        )
 
 
 class HttpRemote(Remote):
@@ -37,8 +58,10 @@ class HttpRemote(Remote):
         if self._client_ is None:
             import httpx2
 
-            t = timeout_s()
-            self._client_ = httpx2.Client(timeout=httpx2.Timeout(t), follow_redirects=True)
+            self._client_ = httpx2.Client(
+                timeout=httpx2.Timeout(timeout_s()), follow_redirects=True, max_redirects=MAX_REDIRECTS,
+                event_hooks={"response": [_refuse_other_schemes]},
+            )
         return self._client_
 
     def _url(self, path: str) -> str:
@@ -52,56 +75,77 @@ class HttpRemote(Remote):
             return f"timed out after {timeout_s():g} s (ZOO_HTTP_TIMEOUT)"
         if isinstance(exc, httpx2.ConnectError):
             return f"cannot connect ({exc})"
+        if isinstance(exc, httpx2.UnsupportedProtocol):
+            return None
         if isinstance(exc, httpx2.TransportError):
             return f"the connection broke ({type(exc).__name__}: {exc})"
         if isinstance(exc, _Status) and exc.status in RETRY_STATUS:
             return f"server error: HTTP {exc.status}"
         return None
 
-    def _stream(self, url: str, sink: Any, *, limit: int | None, progress: ByteProgress | None, too_long: str) -> None:
+    def _retrying(self, what: str, attempt: Callable[[], None]) -> None:
+        """``attempt`` with retries; what httpx2 raises that no retry can mend becomes a RemoteError."""
+        import httpx2
+
+        try:
+            with_retries(what, attempt, self._transient)
+        except httpx2.TooManyRedirects:
+            raise RemoteError(f"{what}: more than {MAX_REDIRECTS} redirects (a redirect loop?); giving up") from None
+        except (httpx2.HTTPError, httpx2.InvalidURL) as exc:
+            raise RemoteError(f"{what}: {type(exc).__name__}: {exc}") from None
+
+    def _stream(self, url: str, sink: Any, *, limit: int | None, progress: ByteProgress | None, too_long: str,
+                deadline: Deadline) -> None:
+        deadline.check()
         with self._client().stream("GET", url) as response:
             if response.status_code != 200:
                 raise _Status(response.status_code, url)
             done = 0
-            for chunk in response.iter_bytes(1 << 16):
+            # No chunk size: httpx2 would otherwise wait for a whole chunk, and a trickle never fills one.
+            for chunk in response.iter_bytes():
                 done += len(chunk)
                 if limit is not None and done > limit:
                     raise IntegrityError(too_long)
                 sink(chunk)
                 if progress:
                     progress(done, limit)
+                deadline.check()
 
     def read_index(self) -> Index:
         url = self._url(INDEX)
+        what = f"reading {url}"
+        deadline = Deadline(what)
         parts: list[bytes] = []
 
         def attempt() -> None:
             parts.clear()
             try:
-                self._stream(url, parts.append, limit=MAX_INDEX_BYTES, progress=None,
+                self._stream(url, parts.append, limit=MAX_INDEX_BYTES, progress=None, deadline=deadline,
                              too_long=f"{url} is larger than {MAX_INDEX_BYTES >> 20} MiB; not a zoo index")
             except _Status as exc:
                 if exc.status == 404:
                     raise RemoteError(f"{url} does not exist (HTTP 404): is {self.url} the root of a published directory?") from None
                 _permanent(exc)
 
-        with_retries(f"reading {url}", attempt, self._transient)
+        self._retrying(what, attempt)
         return Index.loads(b"".join(parts), source=self.url)
 
     def download(self, path: str, dest: Path, *, size: int | None, progress: ByteProgress | None = None, fresh: bool = False) -> None:
         url = self._url(path)
+        what = f"downloading {url}"
+        deadline = Deadline(what)
 
         def attempt() -> None:
             with dest.open("wb") as f:
                 try:
-                    self._stream(url, f.write, limit=size, progress=progress,
+                    self._stream(url, f.write, limit=size, progress=progress, deadline=deadline,
                                  too_long=f"{url} sends more than the {size} bytes its manifest lists")
                 except _Status as exc:
                     if exc.status == 404:
                         raise RemoteError(f"{url} is listed in the index but missing (HTTP 404)") from None
                     _permanent(exc)
 
-        with_retries(f"downloading {url}", attempt, self._transient)
+        self._retrying(what, attempt)
 
 
 def _permanent(exc: _Status) -> None:

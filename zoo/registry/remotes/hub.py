@@ -24,7 +24,7 @@ from typing import Any, cast
 from zoo._errors import IntegrityError, PublishConflict, RemoteError, RemoteUnavailable, UsageError
 from zoo.registry.cache import Entry
 from zoo.registry.events import ByteProgress, Notice
-from zoo.registry.remotes.base import RETRY_STATUS, PublishReport, Remote, with_retries
+from zoo.registry.remotes.base import RETRY_STATUS, Deadline, PublishReport, Remote, with_retries
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
 
 CARD = "README.md"
@@ -33,9 +33,14 @@ _CHUNK = 1 << 20
 
 
 class _ProgressBar:
-    """Enough of tqdm for huggingface_hub's ``tqdm_class``: it reports bytes to zoo's progress."""
+    """Enough of tqdm for huggingface_hub's ``tqdm_class``. The client calls it for
+    each chunk it writes, so besides reporting bytes to zoo's progress it is where
+    a download is stopped past the declared size or the deadline."""
 
-    report: ByteProgress
+    report: ByteProgress | None = None
+    limit: int | None = None
+    deadline: Deadline | None = None
+    too_long: str = ""
 
     def __init__(self, *, total: int | None = None, initial: int = 0, **_: Any) -> None:
         self.n = initial
@@ -49,14 +54,21 @@ class _ProgressBar:
 
     def update(self, n: int = 1) -> None:
         self.n += n
-        self.report(self.n, self.total)
+        if self.limit is not None and self.n > self.limit:
+            raise IntegrityError(self.too_long)
+        if self.report is not None:
+            self.report(self.n, self.total)
+        if self.deadline is not None:
+            self.deadline.check()
 
     def close(self) -> None:
         return None
 
 
-def _bar_class(progress: ByteProgress) -> type[_ProgressBar]:
-    return type("_Bar", (_ProgressBar,), {"report": staticmethod(progress)})
+def _bar_class(progress: ByteProgress | None, limit: int | None, deadline: Deadline, too_long: str) -> type[_ProgressBar]:
+    return type("_Bar", (_ProgressBar,), {
+        "report": staticmethod(progress) if progress else None, "limit": limit, "deadline": deadline, "too_long": too_long,
+    })
 
 
 class HubRemote(Remote):
@@ -82,6 +94,8 @@ class HubRemote(Remote):
 
         if isinstance(exc, httpx2.TimeoutException):
             return f"{self.endpoint} timed out"
+        if isinstance(exc, httpx2.UnsupportedProtocol):
+            return None
         if isinstance(exc, httpx2.TransportError):
             return f"cannot reach {self.endpoint} ({type(exc).__name__}: {exc})"
         if isinstance(exc, HfHubHTTPError) and exc.response.status_code in RETRY_STATUS:
@@ -123,17 +137,20 @@ class HubRemote(Remote):
         check_relative_path(path, where=self.url)
         if self._commit is None:
             raise RemoteError(f"{self.url}: read the index before downloading {path}")
-        with self._errors(f"downloading {path}"):
+        what = f"downloading {path}"
+        too_long = f"{self.url}: {path} is longer than the {size} bytes its manifest lists"
+        bar = _bar_class(progress, size, Deadline(f"{self.url} ({what})"), too_long)
+        with self._errors(what):
             local = hf_hub_download(
                 self.repo_id, path, revision=self._commit, endpoint=self.endpoint, force_download=fresh,
-                tqdm_class=cast(Any, _bar_class(progress)) if progress else None,
+                tqdm_class=cast(Any, bar),
             )
         done = 0
         with open(local, "rb") as fin, dest.open("wb") as fout:
             while chunk := fin.read(_CHUNK):
                 done += len(chunk)
                 if size is not None and done > size:
-                    raise IntegrityError(f"{self.url}: {path} is longer than the {size} bytes its manifest lists")
+                    raise IntegrityError(too_long)
                 fout.write(chunk)
 
     @contextmanager
@@ -176,8 +193,14 @@ class HubRemote(Remote):
             raise kind(f"{where}: {self.endpoint} answered HTTP {status}") from None
         except httpx2.TimeoutException:
             raise RemoteUnavailable(f"{where}: {self.endpoint} timed out (HF_HUB_DOWNLOAD_TIMEOUT)") from None
+        except httpx2.UnsupportedProtocol as exc:
+            raise RemoteError(f"{where}: {self.endpoint} sent zoo to a URL that is not http(s), which it refuses ({exc})") from None
+        except httpx2.TooManyRedirects:
+            raise RemoteError(f"{where}: {self.endpoint} redirects too many times (a redirect loop?); giving up") from None
         except httpx2.TransportError as exc:
             raise RemoteUnavailable(f"{where}: cannot reach {self.endpoint} ({type(exc).__name__}: {exc})") from None
+        except httpx2.HTTPError as exc:
+            raise RemoteError(f"{where}: {type(exc).__name__}: {exc}") from None
         except OSError as exc:
             raise RemoteUnavailable(f"{where}: {exc}") from None
 

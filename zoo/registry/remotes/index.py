@@ -9,6 +9,10 @@ index and every file against the manifest. The record also carries what a
 reader needs to choose an artifact without downloading it: the key inputs
 (whose sha256 is the key), the build time, the files with their checksums and
 Vela's estimates (which the Hub model card shows).
+
+A record that cannot be read (a wrong type, an unsafe path) is left out of the
+index and kept aside as ``Rejected``: it fails closed for its own artifact
+only, and a publish writes it back as it was, since publishing only adds.
 """
 
 from __future__ import annotations
@@ -31,6 +35,9 @@ SCHEMA = 1
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+MAX_DEPTH = 32
+"""How deeply a record may nest; zoo's own are 5 deep. Deeper ones would make
+the recursive code that compares and copies key inputs fail."""
 
 
 def check_file_name(name: object, *, where: str) -> str:
@@ -143,11 +150,26 @@ def record_for(entry: Entry, slug: str, manifest_sha256: str) -> IndexRecord:
     )
 
 
+@dataclass(frozen=True)
+class Rejected:
+    """A part of index.json that could not be read, at ``path`` under ``models``."""
+
+    path: tuple[str, ...]
+    """(model), (model, slug) or (model, slug, key), as written in the file."""
+    raw: Any
+    error: RemoteError
+
+    def concerns(self, model: str, slug: str) -> bool:
+        """Whether the artifact for ``model``/``slug`` may be the one that was lost."""
+        return self.path[0] == model and (len(self.path) == 1 or self.path[1] == slug)
+
+
 class Index:
     """Models → target slugs → build keys → records."""
 
     def __init__(self, records: dict[str, dict[str, dict[str, IndexRecord]]] | None = None) -> None:
         self.models: dict[str, dict[str, dict[str, IndexRecord]]] = records or {}
+        self.rejected: list[Rejected] = []
 
     def __iter__(self) -> Iterator[IndexRecord]:
         for targets in self.models.values():
@@ -167,24 +189,31 @@ class Index:
         self.models.setdefault(record.model, {}).setdefault(record.slug, {})[record.key] = record
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "schema": SCHEMA,
-            "models": {
-                model: {slug: {key: r.to_json() for key, r in sorted(keys.items())} for slug, keys in sorted(targets.items())}
-                for model, targets in sorted(self.models.items())
-            },
+        models: dict[str, Any] = {
+            model: {slug: {key: r.to_json() for key, r in sorted(keys.items())} for slug, keys in sorted(targets.items())}
+            for model, targets in sorted(self.models.items())
         }
+        for rejected in self.rejected:
+            node = models
+            for part in rejected.path[:-1]:
+                node = node.setdefault(part, {})
+            node.setdefault(rejected.path[-1], rejected.raw)  # a record added in its place wins
+        return {"schema": SCHEMA, "models": models}
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n"
 
     @classmethod
     def loads(cls, text: str | bytes, *, source: str) -> Index:
-        """Parse and validate; RemoteError if unreadable, IntegrityError if it names unsafe paths."""
+        """Parse and validate. RemoteError if the file as a whole is unusable; a
+        record that is not (RemoteError, or IntegrityError for an unsafe path)
+        goes to ``rejected`` instead."""
         try:
             data = json.loads(text)
         except (ValueError, UnicodeDecodeError) as exc:
             raise RemoteError(f"{source}: index.json is not valid JSON ({exc})") from None
+        except RecursionError:
+            raise RemoteError(f"{source}: index.json is nested too deeply to be a zoo index") from None
         if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
             raise RemoteError(f"{source}: index.json has no 'models' table; is this a zoo remote?")
         schema = data.get("schema")
@@ -195,58 +224,119 @@ class Index:
             )
         index = cls()
         for model, targets in data["models"].items():
-            _expect(isinstance(model, str) and bool(_NAME.match(model)) and isinstance(targets, dict), source, f"model {model!r}")
+            if not (_NAME.match(model) and isinstance(targets, dict)):
+                index._reject((model,), targets, RemoteError(f"{source}: index.json is malformed at model {model!r}"))
+                continue
             for slug, keys in targets.items():
-                _expect(isinstance(slug, str) and bool(_NAME.match(slug)) and isinstance(keys, dict), source, f"{model}/{slug!r}")
+                if not (_NAME.match(slug) and isinstance(keys, dict)):
+                    index._reject((model, slug), keys, RemoteError(f"{source}: index.json is malformed at {model}/{slug!r}"))
+                    continue
                 for key, raw in keys.items():
-                    index.add(_record(model, slug, key, raw, source))
+                    try:
+                        index.add(_record(model, slug, key, raw, source))
+                    except RemoteError as exc:
+                        index._reject((model, slug, key), raw, exc)
         return index
 
-
-def _expect(ok: bool, source: str, what: str) -> None:
-    if not ok:
-        raise RemoteError(f"{source}: index.json is malformed at {what}")
+    def _reject(self, path: tuple[str, ...], raw: Any, error: RemoteError) -> None:
+        self.rejected.append(Rejected(path, raw, error))
 
 
-def _record(model: str, slug: str, key: object, raw: object, source: str) -> IndexRecord:
+def _record(model: str, slug: str, key: str, raw: object, source: str) -> IndexRecord:
     where = f"{source}: index.json entry {model}/{slug}/{key}"
-    _expect(isinstance(key, str) and bool(_HEX64.match(key)) and isinstance(raw, dict), source, f"{model}/{slug}/{key!r}")
-    assert isinstance(key, str) and isinstance(raw, dict)
+    if not (_HEX64.match(key) and isinstance(raw, dict)):
+        raise RemoteError(f"{source}: index.json is malformed at {model}/{slug}/{key!r}")
+    if _too_deep(raw):
+        raise RemoteError(f"{where} is malformed (nested more than {MAX_DEPTH} levels deep)")
     try:
-        files = tuple(
-            IndexFile(check_file_name(f["name"], where=where), str(f["kind"]), int(f["size"]), str(f["sha256"]))
-            for f in raw["files"]
-        )
         record = IndexRecord(
             key=key,
             model=model,
             slug=slug,
-            target=str(raw["target"]),
+            target=_string(raw, "target"),
             manifest=check_relative_path(raw["manifest"], where=where),
-            manifest_sha256=str(raw["manifest_sha256"]),
-            key_inputs=dict(raw["key_inputs"]),
-            built_at=str(raw["built_at"]),
-            weights=str(raw["weights"]),
-            files=files,
-            target_options=dict(raw.get("target_options") or {}),
-            vela=raw.get("vela"),
+            manifest_sha256=_string(raw, "manifest_sha256"),
+            key_inputs=_key_inputs(raw["key_inputs"]),
+            built_at=_string(raw, "built_at"),
+            weights=_string(raw, "weights"),
+            files=tuple(_file(f, where) for f in _list(raw["files"], "files")),
+            target_options=_target_options(raw.get("target_options")),
+            vela=_optional_dict(raw.get("vela"), "vela"),
             accuracy=raw.get("accuracy"),
-            delegation=_optional_dict(raw.get("delegation")),
+            delegation=_optional_dict(raw.get("delegation"), "delegation"),
         )
-    except (KeyError, TypeError, ValueError) as exc:
-        raise RemoteError(f"{where} is malformed ({type(exc).__name__}: {exc})") from None
+        digest = key_of(record.key_inputs)
+    except (KeyError, TypeError, ValueError, RecursionError) as exc:
+        reason = f"no {exc}" if isinstance(exc, KeyError) else str(exc) or type(exc).__name__
+        raise RemoteError(f"{where} is malformed ({reason})") from None
     if not _HEX64.match(record.manifest_sha256):
         raise RemoteError(f"{where} is malformed: manifest_sha256 must be 64 lower-case hex digits")
-    if key_of(record.key_inputs) != key:
+    if digest != key:
         raise IntegrityError(f"{where}: its key inputs do not hash to its key")
     if not record.manifest.endswith(f"/{MANIFEST}"):
         raise IntegrityError(f"{where} names {record.manifest!r} as its manifest; expected a path ending in /{MANIFEST}")
     return record
 
 
-def _optional_dict(value: object) -> dict[str, Any] | None:
+def _too_deep(value: object) -> bool:
+    todo = [(value, 1)]
+    while todo:
+        item, depth = todo.pop()
+        children = item.values() if isinstance(item, dict) else item if isinstance(item, list) else ()
+        for child in children:
+            if isinstance(child, (dict, list)):
+                if depth >= MAX_DEPTH:
+                    return True
+                todo.append((child, depth + 1))
+    return False
+
+
+def _string(raw: dict[str, Any], name: str) -> str:
+    value = raw[name]
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, not {type(value).__name__}")
+    return value
+
+
+def _list(value: object, name: str) -> list[Any]:
+    if not isinstance(value, list):
+        raise TypeError(f"{name} must be a list, not {type(value).__name__}")
+    return value
+
+
+def _key_inputs(value: object) -> dict[str, Any]:
+    if not isinstance(value, dict):
+        raise TypeError(f"key_inputs must be an object, not {type(value).__name__}")
+    tools = value.get("tools")
+    if tools is not None and not (
+        isinstance(tools, dict) and all(v is None or isinstance(v, str) for v in tools.values())
+    ):
+        raise TypeError("key_inputs.tools must map each tool to its version")
+    return value
+
+
+def _target_options(value: object) -> dict[str, Any]:
+    options = _optional_dict(value, "target_options") or {}
+    if not all(v is None or isinstance(v, str) for v in options.values()):
+        raise TypeError("target_options must map each option to a string or null")
+    return options
+
+
+def _file(f: object, where: str) -> IndexFile:
+    if not isinstance(f, dict):
+        raise TypeError(f"each of files must be an object, not {type(f).__name__}")
+    size = f["size"]
+    if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+        raise TypeError(f"a file's size must be a whole number of bytes, not {size!r}")
+    sha256 = _string(f, "sha256")
+    if not _HEX64.match(sha256):
+        raise ValueError("a file's sha256 must be 64 lower-case hex digits")
+    return IndexFile(check_file_name(f["name"], where=where), _string(f, "kind"), size, sha256)
+
+
+def _optional_dict(value: object, name: str) -> dict[str, Any] | None:
     if value is not None and not isinstance(value, dict):
-        raise TypeError(f"expected an object or null, got {type(value).__name__}")
+        raise TypeError(f"{name} must be an object or null, not {type(value).__name__}")
     return value
 
 

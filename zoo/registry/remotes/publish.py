@@ -2,7 +2,9 @@
 
 Publishing only adds. An artifact already listed under the same key with the
 same files is skipped; one with different files is a conflict, and nothing is
-published at all.
+published at all. Since a published artifact can never be replaced, each new one
+must also pass the structural checks every hand-out runs (its hashes alone would
+pass another program re-hashed): one that fails stops the whole publish.
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from zoo._errors import PublishConflict
+from zoo._errors import PublishConflict, VerificationError, ZooError
 from zoo.registry.cache import MANIFEST, Entry
 from zoo.registry.remotes.index import Index, IndexRecord, record_for
 
@@ -52,9 +54,30 @@ def plan(index: Index, entries: Sequence[Entry], *, remote: str) -> tuple[list[P
                 f"{record.model} for {record.target} (key {entry.key[:12]}…): {remote} already holds other files "
                 f"under this key, published {published.built_at or 'earlier'}"
             )
+    _check_structure([item.entry for item in items], remote=remote)
     if conflicts:
         raise PublishConflict(
             "nothing was published, because publishing never replaces an artifact: " + "; ".join(conflicts)
             + ". The same key should give the same bytes; rebuild with 'zoo build' and compare, or publish elsewhere."
         )
     return items, already
+
+
+def _check_structure(entries: Sequence[Entry], *, remote: str) -> None:
+    from zoo.registry.verification import verify_entry
+
+    refused: list[str] = []
+    for entry in entries:
+        try:
+            failed = [f"{c.name}: {c.detail}" for c in verify_entry(entry).checks if not c.passed]
+        except (ZooError, ValueError) as exc:  # e.g. an accelerator this zoo does not know
+            failed = [f"cannot be checked ({exc})"]
+        if failed:
+            m = entry.manifest
+            refused.append(f"{m.model} for {m.target} (key {entry.key[:12]}…, {entry.path}) fails its structural "
+                           f"check: {'; '.join(failed)} (rebuild it: zoo build {m.model} {m.target_options.fetch_args()})")
+    if refused:
+        raise VerificationError(
+            f"nothing was published to {remote}, because publishing never replaces an artifact, so a bad one "
+            "could never be fixed there: " + "; ".join(refused)
+        )

@@ -1,0 +1,332 @@
+"""A remote that misbehaves costs only itself (issue 13): a bad remote listed
+first is skipped with one notice naming it and why, and the next source (a good
+remote, or a local build) is tried; one bad record fails only its own artifact.
+Downloads stop at the declared size and at ZOO_HTTP_DEADLINE, and a publish
+cleans up what a killed one left. Real loopback servers and directories, on the
+fast tier: the artifacts are ``add``'s, from the fake compile.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.fake_compile import FakeCompile
+from tests.hub_server import HubTestServer, git_blob_sha1
+from tests.remotes.helpers import artifact_dir, load_index, record, rewrite_manifest, save_index
+from tests.remotes.servers import StaticServer
+from zoo import Artifact, IntegrityError, Zoo
+from zoo._errors import ConfigError
+from zoo.registry.cache import Cache
+from zoo.registry.keys import canonical_json
+from zoo.registry.remotes.base import deadline_s, timeout_s
+from zoo.registry.remotes.directory import LOCK, STAGING
+from zoo.registry.remotes.index import Index
+
+PTE = "add_u55-128.pte"
+REPO = "team/ethos-zoo"
+
+
+@dataclass
+class Published:
+    cache: Path
+    """Holds add for u55-128 and for portable."""
+    good: Path
+    """A directory remote with add for u55-128."""
+
+    def bad_copy(self, tmp_path: Path) -> Path:
+        return Path(shutil.copytree(self.good, tmp_path / "bad"))
+
+
+@pytest.fixture
+def published(fake_compile: FakeCompile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Published:
+    """Then ZOO_CACHE_DIR is an empty cache, to fetch into."""
+    source = tmp_path / "source-cache"
+    monkeypatch.setenv("ZOO_CACHE_DIR", str(source))
+    Zoo().fetch_many(["add"], ["u55-128", "portable"], notice=lambda m: None)
+    Zoo().publish(str(tmp_path / "good"), model="add", target="u55-128", notice=lambda m: None)
+    monkeypatch.setenv("ZOO_CACHE_DIR", str(tmp_path / "cache"))
+    return Published(source, tmp_path / "good")
+
+
+def fetch(*remotes: str, build: bool = False) -> tuple[Artifact, list[str]]:
+    notes: list[str] = []
+    art = Zoo().fetch("add", "u55-128", remotes=remotes, build=build, notice=notes.append)
+    return art, notes
+
+
+def assert_skipped(notes: list[str], bad: str, *reasons: str) -> None:
+    """One line names the bad remote and why, and says it was skipped."""
+    lines = [n for n in notes if n.startswith(bad)]
+    assert lines, notes
+    for line in lines:
+        assert "\n" not in line and "; skipping this " in line, line
+    for reason in reasons:
+        assert any(reason in line for line in lines), (reason, lines)
+
+
+def assert_from(art: Artifact, notes: list[str], remote: str) -> None:
+    assert art.source == "remote"
+    assert any(n.startswith("downloaded add for ethos-u55-128 from " + remote) for n in notes), notes
+
+
+# 1. Bad input from a remote: skipped for the next.
+
+def _deep_index(root: Path) -> None:
+    (root / "index.json").write_text("[" * 100_000 + "]" * 100_000)
+
+
+def _record_change(change: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]:
+    def apply(root: Path) -> None:
+        index = load_index(root)
+        key, _ = record(root, "add", "u55-128")
+        change(index["models"]["add"]["u55-128"][key])
+        save_index(root, index)
+    return apply
+
+
+def _deep_key_inputs(root: Path) -> None:
+    """Key inputs nested 600 deep, under a key that is really their hash."""
+    index = load_index(root)
+    _key, rec = record(root, "add", "u55-128")
+    deep: Any = "bottom"
+    for _ in range(600):
+        deep = [deep]
+    rec["key_inputs"]["model"]["deep"] = deep
+    new_key = hashlib.sha256(canonical_json(rec["key_inputs"])).hexdigest()
+    index["models"]["add"]["u55-128"] = {new_key: rec}
+    (root / "index.json").write_text(json.dumps(index))  # json's C encoder: indent would recurse in Python
+
+
+def _manifest_change(change: Callable[[dict[str, Any]], None]) -> Callable[[Path], None]:
+    return lambda root: rewrite_manifest(root, "add", "u55-128", change)
+
+
+def _size_as_text(files: list[dict[str, Any]]) -> None:
+    files[0]["size"] = str(files[0]["size"])
+
+
+BAD_DIRECTORIES = {
+    "deeply nested index.json": (_deep_index, "nested too deeply"),
+    "key inputs nested 600 deep": (_deep_key_inputs, "nested more than 32 levels deep"),
+    "index: a size as text": (_record_change(lambda r: _size_as_text(r["files"])), "size must be a whole number"),
+    "index: a list for the manifest path": (_record_change(lambda r: r.update(manifest=["a"])), "not a relative path"),
+    "index: a number for a file name": (_record_change(lambda r: r["files"][0].update(name=5)), "names the file 5"),
+    "index: ../ in the manifest path": (_record_change(lambda r: r.update(manifest="../x/manifest.json")),
+                                         "paths must stay inside the remote"),
+    # Whichever check catches these (the manifest's schema or a later one), it names the artifact.
+    "manifest: a size as text": (_manifest_change(lambda m: _size_as_text(m["files"])), "nothing of it was cached"),
+    "manifest: a list for delegation": (_manifest_change(lambda m: m.update(delegation=["npu"])),
+                                        "nothing of it was cached"),
+    "manifest: text for the header record": (_manifest_change(lambda m: m.update(header="x")),
+                                             "nothing of it was cached"),
+}
+
+
+@pytest.mark.parametrize("case", BAD_DIRECTORIES)
+def test_a_remote_with_bad_input_is_skipped_for_the_next(case: str, published: Published, tmp_path: Path) -> None:
+    spoil, reason = BAD_DIRECTORIES[case]
+    bad = published.bad_copy(tmp_path)
+    spoil(bad)
+    art, notes = fetch(str(bad), str(published.good))
+    assert_from(art, notes, str(published.good))
+    assert_skipped(notes, str(bad), reason)
+    assert not any(n.startswith(str(published.good)) for n in notes), notes
+
+
+def test_a_redirect_loop_is_skipped_for_the_next(published: Published) -> None:
+    with StaticServer(published.good) as server:
+        server.redirects = {"/index.json": "/loop-a", "/loop-a": "/loop-b", "/loop-b": "/loop-a"}
+        art, notes = fetch(server.url, str(published.good))
+    assert_from(art, notes, str(published.good))
+    assert_skipped(notes, f"reading {server.url}/index.json", "redirects (a redirect loop?)")
+
+
+def test_a_redirect_to_another_scheme_is_refused_at_once(published: Published) -> None:
+    with StaticServer(published.good) as server:
+        server.redirects = {"/index.json": "file:///etc/passwd"}
+        art, notes = fetch(server.url, str(published.good))
+    assert_from(art, notes, str(published.good))
+    assert_skipped(notes, f"{server.url}/index.json redirects to file:///etc/passwd",
+                   "follows redirects to http(s) URLs only")
+    assert server.requests == ["/index.json"], "a refusal is not retried"
+
+
+# 2. One bad record costs only its own artifact.
+
+def test_an_unsafe_record_for_another_model_blocks_nothing(published: Published, tmp_path: Path) -> None:
+    bad = published.bad_copy(tmp_path)
+    index = load_index(bad)
+    _key, rec = record(bad, "add", "u55-128")
+    index["models"]["mnist"] = {"u55-128": {"f" * 64: {**rec, "manifest": "../../etc/manifest.json"}}}
+    save_index(bad, index)
+    art, notes = fetch(str(bad))
+    assert_from(art, notes, str(bad))
+    assert not any("mnist" in n for n in notes), notes
+
+    # Publishing only adds: the record it cannot read is written back as it was.
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(published.cache))
+        report = Zoo().publish(str(bad), model="add", target="portable", notice=lambda m: None)
+    assert len(report.added) == 1
+    after = load_index(bad)
+    assert after["models"]["mnist"] == index["models"]["mnist"]
+    assert set(after["models"]["add"]) == {"u55-128", "portable"}
+    assert [r.path[0] for r in Index.loads((bad / "index.json").read_bytes(), source="t").rejected] == ["mnist"]
+
+
+def test_a_body_cut_short_is_skipped_for_the_next_remote_or_a_build(published: Published) -> None:
+    with StaticServer(published.good) as server:
+        server.cut_short = PTE
+        art, notes = fetch(server.url, str(published.good))
+        assert_from(art, notes, str(published.good))
+        assert_skipped(notes, server.url, f"{PTE} is", "truncated or altered; nothing of it was cached")
+
+        Cache(Path(os.environ["ZOO_CACHE_DIR"])).evict(art.key)
+        built, notes = fetch(server.url, build=True)
+    assert built.source == "build"
+    assert_skipped(notes, server.url, "truncated or altered")
+
+
+def test_with_no_other_source_a_bad_artifact_is_an_integrity_error(published: Published) -> None:
+    with StaticServer(published.good) as server:
+        server.cut_short = PTE
+        with pytest.raises(IntegrityError, match=r"truncated or altered; nothing of it was cached.*--no-build"):
+            fetch(server.url)
+    assert list(Cache(Path(os.environ["ZOO_CACHE_DIR"])).keys()) == []
+
+
+# 3. Every download has a size cap and a deadline.
+
+def test_an_endless_body_stops_at_the_declared_size(published: Published, tmp_path: Path) -> None:
+    size = next(f["size"] for f in record(published.good, "add", "u55-128")[1]["files"] if f["name"] == PTE)
+    with StaticServer(published.good) as server:
+        server.endless = PTE
+        start = time.monotonic()
+        art, notes = fetch(server.url, str(published.good))
+        elapsed = time.monotonic() - start
+        path = next(p for p in server.requests if p.endswith(PTE))
+        sent = server.sent[path]
+    assert_from(art, notes, str(published.good))
+    assert_skipped(notes, server.url, f"sends more than the {size} bytes its manifest lists")
+    # What the client took, plus what the kernel buffers on loopback: far from the 128 MiB on offer.
+    assert sent < size + (4 << 20), sent
+    assert elapsed < 10
+
+
+def test_a_manifest_cannot_declare_more_than_the_index(published: Published, tmp_path: Path) -> None:
+    bad = published.bad_copy(tmp_path)
+
+    def huge(m: dict[str, Any]) -> None:
+        next(f for f in m["files"] if f["name"] == PTE)["size"] = 10**12
+
+    rewrite_manifest(bad, "add", "u55-128", huge)
+    with StaticServer(bad) as server:
+        server.endless = PTE
+        art, notes = fetch(server.url, str(published.good))
+    assert_from(art, notes, str(published.good))
+    assert_skipped(notes, server.url, "lists other files (names, sizes or sha256) than index.json does")
+    assert server.sent == {}, "nothing of the .pte was asked for"
+
+
+def test_a_trickling_server_is_cut_at_the_deadline(published: Published, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZOO_HTTP_DEADLINE", "1.5")
+    monkeypatch.setenv("ZOO_HTTP_TIMEOUT", "3")
+    with StaticServer(published.good) as server:
+        server.trickle = PTE
+        start = time.monotonic()
+        art, notes = fetch(server.url, str(published.good))
+        elapsed = time.monotonic() - start
+    assert_from(art, notes, str(published.good))
+    assert_skipped(notes, f"downloading {server.url}/", "not done after 1.5 s (ZOO_HTTP_DEADLINE); giving up")
+    assert 1.5 <= elapsed < 6, elapsed
+
+
+def test_a_hub_download_stops_at_the_declared_size(published: Published, hub: HubTestServer, tmp_path: Path,
+                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub.constants
+
+    # The client read these when it was first imported; the hub fixture's variables come too late in-process.
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
+    monkeypatch.setattr(huggingface_hub.constants, "ENDPOINT", hub.url)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(published.cache))
+        Zoo().publish(f"hf://{REPO}", model="add", target="u55-128", notice=lambda m: None)
+    path = next(p for p in hub.files(REPO) if p.endswith(PTE))
+    size = len(hub.files(REPO)[path])
+    longer = hub.files(REPO)[path] + b"\0" * (4 << 20)
+    hub.tamper(REPO, path, longer)
+    art, notes = fetch(f"hf://{REPO}", str(published.good))
+    assert_from(art, notes, str(published.good))
+    assert_skipped(notes, f"hf://{REPO}: {path} is longer than the {size} bytes its manifest lists")
+    # The Hub's cache names a blob by its ETag: the longer file never got there, nor more than `size` of it.
+    blobs = {p.name: p.stat().st_size for p in (tmp_path / "hf-cache").rglob("blobs/*")}
+    assert git_blob_sha1(longer) not in blobs, blobs
+    assert all(n <= size for name, n in blobs.items() if name.startswith(git_blob_sha1(longer))), blobs
+
+
+@pytest.mark.parametrize("value", ["nan", "-1", "soon"])
+def test_the_deadline_must_be_a_number(value: str, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZOO_HTTP_DEADLINE", value)
+    with pytest.raises(ConfigError, match=f"ZOO_HTTP_DEADLINE={value!r} is not a non-negative number"):
+        deadline_s()
+
+
+def test_a_timeout_of_zero_is_refused_not_taken_as_cannot_connect(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZOO_HTTP_TIMEOUT", "0")
+    with pytest.raises(ConfigError, match="ZOO_HTTP_TIMEOUT='0' must be more than 0"):
+        timeout_s()
+    monkeypatch.setenv("ZOO_HTTP_DEADLINE", "0")
+    assert deadline_s() == 0  # no overall limit
+
+
+# 4. A publish removes what a killed publish left, never what a live one holds.
+
+def test_a_publish_removes_the_leftovers_of_a_killed_one(published: Published, tmp_path: Path) -> None:
+    share = published.good
+    index_before = (share / "index.json").read_bytes()
+    leftovers = [share / ".index.json.k1ll3d.zoo-tmp", share / ".index.json.0ld.tmp", share / STAGING / "add.x" / PTE]
+    for path in leftovers:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"half")
+    kept = share / ".index.json.notes"
+    kept.write_text("not a temporary")
+
+    from filelock import FileLock
+
+    done = threading.Event()
+
+    def publish() -> None:
+        with pytest.MonkeyPatch.context() as mp:
+            mp.setenv("ZOO_CACHE_DIR", str(published.cache))
+            Zoo().publish(str(share), model="add", target="u55-128", notice=lambda m: None)
+        done.set()
+
+    with FileLock(str(share / LOCK)):  # a live publish
+        worker = threading.Thread(target=publish)
+        worker.start()
+        time.sleep(0.5)
+        assert all(p.exists() for p in leftovers), "nothing is removed while another publish holds the lock"
+    worker.join(30)
+    assert done.is_set()
+    assert not any(p.exists() for p in leftovers) and not (share / STAGING).exists()
+    assert kept.read_text() == "not a temporary"
+    assert (share / "index.json").read_bytes() == index_before
+    assert artifact_dir(share, record(share, "add", "u55-128")[1]).is_dir()
+
+
+def test_the_index_keeps_its_shape_through_a_round_trip_with_rejected_parts() -> None:
+    data = {"schema": 1, "models": {"Bad Name": {"x": {}}, "add": {"u55-128": []}}}
+    index = Index.loads(json.dumps(data), source="t")
+    assert len(index) == 0 and len(index.rejected) == 2
+    assert json.loads(index.dumps()) == data
