@@ -29,7 +29,8 @@ class FakeCompile:
     """Raise this when the unit has a target of this name (e.g. ``portable``)."""
 
     def __call__(self, spec: Any, targets: Sequence[Any], *, weights: str | None = None, calibration: Any = None,
-                 progress: Any = None, verify: Sequence[bool] | None = None, evaluation: Any = None) -> list[Any]:
+                 progress: Any = None, verify: Sequence[bool] | None = None, evaluation: Any = None,
+                 boundary: Any = None) -> list[Any]:
         from zoo.registry.compile import CompileResult
 
         self.calls.append((spec.name, [t.name for t in targets]))
@@ -41,6 +42,8 @@ class FakeCompile:
         out = []
         for t in targets:
             stored = TARGETS.get(t.accelerator)
+            if boundary is not None and boundary.integer:
+                raise BuildError(f"the fake compile only has float I/O, not --io {boundary.mode}")
             if spec.name != "add" or stored is None or (t.accelerator and (t.memory_mode, t.sram_budget) != ("Shared_Sram", None)):
                 raise BuildError(f"the fake compile only has add for u55-128 and portable, not {spec.name} for {t.name}")
             fields = json.loads((DATA / f"add_{stored}.json").read_text())

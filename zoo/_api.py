@@ -143,6 +143,8 @@ class Zoo:
         system_config: str | None = None,
         memory_mode: str | None = None,
         sram_budget: int | None = None,
+        io: str | None = None,
+        layout: str | None = None,
     ) -> BuildRequest:
         """Resolve names into a validated build request, before anything compiles."""
         from zoo._errors import UsageError
@@ -158,7 +160,11 @@ class Zoo:
                 raise UsageError(f"--calibration-dir {calibration_dir} is not a directory")
             calibration = spec.calibration_from_dir(Path(calibration_dir))
         try:
-            return BuildRequest.create(spec, resolved, weights=weights, calibration=calibration)
+            return BuildRequest.create(
+                spec, resolved, weights=weights, calibration=calibration,
+                # zoo.toml's default_io is for the NPU; the portable target only runs float.
+                io=io or (None if resolved.is_portable else self.config.default_io), layout=layout,
+            )
         except SpecError as exc:
             raise UsageError(str(exc)) from None
 
@@ -230,12 +236,17 @@ class Zoo:
         is raised. A failure that would recur is recorded in the cache, so the
         next fetch reports it without compiling; ``force_build`` tries again."""
         from zoo._errors import UsageError
+        from zoo._fs import not_a_folder
         from zoo.registry.c_header import HeaderOptions
         from zoo.registry.failures import Failure
         from zoo.registry.handout import HandOut, hand_out
         from zoo.registry.resolve import Resolver
 
         opts = _options(options, changes)
+        blocker = not_a_folder(opts.out_dir) if opts.out_dir is not None else None
+        if blocker is not None:  # said before anything compiles, not after
+            raise UsageError(f"-o {opts.out_dir}: {blocker} is not a folder, so nothing can be written under it; "
+                             "choose another output folder")
         try:
             header = HeaderOptions(opts.header_array, opts.header_section)
         except ValueError as exc:

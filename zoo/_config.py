@@ -11,6 +11,7 @@ from typing import Any
 
 from zoo._env import flag
 from zoo._errors import ConfigError
+from zoo._options import IO_MODES
 from zoo._spec import Board
 
 if sys.version_info >= (3, 11):
@@ -19,6 +20,7 @@ else:  # pragma: no cover
     import tomli as tomllib
 
 CONFIG_NAME = "zoo.toml"
+_SIZE_MAX = 2**63  # past any memory, and where a float stops being a count of bytes (1e400 is inf)
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3}
 
 
@@ -27,6 +29,7 @@ class Config:
     path: Path | None = None
     cache_dir: Path | None = None
     default_target: str | None = None
+    default_io: str | None = None
     offline: bool = False
     boards: tuple[Board, ...] = ()
     remotes: tuple[str, ...] = ()
@@ -39,7 +42,7 @@ def parse_size(value: object, *, where: str) -> int:
     """'2MiB', '512 KiB', '1048576' or an int → bytes."""
     if isinstance(value, bool):
         raise ConfigError(f"{where}: expected a size such as '2MiB' or a number of bytes, got {value!r}")
-    if isinstance(value, int) and value > 0:
+    if isinstance(value, int) and 0 < value < _SIZE_MAX:
         return value
     if isinstance(value, str):
         text = value.strip().lower().replace(" ", "")
@@ -49,7 +52,7 @@ def parse_size(value: object, *, where: str) -> int:
             number = float(digits)
         except ValueError:
             number = -1.0
-        if unit in _SIZE_UNITS and number > 0:
+        if unit in _SIZE_UNITS and 0 < number * _SIZE_UNITS[unit] < _SIZE_MAX:
             return int(number * _SIZE_UNITS[unit])
     raise ConfigError(f"{where}: expected a size such as '2MiB' or a number of bytes, got {value!r}")
 
@@ -86,7 +89,7 @@ def _str_list(path: Path, key: str, value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
-_TOP = {"cache_dir", "default_target", "offline", "boards", "remotes", "plugins"}
+_TOP = {"cache_dir", "default_target", "default_io", "offline", "boards", "remotes", "plugins"}
 _BOARD = {"target", "system_config", "memory_mode", "sram", "description"}
 _PLUGINS = {"enabled", "disabled", "modules"}
 
@@ -101,6 +104,8 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
     _expect(cache_dir is None or isinstance(cache_dir, str), path, "cache_dir", "a path string", cache_dir)
     default_target = data.get("default_target")
     _expect(default_target is None or isinstance(default_target, str), path, "default_target", "a target name such as 'u55-128'", default_target)
+    default_io = data.get("default_io")
+    _expect(default_io is None or default_io in IO_MODES, path, "default_io", f"one of {', '.join(IO_MODES)}", default_io)
     offline = data.get("offline", False)
     _expect(isinstance(offline, bool), path, "offline", "true or false", offline)
 
@@ -132,6 +137,7 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
         path=path,
         cache_dir=(path.parent / Path(cache_dir).expanduser()) if cache_dir else None,
         default_target=default_target,
+        default_io=default_io,
         offline=offline,
         boards=tuple(boards),
         remotes=remotes,

@@ -16,6 +16,7 @@ from typing import Literal, TypedDict
 from zoo._errors import UsageError
 
 ExecutorName = Literal["inline", "processes"]
+IO_MODES = ("float", "int8", "uint8", "pixels")
 
 
 @dataclass(frozen=True)
@@ -30,6 +31,11 @@ class Choices:
     memory_mode: str | None = None
     sram_budget: int | None = None
     """Bytes; None: the board's SRAM, if it states one."""
+    io: str | None = None
+    """The program's inputs and outputs: ``float`` (ExecuTorch's default), ``int8``,
+    ``uint8`` or ``pixels`` (raw uint8 image bytes); None: zoo.toml's ``default_io``."""
+    layout: str | None = None
+    """``nchw`` or ``nhwc`` for image inputs; None: the model's default."""
 
 
 @dataclass(frozen=True)
@@ -80,6 +86,8 @@ class FetchArgs(TypedDict, total=False):
     system_config: str | None
     memory_mode: str | None
     sram_budget: int | None
+    io: str | None
+    layout: str | None
     out_dir: Path | None
     header_array: str
     header_section: str

@@ -15,6 +15,8 @@ from typing import Any
 from zoo._errors import SpecError
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+LAYOUTS = ("nchw", "nhwc")
+"""How a 4-D image input lies in memory: planar (torch's default) or channels last."""
 _DTYPES = ("float32", "float16", "int8", "uint8", "int16", "int32", "int64", "bool")
 
 Sample = tuple[Any, ...]
@@ -134,6 +136,9 @@ class ModelSpec:
     default_weights: str | None = None
     quantize: bool = True
     """False for models that are lowered in float (none of the built-ins)."""
+    layouts: tuple[str, ...] = ("nchw",)
+    """The input layouts the model can be built for (``--layout``), its default
+    first. ``nhwc`` exports the model channels-last; the graph is the same."""
     source: str = field(default="", compare=False)
     """Set by the registry: the plugin that registered this spec."""
 
@@ -191,6 +196,8 @@ class ModelSpec:
             out.append("calibration is not a zoo.Dataset")
         elif self.calibration.size < 1:
             out.append("calibration declares no samples")
+        if not self.layouts or any(layout not in LAYOUTS for layout in self.layouts):
+            out.append(f"layouts {self.layouts!r} must be one or more of {', '.join(LAYOUTS)}")
         if not self.weights:
             out.append("declares no weights variants")
         names = [w.name for w in self.weights]
@@ -231,5 +238,6 @@ class ModelSpec:
             ),
             "labels": self.label_count(),
             "calibration_dir": self.calibration_from_dir is not None,
+            "layouts": list(self.layouts),
             "plugin": self.source,
         }

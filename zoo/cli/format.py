@@ -8,9 +8,11 @@ from typing import TYPE_CHECKING, Any
 from zoo._units import duration, human_bytes
 from zoo.cli.table import render
 from zoo.registry.failures import Failure
+from zoo.registry.report import cpu_work
 
 if TYPE_CHECKING:
     from zoo.registry.handout import Artifact
+    from zoo.registry.manifest import Manifest
     from zoo.registry.verification import Verification
 
 
@@ -57,11 +59,34 @@ def _summary(art: Artifact) -> str:
                      f"{'fits' if fit['fits'] else 'DOES NOT FIT'} with {chosen}, {len(fit['candidates'])} option set(s) tried")
     d = m.delegation
     if d:
-        lines.append(f"  operators: {d.get('npu_ops')} on the NPU in {d.get('partitions')} partition(s), {d.get('cpu_ops')} on the CPU")
+        lines.append(f"  operators: {d.get('npu_ops')} on the NPU in {d.get('partitions')} partition(s); {_cpu_text(m)}")
+    if m.io and m.io.get("mode") != "float":
+        lines.append(f"  I/O ({m.io['mode']}): " + "; ".join(_tensor_io(t) for t in (*m.io["inputs"], *m.io["outputs"])))
     v = art.verification
     if v is not None:
         lines.append(f"  verification: {_verification_line(v)}")
     return "\n".join(lines)
+
+
+def _cpu_text(m: Manifest) -> str:
+    """What the firmware must run and link besides the NPU, the boundary's quantize/dequantize included."""
+    run, kernels = cpu_work(m)
+    boundary = int(m.delegation.get("cpu_quantize_ops") or 0)
+    text = f"{'?' if run is None else run} on the CPU"
+    if boundary:
+        text += f" ({boundary} quantize/dequantize at the boundary; --io int8 leaves none)"
+    short = [k.split("::")[-1] for k in kernels]
+    return text + (f"; kernels to link: {', '.join(short)}" if kernels else "; no kernels to link")
+
+
+def _tensor_io(t: dict[str, Any]) -> str:
+    order = t["dim_order"]
+    text = f"{t['name']} {t['dtype']} {[t['shape'][d] for d in order]}"
+    if len(order) == 4:
+        text += " NHWC" if list(order) == [0, 2, 3, 1] else " NCHW"
+    if t.get("scale") is not None:
+        text += f", scale {t['scale']:.6g}, zero point {t['zero_point']}"
+    return text
 
 
 def _verification_line(v: Verification) -> str:

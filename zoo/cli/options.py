@@ -8,6 +8,9 @@ from typing import Any, TypeVar
 
 import click
 
+from zoo._options import IO_MODES
+from zoo._spec import LAYOUTS
+
 F = TypeVar("F", bound=Callable[..., Any])
 
 EVAL_DIR_HELP = ("Measure float and int8 top-1 on your labelled images (implies --verify): one subfolder per class, "
@@ -30,6 +33,14 @@ def fetch_options(f: F) -> F:
         click.option("--memory-mode", help="Vela memory mode (default: the target's)."),
         click.option("--sram-budget", metavar="SIZE", help="Pick the fastest Vela options whose SRAM need fits SIZE "
                      "(e.g. 512KiB, 1MiB; default: the board's SRAM, if the target is a board that states it)."),
+        click.option("--io", type=click.Choice(IO_MODES), default=None,
+                     help="The program's inputs and outputs. float: ExecuTorch's default, the CPU quantizes the input "
+                          "and dequantizes the output. int8/uint8: the quantized tensors themselves, nothing left on the "
+                          "CPU (scales in the header). pixels: raw uint8 image bytes, normalised on the NPU. "
+                          "[default: zoo.toml's default_io, else float]"),
+        click.option("--layout", type=click.Choice(LAYOUTS), default=None,
+                     help="Image input layout: nchw (planar) or nhwc (channels last, as a camera writes it). "
+                          "[default: the model's; pixels: nhwc where the model allows]"),
         click.option("--weights", help="Weights variant (see 'zoo info MODEL')."),
         click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="Calibrate on your own samples instead of the model's default set."),
         click.option("--eval-dir", type=click.Path(path_type=Path, file_okay=False), help=EVAL_DIR_HELP),

@@ -356,6 +356,7 @@ def spec_for(e: Entry) -> ModelSpec:
         labels=e.categories,
         num_labels=len(e.categories),
         calibration_from_dir=from_dir,
+        layouts=("nchw", "nhwc"),
     )
 
 

@@ -33,7 +33,7 @@ def bundle_program(pte: bytes, cases: list[tuple[Sample, list[Any]]]) -> bytes:
         raise BuildError("no test cases to bundle: the numerical check ran on no samples")
     suite = MethodTestSuite(
         method_name=METHOD,
-        test_cases=[MethodTestCase(inputs=[t.contiguous() for t in inputs], expected_outputs=[o.contiguous() for o in outputs])
+        test_cases=[MethodTestCase(inputs=[_dense(t) for t in inputs], expected_outputs=[_dense(o) for o in outputs])
                     for inputs, outputs in cases],
     )
     with tempfile.TemporaryDirectory(prefix="zoo-bundle-") as tmp:
@@ -44,6 +44,15 @@ def bundle_program(pte: bytes, cases: list[tuple[Sample, list[Any]]]) -> bytes:
     if bytes(stored.program) != pte:
         raise BuildError("the BundledProgram does not hold the .pte bytes unchanged")
     return data
+
+
+def _dense(t: Any) -> Any:
+    """Contiguous in the tensor's own dim order: an NHWC input stays channels-last."""
+    import torch
+
+    if t.dim() == 4 and t.is_contiguous(memory_format=torch.channels_last) and not t.is_contiguous():
+        return t
+    return t.contiguous()
 
 
 def run_on_host(bpte: bytes, *, atol: float, rtol: float) -> int:

@@ -13,6 +13,7 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from zoo._spec import Dataset, ModelSpec, WeightsVariant
+from zoo.registry.io_boundary import DEFAULT, Boundary, choose
 from zoo.registry.targets import Target
 
 # Bump when the pipeline changes in a way that changes the bytes it produces.
@@ -54,10 +55,16 @@ class BuildRequest:
     target: Target
     weights: WeightsVariant
     calibration: Dataset
+    boundary: Boundary = DEFAULT
 
     @classmethod
-    def create(cls, spec: ModelSpec, target: Target, *, weights: str | None = None, calibration: Dataset | None = None) -> BuildRequest:
-        return cls(spec, target, spec.weights_variant(weights), calibration or spec.calibration)
+    def create(
+        cls, spec: ModelSpec, target: Target, *, weights: str | None = None, calibration: Dataset | None = None,
+        io: str | None = None, layout: str | None = None,
+    ) -> BuildRequest:
+        """Raises UsageError for an I/O mode or layout ``spec`` cannot be built with for ``target``."""
+        return cls(spec, target, spec.weights_variant(weights), calibration or spec.calibration,
+                   choose(spec, target, io, layout))
 
     def key_inputs(self) -> dict[str, Any]:
         quantized = self.spec.quantize and not self.target.is_portable
@@ -73,6 +80,8 @@ class BuildRequest:
             "quantization": QUANTIZATION if quantized else None,
             "target": self.target.key_fields(),
             "tools": tool_versions(),
+            # Absent for ExecuTorch's default boundary, so earlier builds keep their keys.
+            **({"io": io} if (io := self.boundary.key_fields()) else {}),
         }
 
     def key(self) -> str:

@@ -137,6 +137,8 @@ class ExecutionPlan:
     """Kind (``Tensor``, ``Int`` …) of each value the plan's I/O and delegate calls use."""
     tensors: dict[int, TensorValue] = field(default_factory=dict)
     """Tensor values referenced by the plan's inputs, outputs and delegate calls."""
+    scalars: dict[int, int | float] = field(default_factory=dict)
+    """Int and Double values among those, e.g. the output of a constant method."""
 
     def tensor(self, index: int) -> TensorValue | None:
         return self.tensors.get(index)
@@ -160,6 +162,14 @@ class PteInfo:
     @property
     def operators(self) -> list[str]:
         return sorted({op for plan in self.plans for op in plan.operators})
+
+    def constant_methods(self) -> dict[str, int | float]:
+        """Methods that take nothing and return one number (e.g. ``input0_scale``), by name."""
+        out: dict[str, int | float] = {}
+        for plan in self.plans:
+            if not plan.inputs and len(plan.outputs) == 1 and plan.outputs[0] in plan.scalars:
+                out[plan.name] = plan.scalars[plan.outputs[0]]
+        return out
 
 
 class _Reader:
@@ -218,6 +228,14 @@ class _Table:
     def scalar(self, fid: int, fmt: str, default: int = 0) -> int:
         at = self._field(fid)
         return self.r.scalar(fmt, at, f"a field of {self.what}") if at else default
+
+    def number(self, fid: int, fmt: str) -> int | float:
+        at = self._field(fid)
+        if not at:
+            return 0
+        self.r._check(at, struct.calcsize(fmt), f"a field of {self.what}")
+        value: int | float = struct.unpack_from(fmt, self.r.data, at)[0]
+        return value
 
     def table(self, fid: int, what: str) -> _Table | None:
         at = self._field(fid)
@@ -367,6 +385,10 @@ def _plan(r: _Reader, t: _Table, segments: list[tuple[int, int]], inline: list[t
         value = r.table(r.target(start + 4 * i, "ExecutionPlan.values"), "EValue")
         k = value.scalar(EVALUE["val_type"], "<B")
         plan.value_kinds[i] = KERNEL_TYPES[k] if k < len(KERNEL_TYPES) else f"union member {k}"
+        if k in (KERNEL_TYPES.index("Int"), KERNEL_TYPES.index("Double")):
+            number = value.table(EVALUE["val"], KERNEL_TYPES[k])
+            if number is not None:
+                plan.scalars[i] = number.number(0, "<q" if KERNEL_TYPES[k] == "Int" else "<d")
         if k == KERNEL_TYPES.index("Tensor"):
             tensor = value.table(EVALUE["val"], "Tensor")
             if tensor is not None:

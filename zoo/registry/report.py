@@ -24,6 +24,17 @@ NOTE = ("These are Vela's estimates, not measurements: "
         "CPU operators between partitions are not included.")
 
 
+def cpu_work(m: Manifest) -> tuple[int | None, tuple[str, ...]]:
+    """What the firmware's CPU must do around the NPU: the operator nodes it runs (the
+    model's own and the quantize/dequantize at the boundary) and the kernels it must
+    link (the .pte's operator table). None where the manifest does not say."""
+    d = m.delegation
+    kernels = tuple(m.cpu_operators)
+    if "cpu_ops" not in d:
+        return None, kernels
+    return int(d.get("cpu_ops") or 0) + int(d.get("cpu_quantize_ops") or 0), kernels
+
+
 @dataclass(frozen=True)
 class ReportRow:
     """One cached artifact. The Vela numbers are None for the portable target."""
@@ -54,9 +65,16 @@ class ReportRow:
     """The model's operators left on the CPU, by name (the quantize and dequantize
     at the program's boundary are not counted)."""
     tools: dict[str, str | None] = field(default_factory=dict)
+    io: str = "float"
+    """The program's boundary (``--io``); manifests from before it are float."""
+    cpu_run: int | None = None
+    """Operator nodes the CPU runs, the boundary quantize/dequantize included."""
+    cpu_kernels: tuple[str, ...] = ()
+    """Kernels the firmware must link: the .pte's operator table."""
 
     @classmethod
     def from_manifest(cls, m: Manifest) -> ReportRow:
+        run, kernels = cpu_work(m)
         target = m.target_options
         total = m.vela_total or VelaTotals()
         pte = m.file("pte")
@@ -84,6 +102,9 @@ class ReportRow:
             built_at=m.built_at,
             cpu_fallback=tuple(str(op) for op in m.delegation.get("cpu_op_names") or ()),
             tools=m.tools,
+            io=str((m.io or {}).get("mode", "float")),
+            cpu_run=run,
+            cpu_kernels=kernels,
         )
 
     @property
@@ -104,6 +125,7 @@ class ReportRow:
         data = asdict(self)
         data["extra_flags"] = list(self.extra_flags)
         data["cpu_fallback"] = list(self.cpu_fallback)
+        data["cpu_kernels"] = list(self.cpu_kernels)
         data["flash_bytes"] = self.flash_bytes
         data["npu_share"] = self.npu_share
         return data

@@ -1,5 +1,6 @@
 """Resolve each request to a cache entry: the cache first, then the remotes
-in order (``remotes/download.py``), then a local build.
+in order (``remotes/download.py``), then a local build. A remote that fails
+costs only itself: the next remote, then the build, is tried.
 
 What must be built is grouped into build units (one per model and TOSA
 specification), built by an executor under the lock of every key the units
@@ -19,12 +20,13 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Literal
 
-from zoo._errors import BuildError, MissingExtraError
+from zoo._errors import BuildError, IntegrityError, MissingExtraError
 from zoo._options import FetchOptions
 from zoo.registry.build.unit import BuildUnit, UnitFailure, UnitTarget
 from zoo.registry.cache import Cache, CorruptEntry, Entry
 from zoo.registry.events import Notice, Progress, stderr_notice
 from zoo.registry.failures import Failure, first_error, recordable
+from zoo.registry.io_boundary import Boundary
 from zoo.registry.keys import BuildRequest, can_compile_here
 from zoo.registry.plugin_loader import LoadOptions
 
@@ -118,6 +120,7 @@ class Resolver:
         ruled out."""
         opts = self.options
         notes: list[str] = []
+        refused = False
         try:
             key: str | None = request.key()
         except MissingExtraError:
@@ -143,15 +146,18 @@ class Resolver:
             if entry is None and (self.remotes or opts.any_toolchain or not can_compile_here() or key is None):
                 from zoo.registry.remotes.download import find_prebuilt
 
-                found, notes = find_prebuilt(
+                search = find_prebuilt(
                     request, self.cache, self.remotes, any_toolchain=opts.any_toolchain, offline=self.offline,
                     say=self.notice, progress=progress,
                 )
+                found, notes, refused = search.found, search.notes, bool(search.refused)
                 if found is not None and (not self._numerics or _has(found.entry, data, opts.bundle)):
                     return found.entry.key, data, (found.entry, found.source)
         if not opts.build:
             where = "; ".join(["not in the cache", *notes])
-            raise BuildError(
+            # A remote that offered a tampered artifact is the news, more than the missing build.
+            error = IntegrityError if refused else BuildError
+            raise error(
                 f"{request.spec.name} for {request.target.name}: {where}; and building was ruled out (--no-build)"
             )
         if key is None:
@@ -243,16 +249,16 @@ class Resolver:
 
     def _units(self, todo: list[_Pending]) -> tuple[list[BuildUnit], list[list[_Pending]]]:
         """One unit per model, weights, calibration and TOSA specification, in request order."""
-        groups: dict[tuple[str, str, int, str], list[_Pending]] = {}
+        groups: dict[tuple[str, str, int, str, Boundary], list[_Pending]] = {}
         together: dict[tuple[str, str, int], list[str]] = {}
         for p in todo:
             r = p.request
             family = r.target.tosa_spec or "portable"
-            groups.setdefault((r.spec.name, r.weights.name, id(r.calibration), family), []).append(p)
+            groups.setdefault((r.spec.name, r.weights.name, id(r.calibration), family, r.boundary), []).append(p)
             together.setdefault((r.spec.name, r.weights.name, id(r.calibration)), []).append(r.target.name)
         units: list[BuildUnit] = []
         members: list[list[_Pending]] = []
-        for (model, weights, calibration, _), group in groups.items():
+        for (model, weights, calibration, _, boundary), group in groups.items():
             unit = BuildUnit(
                 model=model,
                 weights=weights,
@@ -262,6 +268,7 @@ class Resolver:
                 ),
                 plugins=self.plugins,
                 calibration_dir=self.options.calibration_dir,
+                boundary=boundary,
                 eval_dir=self.options.eval_dir,
                 built_with=tuple(together[(model, weights, calibration)]),
             )

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from zoo._spec import InputSpec
+from zoo.registry.io_boundary import read_boundary
 from zoo.registry.manifest import Manifest
 from zoo.registry.pte_structure import ETHOSU_BACKEND_ID as BACKEND_ID
 from zoo.registry.pte_structure import Delegate, ExecutionPlan, PteFormatError, PteInfo, read_pte
@@ -45,15 +46,20 @@ class Expected:
     cpu_operators: tuple[str, ...] | None = None
     partitions: int | None = None
     scratch_sizes: tuple[int, ...] | None = None
+    io: dict[str, Any] | None = None
+    """The manifest's ``io``: the boundary the .pte must have (``io_boundary.record``)."""
     source: str = "manifest"
     """Where the expectation comes from, for messages: ``manifest`` or ``--target``."""
 
     @classmethod
     def from_manifest(cls, m: Manifest) -> Expected:
         target = m.built_target
+        # With integer I/O the program takes the quantized tensor, not the model's float one.
+        dtypes = [str(t["dtype"]) for t in m.io["inputs"]] if m.io else []
         inputs = tuple(
-            InputSpec(str(i["name"]), tuple(int(d) for d in i["shape"]), str(i.get("dtype", "float32")))
-            for i in m.key_inputs.get("inputs") or ()
+            InputSpec(str(i["name"]), tuple(int(d) for d in i["shape"]),
+                      dtypes[n] if n < len(dtypes) else str(i.get("dtype", "float32")))
+            for n, i in enumerate(m.key_inputs.get("inputs") or ())
         )
         payloads = m.build.get("payloads")
         partitions = m.delegation.get("partitions")
@@ -63,6 +69,7 @@ class Expected:
             cpu_operators=tuple(m.cpu_operators),
             partitions=int(partitions) if partitions is not None else None,
             scratch_sizes=tuple(int(p["scratch_size"]) for p in payloads) if payloads is not None else None,
+            io=m.io,
         )
 
 
@@ -89,7 +96,53 @@ def check_structure(pte: bytes, expected: Expected) -> list[Check]:
         checks.append(_check_alignment(ethos, payloads))
     checks.append(_check_io(info.plans[0], payloads, expected))
     checks.append(_check_operators(info, expected))
+    if expected.io is not None:
+        checks.append(_check_boundary(info, expected))
     return checks
+
+
+_BOUNDARY_FIELDS = ("dtype", "shape", "dim_order", "scale", "zero_point", "qmin", "qmax")
+_INTEGER = {"int8": 1, "uint8": 0, "int16": 2}
+"""ExecuTorch's ScalarType number of each integer dtype, as a ``*_dtype`` constant method holds it."""
+
+
+def _check_boundary(info: PteInfo, expected: Expected) -> Check:
+    """The .pte's inputs and outputs, with the quantization its constant methods state,
+    against the manifest's ``io``; integer I/O must leave the CPU nothing to run."""
+    io = expected.io
+    assert io is not None
+    try:
+        names = [str(t["name"]) for t in io["inputs"]]
+        have = read_boundary(info, names)
+        mode = str(io["mode"])
+        problems: list[str] = []
+        for side in ("inputs", "outputs"):
+            want = io[side]
+            if len(have[side]) != len(want):
+                problems.append(f"the .pte has {len(have[side])} {side}; the {expected.source} records {len(want)}")
+                continue
+            for h, w in zip(have[side], want, strict=True):
+                problems += [
+                    f"{side[:-1]} {h['name']!r} {f} is {h[f]!r} in the .pte; the {expected.source} says {w.get(f)!r}"
+                    for f in _BOUNDARY_FIELDS if h[f] != w.get(f)
+                ]
+                if mode != "float" and (h["scale"] is None or h["dtype"] not in _INTEGER):
+                    problems.append(f"--io {mode}: {side[:-1]} {h['name']!r} is {h['dtype']} without quantization parameters")
+        constants = info.constant_methods()
+        for side in ("input", "output"):
+            for i, t in enumerate(have[f"{side}s"]):
+                declared = constants.get(f"{side}{i}_dtype")
+                if declared is not None and _INTEGER.get(t["dtype"]) != declared:
+                    problems.append(f"{side}{i}_dtype says ScalarType {declared}, but the tensor is {t['dtype']}")
+        if mode != "float" and info.operators:
+            problems.append(f"--io {mode} must leave the CPU nothing to run, but the operator table holds {', '.join(info.operators)}")
+    except (KeyError, TypeError, ValueError) as exc:
+        return Check("io_boundary", False, f"cannot compare the boundary with the {expected.source}: {exc}")
+    if problems:
+        return Check("io_boundary", False, "; ".join(problems))
+    shown = ", ".join(f"{t['dtype']} {t['shape']}" + (f" (scale {t['scale']:.6g}, zero point {t['zero_point']})" if t["scale"] else "")
+                      for t in have["inputs"])
+    return Check("io_boundary", True, f"--io {mode}: takes {shown}; every input and output as the {expected.source} records it")
 
 
 def _describe_format(info: PteInfo) -> str:

@@ -8,6 +8,7 @@ import platform
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from zoo.registry import io_boundary
 from zoo.registry.build.unit import BuiltArtifact
 from zoo.registry.c_header import HeaderOptions, labels_header, pte_header
 from zoo.registry.cache import sha256_bytes
@@ -55,6 +56,9 @@ def assemble(
     if result.memory_fit is not None:
         macros["sram_budget_bytes"] = result.memory_fit["sram_budget_bytes"]
         macros["vela_flags"] = " ".join(result.memory_fit["selected_flags"]) or None
+    if result.io is not None and request.boundary.integer:
+        # Only for integer I/O, so float builds keep the header bytes they always had.
+        macros.update(io_boundary.macros(result.io))
     header = pte_header(pte, file_name=header_name, options=HeaderOptions(), macros=macros).encode("ascii")
     files: dict[str, tuple[str, bytes]] = {
         f"{request.stem}.pte": ("pte", pte),
@@ -91,6 +95,7 @@ def assemble(
         },
         warnings=result.warnings,
         memory_fit=result.memory_fit,
+        io=result.io,
     )
     from zoo.registry.structure_check import Expected, check_structure
 

@@ -54,11 +54,16 @@ def _build(unit: BuildUnit, catalog: Catalog | None, progress: Progress | None) 
         from zoo.registry.numerics.eval_dir import evaluation_from_dir
 
         evaluation = evaluation_from_dir(spec, unit.eval_dir)
-    requests = [BuildRequest.create(spec, t.target, weights=unit.weights, calibration=calibration) for t in unit.targets]
+    b = unit.boundary
+    requests = [
+        BuildRequest.create(spec, t.target, weights=unit.weights, calibration=calibration, io=b.mode, layout=b.layout)
+        for t in unit.targets
+    ]
     started = time.perf_counter()
     results = compile.compile_targets(
         spec, [t.target for t in unit.targets], weights=unit.weights, calibration=calibration,
         progress=progress, verify=[t.verify or t.bundle for t in unit.targets], evaluation=evaluation,
+        boundary=b,
     )
     seconds = round(time.perf_counter() - started, 2)
     together = unit.built_with or tuple(t.target.name for t in unit.targets)

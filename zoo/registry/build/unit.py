@@ -9,6 +9,7 @@ from typing import Any
 
 from zoo import _errors
 from zoo._errors import BuildError, ZooError
+from zoo.registry.io_boundary import DEFAULT, Boundary
 from zoo.registry.keys import key_of
 from zoo.registry.manifest import Manifest
 from zoo.registry.plugin_loader import LoadOptions
@@ -43,6 +44,8 @@ class BuildUnit:
     plugins: LoadOptions = field(default_factory=LoadOptions)
     """How a fresh process finds ``model``: the same plugins the driver loaded."""
     calibration_dir: Path | None = None
+    boundary: Boundary = DEFAULT
+    """The I/O mode and layout, the same for every target of the unit."""
     eval_dir: Path | None = None
     """The numerical check runs on these labelled class folders (``--eval-dir``)."""
     built_with: tuple[str, ...] = ()

@@ -7,9 +7,12 @@ import hashlib
 from collections.abc import Sequence
 from typing import Any
 
-from zoo._spec import Sample
+from zoo._errors import BuildError
+from zoo._spec import ModelSpec, Sample
 from zoo.registry.compile.blame import _stage
+from zoo.registry.compile.boundary import configure_quantizer
 from zoo.registry.events import Progress
+from zoo.registry.io_boundary import Boundary
 
 
 def digest_samples(samples: Sequence[Sample]) -> str:
@@ -35,7 +38,8 @@ def _export(model: Any, example: Sample) -> Any:
 
 
 def _quantize(
-    graph: Any, samples: list[Sample], compile_spec: Any, where: str, report: Progress
+    graph: Any, samples: list[Sample], compile_spec: Any, where: str, report: Progress,
+    boundary: Boundary | None = None,
 ) -> Any:
     from executorch.backends.arm.quantizer import (
         EthosUQuantizer,
@@ -46,6 +50,8 @@ def _quantize(
     with _stage(where, "quantizer preparation"):
         quantizer = EthosUQuantizer(compile_spec)
         quantizer.set_global(get_symmetric_quantization_config())
+        if boundary is not None:
+            configure_quantizer(quantizer, boundary)
         prepared = prepare_pt2e(graph, quantizer)
     for i, sample in enumerate(samples):
         with _stage(where, f"calibration sample {i}"):
@@ -58,3 +64,26 @@ def _quantize(
 
 def _as_sample(value: Any) -> Sample:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
+
+
+def check_samples(samples: Sequence[Sample], spec: ModelSpec, where: str, *, first: int = 4) -> None:
+    """The first samples must match the inputs ``spec`` declares: a plugin that declares
+    one shape and returns another would otherwise build a program nobody can feed."""
+    import torch
+
+    plugin = f"plugin {spec.source!r}" if spec.source else "its plugin"
+    for n, sample in enumerate(samples[:first]):
+        if len(sample) != len(spec.inputs):
+            raise BuildError(
+                f"{where}: calibration sample {n} has {len(sample)} tensor(s), but {plugin} declares "
+                f"{len(spec.inputs)} input(s) ({', '.join(i.name for i in spec.inputs)}); fix the model's calibration data"
+            )
+        for declared, t in zip(spec.inputs, sample, strict=True):
+            if not isinstance(t, torch.Tensor):
+                raise BuildError(f"{where}: calibration sample {n}, input {declared.name!r}, is a {type(t).__name__}, not a tensor ({plugin})")
+            dtype = str(t.dtype).removeprefix("torch.")
+            if tuple(t.shape) != tuple(declared.shape) or dtype != declared.dtype:
+                raise BuildError(
+                    f"{where}: calibration sample {n}, input {declared.name!r}, is {dtype} {list(t.shape)}, but "
+                    f"{plugin} declares {declared.dtype} {list(declared.shape)}; fix the declaration or the data"
+                )

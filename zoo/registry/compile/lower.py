@@ -12,13 +12,28 @@ from typing import TYPE_CHECKING, Any
 
 from zoo._errors import BuildError
 from zoo._spec import Dataset, ModelSpec, Sample
+from zoo.registry import io_boundary
 from zoo.registry.compile.blame import _graph_ops, _lowering_errors, _stage
+from zoo.registry.compile.boundary import (
+    after_lowering,
+    before_lowering,
+    io_params,
+    prepare,
+    program_input,
+)
 from zoo.registry.compile.delegation import _delegation
-from zoo.registry.compile.export import _as_sample, _export, _quantize, digest_samples
+from zoo.registry.compile.export import (
+    _as_sample,
+    _export,
+    _quantize,
+    check_samples,
+    digest_samples,
+)
 from zoo.registry.compile.retarget import ethosu_compile_spec
-from zoo.registry.compile.serialize import _canonical, _program_bytes
+from zoo.registry.compile.serialize import _canonical, _program_bytes, operator_table
 from zoo.registry.events import Progress
-from zoo.registry.pte_structure import ETHOSU_BACKEND_ID
+from zoo.registry.io_boundary import DEFAULT, Boundary
+from zoo.registry.pte_structure import ETHOSU_BACKEND_ID, read_pte
 from zoo.registry.targets import Target
 
 if TYPE_CHECKING:
@@ -47,6 +62,8 @@ class _Lowered:
     warnings: list[str]
     """About the lowering itself; each target adds its own."""
     numerics: NumericsResult | None
+    io: dict[str, Any]
+    """``io_boundary.record``: retargeting changes the payloads, never the boundary."""
 
 
 def _lower_ethosu(
@@ -59,29 +76,35 @@ def _lower_ethosu(
     report: Progress,
     verify: bool,
     evaluation: Dataset | None = None,
+    boundary: Boundary = DEFAULT,
 ) -> _Lowered:
     from executorch.backends.arm.ethosu import EthosUPartitioner
     from executorch.exir import to_edge_transform_and_lower
 
     compile_spec = ethosu_compile_spec(target)
-    report("export", None, None)
-    with _stage(where, "export"):
-        graph = _export(model, example).module(check_guards=False)
     dataset = calibration or spec.calibration
     with _stage(where, "calibration data loading"):
         samples = [_as_sample(s) for s in dataset.load()]
     if not samples:
         raise BuildError(f"{where}: the calibration set is empty")
-    quantized = _quantize(graph, samples, compile_spec, where, report)
+    check_samples(samples, spec, where)
+    with _stage(where, f"--io {boundary.mode} --layout {boundary.layout}"):
+        program_model, program_example, program_samples = prepare(model, example, samples, spec, boundary)
+    report("export", None, None)
+    with _stage(where, "export"):
+        graph = _export(program_model, program_example).module(check_guards=False)
+    quantized = _quantize(graph, program_samples, compile_spec, where, report, boundary)
     with _stage(where, "quantize"):
-        exported = _export(quantized, example)
+        exported = _export(quantized, program_example)
+        constants = before_lowering(exported, boundary)
 
     report("lower", None, None)
     with _LOWERING, _record_backend() as recorder, _lowering_errors(where, recorder):
         edge = to_edge_transform_and_lower(
-            exported, partitioner=[EthosUPartitioner(compile_spec)]
+            exported, partitioner=[EthosUPartitioner(compile_spec)], constant_methods=constants or None,
         )
         ordered = _in_program_order(edge, recorder.captures, where)
+        after_lowering(edge, boundary, where)
         delegation = _delegation(edge)  # to_executorch rewrites the graph in place
     checked = None
     if verify:
@@ -96,6 +119,8 @@ def _lower_ethosu(
                 data=numerics.evaluation_set(spec, dataset, samples, evaluation),
                 classifier=numerics.is_classifier(spec),
                 progress=report,
+                program_input=lambda sample: program_input(sample, spec, boundary),
+                io=io_params(edge, boundary),
             )
     with _LOWERING, _lowering_errors(where):
         program = edge.to_executorch()
@@ -107,6 +132,14 @@ def _lower_ethosu(
     report("serialize", None, None)
     with _stage(where, "serialize"):
         pte = _canonical(_program_bytes(program))
+        io = io_boundary.record(boundary, read_pte(pte), [i.name for i in spec.inputs])
+        left = operator_table(pte)
+    if boundary.integer and left:
+        raise BuildError(
+            f"{where}: --io {boundary.mode} must leave no operator on the CPU, but the program still needs "
+            f"{', '.join(left)}; build it with --io float, which runs them on the CPU",
+            stage="integer I/O",
+        )
     return _Lowered(
         target=target,
         pte=pte,
@@ -115,6 +148,7 @@ def _lower_ethosu(
         calibration={"samples": len(samples), "sha256": digest_samples(samples)},
         warnings=warnings,
         numerics=checked,
+        io=io,
     )
 
 

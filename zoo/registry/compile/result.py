@@ -37,3 +37,5 @@ class CompileResult:
     reference model before serialization, portable on the host runtime after."""
     memory_fit: dict[str, Any] | None = None
     """``memory_fit.fit_record`` for a target with an SRAM budget."""
+    io: dict[str, Any] | None = None
+    """``io_boundary.record``: the program's inputs and outputs as the .pte holds them."""

@@ -21,7 +21,7 @@ from typing import Any
 
 from zoo._errors import BuildError, MissingExtraError
 from zoo._spec import Dataset, ModelSpec
-from zoo.registry import vela_report
+from zoo.registry import io_boundary, vela_report
 from zoo.registry.compile import lower
 from zoo.registry.compile.blame import _lowering_errors, _stage
 from zoo.registry.compile.delegation import _warnings
@@ -31,6 +31,8 @@ from zoo.registry.compile.result import CompileResult
 from zoo.registry.compile.retarget import retarget
 from zoo.registry.compile.serialize import operator_table
 from zoo.registry.events import Progress, silent_progress
+from zoo.registry.io_boundary import DEFAULT, Boundary
+from zoo.registry.pte_structure import read_pte
 from zoo.registry.targets import PORTABLE, Target
 
 STAGES = ("load", "export", "calibrate", "quantize", "lower", "verify", "serialize", "vela", "retarget")
@@ -72,6 +74,7 @@ def compile_targets(
     progress: Progress | None = None,
     verify: Sequence[bool] | None = None,
     evaluation: Dataset | None = None,
+    boundary: Boundary = DEFAULT,
 ) -> list[CompileResult]:
     """Build ``spec`` for several targets, in their order, for about the cost of one.
 
@@ -81,6 +84,7 @@ def compile_targets(
     byte-identical to a ``compile_model`` of its target alone. ``verify[i]``
     asks for target i's numerical check, which a TOSA family shares; it runs on
     ``evaluation`` (labelled, e.g. ``--eval-dir``) if given, else on the model's own data.
+    ``boundary`` is the program's I/O mode and layout (``compile/boundary.py``).
     """
     wanted = list(verify) if verify is not None else [False] * len(targets)
     report: Progress = progress or silent_progress
@@ -109,6 +113,7 @@ def compile_targets(
                 example = _as_sample(spec.example_inputs())
             if family == PORTABLE:
                 result = _compile_portable(model, example, where, report)
+                result.io = io_boundary.record(DEFAULT, read_pte(result.pte), [i.name for i in spec.inputs])
                 if any(wanted[i] for i in members):
                     report("verify", None, None)
                     with _stage(where, "numerical check"):
@@ -125,7 +130,7 @@ def compile_targets(
             # Looked up on the module, so a test can count the lowerings.
             lowered = lower._lower_ethosu(
                 model, example, spec, _base(leader), calibration, where, report, any(wanted[i] for i in members),
-                evaluation=evaluation,
+                evaluation=evaluation, boundary=boundary,
             )
         for i in members:
             result = _finish_ethosu(lowered, targets[i], _where(spec, variant, targets[i]), report, len(members) > 1)
@@ -199,6 +204,7 @@ def _finish_ethosu(lowered: lower._Lowered, target: Target, where: str, report: 
         calibration=lowered.calibration,
         warnings=[*_warnings(lowered.delegation, target), *lowered.warnings, *_flag_drift(lowered)],
         memory_fit=fit,
+        io=lowered.io,
     )
 
 

@@ -26,6 +26,7 @@ from zoo._spec import Sample
 from zoo.registry.events import Progress
 from zoo.registry.numerics import compare
 from zoo.registry.numerics.data import EvalSet, flat_outputs
+from zoo.registry.numerics.io import IoParams
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -190,10 +191,17 @@ def check_ethosu(
     data: EvalSet,
     classifier: bool,
     progress: Progress | None = None,
+    program_input: Callable[[Sample], Sample] | None = None,
+    io: IoParams | None = None,
 ) -> compare.NumericsResult:
     """Run ``data`` through the lowered program with each delegate on the TOSA reference model.
 
     ``graphs`` maps each delegate's processed bytes to the TOSA flatbuffer Vela compiled it from.
+    ``program_input`` turns a sample of ``data`` into what ``fake_quant`` takes (for
+    ``--io pixels``, the [0, 1] image; for ``nhwc``, channels-last). With integer I/O,
+    ``io`` holds the boundary's parameters: each input is quantized by torch's rule
+    before the program gets it, and each output dequantized before it is compared.
+    The bundle's test cases keep the program's own (integer) inputs and outputs.
     """
     try:
         import tosa_reference_model  # noqa: F401
@@ -201,8 +209,11 @@ def check_ethosu(
         raise MissingExtraError("the numerical check (tosa_reference_model from tosa-tools)") from e
     started = time.perf_counter()
     module = edge_program.module()
-    qparams = _output_qparams(edge_program)
-    input_scales = _input_scales(edge_program)
+    qparams = _output_qparams(edge_program) if io is None else [(p.scale, p.zero_point) for p in io.outputs]
+    input_scales: list[float | None] | None = (
+        _input_scales(edge_program) if io is None else [p.scale for p in io.inputs] or None
+    )
+    to_program = program_input or (lambda s: s)
     reference = _Reference(graphs)
     vs_fq: list[compare.Versus] = []
     vs_float: list[compare.Versus] = []
@@ -211,11 +222,14 @@ def check_ethosu(
     tally = compare.Tally()
     cases: list[tuple[Sample, list[Any]]] = []
     for i, sample in enumerate(data.samples):
+        given = to_program(sample)
+        fed = given if io is None else tuple(p.quantize(x) for p, x in zip(io.inputs, given, strict=True))
         with _dispatch(reference):
-            got = flat_outputs(module(*sample))
-        fq = flat_outputs(fake_quant(*sample))
+            raw = flat_outputs(module(*fed))
+        got = raw if io is None else [p.dequantize(r) for p, r in zip(io.outputs, raw, strict=True)]
+        fq = flat_outputs(fake_quant(*given))
         fl = flat_outputs(float_model(*sample))
-        noisy = flat_outputs(fake_quant(*compare.perturbed(sample, input_scales, i))) if input_scales else None
+        noisy = flat_outputs(fake_quant(*compare.perturbed(given, input_scales, i))) if input_scales else None
         if not vs_fq:
             if not len(got) == len(fq) == len(fl):
                 raise BuildError(f"the lowered program gives {len(got)} output(s), the fake-quantized model {len(fq)}, the float model {len(fl)}")
@@ -234,7 +248,7 @@ def check_ethosu(
                 compare.within(noisy[k], q, atol, compare.RTOL, noise[k], scale)
         tally.add(got, fl, data.labels[i] if data.labels else None)
         if len(cases) < compare.BUNDLE_CASES:
-            cases.append((tuple(t.clone() for t in sample), [g.clone() for g in got]))
+            cases.append((tuple(t.clone() for t in fed), [r.clone() for r in raw]))
         if progress:
             progress("verify", i + 1, len(data.samples))
     n = len(data.samples)
@@ -296,4 +310,6 @@ def check_ethosu(
     record["seconds"] = round(time.perf_counter() - started, 2)
     scales = [q[0] for q in qparams if q]
     tolerance = {"atol": compare.ATOL + compare.QTOL * max(scales, default=0.0), "rtol": compare.RTOL}
+    if io is not None:  # the bundle's outputs are the integers themselves
+        tolerance = {"atol": float(compare.QTOL), "rtol": 0.0}
     return compare.NumericsResult(record, cases, tolerance)

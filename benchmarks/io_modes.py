@@ -1,0 +1,83 @@
+"""What each I/O boundary costs and saves: one model, every ``--io`` / ``--layout``, one target.
+
+For each variant it runs ``zoo build MODEL -t TARGET --io IO --layout LAYOUT --json``
+in a fresh cache and records the build time, Vela's estimate, the CPU work
+(operator nodes and kernels to link), the input the firmware fills, and the
+delegate payload's digest (int8 I/O must leave it unchanged). Then it builds
+the first variant again in another fresh cache to show the bytes repeat.
+
+    .venv/bin/python benchmarks/io_modes.py [--model mv2] [--target u55-128] [--weights random]
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from zoo.registry.vela_payload import find_payloads
+
+ZOO = Path(sys.executable).with_name("zoo")
+VARIANTS = [("float", "nchw"), ("int8", "nchw"), ("int8", "nhwc"), ("uint8", "nhwc"), ("pixels", "nhwc")]
+
+
+def build(model: str, target: str, weights: str | None, io: str, layout: str) -> dict[str, Any]:
+    cache = tempfile.mkdtemp(prefix="zoo-io-")
+    command = [str(ZOO), "build", model, "-t", target, "--io", io, "--layout", layout, "--json"]
+    command += ["--weights", weights] if weights else []
+    started = time.perf_counter()
+    proc = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "ZOO_CACHE_DIR": cache})
+    seconds = time.perf_counter() - started
+    if proc.returncode != 0:
+        return {"io": io, "layout": layout, "error": proc.stderr.strip().splitlines()[-1]}
+    art = json.loads(proc.stdout)
+    m = art["manifest"]
+    pte = Path(art["pte"]).read_bytes()
+    payloads = b"".join(pte[p.offset:p.offset + p.length] for p in find_payloads(pte))
+    total = m["vela"]["total"]
+    given = m["io"]["inputs"][0]
+    return {
+        "io": io, "layout": layout, "key": m["key"][:12], "build_s": round(seconds, 1),
+        "vela_ms": round(total["inference_time_ms"], 3), "sram_bytes": total["sram_bytes"],
+        "cpu_ops": m["delegation"]["cpu_ops"] + m["delegation"].get("cpu_quantize_ops", 0),
+        "kernels": m["cpu_operators"], "npu_ops": m["delegation"]["npu_ops"],
+        "input": f"{given['dtype']} {[given['shape'][d] for d in given['dim_order']]}",
+        "pte_sha256": hashlib.sha256(pte).hexdigest()[:16], "payload_sha256": hashlib.sha256(payloads).hexdigest()[:16],
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--model", default="mv2")
+    parser.add_argument("--target", default="u55-128")
+    parser.add_argument("--weights", default="random", help="'random' works offline; '' for the model's default")
+    parser.add_argument("--json", type=Path, help="Also write the rows here.")
+    args = parser.parse_args()
+    rows = [build(args.model, args.target, args.weights or None, io, layout) for io, layout in VARIANTS]
+    again = build(args.model, args.target, args.weights or None, *VARIANTS[1])
+    print(f"{args.model} for {args.target} ({args.weights or 'default'} weights)")
+    print(f"{'io':7} {'layout':6} {'build':>7} {'Vela':>9} {'SRAM':>9} {'CPU ops':>7}  {'input':24} payload           pte")
+    for r in rows:
+        if "error" in r:
+            print(f"{r['io']:7} {r['layout']:6} failed: {r['error']}")
+            continue
+        print(f"{r['io']:7} {r['layout']:6} {r['build_s']:>6.1f}s {r['vela_ms']:>7.3f}ms {r['sram_bytes'] / 1024:>7.1f}Ki "
+              f"{r['cpu_ops']:>7}  {r['input']:24} {r['payload_sha256']}  {r['pte_sha256']}")
+    repeat = "identical" if again.get("pte_sha256") == rows[1].get("pte_sha256") else "DIFFERENT"
+    print(f"rebuild of {VARIANTS[1][0]}/{VARIANTS[1][1]} in a fresh cache: {repeat} bytes")
+    if args.json:
+        args.json.write_text(json.dumps({"model": args.model, "target": args.target, "rows": rows, "rebuild": again}, indent=2) + "\n")
+    return 0 if all("error" not in r for r in rows) and repeat == "identical" else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,60 @@
+"""A tiny RGB classifier, as a third party's plugin would declare it: three channels,
+an ImageNet-style mean and std, and both layouts. It proves in seconds what
+only mv2 could among the built-ins: NHWC input, and camera pixels normalised on the NPU."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from zoo import Dataset, InputSpec, ModelSpec, WeightsVariant, hookimpl
+
+SHAPE = (1, 3, 16, 16)
+MEAN = (0.485, 0.456, 0.406)
+STD = (0.229, 0.224, 0.225)
+SAMPLES = 24
+
+
+def _build(variant: str) -> Any:
+    import torch
+
+    torch.manual_seed(7)
+    return torch.nn.Sequential(
+        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(8, 16, 3, stride=2, padding=1), torch.nn.ReLU(),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(16, 5),
+    ).eval()
+
+
+def _images() -> list[tuple[Any, ...]]:
+    """Seeded 8-bit images (smooth gradients plus noise), normalised as the model expects."""
+    import torch
+
+    g = torch.Generator().manual_seed(3)
+    mean = torch.tensor(MEAN).reshape(1, 3, 1, 1)
+    std = torch.tensor(STD).reshape(1, 3, 1, 1)
+    ramp = torch.linspace(0, 1, SHAPE[-1])
+    out = []
+    for _ in range(SAMPLES):
+        base = torch.rand(1, 3, 1, 1, generator=g) * ramp.reshape(1, 1, 1, -1) + torch.rand(1, 3, 1, 1, generator=g) * ramp.reshape(1, 1, -1, 1)
+        pixels = torch.round((base / 2 + 0.25 * torch.rand(SHAPE, generator=g)).clamp(0, 1) * 255)
+        out.append((((pixels / 255) - mean) / std,))
+    return out
+
+
+@hookimpl
+def register_models(register: Callable[[ModelSpec], None]) -> None:
+    images = Dataset(size=SAMPLES, description=f"{SAMPLES} seeded 8-bit RGB images", load=_images,
+                     identity=lambda: "rgb-tiny-images-v1")
+    register(ModelSpec(
+        name="rgb-tiny",
+        version="1",
+        description="tests: a two-conv RGB classifier",
+        task="image-classification",
+        inputs=(InputSpec("image", SHAPE, "float32", range=(-2.2, 2.7), mean=MEAN, std=STD),),
+        build=_build,
+        example_inputs=lambda: _images()[0],
+        calibration=images,
+        weights=(WeightsVariant("seeded", "torch.manual_seed(7)", "tests", "MIT", identity=lambda: "seed-7"),),
+        layouts=("nchw", "nhwc"),
+    ))

@@ -1,0 +1,251 @@
+"""Integer I/O, NHWC and camera pixels (``--io``, ``--layout``).
+
+The fast tests check choices and build keys without compiling. The compile
+tier builds mnist with int8 and pixels I/O for u55-128 (the float build comes
+from the shared ``built`` fixture) and a tiny RGB plugin model (tests/rgb_plugin.py)
+for what a one-channel model cannot show: NHWC.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import re
+import subprocess
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT, run_zoo
+from zoo import Artifact, UsageError, Zoo
+from zoo.registry.c_header import parse_array
+from zoo.registry.io_boundary import DIM_ORDERS
+from zoo.registry.pte_structure import read_pte
+from zoo.registry.structure_check import Expected, check_structure
+from zoo.registry.vela_payload import find_payloads
+
+RGB = {"ZOO_PLUGINS": "tests.rgb_plugin", "PYTHONPATH": str(ROOT)}
+
+
+@pytest.fixture
+def rgb(monkeypatch: pytest.MonkeyPatch) -> Zoo:
+    monkeypatch.setenv("ZOO_PLUGINS", "tests.rgb_plugin")
+    return Zoo()
+
+
+# --- choices and keys: no compile ---------------------------------------------------------------
+
+
+def _key(zoo: Zoo, model: str, target: str = "u55-128", **kw: Any) -> str:
+    return zoo.request(model, target, **kw).key()
+
+
+def test_every_io_choice_changes_the_key_and_the_default_keeps_the_old_one(rgb: Zoo) -> None:
+    choices = [{}, {"io": "int8"}, {"io": "uint8"}, {"io": "pixels"}, {"layout": "nhwc"},
+               {"io": "int8", "layout": "nhwc"}, {"io": "pixels", "layout": "nchw"}]
+    keys = [_key(rgb, "rgb-tiny", **c) for c in choices]
+    assert len(set(keys)) == len(keys)
+    # pixels defaults to NHWC where the model takes it: the same build as asking for it.
+    assert _key(rgb, "rgb-tiny", io="pixels") == _key(rgb, "rgb-tiny", io="pixels", layout="nhwc")
+    # ExecuTorch's default boundary adds nothing to the key, so earlier builds keep theirs.
+    request = rgb.request("mnist", "u55-128", io="float", layout="nchw")
+    assert "io" not in request.key_inputs()
+    assert request.key() == rgb.request("mnist", "u55-128").key()
+    assert rgb.request("mnist", "u55-128", io="int8").key_inputs()["io"] == {"mode": "int8", "layout": "nchw"}
+
+
+def test_zoo_toml_default_io_applies_to_npu_targets_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "zoo.toml").write_text('default_io = "int8"\n')
+    zoo = Zoo()
+    assert zoo.request("mnist", "u55-128").boundary.mode == "int8"
+    assert zoo.request("mnist", "u55-128", io="float").boundary.mode == "float"
+    assert zoo.request("mnist", "portable").boundary.mode == "float"
+    (tmp_path / "zoo.toml").write_text('default_io = "int4"\n')
+    with pytest.raises(Exception, match=r"zoo.toml: key 'default_io' must be one of float, int8, uint8, pixels, got 'int4'"):
+        Zoo().request("mnist", "u55-128")
+
+
+@pytest.mark.parametrize(("model", "target", "kw", "message"), [
+    ("mnist", "u55-128", {"layout": "nhwc"}, r"input 'image' \[1, 1, 28, 28\] is not a multi-channel image"),
+    ("mnist", "portable", {"io": "int8"}, r"portable target runs 'mnist' in float"),
+    ("add", "u55-128", {"io": "pixels"}, r"--io pixels needs a model with one image input; 'add' has 2 inputs"),
+    ("softmax", "u55-128", {"io": "pixels"}, r"--io pixels needs an image input"),
+    ("mnist", "u55-128", {"io": "int4"}, r"--io 'int4' is not an I/O mode"),
+])
+def test_impossible_boundaries_are_refused_with_the_reason(
+    rgb: Zoo, model: str, target: str, kw: dict[str, str], message: str
+) -> None:
+    with pytest.raises(UsageError, match=message):
+        rgb.request(model, target, **kw)
+
+
+def test_the_cli_names_the_io_modes() -> None:
+    proc = run_zoo("fetch", "mnist", "-t", "u55-128", "--io", "int4", "--no-build")
+    assert proc.returncode == 2
+    assert "'int4' is not one of 'float', 'int8', 'uint8', 'pixels'" in proc.stderr
+
+
+# --- real builds ----------------------------------------------------------------------------------
+
+
+def _fetch(zoo: Zoo, model: str, **kw: Any) -> Artifact:
+    return zoo.fetch(model, "u55-128", verify=True, **kw)
+
+
+@pytest.fixture(scope="session")
+def io_builds(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Artifact]:
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
+        mp.setenv("ZOO_PLUGINS", "tests.rgb_plugin")
+        mp.delenv("ZOO_CONFIG", raising=False)
+        mp.chdir(tmp_path_factory.mktemp("io-builds"))
+        zoo = Zoo()
+        return {
+            "mnist int8": _fetch(zoo, "mnist", io="int8", bundle=True),
+            "mnist pixels": _fetch(zoo, "mnist", io="pixels"),
+            "rgb float": _fetch(zoo, "rgb-tiny"),
+            "rgb int8 nhwc": _fetch(zoo, "rgb-tiny", io="int8", layout="nhwc"),
+            "rgb pixels": _fetch(zoo, "rgb-tiny", io="pixels"),
+        }
+
+
+def _payloads(art: Artifact) -> list[bytes]:
+    pte = art.pte.read_bytes()
+    return [pte[p.offset:p.offset + p.length] for p in find_payloads(pte)]
+
+
+@pytest.mark.compile
+def test_int8_io_leaves_the_cpu_nothing_and_the_npu_the_same_payload(
+    io_builds: dict[str, Artifact], built: dict[tuple[str, str], Artifact]
+) -> None:
+    art, float_build = io_builds["mnist int8"], built[("mnist", "u55-128")]
+    info = read_pte(art.pte.read_bytes())
+    assert info.operators == [] and art.manifest.cpu_operators == []
+    assert read_pte(float_build.pte.read_bytes()).operators  # the float build keeps its boundary kernels
+    assert _payloads(art) == _payloads(float_build)
+    io = art.manifest.io
+    assert io is not None and io["mode"] == "int8"
+    (given,), (out,) = io["inputs"], io["outputs"]
+    assert (given["dtype"], given["shape"], given["qmin"], given["qmax"]) == ("int8", [1, 1, 28, 28], -128, 127)
+    assert out["dtype"] == "int8" and out["scale"] > 0
+    assert io["rounding"] == "q = clamp(round_half_even(x / scale) + zero_point, qmin, qmax)"
+    numerics = (art.manifest.verification or {})["numerics"]
+    assert numerics["passed"], numerics["checks"]
+    assert art.verification is not None and art.verification.passed
+
+
+@pytest.mark.compile
+def test_the_bundle_holds_integer_inputs_and_outputs(io_builds: dict[str, Artifact]) -> None:
+    from executorch.devtools.bundled_program.serialize import (
+        deserialize_from_flatbuffer_to_bundled_program,
+    )
+
+    art = io_builds["mnist int8"]
+    assert art.bundle is not None
+    case = deserialize_from_flatbuffer_to_bundled_program(art.bundle.read_bytes()).method_test_suites[0].test_cases[0]
+    (given,), (expected,) = case.inputs, case.expected_outputs
+    assert given.val.scalar_type.name == "CHAR" and list(given.val.sizes) == [1, 1, 28, 28]
+    assert expected.val.scalar_type.name == "CHAR"
+    bundle = art.manifest.verification["bundle"]  # type: ignore[index]
+    assert (bundle["atol"], bundle["rtol"]) == (1.0, 0.0)  # one integer step
+
+
+@pytest.mark.compile
+def test_pixels_classify_the_held_out_digits_as_well_as_float(io_builds: dict[str, Artifact]) -> None:
+    art = io_builds["mnist pixels"]
+    (given,) = art.manifest.io["inputs"]  # type: ignore[index]
+    assert (given["dtype"], given["scale"], given["zero_point"]) == ("uint8", 1 / 255, 0)
+    assert read_pte(art.pte.read_bytes()).operators == []
+    accuracy = art.manifest.verification["numerics"]["accuracy"]  # type: ignore[index]
+    assert accuracy["dataset"] == "evaluation" and accuracy["samples"] == 1000
+    assert abs(accuracy["float_top1"] - accuracy["int8_top1"]) <= 0.01, accuracy
+
+
+@pytest.mark.compile
+def test_nhwc_input_is_channels_last_in_the_pte_and_the_manifest(io_builds: dict[str, Artifact]) -> None:
+    for name in ("rgb int8 nhwc", "rgb pixels"):
+        art = io_builds[name]
+        plan = read_pte(art.pte.read_bytes()).plans[0]
+        tensor = plan.tensor(plan.inputs[0])
+        assert tensor is not None and tensor.dim_order == DIM_ORDERS["nhwc"], name
+        assert art.manifest.io["inputs"][0]["dim_order"] == [0, 2, 3, 1]  # type: ignore[index]
+        assert art.manifest.cpu_operators == []
+        assert art.manifest.verification["numerics"]["passed"], name  # type: ignore[index]
+    assert io_builds["rgb pixels"].manifest.io["inputs"][0]["dtype"] == "uint8"  # type: ignore[index]
+    float_plan = read_pte(io_builds["rgb float"].pte.read_bytes()).plans[0]
+    assert float_plan.tensor(float_plan.inputs[0]).dim_order == DIM_ORDERS["nchw"]  # type: ignore[union-attr]
+
+
+@pytest.mark.compile
+def test_the_header_compiles_and_its_io_macros_are_the_ptes(io_builds: dict[str, Artifact], tmp_path: Path) -> None:
+    art = io_builds["rgb int8 nhwc"]
+    _, _, defines = parse_array(art.header.read_text())
+    constants = read_pte(art.pte.read_bytes()).constant_methods()
+    program = tmp_path / "io.c"
+    program.write_text(
+        f'#include <stdio.h>\n#include "{art.header}"\n'
+        'int main(void) { printf("%.17g %d %d %d %.17g %d %s %s %d %d %d %d %d\\n", '
+        "MODEL_PTE_INPUT0_SCALE, MODEL_PTE_INPUT0_ZERO_POINT, MODEL_PTE_INPUT0_QMIN, MODEL_PTE_INPUT0_QMAX, "
+        "MODEL_PTE_OUTPUT0_SCALE, MODEL_PTE_OUTPUT0_ZERO_POINT, MODEL_PTE_INPUT0_DTYPE, MODEL_PTE_INPUT0_LAYOUT, "
+        "MODEL_PTE_INPUT0_DIM0, MODEL_PTE_INPUT0_DIM1, MODEL_PTE_INPUT0_DIM2, MODEL_PTE_INPUT0_DIM3, "
+        "MODEL_PTE_INPUT0_ELEMENTS); return 0; }\n"
+    )
+    subprocess.run(["gcc", "-Wall", "-Werror", "-o", str(tmp_path / "io"), str(program)], check=True)
+    printed = subprocess.run([str(tmp_path / "io")], check=True, capture_output=True, text=True).stdout.split()
+    assert float(printed[0]) == constants["input0_scale"]
+    assert [int(v) for v in printed[1:4]] == [constants[f"input0_{k}"] for k in ("zp", "quant_min", "quant_max")]
+    assert float(printed[4]) == constants["output0_scale"] and int(printed[5]) == constants["output0_zp"]
+    assert printed[6:8] == ["int8", "nhwc"]
+    assert [int(v) for v in printed[8:]] == [1, 16, 16, 3, 768]  # memory order: N, H, W, C
+    assert defines["MODEL_PTE_IO"] == '"int8"'
+
+
+@pytest.mark.compile
+def test_the_structure_check_compares_the_boundary_with_the_manifest(io_builds: dict[str, Artifact]) -> None:
+    art = io_builds["mnist int8"]
+    pte = art.pte.read_bytes()
+    assert all(c.passed for c in check_structure(pte, Expected.from_manifest(art.manifest)))
+    io = json.loads(json.dumps(art.manifest.io))
+    io["inputs"][0]["zero_point"] += 1
+    checks = {c.name: c for c in check_structure(pte, Expected(io=io))}
+    assert not checks["io_boundary"].passed
+    assert re.search(r"input 'image' zero_point is -?\d+ in the \.pte; the manifest says", checks["io_boundary"].detail)
+    # A float .pte handed out as an int8 build: the CPU still has work, and the input is float.
+    float_pte = io_builds["rgb float"].pte.read_bytes()
+    wrong = {**io_builds["rgb float"].manifest.io, "mode": "int8"}  # type: ignore[dict-item]
+    detail = {c.name: c for c in check_structure(float_pte, Expected(io=wrong))}["io_boundary"].detail
+    assert "is float32 without quantization parameters" in detail and "operator table holds" in detail
+
+
+@pytest.mark.compile
+def test_the_summary_says_what_the_cpu_must_run(io_builds: dict[str, Artifact]) -> None:
+    from zoo.cli.format import _summary
+
+    assert "7 on the NPU in 1 partition(s); 2 on the CPU (2 quantize/dequantize at the boundary" in _summary(io_builds["rgb float"])
+    text = _summary(io_builds["rgb int8 nhwc"])
+    assert "; 0 on the CPU; no kernels to link" in text
+    assert re.search(r"I/O \(int8\): image int8 \[1, 16, 16, 3\] NHWC, scale [\d.e-]+, zero point -?\d+", text)
+
+
+@pytest.mark.compile
+def test_rebuilds_are_byte_identical(io_builds: dict[str, Artifact], tmp_path: Path) -> None:
+    art = io_builds["rgb pixels"]
+    proc = run_zoo("build", "rgb-tiny", "-t", "u55-128", "--io", "pixels", "--json",
+                   env={**RGB, "ZOO_CACHE_DIR": str(tmp_path / "fresh")})
+    assert proc.returncode == 0, proc.stderr
+    again = json.loads(proc.stdout)
+    assert again["key"] == art.key
+    for path, kind in ((art.pte, "pte"), (art.header, "header")):
+        assert hashlib.sha256(Path(again[kind]).read_bytes()).hexdigest() == hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+@pytest.mark.compile
+def test_report_compares_the_cpu_work_of_each_boundary(io_builds: dict[str, Artifact], use_shared_cache: Path) -> None:
+    proc = run_zoo("report", "rgb-tiny", "--json", env=RGB)
+    assert proc.returncode == 0, proc.stderr
+    rows = {(r["io"], tuple(r["cpu_kernels"])): r for r in json.loads(proc.stdout)["rows"]}
+    assert rows[("float", ("quantized_decomposed::dequantize_per_tensor.out", "quantized_decomposed::quantize_per_tensor.out"))]["cpu_run"] == 2
+    assert rows[("int8", ())]["cpu_run"] == 0 and rows[("pixels", ())]["cpu_run"] == 0
+    text = run_zoo("report", "rgb-tiny", env=RGB).stdout
+    assert "I/O" in text and "CPU ops" in text

@@ -1,0 +1,165 @@
+"""The program's boundary: what firmware hands in and reads out (``--io``, ``--layout``).
+
+``float`` keeps ExecuTorch's default: float tensors, quantized and dequantized
+by CPU kernels around the NPU. ``int8`` and ``uint8`` take and give the
+quantized tensors themselves, so no operator is left on the CPU. ``pixels``
+takes a camera's uint8 bytes; the /255, mean and std run on the NPU.
+
+Torch-free: the CLI validates choices and the structure check reads the
+boundary back from a .pte with this module.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from zoo._errors import UsageError
+from zoo._options import IO_MODES as MODES
+from zoo._spec import LAYOUTS, ModelSpec
+from zoo.registry.pte_structure import ExecutionPlan, PteInfo, TensorValue
+from zoo.registry.targets import Target
+
+ROUNDING = "q = clamp(round_half_even(x / scale) + zero_point, qmin, qmax)"
+"""How a float becomes its integer: torch's quantize_per_tensor."""
+PIXEL_SCALE = 1 / 255
+"""A pixel byte p stands for p / 255: the [0, 1] image the normalisation starts from."""
+_PARAMS = ("scale", "zp", "quant_min", "quant_max", "dtype")
+DIM_ORDERS = {"nchw": (0, 1, 2, 3), "nhwc": (0, 2, 3, 1)}
+
+
+@dataclass(frozen=True)
+class Boundary:
+    mode: str = "float"
+    layout: str = "nchw"
+
+    @property
+    def integer(self) -> bool:
+        return self.mode != "float"
+
+    def key_fields(self) -> dict[str, str] | None:
+        """None for ExecuTorch's default, so builds from before ``--io`` keep their keys."""
+        return None if self == Boundary("float", "nchw") else {"mode": self.mode, "layout": self.layout}
+
+
+DEFAULT = Boundary()
+"""ExecuTorch's default: float I/O, NCHW."""
+
+
+def choose(spec: ModelSpec, target: Target, mode: str | None, layout: str | None) -> Boundary:
+    """The boundary ``spec`` gets for ``target``; UsageError says what cannot be built and why."""
+    mode = mode or "float"
+    if mode not in MODES:
+        raise UsageError(f"--io {mode!r} is not an I/O mode: choose one of {', '.join(MODES)}")
+    if layout is not None and layout not in LAYOUTS:
+        raise UsageError(f"--layout {layout!r} is not a layout: choose one of {', '.join(LAYOUTS)}")
+    if target.is_portable:
+        if mode != "float" or layout not in (None, "nchw"):
+            raise UsageError(
+                f"the portable target runs {spec.name!r} in float on the CPU: it takes --io float and --layout nchw only"
+            )
+        return DEFAULT
+    default = spec.layouts[0]
+    if mode == "pixels":
+        channels = _pixel_channels(spec)
+        if channels > 1 and "nhwc" in spec.layouts:
+            default = "nhwc"  # what a camera's frame buffer holds: HWC bytes
+    chosen = layout or default
+    if chosen == "nhwc":
+        for i in spec.inputs:
+            if len(i.shape) != 4 or i.shape[1] == 1:
+                raise UsageError(
+                    f"model {spec.name!r}: input {i.name!r} {list(i.shape)} is not a multi-channel image, so NHWC "
+                    "is the same bytes as NCHW (and ExecuTorch records an ambiguous dim order): use --layout nchw"
+                )
+        if "nhwc" not in spec.layouts:
+            raise UsageError(
+                f"model {spec.name!r} is not declared to accept NHWC input (it takes {', '.join(spec.layouts)}); "
+                "build it with --layout nchw"
+            )
+    return Boundary(mode, chosen)
+
+
+def _pixel_channels(spec: ModelSpec) -> int:
+    if len(spec.inputs) != 1:
+        raise UsageError(f"--io pixels needs a model with one image input; {spec.name!r} has {len(spec.inputs)} inputs")
+    i = spec.inputs[0]
+    if len(i.shape) != 4 or i.shape[0] != 1:
+        raise UsageError(f"--io pixels needs an image input (1, C, H, W); {spec.name!r} takes {i.name!r} {list(i.shape)}")
+    channels = i.shape[1]
+    if i.mean is None or i.std is None or len(i.mean) != channels or len(i.std) != channels:
+        raise UsageError(
+            f"--io pixels needs the input's normalisation: {spec.name!r} must declare InputSpec.mean and std "
+            f"with one value per channel ({channels})"
+        )
+    if any(s <= 0 for s in i.std):
+        raise UsageError(f"--io pixels: {spec.name!r} declares a std that is not positive: {list(i.std)}")
+    return channels
+
+
+def _tensor_record(name: str, t: TensorValue, params: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "dtype": t.dtype,
+        "shape": list(t.sizes),
+        "dim_order": list(t.dim_order),
+        "scale": params.get("scale"),
+        "zero_point": params.get("zp"),
+        "qmin": params.get("quant_min"),
+        "qmax": params.get("quant_max"),
+    }
+
+
+def _params(info: PteInfo, side: str, index: int) -> dict[str, Any]:
+    constants = info.constant_methods()
+    return {p: constants[f"{side}{index}_{p}"] for p in _PARAMS if f"{side}{index}_{p}" in constants}
+
+
+def read_boundary(info: PteInfo, input_names: list[str]) -> dict[str, list[dict[str, Any]]]:
+    """Each input and output of ``forward`` as the .pte holds it: dtype, shape,
+    dim order, and the quantization its constant methods (``input0_scale`` …) state."""
+    plan: ExecutionPlan | None = next((p for p in info.plans if p.name == "forward"), None)
+    if plan is None:
+        raise ValueError("the program has no 'forward' method")
+    out: dict[str, list[dict[str, Any]]] = {"inputs": [], "outputs": []}
+    for side, values in (("input", plan.inputs), ("output", plan.outputs)):
+        for i, v in enumerate(values):
+            t = plan.tensor(v)
+            if t is None:
+                raise ValueError(f"{side} {i} of 'forward' is not a tensor")
+            name = input_names[i] if side == "input" and i < len(input_names) else f"{side}{i}"
+            out[f"{side}s"].append(_tensor_record(name, t, _params(info, side, i)))
+    return out
+
+
+def record(boundary: Boundary, info: PteInfo, input_names: list[str]) -> dict[str, Any]:
+    """The manifest's ``io``."""
+    return {"mode": boundary.mode, "layout": boundary.layout, "rounding": ROUNDING, **read_boundary(info, input_names)}
+
+
+def macros(io: dict[str, Any]) -> dict[str, str | int | float | None]:
+    """The C header's I/O macros: what firmware needs to fill the input and read the output.
+    Shapes are in memory order (``DIM0`` outermost)."""
+    out: dict[str, str | int | float | None] = {"io": io["mode"]}
+    for side in ("inputs", "outputs"):
+        for i, t in enumerate(io[side]):
+            prefix = f"{side[:-1]}{i}_"
+            order = t["dim_order"]
+            physical = [t["shape"][d] for d in order]
+            size = 1
+            for d in physical:
+                size *= d
+            out[prefix + "dtype"] = t["dtype"]
+            out[prefix + "layout"] = _layout_name(order)
+            out[prefix + "rank"] = len(physical)
+            out.update({f"{prefix}dim{k}": d for k, d in enumerate(physical)})
+            out[prefix + "elements"] = size
+            out[prefix + "scale"] = t["scale"]
+            out[prefix + "zero_point"] = t["zero_point"]
+            out[prefix + "qmin"] = t["qmin"]
+            out[prefix + "qmax"] = t["qmax"]
+    return out
+
+
+def _layout_name(order: list[int]) -> str | None:
+    return next((name for name, o in DIM_ORDERS.items() if list(o) == order), None)
