@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_zoo
 from zoo import ConfigError
 from zoo._config import cache_dir, find_config_file, load_config, parse_size
 
@@ -62,3 +63,15 @@ def test_sizes() -> None:
     assert parse_size("354KiB", where="x") == 354 * 1024
     assert parse_size("1.5 MiB", where="x") == int(1.5 * 1024 * 1024)
     assert parse_size(4096, where="x") == 4096
+
+
+@pytest.mark.parametrize("size", ["1e400", "inf", "nan", "-1KiB", "0", "9e18GiB", 2**70])
+def test_sizes_past_any_memory_are_refused_not_a_traceback(size: object) -> None:
+    with pytest.raises(ConfigError, match=r"--sram-budget: expected a size such as '2MiB'"):
+        parse_size(size, where="--sram-budget")
+
+
+def test_the_cli_says_which_size_is_wrong() -> None:
+    proc = run_zoo("fetch", "add", "-t", "u55-128", "--sram-budget", "1e400", "--no-build")
+    assert proc.returncode == 2 and "Traceback" not in proc.stderr
+    assert "zoo: error: --sram-budget: expected a size such as '2MiB' or a number of bytes, got '1e400'" in proc.stderr

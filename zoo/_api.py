@@ -299,6 +299,8 @@ class Zoo:
         system_config: str | None = None,
         memory_mode: str | None = None,
         sram_budget: int | None = None,
+        io: str | None = None,
+        layout: str | None = None,
         eval_dir: Path | None = None,
         numerics: bool = True,
         build: bool = True,
@@ -319,14 +321,14 @@ class Zoo:
             raise UsageError("--eval-dir measures accuracy with the numerical check; drop --structure-only")
         req = self.request(
             model, target, weights=weights, calibration_dir=calibration_dir,
-            system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget,
+            system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget, io=io, layout=layout,
         )
         opts = FetchOptions(calibration_dir=calibration_dir, eval_dir=eval_dir, build=build,
                             verify=True if numerics else None)
         resolver = Resolver(self.cache, opts, plugins=self.load_options, catalog=self.registry.catalog,
                             progress=progress, notice=notice or stderr_notice)
         [(entry, _)] = resolver.resolve([req])
-        return verify_entry(entry)
+        return verify_entry(entry, target=req.target)
 
     def publish(
         self,

@@ -54,6 +54,7 @@ def info(ctx: click.Context, model: str, as_json: bool) -> None:
         if i.mean:
             extra += f", mean {list(i.mean)}, std {list(i.std or ())}"
         click.echo(f"  input:       {i.name} {list(i.shape)} {i.dtype}{extra}")
+    click.echo(f"  layouts:     {', '.join(spec.layouts)} (--layout; the first is the default)")
     for w in data["weights"]:
         default = " (default)" if w["default"] else ""
         click.echo(f"  weights:     {w['name']}{default}: {w['description']} [{w['licence']}; {w['origin']}]")

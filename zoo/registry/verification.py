@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 from zoo._errors import UsageError, VerificationError
 from zoo.registry.header_check import check_header, check_stored_header
 from zoo.registry.manifest import Manifest
-from zoo.registry.memory_fit import BUDGET_FLAGS
+from zoo.registry.memory_fit import BUDGET_FLAGS, check_budget
 from zoo.registry.structure_check import (
     Check,
     Expected,
@@ -79,7 +79,9 @@ def build_record(checks: list[Check], numerics: dict[str, Any] | None, bundle: d
     }
 
 
-def verify_entry(entry: Entry, pte: bytes | None = None) -> Verification:
+def verify_entry(entry: Entry, pte: bytes | None = None, *, target: Target | None = None) -> Verification:
+    """The structural and header checks of a cached entry; with ``target`` that has an
+    SRAM budget, also whether the artifact fits it."""
     m = entry.manifest
     pte_path = entry.file("pte")
     if pte is None:
@@ -90,6 +92,9 @@ def verify_entry(entry: Entry, pte: bytes | None = None) -> Verification:
     header_path = entry.file("header")
     if header_path is not None:
         checks.append(check_stored_header(pte, header_path.read_bytes(), header_path.name, m))
+    if target is not None and target.sram_budget is not None and checks[0].passed:
+        total = m.vela_total
+        checks.append(check_budget(pte, target, vela_sram_bytes=total.sram_bytes if total else None))
     return Verification(
         subject=f"{m.model} for {m.target}" + (f" ({pte_path.name})" if pte_path else ""),
         checks=checks,
@@ -134,6 +139,9 @@ def verify_file(
                 notes.append("the target has an SRAM budget, and no manifest for that budget says which Vela options "
                              f"it chose, so {' and '.join(BUDGET_FLAGS)} are not compared")
         checks.append(check_target(pte, target, unknown=unknown))
+        if target.sram_budget is not None:
+            total = manifest.vela_total if manifest is not None else None
+            checks.append(check_budget(pte, target, vela_sram_bytes=total.sram_bytes if total else None))
     header = header_path or path.with_suffix(".h")
     if not readable:
         pass

@@ -29,16 +29,21 @@ def _pixels_model(model: Any, mean: tuple[float, ...], std: tuple[float, ...]) -
     import torch
 
     class FromUnitRange(torch.nn.Module):
-        """(x - mean) / std, so the program's input is the [0, 1] image."""
+        """(x - mean) / std, so the program's input is the [0, 1] image: a depthwise 1x1
+        convolution, the form the NPU runs best (elementwise ops with broadcast
+        per-channel constants cost mv2 30 ms more on a U55-128)."""
 
         def __init__(self, inner: Any) -> None:
             super().__init__()
             self.inner = inner
-            self.register_buffer("mean", torch.tensor(mean, dtype=torch.float32).reshape(1, -1, 1, 1))
-            self.register_buffer("std", torch.tensor(std, dtype=torch.float32).reshape(1, -1, 1, 1))
+            channels = len(mean)
+            self.normalise = torch.nn.Conv2d(channels, channels, 1, groups=channels)
+            with torch.no_grad():
+                self.normalise.weight.copy_(1 / torch.tensor(std, dtype=torch.float32).reshape(-1, 1, 1, 1))
+                self.normalise.bias.copy_(-torch.tensor(mean, dtype=torch.float32) / torch.tensor(std, dtype=torch.float32))
 
         def forward(self, x: Any) -> Any:
-            return self.inner((x - self.mean) / self.std)
+            return self.inner(self.normalise(x))
 
     return FromUnitRange(model).eval()
 
