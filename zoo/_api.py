@@ -123,15 +123,22 @@ class Zoo:
 
         return Cache(self.cache_dir)
 
-    def remotes(self, urls: Sequence[str] | None = None) -> list[Remote]:
-        """The given remotes, else zoo.toml's ``remotes`` (relative paths from the config's folder)."""
+    def remotes(self, urls: Sequence[str] | None = None, *, trusted_keys: Sequence[Path] = ()) -> list[Remote]:
+        """The given remotes, else zoo.toml's ``remotes`` (relative paths from the config's folder). Each
+        trusts zoo.toml's ``trusted_keys`` for its URL and ``trusted_keys``: with any, every artifact
+        fetched from it must be signed by one of them."""
         from zoo.registry.remotes import parse_remote
 
         schemes = self.registry.remote_schemes
+        configured = self.config.trusted_keys
+
+        def keys(url: str) -> tuple[Path, ...]:
+            return (*configured.get(url, ()), *trusted_keys)
+
         if urls:
-            return [parse_remote(u, schemes=schemes) for u in urls]
+            return [parse_remote(u, schemes=schemes, trusted_keys=keys(u)) for u in urls]
         base = self.config.path.parent if self.config.path else None
-        return [parse_remote(u, base=base, schemes=schemes) for u in self.config.remotes]
+        return [parse_remote(u, base=base, schemes=schemes, trusted_keys=keys(u)) for u in self.config.remotes]
 
     def request(
         self,
@@ -255,7 +262,7 @@ class Zoo:
         cache = self.cache
         resolver = Resolver(
             cache, opts,
-            remotes=[] if opts.force_build else self.remotes(opts.remotes),
+            remotes=[] if opts.force_build else self.remotes(opts.remotes, trusted_keys=opts.trusted_keys),
             offline=self.config.offline if opts.offline is None else opts.offline,
             plugins=self.load_options, catalog=self.registry.catalog,
             progress=progress, progress_for=progress_for, notice=notice or stderr_notice,
@@ -341,9 +348,12 @@ class Zoo:
         memory_mode: str | None = None,
         sram_budget: int | None = None,
         everything: bool = False,
+        sign_key: Path | None = None,
         notice: Notice | None = None,
     ) -> PublishReport:
-        """Publish cached artifacts to a remote: one model for one target, or ``everything``."""
+        """Publish cached artifacts to a remote: one model for one target, or ``everything``.
+        With ``sign_key`` (an elliptic-curve private key, PEM) each is signed, and its
+        signature published beside it (``zoo.registry.signing``)."""
         from zoo._errors import UsageError
         from zoo.registry.cache import CorruptEntry
         from zoo.registry.remotes import parse_remote
@@ -386,7 +396,12 @@ class Zoo:
                     f"run 'zoo build {req.spec.name} -t {req.target.name}' first"
                 )
             entries = [found]
-        return remote.publish(entries, say=say)
+        if sign_key is None:
+            return remote.publish(entries, say=say)
+        from zoo.registry.signing import signed_entries
+
+        with signed_entries(entries, sign_key) as signed:
+            return remote.publish(signed, say=say)
 
 
 def _options(options: FetchOptions | None, changes: FetchArgs) -> FetchOptions:

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import os
 import sys
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import MappingProxyType
 from typing import Any
 
 from zoo._env import flag
@@ -33,6 +35,9 @@ class Config:
     offline: bool = False
     boards: tuple[Board, ...] = ()
     remotes: tuple[str, ...] = ()
+    trusted_keys: Mapping[str, tuple[Path, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    """Remote URL (as written in ``remotes``) → the public keys its artifacts must be
+    signed with, from ``remotes = [{url = "...", trusted_keys = ["keys/ci.pub"]}]``."""
     plugins_enabled: tuple[str, ...] | None = None
     plugins_disabled: tuple[str, ...] = ()
     plugin_modules: tuple[str, ...] = ()
@@ -124,7 +129,7 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
         sram = parse_size(b["sram"], where=f"{path}: key '{key}.sram'") if "sram" in b else None
         boards.append(Board(name, b["target"], b.get("system_config"), b.get("memory_mode"), sram, b.get("description", "")))
 
-    remotes = _str_list(path, "remotes", data.get("remotes", []))
+    remotes, trusted_keys = _remotes(path, data.get("remotes", []))
 
     plugins = data.get("plugins", {})
     _expect(isinstance(plugins, dict), path, "plugins", "a table", plugins)
@@ -141,10 +146,41 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
         offline=offline,
         boards=tuple(boards),
         remotes=remotes,
+        trusted_keys=trusted_keys,
         plugins_enabled=enabled,
         plugins_disabled=_str_list(path, "plugins.disabled", plugins.get("disabled", [])),
         plugin_modules=_str_list(path, "plugins.modules", plugins.get("modules", [])),
     )
+
+
+_REMOTE = {"url", "trusted_keys"}
+
+
+def _remotes(path: Path, value: object) -> tuple[tuple[str, ...], Mapping[str, tuple[Path, ...]]]:
+    """``remotes``: each a URL, or a table ``{url = "...", trusted_keys = ["keys/ci.pub"]}``
+    whose key files (relative to zoo.toml) must have signed every artifact fetched from it."""
+    expected = 'a list of remotes, each a URL or a table {url = "...", trusted_keys = ["key.pub"]}'
+    _expect(isinstance(value, list), path, "remotes", expected, value)
+    assert isinstance(value, list)
+    urls: list[str] = []
+    keys: dict[str, tuple[Path, ...]] = {}
+    for i, item in enumerate(value):
+        key = f"remotes[{i}]"
+        if isinstance(item, str):
+            urls.append(item)
+            continue
+        _expect(isinstance(item, dict), path, key, 'a URL or a table {url = "...", trusted_keys = [...]}', item)
+        for k in item:
+            if k not in _REMOTE:
+                raise ConfigError(f"{path}: unknown key '{key}.{k}'; expected one of: {', '.join(sorted(_REMOTE))}")
+        url = item.get("url")
+        _expect(isinstance(url, str) and bool(url.strip()), path, f"{key}.url", "a remote URL or directory", url)
+        files = _str_list(path, f"{key}.trusted_keys", item.get("trusted_keys", []))
+        for n, name in enumerate(files):
+            _expect(bool(name.strip()), path, f"{key}.trusted_keys[{n}]", "the path of a public key file", name)
+        urls.append(url)
+        keys[url] = (*keys.get(url, ()), *(path.parent / Path(f).expanduser() for f in files))
+    return tuple(urls), MappingProxyType({url: found for url, found in keys.items() if found})
 
 
 def load_config(path: Path | None = None) -> Config:

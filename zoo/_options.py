@@ -59,6 +59,9 @@ class FetchOptions(Choices):
     by label or index) instead of the model's own data; implies ``verify``."""
     remotes: tuple[str, ...] | None = None
     """Replaces zoo.toml's remotes; None: zoo.toml's."""
+    trusted_keys: tuple[Path, ...] = ()
+    """Public keys (PEM files), one of which must have signed every artifact fetched
+    from any remote, besides each remote's own ``trusted_keys`` in zoo.toml."""
     any_toolchain: bool = False
     offline: bool | None = None
     """None: zoo.toml / ZOO_OFFLINE."""
@@ -72,6 +75,9 @@ class FetchOptions(Choices):
     def __post_init__(self) -> None:
         if self.jobs < 1:
             raise UsageError(f"--jobs must be at least 1, got {self.jobs}")
+        if isinstance(self.trusted_keys, (str, Path)):
+            raise UsageError(f"trusted_keys must be a sequence of key files, not one path: ({str(self.trusted_keys)!r},)")
+        object.__setattr__(self, "trusted_keys", tuple(Path(p) for p in self.trusted_keys))
 
     @property
     def choices(self) -> Choices:
@@ -98,6 +104,7 @@ class FetchArgs(TypedDict, total=False):
     bundle: bool
     eval_dir: Path | None
     remotes: tuple[str, ...] | None
+    trusted_keys: tuple[Path, ...]
     any_toolchain: bool
     offline: bool | None
     jobs: int

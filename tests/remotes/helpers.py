@@ -5,7 +5,8 @@ from __future__ import annotations
 import copy
 import hashlib
 import json
-from dataclasses import replace
+from collections.abc import Callable
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -75,3 +76,86 @@ def store_variant(source: Entry, dest_cache: Path, *, tools: dict[str, Any] | No
     build = {**m.build, "tools": inputs["tools"], "built_at": built_at or m.build["built_at"]}
     manifest = replace(m, key=key, key_inputs=inputs, files=records, build=build)
     return Cache(dest_cache).put(manifest, files)
+
+
+# --- signed artifacts (tests/remotes/test_signing.py) ----------------------------------------------
+
+
+@dataclass(frozen=True)
+class KeyPair:
+    private: Path
+    """PEM, PKCS#8, unencrypted: what ``zoo publish --sign-key`` takes."""
+    public: Path
+    """PEM SubjectPublicKeyInfo: what ``trusted_keys`` and ``--trusted-key`` take."""
+    fingerprint: str
+    """sha256 of the public PEM, as model-signing records it in a bundle."""
+
+
+def make_key_pair(folder: Path, name: str, curve: str = "secp256r1") -> KeyPair:
+    """A fresh elliptic-curve key pair, made with cryptography."""
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    key = ec.generate_private_key(getattr(ec, curve.upper())())
+    folder.mkdir(parents=True, exist_ok=True)
+    private, public = folder / f"{name}.pem", folder / f"{name}.pub"
+    private.write_bytes(key.private_bytes(serialization.Encoding.PEM, serialization.PrivateFormat.PKCS8,
+                                          serialization.NoEncryption()))
+    pem = key.public_key().public_bytes(serialization.Encoding.PEM, serialization.PublicFormat.SubjectPublicKeyInfo)
+    public.write_bytes(pem)
+    return KeyPair(private, public, hashlib.sha256(pem).hexdigest())
+
+
+def tamper_pte(read: Callable[[str], bytes], write: Callable[[str, bytes], None], model: str, slug: str) -> None:
+    """Flip one bit of the published .pte, and make everything else agree with it: the
+    header's array and sha256 macro, the manifest's records and macro, and the index's
+    digests. Only a signature can tell that this is not what was published."""
+    from zoo.registry.c_header import _hex_lines
+
+    index_text = read("index.json").decode()
+    key, rec = next(iter(json.loads(index_text)["models"][model][slug].items()))
+    folder = str(Path(rec["manifest"]).parent)
+    manifest_text = read(rec["manifest"]).decode()
+    files = {f["kind"]: f["name"] for f in json.loads(manifest_text)["files"]}
+    pte_path, header_path = f"{folder}/{files['pte']}", f"{folder}/{files['header']}"
+
+    def sha(data: bytes) -> str:
+        return hashlib.sha256(data).hexdigest()
+
+    old_pte = read(pte_path)
+    new_pte = old_pte[:-1] + bytes([old_pte[-1] ^ 1])
+    old_header = read(header_path)
+    new_header = (old_header.decode().replace(_hex_lines(old_pte), _hex_lines(new_pte))
+                  .replace(sha(old_pte), sha(new_pte)).encode())
+    assert new_header != old_header and len(new_header) == len(old_header)
+    new_manifest = manifest_text.replace(sha(old_pte), sha(new_pte)).replace(sha(old_header), sha(new_header)).encode()
+    old_manifest = read(rec["manifest"])
+    new_index = (index_text.replace(sha(old_pte), sha(new_pte)).replace(sha(old_header), sha(new_header))
+                 .replace(sha(old_manifest), sha(new_manifest)).encode())
+    assert key in new_index.decode()
+    for path, data in ((pte_path, new_pte), (header_path, new_header), (rec["manifest"], new_manifest),
+                       ("index.json", new_index)):
+        write(path, data)
+
+
+def directory_files(root: Path) -> tuple[Callable[[str], bytes], Callable[[str, bytes], None]]:
+    """(read, write) of the files of a directory remote, by path inside it."""
+    return (lambda path: (root / path).read_bytes()), (lambda path, data: (root / path).write_bytes(data))
+
+
+def build_signing_site(dest: Path) -> Path:
+    """A light install plus the ``signing`` extra: ``build_light_site`` and links to
+    model-signing's and pyOpenSSL's own dependencies, followed the same way."""
+    from tests.remotes.light_site import build_light_site, light_dependencies
+
+    build_light_site(dest)
+    for root in ("model-signing", "pyopenssl"):
+        for dist in light_dependencies(root).values():
+            tops = {Path(str(f)).parts[0] for f in dist.files or [] if Path(str(f)).parts}
+            for top in tops:
+                if top in ("..", "__pycache__") or top.endswith(".pth"):
+                    continue
+                src, link = Path(str(dist.locate_file(top))), dest / top
+                if src.exists() and not link.exists():
+                    link.symlink_to(src)
+    return dest

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 import click
@@ -16,6 +17,10 @@ from zoo.cli.options import _model_name, _size, fetch_options
 @click.option("--no-build", is_flag=True, help="Fail instead of compiling when nothing is cached or published.")
 @click.option("--remote", multiple=True, metavar="REMOTE",
               help="Fetch prebuilt artifacts from here (repeatable; replaces zoo.toml's remotes): hf://ORG/REPO[@REV], a directory, http(s)://…")
+@click.option("--trusted-key", "trusted_keys", multiple=True, metavar="KEY.pub",
+              type=click.Path(path_type=Path, dir_okay=False),
+              help="Only accept prebuilt artifacts signed with this public key (PEM; repeatable; every remote, besides "
+                   "zoo.toml's trusted_keys). Needs: pip install 'ethosu-zoo[signing]'.")
 @click.option("--any-toolchain", is_flag=True, help="Accept the newest prebuilt artifact even if built with other tool versions.")
 @click.option("--offline", is_flag=True, help="Never touch the network (also ZOO_OFFLINE=1): cache and directory remotes only.")
 @click.pass_context
@@ -33,7 +38,8 @@ def build(ctx: click.Context, /, **kw: Any) -> None:
 
 
 def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remote: tuple[str, ...] = (),
-               any_toolchain: bool = False, offline: bool = False, **kw: Any) -> None:
+               trusted_keys: tuple[Path, ...] = (), any_toolchain: bool = False, offline: bool = False,
+               **kw: Any) -> None:
     from zoo._errors import BuildError, UsageError
     from zoo._options import FetchOptions
     from zoo.cli.progress import StageReporter
@@ -53,7 +59,7 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
         memory_mode=kw["memory_mode"], sram_budget=_size(kw["sram_budget"]), io=kw["io"], layout=kw["layout"],
         out_dir=kw["out_dir"], header_array=kw["header_name"], header_section=kw["header_section"],
         labels_header=kw["labels_header"], build=allow_build, force_build=force_build,
-        verify=kw["verify"], bundle=kw["bundle"], remotes=remote or None, any_toolchain=any_toolchain,
+        verify=kw["verify"], bundle=kw["bundle"], remotes=remote or None, trusted_keys=trusted_keys, any_toolchain=any_toolchain,
         offline=offline or None, jobs=kw["jobs"], keep_going=kw["keep_going"],
     )
     several = len(models) * len(targets) > 1

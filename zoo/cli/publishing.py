@@ -2,10 +2,16 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
 import click
 
 from zoo.cli.context import _dump, _zoo
 from zoo.cli.options import _size
+
+if TYPE_CHECKING:
+    from zoo.registry.remotes.index import IndexRecord
 
 
 @click.command()
@@ -18,23 +24,43 @@ from zoo.cli.options import _size
 @click.option("--all", "everything", is_flag=True, help="Publish every artifact in the cache.")
 @click.option("--to", "--remote", "to", metavar="REMOTE",
               help="hf://ORG/REPO[@BRANCH] or a directory (default: the first of zoo.toml's remotes).")
+@click.option("--sign-key", type=click.Path(path_type=Path, dir_okay=False), metavar="KEY.pem",
+              help="Sign each artifact with this elliptic-curve private key (PEM; OpenSSF model-signing) and publish "
+                   "the signature beside it; readers that trust the public key check it. Encrypted keys take "
+                   "ZOO_SIGN_KEY_PASSWORD. Needs: pip install 'ethosu-zoo[signing]'.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
 def publish(ctx: click.Context, model: str | None, target: str | None, system_config: str | None,
-            memory_mode: str | None, sram_budget: str | None, weights: str | None, everything: bool, to: str | None, as_json: bool) -> None:
+            memory_mode: str | None, sram_budget: str | None, weights: str | None, everything: bool, to: str | None,
+            sign_key: Path | None, as_json: bool) -> None:
     """Publish cached artifacts to a remote. Only adds; never replaces a published artifact."""
     report = _zoo(ctx).publish(to, model=model, target=target, weights=weights, system_config=system_config,
-                               memory_mode=memory_mode, sram_budget=_size(sram_budget), everything=everything)
+                               memory_mode=memory_mode, sram_budget=_size(sram_budget), everything=everything,
+                               sign_key=sign_key)
     if as_json:
         _dump({
             "remote": report.remote, "revision": report.revision,
-            "added": [{"model": r.model, "target": r.target, "key": r.key, "manifest": r.manifest} for r in report.added],
-            "already": [{"model": r.model, "target": r.target, "key": r.key, "manifest": r.manifest} for r in report.already],
+            "added": [_record(r) for r in report.added],
+            "already": [_record(r) for r in report.already],
         })
         return
     for r in report.added:
-        click.echo(f"published  {r.model} for {r.target}  {r.key[:12]}  {r.folder}/")
+        click.echo(f"published  {r.model} for {r.target}  {r.key[:12]}  {r.folder}/{_signed(r, sign_key)}")
     for r in report.already:
-        click.echo(f"already    {r.model} for {r.target}  {r.key[:12]}  {r.folder}/")
+        click.echo(f"already    {r.model} for {r.target}  {r.key[:12]}  {r.folder}/{_signed(r, sign_key)}")
     commit = f" in commit {report.revision[:12]}" if report.revision else ""
     click.echo(f"{len(report.added)} published, {len(report.already)} already there: {report.remote}{commit}", err=True)
+
+
+def _record(r: IndexRecord) -> dict[str, Any]:
+    signature = r.signature
+    return {"model": r.model, "target": r.target, "key": r.key, "manifest": r.manifest,
+            "signature": None if signature is None else {"file": f"{r.folder}/{signature.name}", "key": signature.key}}
+
+
+def _signed(r: IndexRecord, sign_key: Path | None) -> str:
+    """By which key it is signed; with --sign-key, also that one already there is not."""
+    if r.signature is not None:
+        return f"  signed by key {(r.signature.key or '?')[:16]}…"
+    # Publishing never replaces what is there, so it does not sign it afterwards either.
+    return "  unsigned (published earlier without a signature; never replaced)" if sign_key else ""

@@ -38,9 +38,9 @@ def _pixels_model(model: Any, mean: tuple[float, ...], std: tuple[float, ...]) -
             self.inner = inner
             channels = len(mean)
             self.normalise = torch.nn.Conv2d(channels, channels, 1, groups=channels)
-            with torch.no_grad():
-                self.normalise.weight.copy_(1 / torch.tensor(std, dtype=torch.float32).reshape(-1, 1, 1, 1))
-                self.normalise.bias.copy_(-torch.tensor(mean, dtype=torch.float32) / torch.tensor(std, dtype=torch.float32))
+            scale = 1 / torch.tensor(std, dtype=torch.float32)
+            self.normalise.weight = torch.nn.Parameter(scale.reshape(-1, 1, 1, 1), requires_grad=False)
+            self.normalise.bias = torch.nn.Parameter(-torch.tensor(mean, dtype=torch.float32) * scale, requires_grad=False)
 
         def forward(self, x: Any) -> Any:
             return self.inner(self.normalise(x))

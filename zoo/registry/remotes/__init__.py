@@ -11,7 +11,7 @@ imports nothing heavy; each kind loads its client on first use.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from types import MappingProxyType
 from urllib.parse import unquote, urlparse
@@ -73,10 +73,13 @@ BUILTIN_SCHEMES: Mapping[str, RemoteFactory] = MappingProxyType({
 
 def parse_remote(
     text: str, *, base: Path | None = None, schemes: Mapping[str, RemoteFactory] | None = None,
+    trusted_keys: Sequence[Path] = (),
 ) -> Remote:
     """A remote from its URL, by its scheme: a built-in one or one of ``schemes``
     (the plugins', e.g. ``Registry.remote_schemes``). Relative directory paths
-    are taken from ``base`` (default: cwd)."""
+    are taken from ``base`` (default: cwd). With ``trusted_keys`` (public key
+    files), every artifact fetched from it must be signed by one of them; that
+    needs the ``signing`` extra, which is checked here without importing it."""
     url = text.strip()
     if not url:
         raise UsageError("empty remote: give hf://ORG/REPO, an http(s) URL or a directory")
@@ -87,7 +90,12 @@ def parse_remote(
     if factory is None:
         known = ", ".join(f"{s}://" for s in sorted(table) if s)
         raise UsageError(f"remote {text!r}: unknown scheme {scheme!r}; known schemes: {known}, or a directory path")
-    return factory(url, base)
+    remote = factory(url, base)
+    if trusted_keys:
+        from zoo.registry.signing import check_key_files
+
+        remote.trusted_keys = check_key_files(trusted_keys, remote=url)
+    return remote
 
 
 __all__ = ["BUILTIN_SCHEMES", "Remote", "RemoteFactory", "parse_remote"]

@@ -107,6 +107,9 @@ class Remote(ABC):
     writable: ClassVar[bool] = True
     keeps_own_cache: ClassVar[bool] = False
     """True if downloads land in a cache of the remote's client first (the Hub's)."""
+    trusted_keys: tuple[Path, ...] = ()
+    """Public keys (PEM files) one of which must have signed every artifact fetched
+    from here; empty: signatures are not checked. ``parse_remote`` sets them."""
 
     def __init__(self, url: str) -> None:
         self.url = url

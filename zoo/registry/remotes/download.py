@@ -20,6 +20,13 @@ sha256 must match the manifest (a download stops at the declared size), and
 the artifact must pass ``check_artifact``. Files are staged in the cache's tmp
 folder and stored with ``Cache.put`` only after all of that.
 
+A remote with trusted keys (``Remote.trusted_keys``) also needs each artifact
+signed by one of them (``zoo.registry.signing``): an unsigned one, or one signed
+by another key, is refused before any of it is downloaded; otherwise the
+signature is downloaded (checked against the index like every file) and must
+cover exactly the downloaded files, unchanged. The cached manifest records who
+signed it, under ``verification.signature``.
+
 A remote that misbehaves (unreachable, malformed, or serving an artifact that
 fails a check) costs only itself: zoo says why in one notice and tries the next
 remote, then a local build. Nothing of a failed artifact is cached.
@@ -169,25 +176,61 @@ def pull(remote: Remote, record: IndexRecord, cache: Cache, *, want: Wanted, pro
     """Download, verify and store one indexed artifact. Nothing is cached unless all of it checks out."""
     label = f"{remote}: {record.model} for {record.target} (key {record.key[:12]}…)"
     try:
+        trusted = _trusted(remote, record, label)
         with staging_dir(cache.base / "tmp", f"pull-{record.key[:12]}") as staging:
-            _download_verified(remote, record.manifest, staging / MANIFEST, size=None, sha256=record.manifest_sha256,
+            # The artifact's files alone in one folder, as the remote stores them: what a signature covers.
+            folder = staging / "artifact"
+            folder.mkdir()
+            _download_verified(remote, record.manifest, folder / MANIFEST, size=None, sha256=record.manifest_sha256,
                                what=f"{label}: {MANIFEST} (checked against index.json)", progress=progress)
             try:
-                manifest = Manifest.loads((staging / MANIFEST).read_text(encoding="utf-8"))
+                manifest = Manifest.loads((folder / MANIFEST).read_text(encoding="utf-8"))
                 _check_manifest(manifest, record, want=want, label=label)
             except _BAD_INPUT as exc:
                 raise RemoteError(f"{label}: {MANIFEST} is malformed ({type(exc).__name__}: {exc})") from None
             for f in manifest.files:
-                _download_verified(remote, f"{record.folder}/{f.name}", staging / f.name, size=f.size,
+                _download_verified(remote, f"{record.folder}/{f.name}", folder / f.name, size=f.size,
                                    sha256=f.sha256, what=f"{label}: {f.name}", progress=progress)
+            if trusted:
+                signer = _check_signature(remote, record, manifest, folder, staging, trusted, label, progress)
+                manifest.verification = {**(manifest.verification or {}), "signature": signer}
             try:
-                check_artifact(manifest, staging)
+                check_artifact(manifest, folder)
             except _BAD_INPUT as exc:
                 # Only a manifest whose values have the wrong types gets this far and fails this way.
                 raise RemoteError(f"{label}: {MANIFEST} is malformed ({type(exc).__name__}: {exc})") from None
-            return cache.put(manifest, {f.name: (staging / f.name).read_bytes() for f in manifest.files})
+            return cache.put(manifest, {f.name: (folder / f.name).read_bytes() for f in manifest.files})
     except RemoteError as exc:
         raise type(exc)(f"{exc}; nothing of it was cached") from None
+
+
+def _trusted(remote: Remote, record: IndexRecord, label: str) -> dict[str, Path]:
+    """The remote's trusted keys by fingerprint (none: signatures are not checked).
+    An artifact the index shows cannot pass is refused before anything is downloaded."""
+    if not remote.trusted_keys:
+        return {}
+    from zoo.registry.signing import check_listed, trusted_fingerprints
+
+    trusted = trusted_fingerprints(remote.trusted_keys)
+    listed = record.signature
+    check_listed(listed.key if listed else None, listed.format if listed else None, trusted, label=label)
+    return trusted
+
+
+def _check_signature(remote: Remote, record: IndexRecord, manifest: Manifest, folder: Path, staging: Path,
+                     trusted: dict[str, Path], label: str, progress: Progress | None) -> dict[str, Any]:
+    """Download the artifact's signature and check it against ``folder``; who signed it, for the manifest."""
+    from zoo.registry.signing import verify
+
+    listed = record.signature
+    assert listed is not None  # _trusted refused the unsigned
+    if listed.name in {f.name for f in manifest.files}:
+        raise IntegrityError(f"{label}: index.json names {listed.name} as both a file and the signature")
+    signature = staging / "signature"
+    _download_verified(remote, f"{record.folder}/{listed.name}", signature, size=listed.size, sha256=listed.sha256,
+                       what=f"{label}: {listed.name}", progress=progress)
+    signer = verify(folder, signature, trusted, label=label)
+    return {**signer.to_json(), "remote": str(remote), "signature_sha256": listed.sha256}
 
 
 def _check_manifest(manifest: Manifest, record: IndexRecord, *, want: Wanted, label: str) -> None:
@@ -265,7 +308,8 @@ def find_prebuilt(
         if exact is not None:
             found = _pull_or_skip(remote, exact, cache, want, progress, say, search)
             if found is not None:
-                say(f"downloaded {model} for {target} from {remote} (key {exact.key[:12]}…), every file verified")
+                say(f"downloaded {model} for {target} from {remote} (key {exact.key[:12]}…), every file verified"
+                    f"{_signed(found.entry)}")
                 search.found = found
                 return search
             continue
@@ -277,8 +321,8 @@ def find_prebuilt(
         for remote, record in sorted(others, key=lambda rr: rr[1].built_at, reverse=True):
             found = _pull_or_skip(remote, record, cache, want, progress, say, search)
             if found is not None:
-                say(f"downloaded {model} for {target} from {remote} (key {record.key[:12]}…), every file verified; "
-                    f"built with {_tools(record.tools)} ({why})")
+                say(f"downloaded {model} for {target} from {remote} (key {record.key[:12]}…), every file verified"
+                    f"{_signed(found.entry)}; built with {_tools(record.tools)} ({why})")
                 search.found = found
                 return search
         return search
@@ -291,6 +335,11 @@ def find_prebuilt(
         for url, r in newest.items()
     ]
     return search
+
+
+def _signed(entry: Entry) -> str:
+    signer = (entry.manifest.verification or {}).get("signature")
+    return f", signed by key {signer['key'][:16]}… ({signer['key_file']})" if signer else ""
 
 
 def _candidates(remote: Remote, model: str, slug: str, want: Wanted, search: Search, say: Notice) -> list[IndexRecord]:

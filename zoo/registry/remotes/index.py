@@ -8,7 +8,10 @@ remote's root) and its sha256, so a downloaded manifest is checked against the
 index and every file against the manifest. The record also carries what a
 reader needs to choose an artifact without downloading it: the key inputs
 (whose sha256 is the key), the build time, the files with their checksums and
-Vela's estimates (which the Hub model card shows).
+Vela's estimates (which the Hub model card shows). A signed artifact's record
+also lists its signature (``signature``: name, size, sha256, the key's
+fingerprint and the format; see ``zoo.registry.signing``), a file in the same
+folder; an unsigned one has no ``signature``.
 
 A record that cannot be read (a wrong type, an unsafe path) is left out of the
 index and kept aside as ``Rejected``: it fails closed for its own artifact
@@ -28,6 +31,7 @@ from zoo._errors import IntegrityError, RemoteError
 from zoo.registry.cache import MANIFEST, Entry
 from zoo.registry.keys import key_of
 from zoo.registry.manifest import Manifest
+from zoo.registry.signing import MAX_SIGNATURE_BYTES, signature_of
 
 INDEX = "index.json"
 SCHEMA = 1
@@ -71,6 +75,18 @@ class IndexFile:
 
 
 @dataclass(frozen=True)
+class IndexSignature:
+    """A signed artifact's signature, a file in the artifact's folder."""
+
+    name: str
+    size: int
+    sha256: str
+    format: str
+    key: str | None = None
+    """The fingerprint of the key it claims (unverified until the signature is checked)."""
+
+
+@dataclass(frozen=True)
 class IndexRecord:
     """One published artifact, as listed in the index."""
 
@@ -89,6 +105,8 @@ class IndexRecord:
     accuracy: Any = None
     delegation: dict[str, Any] | None = None
     """Operators on the NPU and the CPU, and partitions: the catalogue's columns."""
+    signature: IndexSignature | None = None
+    """None: published unsigned."""
 
     @property
     def tools(self) -> dict[str, Any]:
@@ -106,6 +124,8 @@ class IndexRecord:
         for k in ("key", "model", "slug"):
             del data[k]
         data["files"] = [asdict(f) for f in self.files]
+        if self.signature is None:
+            del data["signature"]  # an unsigned record reads as it did before signatures
         return data
 
     def same_files(self, other: IndexRecord) -> bool:
@@ -147,7 +167,15 @@ def record_for(entry: Entry, slug: str, manifest_sha256: str) -> IndexRecord:
         accuracy=_accuracy_of(m),
         delegation={k: m.delegation[k] for k in ("npu_ops", "cpu_ops", "partitions", "cpu_op_names")
                     if k in m.delegation} or None,
+        signature=_signature_of(entry),
     )
+
+
+def _signature_of(entry: Entry) -> IndexSignature | None:
+    signature = signature_of(entry)
+    if signature is None:
+        return None
+    return IndexSignature(signature.name, signature.size, signature.sha256, signature.format, signature.key)
 
 
 @dataclass(frozen=True)
@@ -264,6 +292,7 @@ def _record(model: str, slug: str, key: str, raw: object, source: str) -> IndexR
             vela=_optional_dict(raw.get("vela"), "vela"),
             accuracy=raw.get("accuracy"),
             delegation=_optional_dict(raw.get("delegation"), "delegation"),
+            signature=_signature(raw.get("signature"), where),
         )
         digest = key_of(record.key_inputs)
     except (KeyError, TypeError, ValueError, RecursionError) as exc:
@@ -332,6 +361,22 @@ def _file(f: object, where: str) -> IndexFile:
     if not _HEX64.match(sha256):
         raise ValueError("a file's sha256 must be 64 lower-case hex digits")
     return IndexFile(check_file_name(f["name"], where=where), _string(f, "kind"), size, sha256)
+
+
+def _signature(value: object, where: str) -> IndexSignature | None:
+    """A record's ``signature``: None, or a file with its size, sha256, format and
+    (for key signatures) the key's fingerprint."""
+    raw = _optional_dict(value, "signature")
+    if raw is None:
+        return None
+    size = raw["size"]
+    if not isinstance(size, int) or isinstance(size, bool) or not 0 < size <= MAX_SIGNATURE_BYTES:
+        raise TypeError(f"the signature's size must be a whole number of bytes up to {MAX_SIGNATURE_BYTES}, not {size!r}")
+    sha256 = _string(raw, "sha256")
+    key = raw.get("key")
+    if not _HEX64.match(sha256) or not (key is None or (isinstance(key, str) and _HEX64.match(key))):
+        raise ValueError("the signature's sha256 and key must be 64 lower-case hex digits")
+    return IndexSignature(check_file_name(raw["name"], where=where), size, sha256, _string(raw, "format"), key)
 
 
 def _optional_dict(value: object, name: str) -> dict[str, Any] | None:

@@ -17,6 +17,7 @@ from pathlib import Path
 from zoo._errors import PublishConflict, VerificationError, ZooError
 from zoo.registry.cache import MANIFEST, Entry
 from zoo.registry.remotes.index import Index, IndexRecord, record_for
+from zoo.registry.signing import published_signature
 
 
 @dataclass(frozen=True)
@@ -25,9 +26,10 @@ class PublishItem:
     record: IndexRecord
 
     def files(self) -> list[tuple[str, Path]]:
-        """(path inside the remote, local file) for every file, the manifest last."""
+        """(path inside the remote, local file) for every file, the signature if it is signed, the manifest last."""
         folder = self.record.folder
         out = [(f"{folder}/{f.name}", self.entry.path / f.name) for f in self.entry.manifest.files]
+        out += published_signature(self.entry, folder)
         out.append((self.record.manifest, self.entry.path / MANIFEST))
         return out
 
