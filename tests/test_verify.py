@@ -30,7 +30,7 @@ from zoo.registry.verification import verify_file
 pytestmark = pytest.mark.compile
 
 NUMERIC = [(m, t) for m in ("add", "softmax", "mnist", "mv2") for t in ("u55-128", "u85-256")]
-ETHOS_CHECKS = {"format", "delegates", "compile_flags", "payload", "alignment", "io_shapes", "cpu_operators"}
+ETHOS_CHECKS = {"format", "delegates", "compile_flags", "payload", "alignment", "io_shapes", "cpu_operators", "io_boundary"}
 
 
 def _private_cache(tmp_path: Path, *arts: Artifact) -> Path:
@@ -62,7 +62,8 @@ def test_structure_passes_on_every_built_artifact(built: dict[tuple[str, str], A
     assert v is not None and v.passed, v.problems() if v else None
     names = {c.name for c in v.checks}
     # Every hand-out also checks the header against the .pte and the manifest.
-    assert names == (ETHOS_CHECKS if target != "portable" else {"format", "delegates", "io_shapes", "cpu_operators"}) | {"header"}
+    portable = {"format", "delegates", "io_shapes", "cpu_operators", "io_boundary"}
+    assert names == (ETHOS_CHECKS if target != "portable" else portable) | {"header"}
     assert art.manifest.verification is not None and art.manifest.verification["structure"]["passed"]
 
 

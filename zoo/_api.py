@@ -364,9 +364,10 @@ class Zoo:
         elif self.config.remotes:
             remote = self.remotes()[0]
         else:
-            raise UsageError("say where to publish: --to REMOTE (hf://ORG/REPO, a directory), or set remotes in zoo.toml")
+            raise UsageError("say where to publish: --to REMOTE (hf://ORG/REPO, s3://BUCKET/PREFIX, a directory), or set remotes in zoo.toml")
         if not remote.writable:
-            raise UsageError(f"{remote} is a read-only {remote.kind} remote; publish to the directory it serves instead")
+            instead = "; publish to the directory it serves instead" if remote.kind == "http" else ""
+            raise UsageError(f"{remote} is a read-only {remote.kind} remote{instead}")
         if remote.network and self.config.offline:
             raise UsageError(f"offline mode is on (offline in zoo.toml or ZOO_OFFLINE): cannot publish to {remote}")
         cache = self.cache

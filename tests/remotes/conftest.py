@@ -5,6 +5,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -12,7 +13,9 @@ import pytest
 
 from tests.conftest import Probed, run_probed
 from tests.hub_server import HubTestServer
+from tests.remotes.helpers import S3Bucket
 from tests.remotes.light_site import build_light_site, light_env
+from tests.remotes.servers import MotoServer
 from zoo import Artifact, Zoo
 from zoo.registry.cache import Cache
 
@@ -73,7 +76,36 @@ def hub(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[HubTestServ
         monkeypatch.setenv("HF_HOME", str(tmp_path / "hf-home"))
         monkeypatch.setenv("HF_HUB_CACHE", str(tmp_path / "hf-cache"))
         monkeypatch.setenv("HF_HUB_DISABLE_TELEMETRY", "1")
+        # In this process huggingface_hub read its endpoint and cache when first imported, so the
+        # variables above come too late for it; set its constants too, whatever ran before.
+        from huggingface_hub import constants
+
+        monkeypatch.setattr(constants, "ENDPOINT", server.url)
+        monkeypatch.setattr(constants, "HUGGINGFACE_CO_URL_TEMPLATE", server.url + "/{repo_id}/resolve/{revision}/{filename}")
+        monkeypatch.setattr(constants, "HF_HUB_CACHE", str(tmp_path / "hf-cache"))
         yield server
+
+
+@pytest.fixture(scope="session")
+def moto_server() -> Iterator[MotoServer]:
+    """One moto S3 server for the whole session; each test gets a bucket of its own (``s3``)."""
+    with MotoServer() as server:
+        yield server
+
+
+@pytest.fixture
+def s3(moto_server: MotoServer, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> S3Bucket:
+    """A fresh, empty bucket on the session's moto server. The AWS_* variables point boto (in
+    this process and in the CLI's) at it; no AWS config file or profile of the machine is read."""
+    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_REGION", "AWS_ENDPOINT_URL_S3"):
+        monkeypatch.delenv(name, raising=False)
+    for name, value in moto_server.env.items():
+        monkeypatch.setenv(name, value)
+    monkeypatch.setenv("AWS_CONFIG_FILE", str(tmp_path / "no-aws-config"))
+    monkeypatch.setenv("AWS_SHARED_CREDENTIALS_FILE", str(tmp_path / "no-aws-credentials"))
+    bucket = S3Bucket(moto_server.client(), f"zoo-{uuid.uuid4().hex[:16]}", "team/zoo")
+    bucket.client.create_bucket(Bucket=bucket.name)
+    return bucket
 
 
 def cache_is_clean(cache_root: Path) -> bool:

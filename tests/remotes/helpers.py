@@ -159,3 +159,58 @@ def build_signing_site(dest: Path) -> Path:
                 if src.exists() and not link.exists():
                     link.symlink_to(src)
     return dest
+
+
+# --- S3 buckets (tests/remotes/test_object_store.py) ----------------------------------------------
+
+
+@dataclass
+class S3Bucket:
+    """A bucket on the tests' moto server, and the remote at ``prefix`` in it."""
+
+    client: Any
+    """A boto3 client, for the tests' own setup and tampering."""
+    name: str
+    prefix: str
+
+    @property
+    def url(self) -> str:
+        return f"s3://{self.name}/{self.prefix}"
+
+    def read(self, path: str) -> bytes:
+        data: bytes = self.client.get_object(Bucket=self.name, Key=f"{self.prefix}/{path}")["Body"].read()
+        return data
+
+    def write(self, path: str, data: bytes) -> None:
+        self.client.put_object(Bucket=self.name, Key=f"{self.prefix}/{path}", Body=data)
+
+    def etag(self, path: str) -> str:
+        return str(self.client.head_object(Bucket=self.name, Key=f"{self.prefix}/{path}")["ETag"])
+
+    def objects(self) -> list[str]:
+        """Every object under the prefix, relative to it."""
+        pages = self.client.get_paginator("list_objects_v2").paginate(Bucket=self.name, Prefix=f"{self.prefix}/")
+        return sorted(o["Key"][len(self.prefix) + 1:] for page in pages for o in page.get("Contents", []))
+
+    def index(self) -> dict[str, Any]:
+        data: dict[str, Any] = json.loads(self.read("index.json"))
+        return data
+
+    def save_index(self, data: dict[str, Any]) -> None:
+        self.write("index.json", (json.dumps(data, indent=2, sort_keys=True) + "\n").encode())
+
+
+def build_s3_site(dest: Path) -> Path:
+    """A light install plus the ``s3`` extra (s3fs and what it needs), linked as ``build_signing_site`` links."""
+    from tests.remotes.light_site import build_light_site, light_dependencies
+
+    build_light_site(dest)
+    for dist in light_dependencies("s3fs").values():
+        tops = {Path(str(f)).parts[0] for f in dist.files or [] if Path(str(f)).parts}
+        for top in tops:
+            if top in ("..", "__pycache__") or top.endswith(".pth"):
+                continue
+            src, link = Path(str(dist.locate_file(top))), dest / top
+            if src.exists() and not link.exists():
+                link.symlink_to(src)
+    return dest

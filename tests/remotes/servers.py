@@ -145,3 +145,58 @@ class StaticServer(ThreadingHTTPServer):
         if self._thread.is_alive():
             self.shutdown()
         self.server_close()
+
+
+class MotoServer:
+    """moto's standalone S3 server (``python -m moto.server``) on 127.0.0.1 and a free port,
+    as a user would run it; ``env`` points boto at it, with dummy credentials."""
+
+    def __init__(self) -> None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            self.port = s.getsockname()[1]
+        self.url = f"http://127.0.0.1:{self.port}"
+        self._proc: subprocess.Popen[bytes] | None = None
+
+    @property
+    def env(self) -> dict[str, str]:
+        return {
+            "AWS_ENDPOINT_URL": self.url,
+            "AWS_ACCESS_KEY_ID": "zooTestKeyId",
+            "AWS_SECRET_ACCESS_KEY": "zooTestSecretNeverPrinted",
+            "AWS_DEFAULT_REGION": "us-east-1",  # moto needs one to create a bucket
+            "AWS_EC2_METADATA_DISABLED": "true",  # never ask an instance-metadata address for credentials
+        }
+
+    def __enter__(self) -> MotoServer:
+        self._proc = subprocess.Popen(
+            [sys.executable, "-m", "moto.server", "-H", "127.0.0.1", "-p", str(self.port)],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+        )
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            if self._proc.poll() is not None:
+                raise RuntimeError(f"moto's server exited with {self._proc.returncode}")
+            try:
+                with socket.create_connection(("127.0.0.1", self.port), timeout=0.2):
+                    return self
+            except OSError:
+                time.sleep(0.1)
+        self.__exit__()
+        raise RuntimeError("moto's server did not start within 30 s")
+
+    def __exit__(self, *exc: object) -> None:
+        if self._proc is not None:
+            self._proc.terminate()
+            try:
+                self._proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self._proc.kill()
+                self._proc.wait()
+
+    def client(self) -> Any:
+        """A plain boto3 client, for the tests' own setup and tampering."""
+        import boto3
+
+        return boto3.client("s3", endpoint_url=self.url, region_name="us-east-1",
+                            aws_access_key_id="zooTestKeyId", aws_secret_access_key="zooTestSecretNeverPrinted")

@@ -34,7 +34,7 @@ def test_parse_remote_kinds(tmp_path: Path) -> None:
     assert not any(r.network for r in (file, rel)) and hf.network and web.network
 
 
-@pytest.mark.parametrize("bad", ["hf://just-a-name", "hf://a/b/c", "hf://a/b@", "s3://bucket/zoo", "https://", "file://host/x", " "])
+@pytest.mark.parametrize("bad", ["hf://just-a-name", "hf://a/b/c", "hf://a/b@", "s3:///zoo", "ftp://host/zoo", "https://", "file://host/x", " "])
 def test_parse_remote_rejects(bad: str) -> None:
     with pytest.raises(UsageError, match=r"remote|empty"):
         parse_remote(bad)

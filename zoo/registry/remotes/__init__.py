@@ -3,6 +3,9 @@
     hf://ORG/REPO[@REVISION]   a Hugging Face Hub model repository (hub.py)
     PATH or file://PATH         a directory, e.g. a team share (directory.py)
     http(s)://HOST/PATH         a read-only mirror of a published directory (http.py)
+    s3://BUCKET[/PREFIX]        S3 or an S3-compatible store, through s3fs (object_store.py)
+    gs://, az://                Google Cloud and Azure storage, fetch only (object_store.py)
+    memory://NAME[/PREFIX]      fsspec's in-process store, for tests (object_store.py)
 
 Plugins add schemes of their own with ``register_remotes``. Parsing a remote
 imports nothing heavy; each kind loads its client on first use.
@@ -53,6 +56,12 @@ def _file(url: str, base: Path | None) -> Remote:
     return DirectoryRemote(Path(unquote(parsed.path)), url)
 
 
+def _object_store(url: str, base: Path | None) -> Remote:
+    from zoo.registry.remotes.object_store import object_store_remote
+
+    return object_store_remote(url)
+
+
 def _directory(url: str, base: Path | None) -> Remote:
     from zoo.registry.remotes.directory import DirectoryRemote
 
@@ -67,6 +76,13 @@ BUILTIN_SCHEMES: Mapping[str, RemoteFactory] = MappingProxyType({
     "http": _http,
     "https": _http,
     "file": _file,
+    # fsspec's: each checks that its backend is installed (without importing it).
+    "s3": _object_store,
+    "gs": _object_store,
+    "gcs": _object_store,
+    "az": _object_store,
+    "abfs": _object_store,
+    "memory": _object_store,
     "": _directory,  # no scheme: a directory path
 })
 
@@ -82,7 +98,7 @@ def parse_remote(
     needs the ``signing`` extra, which is checked here without importing it."""
     url = text.strip()
     if not url:
-        raise UsageError("empty remote: give hf://ORG/REPO, an http(s) URL or a directory")
+        raise UsageError("empty remote: give hf://ORG/REPO, s3://BUCKET/PREFIX, an http(s) URL or a directory")
     scheme = url.split("://", 1)[0].lower() if "://" in url else ""
     # Built-ins last, so nothing passed in can replace them.
     table = {**(schemes or {}), **BUILTIN_SCHEMES}
