@@ -17,6 +17,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import run_zoo
 from zoo import BuildError, Dataset, InputSpec, ModelSpec, WeightsVariant
 from zoo.registry import vela_report
 from zoo.registry.targets import Target, TargetTable
@@ -378,3 +379,18 @@ def test_a_fresh_process_builds_the_same_bytes(build: Callable[[str, str], Any])
                          timeout=300)
     assert out.returncode == 0, out.stderr[-2000:]
     assert out.stdout.split()[-1] == hashlib.sha256(build("split", U55).pte).hexdigest()
+
+
+@pytest.mark.compile
+@needs_stack
+def test_the_bytes_do_not_depend_on_the_thread_count(tmp_path: Path) -> None:
+    """A Ray worker runs with OMP_NUM_THREADS=1; a two-core process with two threads.
+    squeezenet's float reductions added up differently on each, and so did its bytes,
+    until the build pinned torch to one thread."""
+    digests = set()
+    for threads in ("1", "2"):
+        proc = run_zoo("build", "squeezenet1-1", "-t", "u55-128", "--weights", "random", "--json",
+                       env={"OMP_NUM_THREADS": threads, "ZOO_CACHE_DIR": str(tmp_path / threads)})
+        assert proc.returncode == 0, proc.stderr[-2000:]
+        digests.add(json.loads(proc.stdout)["manifest"]["files"][0]["sha256"])
+    assert len(digests) == 1

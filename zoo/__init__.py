@@ -32,6 +32,7 @@ from zoo._version import __version__
 
 if _TYPE_CHECKING:
     from zoo._api import Zoo, ZooOptions, build, fetch
+    from zoo.registry.build.shard import Skipped
     from zoo.registry.failures import Failure
     from zoo.registry.handout import Artifact
     from zoo.registry.remotes.base import PublishReport, Remote
@@ -46,6 +47,7 @@ _LAZY = {
     "build": "zoo._api",
     "Artifact": "zoo.registry.handout",
     "Failure": "zoo.registry.failures",
+    "Skipped": "zoo.registry.build.shard",
     "PublishReport": "zoo.registry.remotes.base",
     "Remote": "zoo.registry.remotes.base",
     "Target": "zoo.registry.targets",
@@ -75,6 +77,7 @@ __all__ = [
     "RemoteError",
     "RemoteUnavailable",
     "Sample",
+    "Skipped",
     "SpecError",
     "Target",
     "UnknownModelError",

@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from typing_extensions import Unpack
 
+    from zoo.registry.build.shard import Skipped
     from zoo.registry.cache import Cache
     from zoo.registry.failures import Failure
     from zoo.registry.handout import Artifact
@@ -216,6 +217,7 @@ class Zoo:
         A failed build raises BuildError; with ``keep_going`` only after every other
         build has run. ``fetch_outcomes`` returns the failures as data instead.
         """
+        from zoo.registry.build.shard import Skipped
         from zoo.registry.failures import Failure, first_error
 
         outcomes = self.fetch_outcomes(
@@ -224,7 +226,7 @@ class Zoo:
         failures = [o for o in outcomes if isinstance(o, Failure)]
         if failures:
             raise first_error(failures)
-        return [o for o in outcomes if not isinstance(o, Failure)]
+        return [o for o in outcomes if not isinstance(o, (Failure, Skipped))]
 
     def fetch_outcomes(
         self,
@@ -236,20 +238,22 @@ class Zoo:
         progress_for: Callable[[str], Progress] | None = None,
         notice: Notice | None = None,
         **changes: Unpack[FetchArgs],
-    ) -> list[Artifact | Failure]:
+    ) -> list[Artifact | Failure | Skipped]:
         """As ``fetch_many``, but a build that fails is returned as a ``Failure``
-        (the stage, operator or pass, and the message) in its place. With
+        (the stage, operator or pass, and the message) in its place, and with
+        ``shard`` the requests another shard builds as ``Skipped``. With
         ``keep_going`` every other build still runs; without it the first failure
         is raised. A failure that would recur is recorded in the cache, so the
         next fetch reports it without compiling; ``force_build`` tries again."""
         from zoo._errors import UsageError
         from zoo._fs import not_a_folder
+        from zoo.registry.build.shard import Skipped
         from zoo.registry.c_header import HeaderOptions
         from zoo.registry.failures import Failure
         from zoo.registry.handout import HandOut, hand_out
         from zoo.registry.resolve import Resolver
 
-        opts = _options(options, changes)
+        opts = self._with_executor(_options(options, changes))
         blocker = not_a_folder(opts.out_dir) if opts.out_dir is not None else None
         if blocker is not None:  # said before anything compiles, not after
             raise UsageError(f"-o {opts.out_dir}: {blocker} is not a folder, so nothing can be written under it; "
@@ -268,9 +272,9 @@ class Zoo:
             progress=progress, progress_for=progress_for, notice=notice or stderr_notice,
         )
         several = len(requests) > 1
-        out: list[Artifact | Failure] = []
+        out: list[Artifact | Failure | Skipped] = []
         for r, outcome in zip(requests, resolver.outcomes(requests), strict=True):
-            if isinstance(outcome, Failure):
+            if isinstance(outcome, (Failure, Skipped)):
                 out.append(outcome)
                 continue
             entry, source = outcome
@@ -279,6 +283,14 @@ class Zoo:
                 header=header, labels=opts.labels_header, bundle=opts.bundle, verify=opts.verify,
             ), derived_root=cache.base / "derived"))
         return out
+
+    def _with_executor(self, opts: FetchOptions) -> FetchOptions:
+        """zoo.toml's ``[executor]`` where the caller left it open; a Ray address alone means Ray."""
+        executor = opts.executor or ("ray" if opts.ray_address else None) or self.config.executor
+        address = opts.ray_address or (self.config.ray_address if executor == "ray" else None)
+        if (executor, address) == (opts.executor, opts.ray_address):
+            return opts
+        return dataclasses.replace(opts, executor=executor, ray_address=address)  # type: ignore[arg-type]
 
     def _requests(self, models: Sequence[str], targets: Sequence[str | None], opts: FetchOptions,
                   notice: Notice) -> list[BuildRequest]:

@@ -9,11 +9,11 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import MappingProxyType
-from typing import Any
+from typing import Any, get_args
 
 from zoo._env import flag
 from zoo._errors import ConfigError
-from zoo._options import IO_MODES
+from zoo._options import IO_MODES, ExecutorName
 from zoo._spec import Board
 
 if sys.version_info >= (3, 11):
@@ -41,6 +41,10 @@ class Config:
     plugins_enabled: tuple[str, ...] | None = None
     plugins_disabled: tuple[str, ...] = ()
     plugin_modules: tuple[str, ...] = ()
+    executor: str | None = None
+    """``[executor] name``: where builds run unless a command says (inline, processes, ray)."""
+    ray_address: str | None = None
+    """``[executor] ray_address``: the Ray cluster for ``executor = "ray"``."""
 
 
 def parse_size(value: object, *, where: str) -> int:
@@ -94,7 +98,8 @@ def _str_list(path: Path, key: str, value: object) -> tuple[str, ...]:
     return tuple(value)
 
 
-_TOP = {"cache_dir", "default_target", "default_io", "offline", "boards", "remotes", "plugins"}
+_TOP = {"cache_dir", "default_target", "default_io", "offline", "boards", "remotes", "plugins", "executor"}
+_EXECUTOR = {"name", "ray_address"}
 _BOARD = {"target", "system_config", "memory_mode", "sram", "description"}
 _PLUGINS = {"enabled", "disabled", "modules"}
 
@@ -138,6 +143,18 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
             raise ConfigError(f"{path}: unknown key 'plugins.{k}'; expected one of: {', '.join(sorted(_PLUGINS))}")
     enabled = _str_list(path, "plugins.enabled", plugins["enabled"]) if "enabled" in plugins else None
 
+    executor = data.get("executor", {})
+    _expect(isinstance(executor, dict), path, "executor", "a table ([executor] with name, ray_address)", executor)
+    for k in executor:
+        if k not in _EXECUTOR:
+            raise ConfigError(f"{path}: unknown key 'executor.{k}'; expected one of: {', '.join(sorted(_EXECUTOR))}")
+    names = get_args(ExecutorName)
+    _expect(executor.get("name") is None or executor.get("name") in names, path, "executor.name",
+            f"one of {', '.join(names)}", executor.get("name"))
+    address = executor.get("ray_address")
+    _expect(address is None or (isinstance(address, str) and address.strip() != ""), path, "executor.ray_address",
+            "a Ray address such as 'ray://head:10001' or 'auto'", address)
+
     return Config(
         path=path,
         cache_dir=(path.parent / Path(cache_dir).expanduser()) if cache_dir else None,
@@ -150,6 +167,8 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
         plugins_enabled=enabled,
         plugins_disabled=_str_list(path, "plugins.disabled", plugins.get("disabled", [])),
         plugin_modules=_str_list(path, "plugins.modules", plugins.get("modules", [])),
+        executor=executor.get("name"),
+        ray_address=address,
     )
 
 

@@ -15,7 +15,7 @@ from typing import Literal, TypedDict
 
 from zoo._errors import UsageError
 
-ExecutorName = Literal["inline", "processes"]
+ExecutorName = Literal["inline", "processes", "ray"]
 IO_MODES = ("float", "int8", "uint8", "pixels")
 
 
@@ -71,10 +71,19 @@ class FetchOptions(Choices):
     keep_going: bool = False
     """Build every other artifact when one fails; the failures are recorded in the
     cache (so ``fetch`` does not compile them again) and reported together."""
+    ray_address: str | None = None
+    """The Ray cluster of ``executor="ray"``; None: Ray's own rule (RAY_ADDRESS, a
+    running local cluster, else a new one)."""
+    shard: tuple[int, int] | None = None
+    """(K, N): only the build units of shard K of N (``--shard K/N``), for CI matrices."""
 
     def __post_init__(self) -> None:
         if self.jobs < 1:
             raise UsageError(f"--jobs must be at least 1, got {self.jobs}")
+        if self.shard is not None and not 1 <= self.shard[0] <= self.shard[1]:
+            raise UsageError(f"--shard {self.shard[0]}/{self.shard[1]}: shards are numbered 1 to N, so K must be one of those")
+        if self.ray_address is not None and self.executor not in (None, "ray"):
+            raise UsageError(f"--ray-address {self.ray_address} is for --executor ray, not --executor {self.executor}")
         if isinstance(self.trusted_keys, (str, Path)):
             raise UsageError(f"trusted_keys must be a sequence of key files, not one path: ({str(self.trusted_keys)!r},)")
         object.__setattr__(self, "trusted_keys", tuple(Path(p) for p in self.trusted_keys))
@@ -110,3 +119,5 @@ class FetchArgs(TypedDict, total=False):
     jobs: int
     executor: ExecutorName | None
     keep_going: bool
+    ray_address: str | None
+    shard: tuple[int, int] | None

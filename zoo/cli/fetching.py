@@ -43,6 +43,7 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
     from zoo._errors import BuildError, UsageError
     from zoo._options import FetchOptions
     from zoo.cli.progress import StageReporter
+    from zoo.registry.build.shard import Skipped, parse_shard
     from zoo.registry.failures import Failure
 
     zoo = _zoo(ctx)
@@ -61,16 +62,22 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
         labels_header=kw["labels_header"], build=allow_build, force_build=force_build,
         verify=kw["verify"], bundle=kw["bundle"], remotes=remote or None, trusted_keys=trusted_keys, any_toolchain=any_toolchain,
         offline=offline or None, jobs=kw["jobs"], keep_going=kw["keep_going"],
+        executor=kw["executor"], ray_address=kw["ray_address"],
+        shard=parse_shard(kw["shard"]) if kw["shard"] else None,
     )
     several = len(models) * len(targets) > 1
     label = f"{zoo.model(models[0]).name} → {zoo.target(targets[0]).name}"
     with StageReporter(label, enabled=not (quiet or as_json)) as progress:
         outcomes = zoo.fetch_outcomes(models, targets, options, progress=progress,
                                       progress_for=progress.for_label if several else None, notice=notice)
-    arts = [o for o in outcomes if not isinstance(o, Failure)]
-    failures = [o for o in outcomes if isinstance(o, Failure)]
+    skipped = [o for o in outcomes if isinstance(o, Skipped)]
+    if skipped:
+        notice(f"shard {kw['shard']}: skipped {len(skipped)} of {len(outcomes)} request(s); the other shards build them")
+    done = [o for o in outcomes if not isinstance(o, Skipped)]
+    arts = [o for o in done if not isinstance(o, Failure)]
+    failures = [o for o in done if isinstance(o, Failure)]
     for art in arts:
-        prefix = f"{art.manifest.model} for {art.manifest.target}: " if len(outcomes) > 1 else ""
+        prefix = f"{art.manifest.model} for {art.manifest.target}: " if len(done) > 1 else ""
         for warning in art.manifest.warnings:
             notice(f"warning: {prefix}{warning}")
         if art.verification is not None and not art.verification.passed:
@@ -80,7 +87,8 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
         recorded = " (recorded earlier; 'zoo build' tries again)" if failure.source == "cache" else ""
         notice(f"failed: {failure.model} for {failure.target} at {failure.where}{recorded}: {_first_line(failure.message)}")
     if as_json:
-        items = [{"failure": o.to_json()} if isinstance(o, Failure) else o.to_json() for o in outcomes]
+        items = [{"failure": o.to_json()} if isinstance(o, Failure) else o.to_json() for o in done]
+        items += [{"skipped": o.to_json()} for o in skipped]
         _dump(items[0] if len(items) == 1 else items)
     else:
         for art in arts:
@@ -91,10 +99,10 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
             if art.bundle:
                 click.echo(str(art.bundle))
                 click.echo(str(art.bundle_header))
-        if not quiet and outcomes != failures:
-            click.echo(_summary(arts[0]) if len(outcomes) == 1 else _summary_table(outcomes), err=True)
+        if not quiet and arts:
+            click.echo(_summary(arts[0]) if len(done) == 1 else _summary_table(done), err=True)
     if failures:
-        raise BuildError(f"{len(failures)} of {len(outcomes)} build(s) failed (listed above)")
+        raise BuildError(f"{len(failures)} of {len(done)} build(s) failed (listed above)")
 
 
 def _first_line(text: str) -> str:

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, TypeVar, get_args
 
 import click
 
-from zoo._options import IO_MODES
+from zoo._options import IO_MODES, ExecutorName
 from zoo._spec import LAYOUTS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -26,6 +26,14 @@ def fetch_options(f: F) -> F:
         click.option("--all-models", is_flag=True, help="Every model in 'zoo list' instead of one MODEL."),
         click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
                      help="Compile in up to N processes (one per model and TOSA specification)."),
+        click.option("--executor", type=click.Choice(get_args(ExecutorName)), default=None,
+                     help="Where builds run: inline, processes (the default with --jobs > 1), or ray: one Ray task per "
+                          "model and TOSA specification on a cluster (pip install 'ethosu-zoo[ray]'). "
+                          "[default: zoo.toml's [executor] name]"),
+        click.option("--ray-address", metavar="ADDR", help="The Ray cluster for --executor ray (implies it), e.g. "
+                     "ray://head:10001 or auto. [default: RAY_ADDRESS, a running local cluster, else a new one]"),
+        click.option("--shard", metavar="K/N", help="Build only shard K of N: a deterministic, balanced 1/N of the "
+                     "(model, TOSA specification) units, for a CI matrix of N jobs."),
         click.option("--keep-going", is_flag=True,
                      help="Build everything else when a build fails; report every failure at the end. Failures that "
                           "would recur are recorded, so 'fetch' does not compile them again ('build' does)."),

@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Literal
 
 from zoo._errors import BuildError, IntegrityError, MissingExtraError
 from zoo._options import FetchOptions
+from zoo.registry.build.shard import Skipped
 from zoo.registry.build.unit import BuildUnit, UnitFailure, UnitTarget
 from zoo.registry.cache import Cache, CorruptEntry, Entry
 from zoo.registry.events import Notice, Progress, stderr_notice
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
 
 Source = Literal["cache", "remote", "build"]
 Found = tuple[Entry, Source]
-Outcome = Found | Failure
+Outcome = Found | Failure | Skipped
 
 
 @dataclass
@@ -86,7 +87,7 @@ class Resolver:
         for outcome in self.outcomes(requests):
             if isinstance(outcome, Failure):
                 failures.append(outcome)
-            else:
+            elif not isinstance(outcome, Skipped):
                 found.append(outcome)
         if failures:
             raise first_error(failures)
@@ -97,7 +98,18 @@ class Resolver:
         the first failure is raised and the builds not yet started are not."""
         done: dict[int, Outcome] = {}
         pending: dict[str, _Pending] = {}
+        shard = self.options.shard
+        if shard is not None:
+            # Before any lookup, so that jobs with different caches agree on the partition.
+            from zoo.registry.build.shard import in_shard
+
+            for i, (request, mine) in enumerate(zip(requests, in_shard(requests, *shard), strict=True)):
+                if not mine:
+                    done[i] = Skipped(request.spec.name, request.target.name, shard)
         for group in _by_model(requests):
+            group = [(i, r) for i, r in group if i not in done]
+            if not group:
+                continue
             report = self._progress(f"{group[0][1].spec.name} → {', '.join(r.target.name for _, r in group)}")
             for i, request in group:
                 key, data, hit = self._lookup(request, report)
@@ -212,7 +224,8 @@ class Resolver:
             if not todo:
                 return
             units, members = self._units(todo)
-            executor = executor_for(opts.executor, jobs=opts.jobs, units=len(units), catalog=self.catalog)
+            executor = executor_for(opts.executor, jobs=opts.jobs, units=len(units), catalog=self.catalog,
+                                    ray_address=opts.ray_address)
             failures: dict[int, list[UnitFailure]] = {}
             for result in executor.map(units, lambda u: self._progress(u.label)):
                 n = units.index(result.unit)

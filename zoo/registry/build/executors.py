@@ -3,8 +3,10 @@
 ``inline`` runs them one after another in this process. ``processes`` runs
 them in spawned worker processes (``--jobs N``): spawned, not forked,
 because the parent may hold threads (rich's live display) and must never
-import torch itself. Workers only compile; the driver checks and stores
-what they return (``accept.py``). Both yield results as units finish.
+import torch itself. ``ray`` runs each unit as a task on a Ray cluster
+(``ray_executor.py``; Ray is imported only there, inside its functions).
+Workers only compile; the driver checks and stores what they return
+(``accept.py``). All yield results as units finish.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ if TYPE_CHECKING:
     from zoo.registry.events import Progress
 
 ProgressFor = Callable[[BuildUnit], "Progress | None"]
-EXECUTORS = ("inline", "processes")
+EXECUTORS = ("inline", "processes", "ray")
 
 
 class Executor(Protocol):
@@ -105,12 +107,19 @@ def _died(unit: BuildUnit, exc: BaseException) -> UnitResult:
     return UnitResult(unit, tuple(failure for _ in unit.targets))
 
 
-def executor_for(name: str | None, *, jobs: int, units: int, catalog: Catalog | None = None) -> Executor:
-    """``name`` (None: ``processes`` for ``jobs`` > 1); one unit always runs inline,
-    where a worker process would only add its start-up."""
+def executor_for(name: str | None, *, jobs: int, units: int, catalog: Catalog | None = None,
+                 ray_address: str | None = None) -> Executor:
+    """``name`` (None: ``processes`` for ``jobs`` > 1); one unit runs inline, where a
+    worker process would only add its start-up, except on Ray, which was asked for to
+    build on the cluster. ``ray_address``: the Ray cluster (None: RAY_ADDRESS, else a
+    local one); the other executors ignore it."""
     chosen = name or ("processes" if jobs > 1 else "inline")
     if chosen not in EXECUTORS:
         raise UsageError(f"unknown executor {chosen!r}: choose one of {', '.join(EXECUTORS)}")
+    if chosen == "ray":
+        from zoo.registry.build.ray_executor import RayExecutor
+
+        return RayExecutor(ray_address)
     if chosen == "inline" or units <= 1:
         return InlineExecutor(catalog)
     return ProcessExecutor(jobs)

@@ -14,8 +14,9 @@ temporary directories.
 
 from __future__ import annotations
 
+import contextlib
 import logging
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import replace
 from typing import Any
 
@@ -89,7 +90,6 @@ def compile_targets(
     wanted = list(verify) if verify is not None else [False] * len(targets)
     report: Progress = progress or silent_progress
     variant = spec.weights_variant(weights).name
-    results: dict[int, CompileResult] = {}
     families: dict[str, list[int]] = {}
     for i, target in enumerate(targets):
         if not target.is_portable and not spec.quantize:
@@ -100,6 +100,36 @@ def compile_targets(
         families.setdefault(target.tosa_spec or PORTABLE, []).append(i)
     report("load", None, None)
     torch = _import_stack()
+    with _one_thread(torch):
+        return _compile_families(spec, targets, families, variant, calibration, wanted, evaluation, boundary, report, torch)
+
+
+def _one_thread(torch: Any) -> Any:
+    """torch on one thread for the whole build. Float reductions (calibration
+    observers, BatchNorm re-estimation, convolutions) add up in an order that
+    depends on the thread count, and the quantization parameters, so the bytes,
+    followed it: a Ray worker (OMP_NUM_THREADS=1) built other bytes than a
+    two-core process for the same key. The lowering is Python and Vela, so this
+    costs little."""
+
+    @contextlib.contextmanager
+    def pinned() -> Iterator[None]:
+        before = torch.get_num_threads()
+        torch.set_num_threads(1)
+        try:
+            yield
+        finally:
+            torch.set_num_threads(before)
+
+    return pinned()
+
+
+def _compile_families(
+    spec: ModelSpec, targets: Sequence[Target], families: dict[str, list[int]], variant: str,
+    calibration: Dataset | None, wanted: list[bool], evaluation: Dataset | None, boundary: Boundary,
+    report: Progress, torch: Any,
+) -> list[CompileResult]:
+    results: dict[int, CompileResult] = {}
     for family, members in families.items():
         leader = targets[members[0]]
         where = _where(spec, variant, leader)

@@ -1,0 +1,383 @@
+"""Run build units as Ray tasks (``--executor ray``): one task per unit, on any
+node of a Ray cluster. Ray is an optional extra (``ethosu-zoo[ray]``) and is
+imported only inside the functions that run this executor.
+
+A task runs ``run_unit`` and returns its ``UnitResult`` (every file's bytes and
+manifest) through Ray's object store; the driver's ``accept`` checks it before
+the cache stores anything, as for any other executor. What is checked here,
+before that:
+
+- **The environment.** A worker with other tool versions than the driver (or
+  another zoo) would build artifacts with another key. The task compares its
+  versions with the driver's before it builds, and the driver compares the tool
+  versions each returned manifest carries with the ones the key was made with;
+  a mismatch fails the unit's targets with a message naming the node, the tool
+  and both versions.
+- **Failures.** A task that raises (a bug: ``run_unit`` turns every ZooError
+  into data) fails its unit's targets. A worker process or node that dies is
+  retried by Ray (``max_retries``); when the tries run out, the unit fails
+  alone. Nothing partial reaches the cache: only complete results are accepted.
+- **Ctrl-C** (or a caller that stops iterating) cancels every task still queued
+  or running.
+
+Progress: a small actor collects the stages each task reports (``ray node IP
+(ID): lower``...), and each finished unit says how many tasks are done and
+running.
+
+Every node needs what the driver has: the same zoo, toolchain and plugins
+(installed, or shipped with a Ray ``runtime_env`` or a container image), and the
+same files at the paths a unit names (``--calibration-dir``, ``--eval-dir``,
+``--model-file``: a shared filesystem).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from zoo._errors import UsageError
+from zoo.registry.build.run import run_unit
+from zoo.registry.build.unit import BuildUnit, BuiltArtifact, Outcome, UnitFailure, UnitResult
+from zoo.registry.keys import tool_versions
+
+if TYPE_CHECKING:
+    from zoo.registry.events import Progress
+
+ProgressFor = Callable[[BuildUnit], "Progress | None"]
+
+INSTALL_HINT = "install it with: pip install 'ethosu-zoo[ray]'"
+SHIP_HINT = ("ship the same environment to every node: a Ray runtime_env (pip or conda with the same pins) "
+             "or a container image with the driver's zoo and toolchain")
+MAX_RETRIES = 2
+"""Ray runs a unit whose worker process or node died up to this many times again."""
+TRANSIENT = (ConnectionError, TimeoutError)
+"""Exceptions Ray retries too (``retry_exceptions``); anything else a task raises is a bug and fails at once."""
+CONNECT_SECONDS = 5.0
+"""How long a cluster's address may take to answer before ``--ray-address`` is refused."""
+POLL_SECONDS = 0.25
+"""How often the driver collects progress while it waits for tasks."""
+STAGE_INTERVAL = 0.2
+"""A task reports a stage's counts at most this often (a new stage at once)."""
+
+
+@dataclass(frozen=True)
+class Node:
+    """Where a task ran."""
+
+    id: str
+    ip: str
+
+    def __str__(self) -> str:
+        return f"ray node {self.ip} ({self.id[:8]})"
+
+
+@dataclass(frozen=True)
+class TaskOutput:
+    """What a task sends back: where it ran, the versions it found there, and the
+    unit's result (None: not built, because those versions differ from the driver's,
+    or because ``run_unit`` raised ``error``)."""
+
+    node: Node
+    environment: dict[str, str | None]
+    result: UnitResult | None
+    error: str | None = None
+    """``ValueError: ...``: what ``run_unit`` raised besides a ZooError (a bug)."""
+
+
+def environment() -> dict[str, str | None]:
+    """zoo's version and the tool versions the build key covers, in this process."""
+    from zoo._version import __version__
+
+    return {"ethosu-zoo": __version__, **tool_versions()}
+
+
+def differences(here: Mapping[str, str | None], there: Mapping[str, str | None]) -> list[str]:
+    """``ethos-u-vela 4.0.0 where the driver has 5.1.0`` for each version that differs."""
+    return [
+        f"{name} {there.get(name) or 'not installed'} where the driver has {here.get(name) or 'not installed'}"
+        for name in sorted(set(here) | set(there)) if here.get(name) != there.get(name)
+    ]
+
+
+def mismatch(unit: BuildUnit, node: Node, problems: list[str]) -> UnitFailure:
+    return UnitFailure(
+        "BuildError",
+        f"{unit.label}: {node} has {'; '.join(problems)}, so its builds would not match this driver's keys and are "
+        f"refused; {SHIP_HINT}",
+    )
+
+
+def checked(output: TaskOutput, unit: BuildUnit, driver: Mapping[str, str | None]) -> UnitResult:
+    """``output``'s result, with a failure in place of every target if its worker had
+    other versions than ``driver`` (the driver's ``environment()``) or ``run_unit``
+    raised, and of each target whose manifest carries other tool versions than its
+    key was made with."""
+    problems = differences(driver, output.environment)
+    if problems:
+        return _failed(unit, mismatch(unit, output.node, problems).message)
+    if output.error is not None or output.result is None:
+        return _failed(unit, f"{unit.label}: the build raised {output.error or 'nothing, and returned nothing'} on "
+                             f"{output.node}; that node's Ray worker log has the traceback: please report it")
+    outcomes: list[Outcome] = []
+    for outcome, wanted in zip(output.result.outcomes, unit.targets, strict=True):
+        if isinstance(outcome, BuiltArtifact):
+            tools = differences(wanted.key_inputs.get("tools") or {}, outcome.manifest.tools)
+            if tools:
+                outcome = mismatch(unit, output.node, [f"built {wanted.target.name} with {t}" for t in tools])
+        outcomes.append(outcome)
+    return UnitResult(unit, tuple(outcomes), output.result.seconds)
+
+
+def _failed(unit: BuildUnit, message: str) -> UnitResult:
+    failure = UnitFailure("BuildError", message)
+    return UnitResult(unit, tuple(failure for _ in unit.targets))
+
+
+def _first_line(text: object) -> str:
+    lines = str(text).strip().splitlines()
+    return lines[0] if lines else ""
+
+
+def _ray() -> Any:
+    """The ``ray`` module, or a UsageError that says how to install it."""
+    try:
+        import ray
+    except ImportError:
+        raise UsageError(f"--executor ray needs Ray, which is not installed: {INSTALL_HINT}") from None
+    return ray
+
+
+def check_installed() -> None:
+    """Raise the UsageError of a missing Ray now, before anything is built."""
+    import importlib.util
+
+    try:
+        found = importlib.util.find_spec("ray") is not None
+    except ValueError:  # sys.modules["ray"] is None: imports of it are blocked
+        found = False
+    if not found:
+        raise UsageError(f"--executor ray needs Ray, which is not installed: {INSTALL_HINT}")
+
+
+class RayExecutor:
+    """Each unit is one Ray task; results arrive as tasks finish."""
+
+    keeps_going = True
+
+    def __init__(self, address: str | None = None, *, runtime_env: dict[str, Any] | None = None,
+                 max_retries: int = MAX_RETRIES) -> None:
+        """``address``: a running cluster (``ray start --head`` prints it; ``ray://`` for Ray
+        Client); None: RAY_ADDRESS, else the cluster ``ray start`` last started on this
+        machine, else a local one for this run. Already connected (``ray.init`` in this
+        process), the executor uses that connection and leaves it open.
+
+        ``runtime_env`` is passed to every task (e.g. ``{"pip": [...]}``, ``{"env_vars": ...}``
+        or ``{"image_uri": ...}``): how the nodes get the driver's environment."""
+        if max_retries < 0:
+            raise UsageError(f"max_retries must be at least 0, got {max_retries}")
+        check_installed()
+        self.address = address
+        self.runtime_env = runtime_env
+        self.max_retries = max_retries
+
+    def map(self, units: Sequence[BuildUnit], progress_for: ProgressFor) -> Iterator[UnitResult]:
+        ray = _ray()
+        connected_here = self._connect(ray)
+        try:
+            yield from _Run(ray, self, units, progress_for).results()
+        finally:
+            if connected_here:  # a cluster started here stops; one connected to stays up
+                ray.shutdown()
+
+    def _connect(self, ray: Any) -> bool:
+        """Connect (or start a local cluster); False if this process already was connected."""
+        if ray.is_initialized():
+            return False
+        where = f"--ray-address {self.address}" if self.address else "RAY_ADDRESS or a local Ray cluster"
+        if self.address is not None:
+            _reachable(self.address)  # Ray itself retries an unreachable address for minutes
+        try:
+            ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
+                     logging_level=logging.WARNING)
+        except (ConnectionError, ValueError, RuntimeError) as exc:
+            raise UsageError(
+                f"{where}: cannot connect to Ray ({_first_line(exc)}); start a cluster with 'ray start --head' "
+                "and pass the address it prints"
+            ) from None
+        return True
+
+
+def _reachable(address: str) -> None:
+    """A UsageError unless ``HOST:PORT`` (or ``ray://HOST:PORT``) takes a TCP connection within seconds."""
+    import socket
+
+    host, _, port = address.removeprefix("ray://").rpartition(":")
+    if not host or not port.isdigit():
+        return  # "auto", "local", or a form Ray may know: let it judge
+    try:
+        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS).close()
+    except OSError as exc:
+        raise UsageError(
+            f"--ray-address {address}: nothing answers there ({exc.strerror or exc}); start the cluster with "
+            "'ray start --head' and pass the address it prints"
+        ) from None
+
+
+class _Run:
+    """One ``map``: the tasks in flight and what the driver knows about them."""
+
+    def __init__(self, ray: Any, executor: RayExecutor, units: Sequence[BuildUnit], progress_for: ProgressFor) -> None:
+        self.ray = ray
+        self.executor = executor
+        self.units = units
+        self.reporters = [progress_for(u) for u in units]
+        self.driver = environment()
+        self.starts = [0] * len(units)
+        self.nodes: list[str | None] = [None] * len(units)
+        self.finished = 0
+        self.draining: Any = None
+        """The board's answer still to come, if one was asked for."""
+
+    def results(self) -> Iterator[UnitResult]:
+        ray = self.ray
+        board = ray.remote(num_cpus=0)(_Board).remote() if any(self.reporters) else None
+        task = ray.remote(_task).options(
+            max_retries=self.executor.max_retries, retry_exceptions=list(TRANSIENT), scheduling_strategy="SPREAD",
+            **({"runtime_env": self.executor.runtime_env} if self.executor.runtime_env else {}),
+        )
+        pending: dict[Any, int] = {}
+        try:
+            for n, unit in enumerate(self.units):
+                pending[task.remote(unit, n, self.driver, board)] = n
+                self._report(n, "ray: queued")
+            while pending:
+                # Never an unbounded wait: Ctrl-C must reach this loop, and progress must flow.
+                ready, _ = ray.wait(list(pending), num_returns=1, timeout=POLL_SECONDS)
+                if board is not None:
+                    self._relay(board)
+                for ref in ready:
+                    n = pending.pop(ref)
+                    result = self._collect(ref, n)
+                    self.finished += 1
+                    running = sum(1 for m in pending.values() if self.starts[m])
+                    self._report(n, f"{self.nodes[n] or 'ray'}: finished ({self.finished} of {len(self.units)} "
+                                    f"tasks done, {running} running)")
+                    yield result
+        finally:
+            # Ctrl-C, or the caller stopped: nothing goes on running for nobody. A lost connection
+            # must not hide why we stopped.
+            with contextlib.suppress(ray.exceptions.RayError, ConnectionError):
+                for ref in pending:
+                    ray.cancel(ref, force=True)
+                if board is not None:
+                    ray.kill(board)
+
+    def _collect(self, ref: Any, n: int) -> UnitResult:
+        ray, unit = self.ray, self.units[n]
+        try:
+            output: TaskOutput = ray.get(ref)
+        except ray.exceptions.RayTaskError as exc:  # a transient error on every try (or a bug outside run_unit)
+            cause = getattr(exc, "cause", None) or exc
+            ip = vars(exc).get("ip")  # the exception Ray raises may stand in for the cause, without it
+            raised = (f"{unit.label}: the build raised {type(cause).__name__}: {_first_line(cause)}"
+                      f"{f' on ray node {ip}' if ip else ''}")
+            if isinstance(cause, TRANSIENT):
+                return _failed(unit, f"{raised}, on every try; check the nodes' network and build it again")
+            return _failed(unit, f"{raised}; the Ray worker's log has the traceback: please report it")
+        except ray.exceptions.TaskCancelledError:
+            return _failed(unit, f"{unit.label}: its Ray task was cancelled outside zoo; build it again")
+        except ray.exceptions.RuntimeEnvSetupError as exc:
+            return _failed(unit, f"{unit.label}: Ray could not set up the runtime_env for its task "
+                                 f"({_first_line(exc)}); fix the runtime_env, or ship a container image")
+        except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError, ray.exceptions.OutOfMemoryError,
+                ray.exceptions.LocalRayletDiedError, ray.exceptions.ObjectLostError) as exc:
+            tries = self.executor.max_retries + 1
+            return _failed(unit, f"{unit.label}: the Ray worker died while building, {tries} tr"
+                                 f"{'y' if tries == 1 else 'ies'} ({type(exc).__name__}: {_first_line(exc)}); run it "
+                                 "alone with --jobs 1 to see the crash")
+        except ray.exceptions.RayError as exc:
+            return _failed(unit, f"{unit.label}: Ray could not run its task ({type(exc).__name__}: "
+                                 f"{_first_line(exc)}); run it alone with --jobs 1")
+        self.nodes[n] = str(output.node)
+        return checked(output, unit, self.driver)
+
+    def _relay(self, board: Any) -> None:
+        """Report what the tasks told the board, without waiting for it."""
+        ray = self.ray
+        if self.draining is None:
+            self.draining = board.drain.remote()
+        ready, _ = ray.wait([self.draining], timeout=0)
+        if not ready:
+            return
+        try:
+            events = ray.get(self.draining)
+        except ray.exceptions.RayError:
+            return  # progress is best effort; the results still arrive
+        finally:
+            self.draining = None
+        for n, node, stage, done, total in events:
+            self.nodes[n] = node
+            if stage is None:
+                self.starts[n] += 1
+                again = f" (try {self.starts[n]}: the last worker died)" if self.starts[n] > 1 else ""
+                self._report(n, f"{node}: started{again}")
+            else:
+                self._report(n, f"{node}: {stage}", done, total)
+
+    def _report(self, n: int, stage: str, done: int | None = None, total: int | None = None) -> None:
+        report = self.reporters[n]
+        if report is not None:
+            report(stage, done, total)
+
+
+class _Board:
+    """A Ray actor that collects the tasks' progress until the driver drains it."""
+
+    def __init__(self) -> None:
+        self.events: list[tuple[int, str, str | None, int | None, int | None]] = []
+
+    def put(self, event: tuple[int, str, str | None, int | None, int | None]) -> None:
+        self.events.append(event)
+
+    def drain(self) -> list[tuple[int, str, str | None, int | None, int | None]]:
+        events, self.events = self.events, []
+        return events
+
+
+def _task(unit: BuildUnit, n: int, driver: dict[str, str | None], board: Any) -> TaskOutput:
+    """A Ray task: build ``unit`` on this node, unless its versions differ from ``driver``."""
+    import ray
+
+    util: Any = ray.util  # untyped
+    node = Node(ray.get_runtime_context().get_node_id(), util.get_node_ip_address())
+    here = environment()
+    if differences(driver, here):
+        return TaskOutput(node, here, None)  # its artifacts would be refused: do not spend the lowering
+    progress = None
+    if board is not None:
+        board.put.remote((n, str(node), None, None, None))
+        progress = _reporter(board, n, str(node))
+    try:
+        return TaskOutput(node, here, run_unit(unit, progress=progress))
+    except TRANSIENT:
+        raise  # Ray tries it again (retry_exceptions)
+    except Exception as exc:  # run_unit turns every ZooError into data: this is a bug, reported as data too
+        logging.getLogger(__name__).exception("%s: run_unit raised", unit.label)  # the traceback, in the worker's log
+        return TaskOutput(node, here, None, f"{type(exc).__name__}: {_first_line(exc)}")
+
+
+def _reporter(board: Any, n: int, node: str) -> Progress:
+    last: dict[str, Any] = {"stage": None, "at": 0.0}
+
+    def progress(stage: str, done: int | None = None, total: int | None = None) -> None:
+        now = time.monotonic()
+        if stage == last["stage"] and done != total and now - last["at"] < STAGE_INTERVAL:
+            return
+        last.update(stage=stage, at=now)
+        board.put.remote((n, node, stage, done, total))
+
+    return progress

@@ -1,0 +1,127 @@
+"""Sharding for CI matrices (``--shard K/N``): each of N jobs builds a
+deterministic, balanced 1/N of the build units, and together they build all.
+
+Every job computes the same partition on its own, from the units' identities
+alone (strings: model, weights, TOSA family, I/O boundary and target names),
+never from their order, the machine or what its cache holds. The units are
+dealt out largest first, each to the least-loaded shard (the lowest index on a
+tie), by an estimated cost: a fixed cost for the lowering plus one per target
+(each further target only reruns Vela). Dealt that way, the loads of any two
+shards differ by at most one unit's cost; with equal costs, their unit counts
+by at most one.
+
+The resolver shards *before* it looks anything up, so that jobs with different
+caches still agree on the partition; the requests of the other shards are
+skipped, not failed.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zoo._errors import UsageError
+from zoo.registry.build.unit import BuildUnit
+from zoo.registry.keys import BuildRequest
+from zoo.registry.targets import PORTABLE
+
+Identity = tuple[str, ...]
+
+LOWERING_COST = 4
+"""A unit's cost besides its targets, counted in Vela runs: export, calibration and
+lowering happen once per unit, and cost several times what one more target does."""
+
+_SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+
+
+def parse_shard(text: str) -> tuple[int, int]:
+    """``"K/N"`` as ``(K, N)``, with 1 ≤ K ≤ N; a UsageError otherwise."""
+    match = _SHARD.fullmatch(text)
+    if match is None:
+        raise UsageError(f"--shard {text!r} is not K/N: give this job's shard and the number of shards, "
+                         "e.g. --shard 2/4 for the second of four")
+    k, n = int(match[1]), int(match[2])
+    check_shard(k, n, text)
+    return k, n
+
+
+def check_shard(k: int, n: int, text: str | None = None) -> None:
+    """A UsageError unless 1 ≤ ``k`` ≤ ``n``."""
+    given = text if text is not None else f"{k}/{n}"
+    if n < 1:
+        raise UsageError(f"--shard {given}: the number of shards N must be at least 1, e.g. --shard 1/4")
+    if not 1 <= k <= n:
+        raise UsageError(f"--shard {given}: shards are numbered 1 to {n}, so K must be one of those, "
+                         f"e.g. --shard 1/{n}")
+
+
+def unit_identity(unit: BuildUnit) -> Identity:
+    """What a unit is, as strings that every job computes the same way."""
+    return (unit.model, unit.weights, unit.family, unit.boundary.mode, unit.boundary.layout,
+            *sorted(t.target.name for t in unit.targets))
+
+
+def unit_cost(unit: BuildUnit) -> int:
+    return LOWERING_COST + len(unit.targets)
+
+
+def assign(identities: Sequence[Identity], costs: Sequence[int], n: int) -> list[int]:
+    """The shard (0 to ``n`` - 1) of each item: largest cost first, then by identity, each
+    goes to the least-loaded shard, the lowest on a tie. Depends only on the items, not
+    their order."""
+    check_shard(1, n)
+    if len(identities) != len(costs):
+        raise ValueError(f"{len(identities)} identities but {len(costs)} costs")
+    loads = [0] * n
+    shard_of = [0] * len(identities)
+    for i in sorted(range(len(identities)), key=lambda i: (-costs[i], identities[i])):
+        s = min(range(n), key=lambda s: (loads[s], s))
+        shard_of[i] = s
+        loads[s] += costs[i]
+    return shard_of
+
+
+def shard(units: Sequence[BuildUnit], k: int, n: int) -> list[BuildUnit]:
+    """The units of shard ``k`` of ``n`` (1-based), in their given order."""
+    check_shard(k, n)
+    of = assign([unit_identity(u) for u in units], [unit_cost(u) for u in units], n)
+    return [u for u, s in zip(units, of, strict=True) if s == k - 1]
+
+
+def request_groups(requests: Sequence[BuildRequest]) -> dict[Identity, list[int]]:
+    """The requests' positions by the unit they build in: model, weights, TOSA family and
+    boundary, as the resolver groups them (``Resolver._units``)."""
+    groups: dict[Identity, list[int]] = {}
+    for i, r in enumerate(requests):
+        key = (r.spec.name, r.weights.name, r.target.tosa_spec or PORTABLE, r.boundary.mode, r.boundary.layout)
+        groups.setdefault(key, []).append(i)
+    return groups
+
+
+def in_shard(requests: Sequence[BuildRequest], k: int, n: int) -> list[bool]:
+    """Whether each request is in shard ``k`` of ``n``: whole units are sharded, so the
+    targets that share a lowering stay together."""
+    check_shard(k, n)
+    groups = request_groups(requests)
+    identities = [(*key, *sorted({requests[i].target.name for i in members})) for key, members in groups.items()]
+    costs = [LOWERING_COST + len(identity) - len(key) for identity, key in zip(identities, groups, strict=True)]
+    chosen = [False] * len(requests)
+    for members, s in zip(groups.values(), assign(identities, costs, n), strict=True):
+        if s == k - 1:
+            for i in members:
+                chosen[i] = True
+    return chosen
+
+
+@dataclass(frozen=True)
+class Skipped:
+    """A request another shard builds (``--shard K/N``): neither built nor failed."""
+
+    model: str
+    target: str
+    shard: tuple[int, int]
+
+    def to_json(self) -> dict[str, Any]:
+        return {"model": self.model, "target": self.target, "shard": f"{self.shard[0]}/{self.shard[1]}"}
