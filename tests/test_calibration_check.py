@@ -34,6 +34,7 @@ PLUGIN = textwrap.dedent('''
 ''')
 
 
+@pytest.mark.compile  # each run imports torch and ExecuTorch: about 6 s
 @pytest.mark.parametrize(("shape", "dtype", "said"), [
     ("(1, 3, 7, 7)", "torch.float32", "is float32 [1, 3, 7, 7], but plugin 'liar_plugin' declares float32 [1, 1, 4, 4]"),
     ("(1, 1, 4, 4)", "torch.int32", "is int32 [1, 1, 4, 4], but plugin 'liar_plugin' declares float32 [1, 1, 4, 4]"),

@@ -143,13 +143,13 @@ def directory_files(root: Path) -> tuple[Callable[[str], bytes], Callable[[str, 
     return (lambda path: (root / path).read_bytes()), (lambda path, data: (root / path).write_bytes(data))
 
 
-def build_signing_site(dest: Path) -> Path:
-    """A light install plus the ``signing`` extra: ``build_light_site`` and links to
-    model-signing's and pyOpenSSL's own dependencies, followed the same way."""
+def build_extra_site(dest: Path, *roots: str) -> Path:
+    """A light install plus an extra: ``build_light_site`` and links to the top-level
+    packages of ``roots`` (distributions) and their own dependencies."""
     from tests.remotes.light_site import build_light_site, light_dependencies
 
     build_light_site(dest)
-    for root in ("model-signing", "pyopenssl"):
+    for root in roots:
         for dist in light_dependencies(root).values():
             tops = {Path(str(f)).parts[0] for f in dist.files or [] if Path(str(f)).parts}
             for top in tops:
@@ -159,6 +159,11 @@ def build_signing_site(dest: Path) -> Path:
                 if src.exists() and not link.exists():
                     link.symlink_to(src)
     return dest
+
+
+def build_signing_site(dest: Path) -> Path:
+    """A light install plus the ``signing`` extra."""
+    return build_extra_site(dest, "model-signing", "pyopenssl")
 
 
 # --- S3 buckets (tests/remotes/test_object_store.py) ----------------------------------------------
@@ -201,16 +206,5 @@ class S3Bucket:
 
 
 def build_s3_site(dest: Path) -> Path:
-    """A light install plus the ``s3`` extra (s3fs and what it needs), linked as ``build_signing_site`` links."""
-    from tests.remotes.light_site import build_light_site, light_dependencies
-
-    build_light_site(dest)
-    for dist in light_dependencies("s3fs").values():
-        tops = {Path(str(f)).parts[0] for f in dist.files or [] if Path(str(f)).parts}
-        for top in tops:
-            if top in ("..", "__pycache__") or top.endswith(".pth"):
-                continue
-            src, link = Path(str(dist.locate_file(top))), dest / top
-            if src.exists() and not link.exists():
-                link.symlink_to(src)
-    return dest
+    """A light install plus the ``s3`` extra (s3fs and what it needs)."""
+    return build_extra_site(dest, "s3fs")

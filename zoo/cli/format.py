@@ -8,7 +8,6 @@ from typing import TYPE_CHECKING, Any
 from zoo._units import duration, human_bytes
 from zoo.cli.table import render
 from zoo.registry.failures import Failure
-from zoo.registry.report import cpu_work
 
 if TYPE_CHECKING:
     from zoo.registry.handout import Artifact
@@ -70,6 +69,10 @@ def _summary(art: Artifact) -> str:
 
 def _cpu_text(m: Manifest) -> str:
     """What the firmware must run and link besides the NPU, the boundary's quantize/dequantize included."""
+    from zoo.registry.report import (
+        cpu_work,  # the report module pulls in the cache: only when a summary is drawn
+    )
+
     run, kernels = cpu_work(m)
     boundary = int(m.delegation.get("cpu_quantize_ops") or 0)
     text = f"{'?' if run is None else run} on the CPU"

@@ -262,41 +262,44 @@ def _hints(cls: type) -> dict[str, Any]:
 # Values inside the JSON-shaped fields that the typed views and the structural
 # checks read; ``*`` is every item of a list. A missing key is allowed (views use
 # .get) unless the rule says it is required.
-_NESTED: tuple[tuple[str, Any, bool], ...] = (
-    ("key_inputs.target", dict[str, Any] | None, False),
-    ("key_inputs.target.accelerator", str | None, False),
-    ("key_inputs.target.system_config", str | None, False),
-    ("key_inputs.target.memory_mode", str | None, False),
-    ("key_inputs.target.extra_flags", list[str] | None, False),
-    ("key_inputs.target.vela_ini", str | None, False),
-    ("key_inputs.inputs", list[dict[str, Any]] | None, False),
-    ("key_inputs.inputs.*.name", str, True),
-    ("key_inputs.inputs.*.shape", list[int], True),
-    ("key_inputs.inputs.*.dtype", str, False),
-    ("key_inputs.model", dict[str, Any] | None, False),
-    ("key_inputs.weights", dict[str, Any] | None, False),
-    ("key_inputs.tools", dict[str, str | None] | None, False),
-    ("vela.total", dict[str, Any] | None, False),
-    *((f"vela.total.{name}", hint, False) for name, hint in _hints(VelaTotals).items()),
-    ("header.array", str, False),
-    ("header.section", str, False),
-    ("header.macros", dict[str, str | int | float | None], False),
-    ("build.built_at", str | None, False),
-    ("build.payloads", list[dict[str, Any]] | None, False),
-    ("build.payloads.*.scratch_size", int, True),
-    ("delegation.partitions", int | None, False),
-    ("verification.structure", dict[str, Any] | None, False),
-    ("verification.numerics", dict[str, Any] | None, False),
-    ("verification.bundle", dict[str, Any] | None, False),
-    ("io.mode", str, True),
-    ("io.layout", str, True),
-    *((f"io.{side}", list[dict[str, Any]], True) for side in ("inputs", "outputs")),
-    *((f"io.{side}.*.{name}", hint, True) for side in ("inputs", "outputs") for name, hint in (
-        ("name", str), ("dtype", str), ("shape", list[int]), ("dim_order", list[int]),
-        ("scale", float | None), ("zero_point", int | None), ("qmin", int | None), ("qmax", int | None))),
-    ("memory_fit.sram_budget_bytes", int | None, False),
-    ("memory_fit.selected_flags", list[str], False),
-)
+@functools.cache
+def _nested_rules() -> tuple[tuple[str, Any, bool], ...]:
+    """Built on first use: evaluating the type hints costs milliseconds that a light command need not pay."""
+    return (
+        ("key_inputs.target", dict[str, Any] | None, False),
+        ("key_inputs.target.accelerator", str | None, False),
+        ("key_inputs.target.system_config", str | None, False),
+        ("key_inputs.target.memory_mode", str | None, False),
+        ("key_inputs.target.extra_flags", list[str] | None, False),
+        ("key_inputs.target.vela_ini", str | None, False),
+        ("key_inputs.inputs", list[dict[str, Any]] | None, False),
+        ("key_inputs.inputs.*.name", str, True),
+        ("key_inputs.inputs.*.shape", list[int], True),
+        ("key_inputs.inputs.*.dtype", str, False),
+        ("key_inputs.model", dict[str, Any] | None, False),
+        ("key_inputs.weights", dict[str, Any] | None, False),
+        ("key_inputs.tools", dict[str, str | None] | None, False),
+        ("vela.total", dict[str, Any] | None, False),
+        *((f"vela.total.{name}", hint, False) for name, hint in _hints(VelaTotals).items()),
+        ("header.array", str, False),
+        ("header.section", str, False),
+        ("header.macros", dict[str, str | int | float | None], False),
+        ("build.built_at", str | None, False),
+        ("build.payloads", list[dict[str, Any]] | None, False),
+        ("build.payloads.*.scratch_size", int, True),
+        ("delegation.partitions", int | None, False),
+        ("verification.structure", dict[str, Any] | None, False),
+        ("verification.numerics", dict[str, Any] | None, False),
+        ("verification.bundle", dict[str, Any] | None, False),
+        ("io.mode", str, True),
+        ("io.layout", str, True),
+        *((f"io.{side}", list[dict[str, Any]], True) for side in ("inputs", "outputs")),
+        *((f"io.{side}.*.{name}", hint, True) for side in ("inputs", "outputs") for name, hint in (
+            ("name", str), ("dtype", str), ("shape", list[int]), ("dim_order", list[int]),
+            ("scale", float | None), ("zero_point", int | None), ("qmin", int | None), ("qmax", int | None))),
+        ("memory_fit.sram_budget_bytes", int | None, False),
+        ("memory_fit.selected_flags", list[str], False),
+    )
 
 
 def _nested(data: Any, path: list[str], where: str, hint: Any, required: bool) -> None:
@@ -334,7 +337,7 @@ def _validate(data: dict[str, Any]) -> None:
             if name not in record:
                 raise ValueError(f"field 'files[{i}]' has no {name!r}, which is required")
             _check(f"files[{i}].{name}", record[name], hint)
-    for path, hint, required in _NESTED:
+    for path, hint, required in _nested_rules():
         head, *rest = path.split(".")
         if data.get(head) is not None:
             _nested_step(data[head], rest, head, hint, required)

@@ -4,13 +4,13 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from zoo._env import number
-from zoo._errors import RemoteUnavailable, UsageError
+from zoo._errors import IntegrityError, RemoteUnavailable, UsageError
 from zoo.registry.events import ByteProgress, Notice, stderr_notice
 
 if TYPE_CHECKING:
@@ -55,6 +55,22 @@ class Deadline:
         left = self.remaining()
         if left is not None and left <= 0:
             raise RemoteUnavailable(f"{self.what}: not done after {self.limit:g} s (ZOO_HTTP_DEADLINE); giving up")
+
+
+def pump(chunks: Iterable[bytes], sink: Callable[[bytes], object], *, limit: int | None, too_long: str,
+         progress: ByteProgress | None, deadline: Deadline) -> None:
+    """Copy ``chunks`` into ``sink``: IntegrityError ``too_long`` as soon as they pass
+    ``limit`` bytes (a body may claim any length, or none), and the deadline checked
+    after each chunk (a trickle never trips the per-read timeout)."""
+    done = 0
+    for chunk in chunks:
+        done += len(chunk)
+        if limit is not None and done > limit:
+            raise IntegrityError(too_long)
+        sink(chunk)
+        if progress:
+            progress(done, limit)
+        deadline.check()
 
 
 def retries() -> int:

@@ -14,9 +14,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urljoin, urlsplit
 
-from zoo._errors import IntegrityError, RemoteError
+from zoo._errors import RemoteError
 from zoo.registry.events import ByteProgress
-from zoo.registry.remotes.base import RETRY_STATUS, Deadline, Remote, timeout_s, with_retries
+from zoo.registry.remotes.base import RETRY_STATUS, Deadline, Remote, pump, timeout_s, with_retries
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
 
 if TYPE_CHECKING:
@@ -100,16 +100,8 @@ class HttpRemote(Remote):
         with self._client().stream("GET", url) as response:
             if response.status_code != 200:
                 raise _Status(response.status_code, url)
-            done = 0
             # No chunk size: httpx2 would otherwise wait for a whole chunk, and a trickle never fills one.
-            for chunk in response.iter_bytes():
-                done += len(chunk)
-                if limit is not None and done > limit:
-                    raise IntegrityError(too_long)
-                sink(chunk)
-                if progress:
-                    progress(done, limit)
-                deadline.check()
+            pump(response.iter_bytes(), sink, limit=limit, too_long=too_long, progress=progress, deadline=deadline)
 
     def read_index(self) -> Index:
         url = self._url(INDEX)

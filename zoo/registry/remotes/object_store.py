@@ -63,6 +63,7 @@ from zoo.registry.remotes.base import (
     Deadline,
     PublishReport,
     Remote,
+    pump,
     timeout_s,
     with_retries,
 )
@@ -226,15 +227,8 @@ class ObjectStoreRemote(Remote):
             size = getattr(f, "size", None)
             if limit is not None and size is not None and size > limit:
                 raise IntegrityError(too_long)
-            done = 0
-            while chunk := f.read(_CHUNK):
-                done += len(chunk)
-                if limit is not None and done > limit:
-                    raise IntegrityError(too_long)
-                sink(chunk)
-                if progress:
-                    progress(done, limit)
-                deadline.check()
+            pump(iter(lambda: f.read(_CHUNK), b""), sink, limit=limit, too_long=too_long, progress=progress,
+                 deadline=deadline)
         return None
 
     def _read_versioned(self) -> tuple[Index, str | None]:
@@ -481,15 +475,8 @@ class S3Remote(ObjectStoreRemote):
             length = response.get("ContentLength")
             if limit is not None and length is not None and length > limit:
                 raise IntegrityError(too_long)
-            done = 0
-            while chunk := self._read(body, deadline):
-                done += len(chunk)
-                if limit is not None and done > limit:
-                    raise IntegrityError(too_long)
-                sink(chunk)
-                if progress:
-                    progress(done, limit)
-                deadline.check()
+            pump(iter(lambda: self._read(body, deadline), b""), sink, limit=limit, too_long=too_long,
+                 progress=progress, deadline=deadline)
         finally:
             self._run(body.aclose)
         return str(response["ETag"])
