@@ -212,6 +212,10 @@ def test_the_header_compiles_and_its_io_macros_are_the_ptes(io_builds: dict[str,
     assert printed[6:8] == ["int8", "nhwc"]
     assert [int(v) for v in printed[8:]] == [1, 16, 16, 3, 768]  # memory order: N, H, W, C
     assert defines["MODEL_PTE_IO"] == '"int8"'
+    # A float build says what it takes too, without quantization.
+    _, _, float_defines = parse_array(io_builds["rgb float"].header.read_text())
+    assert (float_defines["MODEL_PTE_INPUT0_DTYPE"], float_defines["MODEL_PTE_INPUT0_LAYOUT"]) == ('"float32"', '"nchw"')
+    assert float_defines["MODEL_PTE_INPUT0_ELEMENTS"] == "768" and "MODEL_PTE_INPUT0_SCALE" not in float_defines
 
 
 @pytest.mark.compile

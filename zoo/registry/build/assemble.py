@@ -56,8 +56,7 @@ def assemble(
     if result.memory_fit is not None:
         macros["sram_budget_bytes"] = result.memory_fit["sram_budget_bytes"]
         macros["vela_flags"] = " ".join(result.memory_fit["selected_flags"]) or None
-    if result.io is not None and request.boundary.integer:
-        # Only for integer I/O, so float builds keep the header bytes they always had.
+    if result.io is not None:  # float I/O gets its dtype, layout and shape; integer I/O its quantization too
         macros.update(io_boundary.macros(result.io))
     header = pte_header(pte, file_name=header_name, options=HeaderOptions(), macros=macros).encode("ascii")
     files: dict[str, tuple[str, bytes]] = {
