@@ -37,7 +37,9 @@ from zoo.registry.remotes import parse_remote
 from zoo.registry.remotes.base import PublishReport
 from zoo.registry.remotes.download import Search, find_prebuilt
 from zoo.registry.remotes.index import Index
-from zoo.registry.remotes.object_store import BACKENDS, MemoryRemote, S3Remote
+from zoo.registry.remotes.object_store import MemoryRemote
+from zoo.registry.remotes.s3 import S3Remote
+from zoo.registry.remotes.stores import BACKENDS
 from zoo.registry.signing import SIGNATURE, signed_entries
 
 PTE = "add_u55-128.pte"

@@ -3,7 +3,7 @@
     hf://ORG/REPO[@REVISION]   a Hugging Face Hub model repository (hub.py)
     PATH or file://PATH         a directory, e.g. a team share (directory.py)
     http(s)://HOST/PATH         a read-only mirror of a published directory (http.py)
-    s3://BUCKET[/PREFIX]        S3 or an S3-compatible store, through s3fs (object_store.py)
+    s3://BUCKET[/PREFIX]        S3 or an S3-compatible store, through s3fs (s3.py)
     gs://, az://                Google Cloud and Azure storage, fetch only (object_store.py)
     memory://NAME[/PREFIX]      fsspec's in-process store, for tests (object_store.py)
 
@@ -57,7 +57,7 @@ def _file(url: str, base: Path | None) -> Remote:
 
 
 def _object_store(url: str, base: Path | None) -> Remote:
-    from zoo.registry.remotes.object_store import object_store_remote
+    from zoo.registry.remotes.stores import object_store_remote
 
     return object_store_remote(url)
 

@@ -36,8 +36,6 @@ parsing such a remote, and every light command, costs nothing.
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 import random
 import threading
 import time
@@ -45,12 +43,10 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
-from urllib.parse import urlsplit
 
 from zoo._env import number
 from zoo._errors import (
     IntegrityError,
-    MissingExtraError,
     PublishConflict,
     RemoteError,
     RemoteUnavailable,
@@ -59,12 +55,10 @@ from zoo._errors import (
 )
 from zoo.registry.events import ByteProgress, Notice
 from zoo.registry.remotes.base import (
-    RETRY_STATUS,
     Deadline,
     PublishReport,
     Remote,
     pump,
-    timeout_s,
     with_retries,
 )
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
@@ -74,9 +68,8 @@ if TYPE_CHECKING:
 
 MAX_INDEX_BYTES = 64 << 20
 DEFAULT_ATTEMPTS = 10
-_CHUNK = 1 << 20
+CHUNK = 1 << 20
 _MEMORY_LOCK = threading.Lock()
-_CONTENT_TYPES = {".json": "application/json", ".h": "text/x-c"}
 
 
 @dataclass(frozen=True)
@@ -91,61 +84,13 @@ class Backend:
     what: str
 
 
-BACKENDS = {
-    "s3": Backend("s3", "s3fs", "pip install 'ethosu-zoo[s3]'", "Amazon S3 or an S3-compatible store"),
-    "gs": Backend("gs", "gcsfs", "pip install 'fsspec[gcs]'", "Google Cloud Storage"),
-    "gcs": Backend("gs", "gcsfs", "pip install 'fsspec[gcs]'", "Google Cloud Storage"),
-    "az": Backend("az", "adlfs", "pip install 'fsspec[abfs]'", "Azure Blob Storage"),
-    "abfs": Backend("az", "adlfs", "pip install 'fsspec[abfs]'", "Azure Blob Storage"),
-    "memory": Backend("memory", "fsspec", "pip install fsspec", "fsspec's in-process memory store"),
-}
-
-
-class MissingRemoteExtra(MissingExtraError):
-    """A remote whose fsspec backend is not installed."""
-
-    def __init__(self, url: str, backend: Backend) -> None:
-        ZooError.__init__(
-            self, f"remote {url}: {backend.what} needs {backend.module}, which is not installed. "
-            f"Install it with: {backend.install}"
-        )
-
-
-def object_store_remote(url: str) -> ObjectStoreRemote:
-    """The remote for ``SCHEME://BUCKET[/PREFIX]``; its backend must be installed
-    (checked without importing it)."""
-    scheme = url.partition("://")[0].lower()
-    backend = BACKENDS[scheme]
-    parts = urlsplit(url)
-    bucket = parts.netloc
-    if "@" in bucket:
-        # Never echo what stands before the '@': it may be a key and a secret.
-        raise UsageError(f"remote {scheme}://…@{bucket.rpartition('@')[2]}{parts.path}: credentials do not belong "
-                         "in the URL; zoo leaves them to the storage's own configuration (e.g. AWS_PROFILE)")
-    if not bucket:
-        raise UsageError(f"remote {url!r}: expected {scheme}://BUCKET or {scheme}://BUCKET/PREFIX")
-    if parts.query or parts.fragment:
-        raise UsageError(f"remote {url!r}: a remote URL takes no '?' or '#' part")
-    prefix = parts.path.strip("/")
-    if prefix:
-        try:
-            check_relative_path(prefix, where=f"remote {url!r}")
-        except IntegrityError as exc:
-            raise UsageError(str(exc)) from None
-    clean = f"{scheme}://{bucket}" + (f"/{prefix}" if prefix else "")
-    if importlib.util.find_spec(backend.module) is None:
-        raise MissingRemoteExtra(clean, backend)
-    kind = {"s3": S3Remote, "memory": MemoryRemote, "gs": GcsRemote, "az": AzureRemote}[backend.protocol]
-    return kind(clean, backend, bucket, prefix)
-
-
 def publish_attempts() -> int:
     """How often a publish reads, plans and writes the index before it gives up on a busy remote
     (``ZOO_PUBLISH_ATTEMPTS``): with backoff, the default waits about 10 s in all."""
     return int(number("ZOO_PUBLISH_ATTEMPTS", DEFAULT_ATTEMPTS, int, positive=True))
 
 
-class _Contended(Exception):
+class Contended(Exception):
     """Another publish got there first: read the index again and retry."""
 
     def __init__(self, reason: str, *, taken: str | None = None) -> None:
@@ -227,7 +172,7 @@ class ObjectStoreRemote(Remote):
             size = getattr(f, "size", None)
             if limit is not None and size is not None and size > limit:
                 raise IntegrityError(too_long)
-            pump(iter(lambda: f.read(_CHUNK), b""), sink, limit=limit, too_long=too_long, progress=progress,
+            pump(iter(lambda: f.read(CHUNK), b""), sink, limit=limit, too_long=too_long, progress=progress,
                  deadline=deadline)
         return None
 
@@ -278,11 +223,11 @@ class ObjectStoreRemote(Remote):
         )
 
     def _put_new(self, path: str, data: bytes) -> None:
-        """Create the object at ``path``; _Contended if one with other bytes is there."""
+        """Create the object at ``path``; Contended if one with other bytes is there."""
         raise NotImplementedError
 
     def _put_index(self, data: bytes, version: str | None) -> None:
-        """Replace the index if it is still at ``version`` (None: create it); _Contended if not."""
+        """Replace the index if it is still at ``version`` (None: create it); Contended if not."""
         raise NotImplementedError
 
     def _publish(self, entries: Sequence[Entry], say: Notice) -> PublishReport:
@@ -297,7 +242,7 @@ class ObjectStoreRemote(Remote):
             report.already = already
             if not items:
                 return report
-            taken: list[_Contended] = []
+            taken: list[Contended] = []
             for item in items:
                 # Every file of every new artifact, the manifest last; an artifact whose key holds
                 # other bytes is left, and its files after that one are not written.
@@ -306,7 +251,7 @@ class ObjectStoreRemote(Remote):
                         if remote_path not in placed:
                             self._put_new(remote_path, local.read_bytes())
                             placed.add(remote_path)
-                except _Contended as exc:
+                except Contended as exc:
                     taken.append(exc)
             try:
                 if taken:
@@ -314,7 +259,7 @@ class ObjectStoreRemote(Remote):
                 for item in items:
                     index.add(item.record)
                 self._put_index(index.dumps().encode(), version)
-            except _Contended as exc:
+            except Contended as exc:
                 if attempt == attempts:
                     raise self._gave_up(exc, attempts) from None
                 delay = min(0.05 * 2**attempt, 2.0) * random.uniform(0.5, 1.5)
@@ -325,7 +270,7 @@ class ObjectStoreRemote(Remote):
             return report
         raise AssertionError("unreachable")
 
-    def _gave_up(self, exc: _Contended, attempts: int) -> PublishConflict:
+    def _gave_up(self, exc: Contended, attempts: int) -> PublishConflict:
         if exc.taken is not None:
             return PublishConflict(
                 f"{exc}; nothing was listed in index.json after {attempts} tries. Another publish of "
@@ -370,7 +315,7 @@ class MemoryRemote(ObjectStoreRemote):
         if fs.exists(key):
             if fs.cat_file(key) != data:
                 folder = path.rpartition("/")[0]
-                raise _Contended(f"{self._where(path)} already holds other bytes, and index.json does not list "
+                raise Contended(f"{self._where(path)} already holds other bytes, and index.json does not list "
                                  "that artifact", taken=folder)
             return
         fs.pipe_file(key, data)  # one assignment in the store: whole or not at all
@@ -379,182 +324,4 @@ class MemoryRemote(ObjectStoreRemote):
         self._fs().pipe_file(self._fs_path(INDEX), data)
 
 
-class S3Remote(ObjectStoreRemote):
-    """S3 and S3-compatible stores, through s3fs; publishes with conditional writes."""
-
-    kind: ClassVar[str] = "s3"
-    writable: ClassVar[bool] = True
-
-    def _fs_options(self) -> dict[str, Any]:
-        timeout = timeout_s()
-        # zoo retries itself (ZOO_HTTP_RETRIES, with a notice), so neither s3fs nor botocore does.
-        return {"config_kwargs": {"connect_timeout": timeout, "read_timeout": timeout,
-                                  "retries": {"mode": "standard", "total_max_attempts": 1}}}
-
-    def _fs(self) -> Any:
-        fs = super()._fs()
-        fs.retries = 1
-        return fs
-
-    def _run(self, func: Callable[..., Any], *args: Any, timeout: float | None = None, **kwargs: Any) -> Any:
-        from fsspec.asyn import sync  # type: ignore[import-untyped]
-
-        fs = self._fs()
-        return sync(fs.loop, func, *args, timeout=timeout, **kwargs)
-
-    def _call(self, method: str, *, timeout: float | None = None, **kwargs: Any) -> Any:
-        fs = self._fs()
-        return self._run(fs._call_s3, method, Bucket=self.bucket, timeout=timeout, **kwargs)
-
-    @staticmethod
-    def _client_error(exc: BaseException) -> tuple[str, int] | None:
-        """(error code, HTTP status) of the S3 error behind ``exc`` (s3fs wraps it), if it is one."""
-        client_error = _botocore_errors().ClientError
-        cause = exc if isinstance(exc, client_error) else exc.__cause__
-        if not isinstance(cause, client_error):
-            return None
-        error = cause.response.get("Error", {})
-        status = cause.response.get("ResponseMetadata", {}).get("HTTPStatusCode", 0)
-        return str(error.get("Code", "")), int(status or 0)
-
-    def _transient(self, exc: BaseException) -> str | None:
-        import asyncio
-
-        from fsspec.exceptions import FSTimeoutError  # type: ignore[import-untyped]
-
-        errors = _botocore_errors()
-        if isinstance(exc, (FSTimeoutError, asyncio.TimeoutError)):
-            return f"timed out after {timeout_s():g} s (ZOO_HTTP_TIMEOUT)"
-        if isinstance(exc, errors.SSLError):
-            return None
-        if isinstance(exc, errors.ConnectionError):
-            return f"cannot reach the endpoint ({type(exc).__name__}: {exc})"
-        if isinstance(exc, (errors.HTTPClientError, errors.IncompleteReadError)):
-            return f"the connection broke ({type(exc).__name__}: {exc})"
-        error = self._client_error(exc)
-        if error is not None and (error[1] in RETRY_STATUS or error[0] in ("SlowDown", "RequestTimeout", "InternalError")):
-            return f"the store answered HTTP {error[1]} ({error[0]})"
-        return None
-
-    def _errors(self, exc: Exception, where: str, *, missing: str) -> Exception:
-        errors = _botocore_errors()
-        if isinstance(exc, errors.NoCredentialsError):
-            return RemoteError(f"{where}: no AWS credentials found; set them as boto does (AWS_PROFILE, "
-                               "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY, or an instance role)")
-        if isinstance(exc, errors.NoRegionError):
-            return RemoteError(f"{where}: no AWS region set; set AWS_DEFAULT_REGION or a profile's region")
-        error = self._client_error(exc)
-        if error is not None:
-            code, status = error
-            if code == "NoSuchBucket":
-                return self._no_bucket()
-            if code in ("NoSuchKey", "404"):
-                return RemoteError(missing)
-            if status == 403 or code in ("AccessDenied", "InvalidAccessKeyId", "SignatureDoesNotMatch"):
-                return RemoteError(f"{where}: access denied ({code}); check the credentials boto finds "
-                                   "(AWS_PROFILE, AWS_ACCESS_KEY_ID, …) and that they may s3:GetObject, "
-                                   "s3:ListBucket (else a missing index.json reads as denied) and, to publish, s3:PutObject")
-            kind = RemoteUnavailable if status in RETRY_STATUS else RemoteError
-            return kind(f"{where}: the store answered HTTP {status} ({code})")
-        return super()._errors(exc, where, missing=missing)
-
-    def _stream(self, path: str, sink: Callable[[bytes], object], *, limit: int | None, progress: ByteProgress | None,
-                deadline: Deadline, too_long: str) -> str | None:
-        deadline.check()
-        try:
-            response = self._call("get_object", Key=self._rel(path), timeout=deadline.remaining())
-        except Exception as exc:
-            code = (self._client_error(exc) or ("", 0))[0]
-            if code == "NoSuchKey":
-                raise FileNotFoundError(path) from None
-            if code == "NoSuchBucket":
-                raise self._no_bucket() from None
-            raise
-        body = response["Body"]
-        try:
-            length = response.get("ContentLength")
-            if limit is not None and length is not None and length > limit:
-                raise IntegrityError(too_long)
-            pump(iter(lambda: self._read(body, deadline), b""), sink, limit=limit, too_long=too_long,
-                 progress=progress, deadline=deadline)
-        finally:
-            self._run(body.aclose)
-        return str(response["ETag"])
-
-    def _read(self, body: Any, deadline: Deadline) -> bytes:
-        """The next bytes of a response body; at the deadline, the deadline's error."""
-        from fsspec.exceptions import FSTimeoutError
-
-        try:
-            chunk: bytes = self._run(body.read, _CHUNK, timeout=deadline.remaining())
-        except FSTimeoutError:
-            deadline.check()
-            raise
-        return chunk
-
-    def _no_bucket(self) -> RemoteError:
-        return RemoteError(f"{self.url}: the bucket {self.bucket!r} does not exist (zoo never creates one; "
-                           "create it, or check AWS_ENDPOINT_URL)")
-
-    def publish(self, entries: Sequence[Entry], *, say: Notice) -> PublishReport:
-        try:
-            return self._publish(entries, say)
-        except ZooError:
-            raise
-        except Exception as exc:
-            raise self._errors(exc, f"publishing to {self.url}", missing=f"{self.url}: an object vanished while publishing") from None
-
-    def _put(self, path: str, data: bytes, condition: dict[str, str]) -> bool:
-        """PUT ``data`` at ``path`` if ``condition`` holds; False if it did not (412, or 409 while another
-        conditional write of it is in flight)."""
-        suffix = Path(path).suffix
-        what = f"writing {self._where(path)}"
-
-        def attempt() -> bool:
-            request: dict[str, Any] = {"Key": self._rel(path), "Body": data, **condition,
-                                       "ContentType": _CONTENT_TYPES.get(suffix, "application/octet-stream")}
-            try:
-                self._call("put_object", **request)
-            except Exception as exc:
-                error = self._client_error(exc)
-                if error is not None and (error[1] in (409, 412) or error[0] in ("PreconditionFailed", "ConditionalRequestConflict")):
-                    return False
-                raise
-            return True
-
-        result: bool = with_retries(what, attempt, self._transient)
-        return result
-
-    def _same(self, path: str, data: bytes) -> bool:
-        digest = hashlib.sha256()
-        try:
-            self._retrying(f"reading {self._where(path)}", lambda: self._hash_into(path, digest, len(data)),
-                           missing=f"{self._where(path)} vanished while publishing")
-        except IntegrityError:
-            return False  # longer than ours
-        return digest.digest() == hashlib.sha256(data).digest()
-
-    def _hash_into(self, path: str, digest: Any, limit: int) -> None:
-        self._stream(path, digest.update, limit=limit, progress=None, deadline=Deadline(f"reading {self._where(path)}"),
-                     too_long="longer")
-
-    def _put_new(self, path: str, data: bytes) -> None:
-        if self._put(path, data, {"IfNoneMatch": "*"}) or self._same(path, data):
-            return
-        folder = path.rpartition("/")[0]
-        raise _Contended(f"{self._where(path)} already holds other bytes, and index.json does not list that "
-                         "artifact", taken=folder)
-
-    def _put_index(self, data: bytes, version: str | None) -> None:
-        condition = {"IfMatch": version} if version is not None else {"IfNoneMatch": "*"}
-        if not self._put(INDEX, data, condition):
-            raise _Contended(f"{self._where(INDEX)} changed while publishing (another publish?)")
-
-
-def _botocore_errors() -> Any:
-    import botocore.exceptions  # type: ignore[import-untyped]
-
-    return botocore.exceptions
-
-
-__all__ = ["BACKENDS", "MissingRemoteExtra", "ObjectStoreRemote", "S3Remote", "object_store_remote"]
+__all__ = ["AzureRemote", "Backend", "GcsRemote", "MemoryRemote", "ObjectStoreRemote", "publish_attempts"]
