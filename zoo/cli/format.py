@@ -83,10 +83,12 @@ def _cpu_text(m: Manifest) -> str:
 
 
 def _tensor_io(t: dict[str, Any]) -> str:
-    order = t["dim_order"]
-    text = f"{t['name']} {t['dtype']} {[t['shape'][d] for d in order]}"
-    if len(order) == 4:
-        text += " NHWC" if list(order) == [0, 2, 3, 1] else " NCHW"
+    from zoo.registry.io_boundary import layout_name, physical_shape
+
+    text = f"{t['name']} {t['dtype']} {physical_shape(t)}"
+    layout = layout_name(t["dim_order"])
+    if layout:
+        text += f" {layout.upper()}"
     if t.get("scale") is not None:
         text += f", scale {t['scale']:.6g}, zero point {t['zero_point']}"
     return text

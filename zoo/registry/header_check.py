@@ -8,8 +8,8 @@ from __future__ import annotations
 import hashlib
 import re
 
+from zoo.registry.checks import Check
 from zoo.registry.manifest import Manifest
-from zoo.registry.structure_check import Check
 
 
 def check_header(pte: bytes, header_text: str, header_name: str, array: str | None = None) -> Check:

@@ -22,6 +22,8 @@ from zoo.registry.targets import Target
 
 ROUNDING = "q = clamp(round_half_even(x / scale) + zero_point, qmin, qmax)"
 """How a float becomes its integer: torch's quantize_per_tensor."""
+INTEGER_DTYPES = ("int8", "uint8", "int16")
+"""The dtypes an integer boundary's tensors may have."""
 PIXEL_SCALE = 1 / 255
 """A pixel byte p stands for p / 255: the [0, 1] image the normalisation starts from."""
 _PARAMS = ("scale", "zp", "quant_min", "quant_max", "dtype")
@@ -110,8 +112,7 @@ def _tensor_record(name: str, t: TensorValue, params: dict[str, Any]) -> dict[st
     }
 
 
-def _params(info: PteInfo, side: str, index: int) -> dict[str, Any]:
-    constants = info.constant_methods()
+def _params(constants: dict[str, int | float], side: str, index: int) -> dict[str, Any]:
     return {p: constants[f"{side}{index}_{p}"] for p in _PARAMS if f"{side}{index}_{p}" in constants}
 
 
@@ -122,13 +123,14 @@ def read_boundary(info: PteInfo, input_names: list[str]) -> dict[str, list[dict[
     if plan is None:
         raise ValueError("the program has no 'forward' method")
     out: dict[str, list[dict[str, Any]]] = {"inputs": [], "outputs": []}
+    constants = info.constant_methods()
     for side, values in (("input", plan.inputs), ("output", plan.outputs)):
         for i, v in enumerate(values):
             t = plan.tensor(v)
             if t is None:
                 raise ValueError(f"{side} {i} of 'forward' is not a tensor")
             name = input_names[i] if side == "input" and i < len(input_names) else f"{side}{i}"
-            out[f"{side}s"].append(_tensor_record(name, t, _params(info, side, i)))
+            out[f"{side}s"].append(_tensor_record(name, t, _params(constants, side, i)))
     return out
 
 
@@ -144,13 +146,12 @@ def macros(io: dict[str, Any]) -> dict[str, str | int | float | None]:
     for side in ("inputs", "outputs"):
         for i, t in enumerate(io[side]):
             prefix = f"{side[:-1]}{i}_"
-            order = t["dim_order"]
-            physical = [t["shape"][d] for d in order]
+            physical = physical_shape(t)
             size = 1
             for d in physical:
                 size *= d
             out[prefix + "dtype"] = t["dtype"]
-            out[prefix + "layout"] = _layout_name(order)
+            out[prefix + "layout"] = layout_name(t["dim_order"])
             out[prefix + "rank"] = len(physical)
             out.update({f"{prefix}dim{k}": d for k, d in enumerate(physical)})
             out[prefix + "elements"] = size
@@ -161,5 +162,11 @@ def macros(io: dict[str, Any]) -> dict[str, str | int | float | None]:
     return out
 
 
-def _layout_name(order: list[int]) -> str | None:
-    return next((name for name, o in DIM_ORDERS.items() if list(o) == order), None)
+def physical_shape(t: dict[str, Any]) -> list[int]:
+    """A tensor record's shape in memory order (``DIM0`` outermost)."""
+    return [t["shape"][d] for d in t["dim_order"]]
+
+
+def layout_name(order: list[int]) -> str | None:
+    """``nchw`` or ``nhwc`` for a 4-D dim order; None for any other."""
+    return next((name for name, o in DIM_ORDERS.items() if list(o) == list(order)), None)

@@ -22,7 +22,7 @@ from zoo.registry.targets import Target
 from zoo.registry.vela_config import vela_config
 
 if TYPE_CHECKING:
-    from zoo.registry.structure_check import Check
+    from zoo.registry.checks import Check
 
 SIZE = "--optimise=Size"
 BUDGET_FLAGS = ("--optimise", "--arena-cache-size")
@@ -91,8 +91,8 @@ def check_budget(pte: bytes, target: Target, *, vela_sram_bytes: int | None = No
     Vela's estimate (``vela_sram_bytes``, from a manifest) and what its Vela payloads
     put in SRAM: the largest scratch area where the memory mode keeps the arena in
     SRAM, else no more than the arena cache."""
+    from zoo.registry.checks import Check
     from zoo.registry.pte_structure import ETHOSU_BACKEND_ID, PteFormatError, read_pte
-    from zoo.registry.structure_check import Check
     from zoo.registry.vela_payload import PayloadError, parse_payload
 
     budget = target.sram_budget

@@ -14,7 +14,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from zoo._spec import InputSpec
-from zoo.registry.io_boundary import read_boundary
+from zoo.registry.boundary_check import check_boundary
+from zoo.registry.checks import Check
 from zoo.registry.manifest import Manifest
 from zoo.registry.pte_structure import ETHOSU_BACKEND_ID as BACKEND_ID
 from zoo.registry.pte_structure import Delegate, ExecutionPlan, PteFormatError, PteInfo, read_pte
@@ -25,16 +26,6 @@ COMMAND_STREAM_MAGICS = (b"COP1", b"COP2")
 REQUIRED_BLOCKS = ("cmd_data", "weight_data", "scratch_size", "inputs", "outputs")
 PAYLOAD_ALIGNMENT = 16  # the Ethos-U driver rejects a command stream that is not 16-byte aligned
 _BUNDLE_IDENTIFIER = re.compile(rb"^BP\d\d$")
-
-
-@dataclass(frozen=True)
-class Check:
-    name: str
-    passed: bool
-    detail: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "passed": self.passed, "detail": self.detail}
 
 
 @dataclass(frozen=True)
@@ -97,52 +88,8 @@ def check_structure(pte: bytes, expected: Expected) -> list[Check]:
     checks.append(_check_io(info.plans[0], payloads, expected))
     checks.append(_check_operators(info, expected))
     if expected.io is not None:
-        checks.append(_check_boundary(info, expected))
+        checks.append(check_boundary(info, expected.io, expected.source))
     return checks
-
-
-_BOUNDARY_FIELDS = ("dtype", "shape", "dim_order", "scale", "zero_point", "qmin", "qmax")
-_INTEGER = {"int8": 1, "uint8": 0, "int16": 2}
-"""ExecuTorch's ScalarType number of each integer dtype, as a ``*_dtype`` constant method holds it."""
-
-
-def _check_boundary(info: PteInfo, expected: Expected) -> Check:
-    """The .pte's inputs and outputs, with the quantization its constant methods state,
-    against the manifest's ``io``; integer I/O must leave the CPU nothing to run."""
-    io = expected.io
-    assert io is not None
-    try:
-        names = [str(t["name"]) for t in io["inputs"]]
-        have = read_boundary(info, names)
-        mode = str(io["mode"])
-        problems: list[str] = []
-        for side in ("inputs", "outputs"):
-            want = io[side]
-            if len(have[side]) != len(want):
-                problems.append(f"the .pte has {len(have[side])} {side}; the {expected.source} records {len(want)}")
-                continue
-            for h, w in zip(have[side], want, strict=True):
-                problems += [
-                    f"{side[:-1]} {h['name']!r} {f} is {h[f]!r} in the .pte; the {expected.source} says {w.get(f)!r}"
-                    for f in _BOUNDARY_FIELDS if h[f] != w.get(f)
-                ]
-                if mode != "float" and (h["scale"] is None or h["dtype"] not in _INTEGER):
-                    problems.append(f"--io {mode}: {side[:-1]} {h['name']!r} is {h['dtype']} without quantization parameters")
-        constants = info.constant_methods()
-        for side in ("input", "output"):
-            for i, t in enumerate(have[f"{side}s"]):
-                declared = constants.get(f"{side}{i}_dtype")
-                if declared is not None and _INTEGER.get(t["dtype"]) != declared:
-                    problems.append(f"{side}{i}_dtype says ScalarType {declared}, but the tensor is {t['dtype']}")
-        if mode != "float" and info.operators:
-            problems.append(f"--io {mode} must leave the CPU nothing to run, but the operator table holds {', '.join(info.operators)}")
-    except (KeyError, TypeError, ValueError) as exc:
-        return Check("io_boundary", False, f"cannot compare the boundary with the {expected.source}: {exc}")
-    if problems:
-        return Check("io_boundary", False, "; ".join(problems))
-    shown = ", ".join(f"{t['dtype']} {t['shape']}" + (f" (scale {t['scale']:.6g}, zero point {t['zero_point']})" if t["scale"] else "")
-                      for t in have["inputs"])
-    return Check("io_boundary", True, f"--io {mode}: takes {shown}; every input and output as the {expected.source} records it")
 
 
 def _describe_format(info: PteInfo) -> str:

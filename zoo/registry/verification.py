@@ -13,11 +13,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zoo._errors import UsageError, VerificationError
+from zoo.registry.checks import Check
 from zoo.registry.header_check import check_header, check_stored_header
 from zoo.registry.manifest import Manifest
 from zoo.registry.memory_fit import BUDGET_FLAGS, check_budget
 from zoo.registry.structure_check import (
-    Check,
     Expected,
     check_file_record,
     check_structure,

@@ -21,8 +21,9 @@ from typing import Any
 
 from zoo._errors import BuildError
 from zoo._spec import ModelSpec, Sample
-from zoo.registry.io_boundary import PIXEL_SCALE, Boundary
+from zoo.registry.io_boundary import INTEGER_DTYPES, PIXEL_SCALE, Boundary
 from zoo.registry.numerics.io import IoParams, QParams
+from zoo.registry.pte_structure import SCALAR_TYPES
 
 
 def _pixels_model(model: Any, mean: tuple[float, ...], std: tuple[float, ...]) -> Any:
@@ -151,11 +152,11 @@ def io_params(edge: Any, boundary: Boundary) -> IoParams | None:
                 scale, zp, qmin, qmax, dtype = (methods[f"{kind}{i}_{p}"] for p in ("scale", "zp", "quant_min", "quant_max", "dtype"))
             except KeyError:
                 raise BuildError(f"--io {boundary.mode}: {kind} {i} was left without quantization parameters") from None
-            out.append(QParams(float(scale), int(zp), int(qmin), int(qmax), _DTYPES[int(dtype)]))
+            name = SCALAR_TYPES.get(int(dtype), ("",))[0]
+            if name not in INTEGER_DTYPES:
+                raise BuildError(f"--io {boundary.mode}: {kind} {i} has ScalarType {int(dtype)}, not an integer type")
+            out.append(QParams(float(scale), int(zp), int(qmin), int(qmax), name))
         return tuple(out)
 
     return IoParams(side("input"), side("output"))
 
-
-_DTYPES = {0: "uint8", 1: "int8", 2: "int16"}
-"""ExecuTorch's ScalarType numbers of the integer types a boundary can have."""

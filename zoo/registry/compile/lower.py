@@ -30,7 +30,7 @@ from zoo.registry.compile.export import (
     digest_samples,
 )
 from zoo.registry.compile.retarget import ethosu_compile_spec
-from zoo.registry.compile.serialize import _canonical, _program_bytes, operator_table
+from zoo.registry.compile.serialize import _canonical, _program_bytes
 from zoo.registry.events import Progress
 from zoo.registry.io_boundary import DEFAULT, Boundary
 from zoo.registry.pte_structure import ETHOSU_BACKEND_ID, read_pte
@@ -132,8 +132,9 @@ def _lower_ethosu(
     report("serialize", None, None)
     with _stage(where, "serialize"):
         pte = _canonical(_program_bytes(program))
-        io = io_boundary.record(boundary, read_pte(pte), [i.name for i in spec.inputs])
-        left = operator_table(pte)
+        info = read_pte(pte)
+        io = io_boundary.record(boundary, info, [i.name for i in spec.inputs])
+        left = info.operators
     if boundary.integer and left:
         raise BuildError(
             f"{where}: --io {boundary.mode} must leave no operator on the CPU, but the program still needs "
