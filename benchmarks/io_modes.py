@@ -7,6 +7,8 @@ delegate payload's digest (int8 I/O must leave it unchanged). Then it builds
 the first variant again in another fresh cache to show the bytes repeat.
 
     .venv/bin/python benchmarks/io_modes.py [--model mv2] [--target u55-128] [--weights random]
+    .venv/bin/python benchmarks/io_modes.py --model mnist --weights '' --verify \
+        --variants float:nchw,int8:nchw,uint8:nchw,pixels:nchw   # + top-1 on the held-out digits
 """
 
 from __future__ import annotations
@@ -30,9 +32,10 @@ ZOO = Path(sys.executable).with_name("zoo")
 VARIANTS = [("float", "nchw"), ("int8", "nchw"), ("int8", "nhwc"), ("uint8", "nhwc"), ("pixels", "nhwc")]
 
 
-def build(model: str, target: str, weights: str | None, io: str, layout: str) -> dict[str, Any]:
+def build(model: str, target: str, weights: str | None, io: str, layout: str, verify: bool = False) -> dict[str, Any]:
     cache = tempfile.mkdtemp(prefix="zoo-io-")
     command = [str(ZOO), "build", model, "-t", target, "--io", io, "--layout", layout, "--json"]
+    command += ["--verify"] if verify else []
     command += ["--weights", weights] if weights else []
     started = time.perf_counter()
     proc = subprocess.run(command, capture_output=True, text=True, env={**os.environ, "ZOO_CACHE_DIR": cache})
@@ -52,6 +55,7 @@ def build(model: str, target: str, weights: str | None, io: str, layout: str) ->
         "kernels": m["cpu_operators"], "npu_ops": m["delegation"]["npu_ops"],
         "input": f"{given['dtype']} {[given['shape'][d] for d in given['dim_order']]}",
         "pte_sha256": hashlib.sha256(pte).hexdigest()[:16], "payload_sha256": hashlib.sha256(payloads).hexdigest()[:16],
+        "accuracy": ((m.get("verification") or {}).get("numerics") or {}).get("accuracy"),
     }
 
 
@@ -60,10 +64,14 @@ def main() -> int:
     parser.add_argument("--model", default="mv2")
     parser.add_argument("--target", default="u55-128")
     parser.add_argument("--weights", default="random", help="'random' works offline; '' for the model's default")
+    parser.add_argument("--variants", default=",".join(f"{io}:{layout}" for io, layout in VARIANTS),
+                        help="IO:LAYOUT pairs; the second is also rebuilt to compare the bytes")
+    parser.add_argument("--verify", action="store_true", help="Also run the numerical check and show top-1.")
     parser.add_argument("--json", type=Path, help="Also write the rows here.")
     args = parser.parse_args()
-    rows = [build(args.model, args.target, args.weights or None, io, layout) for io, layout in VARIANTS]
-    again = build(args.model, args.target, args.weights or None, *VARIANTS[1])
+    variants = [tuple(v.split(":")) for v in args.variants.split(",")]
+    rows = [build(args.model, args.target, args.weights or None, io, layout, args.verify) for io, layout in variants]
+    again = build(args.model, args.target, args.weights or None, *variants[1])
     print(f"{args.model} for {args.target} ({args.weights or 'default'} weights)")
     print(f"{'io':7} {'layout':6} {'build':>7} {'Vela':>9} {'SRAM':>9} {'CPU ops':>7}  {'input':24} payload           pte")
     for r in rows:
@@ -71,9 +79,11 @@ def main() -> int:
             print(f"{r['io']:7} {r['layout']:6} failed: {r['error']}")
             continue
         print(f"{r['io']:7} {r['layout']:6} {r['build_s']:>6.1f}s {r['vela_ms']:>7.3f}ms {r['sram_bytes'] / 1024:>7.1f}Ki "
-              f"{r['cpu_ops']:>7}  {r['input']:24} {r['payload_sha256']}  {r['pte_sha256']}")
+              f"{r['cpu_ops']:>7}  {r['input']:24} {r['payload_sha256']}  {r['pte_sha256']}"
+              + (f"  top-1 float {r['accuracy']['float_top1']:.1%}, program {r['accuracy']['int8_top1']:.1%} "
+                 f"on {r['accuracy']['samples']} {r['accuracy']['dataset']} samples" if r.get("accuracy") else ""))
     repeat = "identical" if again.get("pte_sha256") == rows[1].get("pte_sha256") else "DIFFERENT"
-    print(f"rebuild of {VARIANTS[1][0]}/{VARIANTS[1][1]} in a fresh cache: {repeat} bytes")
+    print(f"rebuild of {variants[1][0]}/{variants[1][1]} in a fresh cache: {repeat} bytes")
     if args.json:
         args.json.write_text(json.dumps({"model": args.model, "target": args.target, "rows": rows, "rebuild": again}, indent=2) + "\n")
     return 0 if all("error" not in r for r in rows) and repeat == "identical" else 1
