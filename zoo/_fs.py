@@ -12,6 +12,7 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import stat
 import sys
 import tempfile
 import time
@@ -126,12 +127,24 @@ def _still_named(fd: int, path: Path) -> bool:
 
 def not_a_folder(path: Path) -> Path | None:
     """The first of ``path`` and its parents that exists but is not a folder (so
-    nothing can be made under it), or None. Raises OSError if one cannot be looked at."""
+    nothing can be made under it), or None. Raises OSError if one cannot be looked at.
+
+    Each name is looked at once, with a second look only at what the first could not
+    follow, so a folder that another process creates meanwhile is never taken for a
+    blocker."""
     for folder in (path, *path.parents):
-        if folder.is_dir():
+        try:
+            mode = folder.stat().st_mode
+        except (FileNotFoundError, NotADirectoryError):
+            try:
+                mode = folder.lstat().st_mode
+            except (FileNotFoundError, NotADirectoryError):
+                continue
+            if stat.S_ISLNK(mode):  # a symlink to nothing: mkdir cannot go through it
+                return folder
+        if stat.S_ISDIR(mode):
             return None
-        if folder.exists() or folder.is_symlink():
-            return folder
+        return folder
     return None
 
 

@@ -22,6 +22,7 @@ import pytest
 from tests.conftest import run_zoo
 from tests.fake_compile import FakeCompile
 from zoo import Artifact, SpecError, Zoo
+from zoo._fs import not_a_folder
 from zoo.registry.model_file import spec_from_model_file
 
 
@@ -98,6 +99,37 @@ def test_concurrent_fetches_into_one_output_folder_all_succeed_and_no_reader_see
     assert [p.returncode for p in procs] == [0, 0, 0, 0], errors
     assert seen and set(seen) == {"whole"}, sorted(set(seen))
     assert sorted(p.name for p in out.iterdir()) == sorted([*want, "manifest.json"])  # no temporaries left
+
+
+def test_a_folder_made_by_another_writer_meanwhile_is_never_taken_for_a_blocker(tmp_path: Path) -> None:
+    """The check before -o is written looks at each name once: a parent that a
+    concurrent fetch creates between two looks is a folder, not a file in the way."""
+    target = tmp_path / "a" / "b" / "out"
+    stop = threading.Event()
+
+    def churn() -> None:
+        while not stop.is_set():
+            (tmp_path / "a" / "b").mkdir(parents=True, exist_ok=True)
+            shutil.rmtree(tmp_path / "a", ignore_errors=True)
+
+    churner = threading.Thread(target=churn)
+    churner.start()
+    try:
+        blockers = {str(not_a_folder(target)) for _ in range(20_000)}
+    finally:
+        stop.set()
+        churner.join()
+    assert blockers == {"None"}, blockers
+
+
+def test_what_blocks_an_output_folder_is_named(tmp_path: Path) -> None:
+    (tmp_path / "file").write_text("x")
+    (tmp_path / "dangling").symlink_to(tmp_path / "nowhere")
+    (tmp_path / "linked").symlink_to(tmp_path, target_is_directory=True)
+    assert not_a_folder(tmp_path / "file" / "out") == tmp_path / "file"
+    assert not_a_folder(tmp_path / "dangling" / "out") == tmp_path / "dangling"
+    assert not_a_folder(tmp_path / "linked" / "out") is None
+    assert not_a_folder(tmp_path / "new" / "deeper") is None
 
 
 # --- raw tracebacks for OS errors -----------------------------------------------------------------
