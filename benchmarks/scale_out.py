@@ -1,18 +1,23 @@
-"""Build a subset of the catalogue three ways and compare: --jobs 1, --jobs 2, and
---executor ray on a two-node local Ray cluster (one CPU per node).
+"""Build a subset of the catalogue several ways and compare: --jobs 1, --jobs 2,
+--executor ray on a two-node local Ray cluster (one CPU per node), and the same
+with the results handed over through a shared remote (--ray-results).
 
 Each run builds every model × target with ``--weights random --keep-going``
 into a fresh cache, through the same ``zoo build`` code path (the Python API,
 since the CLI takes one model or all of them). It reports the wall time of
 each, the sum of the units' own compile times (recorded in their manifests),
-Ray's overhead per task, and whether all three caches hold the same bytes.
+Ray's overhead per task, and whether all the caches hold the same bytes as the
+first run's.
 Then it estimates the whole catalogue on a 10-node cluster from measured
 per-unit compile times (``--unit-times CACHE``: a cache the full catalogue
 was built into, e.g. by benchmarks/catalogue.py), by scheduling the units
 longest first onto 10 nodes.
 
     .venv/bin/python benchmarks/scale_out.py [--models add,softmax,mnist,squeezenet1-1,resnet18,mv2]
-        [--targets u55-128,u85-256] [--unit-times /tmp/zoo-catalogue-cache] [--json out.json]
+        [--targets u55-128,u85-256] [--runs jobs1,jobs2,ray,ray-results] [--ray-results URL]
+        [--unit-times /tmp/zoo-catalogue-cache] [--json out.json]
+
+``--ray-results`` defaults to a fresh folder (the two nodes share this machine's disk).
 """
 
 from __future__ import annotations
@@ -39,9 +44,9 @@ NODES_FOR_ESTIMATE = 10
 _BUILD = textwrap.dedent("""
     import json, sys, time
     from zoo import FetchOptions, Zoo
-    models, targets, executor, jobs, address = json.loads(sys.argv[1])
+    models, targets, executor, jobs, address, results = json.loads(sys.argv[1])
     opts = FetchOptions(weights="random", keep_going=True, force_build=True, jobs=jobs,
-                        executor=executor, ray_address=address)
+                        executor=executor, ray_address=address, ray_results=results)
     started = time.perf_counter()
     outcomes = Zoo().fetch_outcomes(models, targets, opts, notice=lambda m: print(m, file=sys.stderr))
     wall = time.perf_counter() - started
@@ -69,8 +74,8 @@ def _start_node(args: list[str], log: Path, env: dict[str, str]) -> subprocess.P
 
 
 def _build(models: list[str], targets: list[str], executor: str | None, jobs: int, address: str | None,
-           cache: Path, env: dict[str, str]) -> dict[str, Any]:
-    proc = subprocess.run([PYTHON, "-c", _BUILD, json.dumps([models, targets, executor, jobs, address])],
+           cache: Path, env: dict[str, str], results: str | None = None) -> dict[str, Any]:
+    proc = subprocess.run([PYTHON, "-c", _BUILD, json.dumps([models, targets, executor, jobs, address, results])],
                           capture_output=True, text=True, env={**env, "ZOO_CACHE_DIR": str(cache)})
     if proc.returncode != 0:
         raise SystemExit(f"the {executor or 'local'} build failed:\n{proc.stderr[-3000:]}")
@@ -111,54 +116,76 @@ def _schedule(times: list[float], workers: int) -> float:
     return max(nodes)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--models", default="add,softmax,mnist,squeezenet1-1,resnet18,mv2")
-    parser.add_argument("--targets", default="u55-128,u85-256")
-    parser.add_argument("--unit-times", type=Path, help="A cache holding the whole catalogue, for the 10-node estimate.")
-    parser.add_argument("--json", type=Path)
-    args = parser.parse_args()
-    models, targets = args.models.split(","), args.targets.split(",")
-    work = Path(tempfile.mkdtemp(prefix="zoo-scale-out-"))
-    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
-    runs: dict[str, dict[str, Any]] = {}
-    for name, jobs in (("jobs 1", 1), ("jobs 2", 2)):
-        runs[name] = _build(models, targets, None, jobs, None, work / name.replace(" ", ""), env)
-        print(f"{name}: {runs[name]['wall_s']:.1f} s", flush=True)
-
+def _ray_runs(models: list[str], targets: list[str], wanted: list[str], results: str, work: Path,
+              env: dict[str, str]) -> dict[str, dict[str, Any]]:
+    """The Ray runs in ``wanted``, on a two-node cluster started for them and stopped after."""
     address = f"127.0.0.1:{_free_port()}"
     ray_env = {**env, "RAY_AUTH_MODE": "disabled"}  # loopback only; a real cluster keeps token auth on
+    runs: dict[str, dict[str, Any]] = {}
     nodes = []
     try:
         started = time.perf_counter()
         nodes.append(_start_node(["--head", f"--port={address.split(':')[1]}", "--include-dashboard=false"],
                                  work / "head.log", ray_env))
         nodes.append(_start_node([f"--address={address}"], work / "second.log", ray_env))
-        cluster_s = time.perf_counter() - started
-        runs["ray 2 nodes"] = _build(models, targets, "ray", 1, address, work / "ray", ray_env)
-        print(f"ray 2 nodes: {runs['ray 2 nodes']['wall_s']:.1f} s (cluster start {cluster_s:.1f} s, not included)", flush=True)
+        print(f"ray cluster of 2 nodes started in {time.perf_counter() - started:.1f} s (not included below)", flush=True)
+        if "ray" in wanted:
+            runs["ray 2 nodes"] = _build(models, targets, "ray", 1, address, work / "ray", ray_env)
+            print(f"ray 2 nodes: {runs['ray 2 nodes']['wall_s']:.1f} s", flush=True)
+        if "ray-results" in wanted:
+            runs["ray results"] = _build(models, targets, "ray", 1, address, work / "ray-results", ray_env, results)
+            print(f"ray results: {runs['ray results']['wall_s']:.1f} s (handed over through {results})", flush=True)
     finally:
         for node in nodes:
             node.terminate()
             node.wait(timeout=60)
+    return runs
 
-    base = runs["jobs 1"]["artifacts"]
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--models", default="add,softmax,mnist,squeezenet1-1,resnet18,mv2")
+    parser.add_argument("--targets", default="u55-128,u85-256")
+    parser.add_argument("--runs", default="jobs1,jobs2,ray,ray-results",
+                        help="Which of jobs1, jobs2, ray and ray-results to run; the first is the byte reference.")
+    parser.add_argument("--ray-results", help="Where the ray-results run hands artifacts over (default: a fresh folder).")
+    parser.add_argument("--unit-times", type=Path, help="A cache holding the whole catalogue, for the 10-node estimate.")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args()
+    models, targets, wanted = args.models.split(","), args.targets.split(","), args.runs.split(",")
+    unknown = set(wanted) - {"jobs1", "jobs2", "ray", "ray-results"}
+    if unknown:
+        parser.error(f"--runs: unknown run(s) {', '.join(sorted(unknown))}")
+    work = Path(tempfile.mkdtemp(prefix="zoo-scale-out-"))
+    env = {k: v for k, v in os.environ.items() if k != "RAY_ADDRESS"}
+    runs: dict[str, dict[str, Any]] = {}
+    for name, jobs in (("jobs 1", 1), ("jobs 2", 2)):
+        if name.replace(" ", "") in wanted:
+            runs[name] = _build(models, targets, None, jobs, None, work / name.replace(" ", ""), env)
+            print(f"{name}: {runs[name]['wall_s']:.1f} s", flush=True)
+
+    if {"ray", "ray-results"} & set(wanted):
+        runs.update(_ray_runs(models, targets, wanted, args.ray_results or str(work / "results"), work, env))
+
+    first = next(iter(runs))
+    base = runs[first]["artifacts"]
     if len(base) != len(models) * len(targets):
-        raise SystemExit(f"expected {len(models) * len(targets)} artifacts, found {len(base)} in the --jobs 1 cache")
+        raise SystemExit(f"expected {len(models) * len(targets)} artifacts, found {len(base)} in the {first} cache")
     same = {name: r["artifacts"] == base for name, r in runs.items()}
-    units = len(runs["jobs 1"]["unit_s"])
-    local_sum = sum(runs["jobs 1"]["unit_s"].values())
-    ray_sum = sum(runs["ray 2 nodes"]["unit_s"].values())
-    # Two nodes run two units at once: what the wall time exceeds the ideal schedule by, per unit.
-    ray_ideal = _schedule(list(runs["ray 2 nodes"]["unit_s"].values()), 2)
-    overhead = (runs["ray 2 nodes"]["wall_s"] - ray_ideal) / units
+    units = len(runs[first]["unit_s"])
     print(f"\n{len(models)} models × {len(targets)} targets: {len(base)} artifacts in {units} units")
-    print(f"{'run':12} {'wall':>8} {'sum of unit compile times':>26}  same bytes as --jobs 1")
+    print(f"{'run':12} {'wall':>8} {'sum of unit compile times':>26}  same bytes as {first}")
     for name, r in runs.items():
         print(f"{name:12} {r['wall_s']:>7.1f}s {sum(r['unit_s'].values()):>25.1f}s  {same[name]}")
-    print(f"Ray's overhead: {overhead:.2f} s per task (wall time beyond the best 2-node schedule of the "
-          f"units' own times, {ray_ideal:.1f} s); the units' compile times sum to {ray_sum:.1f} s on Ray, "
-          f"{local_sum:.1f} s with --jobs 1.")
+    overhead = 0.0
+    for name in ("ray 2 nodes", "ray results"):
+        if name in runs:
+            # Two nodes run two units at once: what the wall time exceeds the ideal schedule by, per unit.
+            ideal = _schedule(list(runs[name]["unit_s"].values()), 2)
+            runs[name]["overhead_s_per_task"] = per_task = (runs[name]["wall_s"] - ideal) / units
+            overhead = overhead or per_task
+            print(f"{name}: overhead {per_task:.2f} s per task (wall time beyond the best 2-node schedule of the "
+                  f"units' own times, {ideal:.1f} s; those sum to {sum(runs[name]['unit_s'].values()):.1f} s)")
     estimate = None
     if args.unit_times:
         times = list(_unit_seconds(args.unit_times).values())

@@ -53,7 +53,7 @@ def test_executor_table_in_zoo_toml(tmp_path: Path) -> None:
     with pytest.raises(ConfigError, match=r"key 'executor.name' must be one of inline, processes, ray, got 'slurm'"):
         Zoo().config  # noqa: B018
     (tmp_path / "zoo.toml").write_text('[executor]\nnodes = 4\n')
-    with pytest.raises(ConfigError, match=r"unknown key 'executor.nodes'; expected one of: name, ray_address"):
+    with pytest.raises(ConfigError, match=r"unknown key 'executor.nodes'; expected one of: name, ray_address, ray_results"):
         Zoo().config  # noqa: B018
 
 

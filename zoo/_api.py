@@ -285,12 +285,14 @@ class Zoo:
         return out
 
     def _with_executor(self, opts: FetchOptions) -> FetchOptions:
-        """zoo.toml's ``[executor]`` where the caller left it open; a Ray address alone means Ray."""
-        executor = opts.executor or ("ray" if opts.ray_address else None) or self.config.executor
+        """zoo.toml's ``[executor]`` where the caller left it open; a Ray address or results remote alone means Ray."""
+        executor = opts.executor or ("ray" if opts.ray_address or opts.ray_results else None) or self.config.executor
         address = opts.ray_address or (self.config.ray_address if executor == "ray" else None)
-        if (executor, address) == (opts.executor, opts.ray_address):
+        results = opts.ray_results or (self.config.ray_results if executor == "ray" else None)
+        if (executor, address, results) == (opts.executor, opts.ray_address, opts.ray_results):
             return opts
-        return dataclasses.replace(opts, executor=executor, ray_address=address)  # type: ignore[arg-type]
+        return dataclasses.replace(opts, executor=executor, ray_address=address,  # type: ignore[arg-type]
+                                   ray_results=results)
 
     def _requests(self, models: Sequence[str], targets: Sequence[str | None], opts: FetchOptions,
                   notice: Notice) -> list[BuildRequest]:

@@ -45,6 +45,9 @@ class Config:
     """``[executor] name``: where builds run unless a command says (inline, processes, ray)."""
     ray_address: str | None = None
     """``[executor] ray_address``: the Ray cluster for ``executor = "ray"``."""
+    ray_results: str | None = None
+    """``[executor] ray_results``: the remote Ray tasks hand their artifacts over through
+    (a relative directory is taken from zoo.toml's folder)."""
 
 
 def parse_size(value: object, *, where: str) -> int:
@@ -99,7 +102,7 @@ def _str_list(path: Path, key: str, value: object) -> tuple[str, ...]:
 
 
 _TOP = {"cache_dir", "default_target", "default_io", "offline", "boards", "remotes", "plugins", "executor"}
-_EXECUTOR = {"name", "ray_address"}
+_EXECUTOR = {"name", "ray_address", "ray_results"}
 _BOARD = {"target", "system_config", "memory_mode", "sram", "description"}
 _PLUGINS = {"enabled", "disabled", "modules"}
 
@@ -144,7 +147,7 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
     enabled = _str_list(path, "plugins.enabled", plugins["enabled"]) if "enabled" in plugins else None
 
     executor = data.get("executor", {})
-    _expect(isinstance(executor, dict), path, "executor", "a table ([executor] with name, ray_address)", executor)
+    _expect(isinstance(executor, dict), path, "executor", "a table ([executor] with name, ray_address, ray_results)", executor)
     for k in executor:
         if k not in _EXECUTOR:
             raise ConfigError(f"{path}: unknown key 'executor.{k}'; expected one of: {', '.join(sorted(_EXECUTOR))}")
@@ -154,6 +157,11 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
     address = executor.get("ray_address")
     _expect(address is None or (isinstance(address, str) and address.strip() != ""), path, "executor.ray_address",
             "a Ray address such as 'ray://head:10001' or 'auto'", address)
+    results = executor.get("ray_results")
+    _expect(results is None or (isinstance(results, str) and results.strip() != ""), path, "executor.ray_results",
+            "a remote every node can write, such as 's3://BUCKET/PREFIX' or a shared directory", results)
+    if isinstance(results, str) and "://" not in results and not Path(results).expanduser().is_absolute():
+        results = str(path.parent / results)
 
     return Config(
         path=path,
@@ -169,6 +177,7 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
         plugin_modules=_str_list(path, "plugins.modules", plugins.get("modules", [])),
         executor=executor.get("name"),
         ray_address=address,
+        ray_results=results,
     )
 
 

@@ -74,6 +74,10 @@ class FetchOptions(Choices):
     ray_address: str | None = None
     """The Ray cluster of ``executor="ray"``; None: Ray's own rule (RAY_ADDRESS, a
     running local cluster, else a new one)."""
+    ray_results: str | None = None
+    """A remote every Ray node can write and the driver read (a shared directory,
+    ``s3://BUCKET/PREFIX``, ``hf://ORG/REPO``) through which Ray tasks hand their
+    artifacts over; None: Ray's object store. Implies ``executor="ray"``."""
     shard: tuple[int, int] | None = None
     """(K, N): only the build units of shard K of N (``--shard K/N``), for CI matrices."""
 
@@ -84,6 +88,8 @@ class FetchOptions(Choices):
             raise UsageError(f"--shard {self.shard[0]}/{self.shard[1]}: shards are numbered 1 to N, so K must be one of those")
         if self.ray_address is not None and self.executor not in (None, "ray"):
             raise UsageError(f"--ray-address {self.ray_address} is for --executor ray, not --executor {self.executor}")
+        if self.ray_results is not None and self.executor not in (None, "ray"):
+            raise UsageError(f"--ray-results {self.ray_results} is for --executor ray, not --executor {self.executor}")
         if isinstance(self.trusted_keys, (str, Path)):
             raise UsageError(f"trusted_keys must be a sequence of key files, not one path: ({str(self.trusted_keys)!r},)")
         object.__setattr__(self, "trusted_keys", tuple(Path(p) for p in self.trusted_keys))
@@ -120,4 +126,5 @@ class FetchArgs(TypedDict, total=False):
     executor: ExecutorName | None
     keep_going: bool
     ray_address: str | None
+    ray_results: str | None
     shard: tuple[int, int] | None

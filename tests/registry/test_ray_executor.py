@@ -202,6 +202,24 @@ def test_a_ray_build_is_byte_identical_to_an_inline_build(
 
 @pytest.mark.ray
 @pytest.mark.compile
+def test_results_handed_over_through_a_shared_directory_reach_the_cache_checked(cluster: Cluster, isolated: Path) -> None:
+    results = cluster.work / "results"  # every node of this cluster sees this folder
+    stages: list[str] = []
+    [built] = Zoo().fetch_outcomes(["add"], ["u55-256"], ray_results=str(results), force_build=True,
+                                   progress=lambda stage, done, total: stages.append(stage))
+    assert isinstance(built, Artifact), built
+    # The worker published it (its own progress line may arrive after its result: the index says it).
+    assert any(s.endswith(f": downloading from {results}") for s in stages), stages
+    index = (results / "index.json").read_text()
+    assert built.manifest.key in index
+    [folder] = [p for p in results.rglob(built.manifest.key) if p.is_dir()]
+    for f in built.manifest.files:
+        assert sha256_bytes((folder / f.name).read_bytes()) == f.sha256
+    assert sha256_bytes(built.pte.read_bytes()) == built.manifest.file("pte").sha256  # type: ignore[union-attr]
+
+
+@pytest.mark.ray
+@pytest.mark.compile
 def test_a_worker_killed_mid_build_is_retried_and_the_cache_stays_clean(cluster: Cluster, isolated: Path) -> None:
     marker = cluster.work / "flaky-died"
     zoo = Zoo(ZooOptions(plugins=(THIS,)))

@@ -404,3 +404,30 @@ def test_a_missing_bucket_or_endpoint_is_named(source: dict[str, Entry], s3: S3B
     [line] = notes
     assert line.startswith(f"reading {s3.url}/index.json: cannot reach the endpoint"), line
     assert "zooTestSecretNeverPrinted" not in line
+
+
+# 6. Ray's results through S3 (--ray-results): the worker's and the driver's halves, without the cluster.
+
+def test_ray_results_handed_over_through_s3_come_back_byte_identical(fake_compile: FakeCompile, s3: S3Bucket) -> None:
+    from zoo.registry.build.handover import hand_over, handed_over, results_remote, take_over
+    from zoo.registry.build.run import run_unit
+    from zoo.registry.build.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitTarget
+
+    request = Zoo().request("add", "u55-128")
+    unit = BuildUnit(model="add", weights=request.weights.name, targets=(UnitTarget(request.target, request.key_inputs()),))
+    [built] = run_unit(unit).outcomes
+    assert isinstance(built, BuiltArtifact)
+    url = results_remote(s3.url)
+    handed = hand_over(run_unit(unit), url, node="ray node 10.0.0.2 (ffffffff)")
+    assert handed_over(handed.outcomes[0])
+    assert set(s3.index()["models"]["add"]["u55-128"]) == {built.manifest.key}
+    [back] = take_over(handed, url).outcomes
+    assert isinstance(back, BuiltArtifact) and back.files == built.files
+
+    # Every hash rewritten to match a flipped bit: a remote fetch alone would take it, the worker's manifest does not.
+    tamper_pte(s3.read, s3.write, "add", "u55-128")
+    [refused] = take_over(handed, url).outcomes
+    assert isinstance(refused, UnitFailure) and refused.error == "IntegrityError"
+    assert refused.message == (f"add → ethos-u55-128: ethos-u55-128's artifact at --ray-results {url} is not the one its "
+                               "worker built (other sha256); it was altered there: build it again, and check who else "
+                               "writes there")

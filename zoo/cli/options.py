@@ -32,6 +32,10 @@ def fetch_options(f: F) -> F:
                           "[default: zoo.toml's [executor] name]"),
         click.option("--ray-address", metavar="ADDR", help="The Ray cluster for --executor ray (implies it), e.g. "
                      "ray://head:10001 or auto. [default: RAY_ADDRESS, a running local cluster, else a new one]"),
+        click.option("--ray-results", metavar="REMOTE", help="Ray tasks publish their artifacts here and the driver "
+                     "downloads and checks them (implies --executor ray): a directory every node mounts, "
+                     "s3://BUCKET/PREFIX or hf://ORG/REPO; best a scratch prefix, not the remote you release to. "
+                     "[default: zoo.toml's [executor] ray_results, else through Ray's object store]"),
         click.option("--shard", metavar="K/N", help="Build only shard K of N: a deterministic, balanced 1/N of the "
                      "(model, TOSA specification) units, for a CI matrix of N jobs."),
         click.option("--keep-going", is_flag=True,

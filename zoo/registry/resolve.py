@@ -225,7 +225,7 @@ class Resolver:
                 return
             units, members = self._units(todo)
             executor = executor_for(opts.executor, jobs=opts.jobs, units=len(units), catalog=self.catalog,
-                                    ray_address=opts.ray_address)
+                                    ray_address=opts.ray_address, ray_results=opts.ray_results)
             failures: dict[int, list[UnitFailure]] = {}
             for result in executor.map(units, lambda u: self._progress(u.label)):
                 n = units.index(result.unit)

@@ -3,7 +3,10 @@ node of a Ray cluster. Ray is an optional extra (``ethosu-zoo[ray]``) and is
 imported only inside the functions that run this executor.
 
 A task runs ``run_unit`` and returns its ``UnitResult`` (every file's bytes and
-manifest) through Ray's object store; the driver's ``accept`` checks it before
+manifest) through Ray's object store, or with ``results`` (``--ray-results URL``)
+publishes the artifacts to that shared remote and returns their manifests, and
+the driver downloads them from there with a remote fetch's checks
+(``handover.py``). Either way the driver's ``accept`` checks each artifact before
 the cache stores anything, as for any other executor. What is checked here,
 before that:
 
@@ -40,6 +43,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from zoo._errors import UsageError
+from zoo.registry.build.handover import hand_over, results_remote, take_over
 from zoo.registry.build.run import run_unit
 from zoo.registry.build.unit import BuildUnit, BuiltArtifact, Outcome, UnitFailure, UnitResult
 from zoo.registry.keys import tool_versions
@@ -168,18 +172,23 @@ class RayExecutor:
 
     keeps_going = True
 
-    def __init__(self, address: str | None = None, *, runtime_env: dict[str, Any] | None = None,
-                 max_retries: int = MAX_RETRIES) -> None:
+    def __init__(self, address: str | None = None, *, results: str | None = None,
+                 runtime_env: dict[str, Any] | None = None, max_retries: int = MAX_RETRIES) -> None:
         """``address``: a running cluster (``ray start --head`` prints it; ``ray://`` for Ray
         Client); None: RAY_ADDRESS, else the cluster ``ray start`` last started on this
         machine, else a local one for this run. Already connected (``ray.init`` in this
         process), the executor uses that connection and leaves it open.
 
         ``runtime_env`` is passed to every task (e.g. ``{"pip": [...]}``, ``{"env_vars": ...}``
-        or ``{"image_uri": ...}``): how the nodes get the driver's environment."""
+        or ``{"image_uri": ...}``): how the nodes get the driver's environment.
+
+        ``results``: a remote every node can write and the driver read (a shared
+        directory, ``s3://BUCKET/PREFIX``, ``hf://ORG/REPO``) through which tasks hand
+        their artifacts over; None: through Ray's object store."""
         if max_retries < 0:
             raise UsageError(f"max_retries must be at least 0, got {max_retries}")
         check_installed()
+        self.results = results_remote(results) if results is not None else None
         self.address = address
         self.runtime_env = runtime_env
         self.max_retries = max_retries
@@ -252,7 +261,7 @@ class _Run:
         pending: dict[Any, int] = {}
         try:
             for n, unit in enumerate(self.units):
-                pending[task.remote(unit, n, self.driver, board)] = n
+                pending[task.remote(unit, n, self.driver, board, self.executor.results)] = n
                 self._report(n, "ray: queued")
             while pending:
                 # Never an unbounded wait: Ctrl-C must reach this loop, and progress must flow.
@@ -303,7 +312,11 @@ class _Run:
             return _failed(unit, f"{unit.label}: Ray could not run its task ({type(exc).__name__}: "
                                  f"{_first_line(exc)}); run it alone with --jobs 1")
         self.nodes[n] = str(output.node)
-        return checked(output, unit, self.driver)
+        result = checked(output, unit, self.driver)
+        if self.executor.results is None:
+            return result
+        self._report(n, f"{output.node}: downloading from {self.executor.results}")
+        return take_over(result, self.executor.results)
 
     def _relay(self, board: Any) -> None:
         """Report what the tasks told the board, without waiting for it."""
@@ -348,8 +361,9 @@ class _Board:
         return events
 
 
-def _task(unit: BuildUnit, n: int, driver: dict[str, str | None], board: Any) -> TaskOutput:
-    """A Ray task: build ``unit`` on this node, unless its versions differ from ``driver``."""
+def _task(unit: BuildUnit, n: int, driver: dict[str, str | None], board: Any, results: str | None) -> TaskOutput:
+    """A Ray task: build ``unit`` on this node, unless its versions differ from ``driver``;
+    with ``results``, hand the artifacts over through that remote."""
     import ray
 
     util: Any = ray.util  # untyped
@@ -362,7 +376,12 @@ def _task(unit: BuildUnit, n: int, driver: dict[str, str | None], board: Any) ->
         board.put.remote((n, str(node), None, None, None))
         progress = _reporter(board, n, str(node))
     try:
-        return TaskOutput(node, here, run_unit(unit, progress=progress))
+        result = run_unit(unit, progress=progress)
+        if results is not None:
+            if progress is not None:
+                progress(f"publishing to {results}", None, None)
+            result = hand_over(result, results, node=str(node))
+        return TaskOutput(node, here, result)
     except TRANSIENT:
         raise  # Ray tries it again (retry_exceptions)
     except Exception as exc:  # run_unit turns every ZooError into data: this is a bug, reported as data too
