@@ -27,17 +27,16 @@ import hashlib
 import heapq
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
 import textwrap
-import time
 from pathlib import Path
 from typing import Any
 
+from _ray_cluster import local_cluster  # benchmarks/, on sys.path as the script's folder
+
 PYTHON = sys.executable
-RAY = Path(sys.executable).with_name("ray")
 NODES_FOR_ESTIMATE = 10
 
 # Runs in a fresh interpreter, so each mode pays its own imports, as a user's command would.
@@ -52,25 +51,6 @@ _BUILD = textwrap.dedent("""
     wall = time.perf_counter() - started
     print(json.dumps({"wall_s": wall, "failed": [o.to_json() for o in outcomes if not hasattr(o, "pte")]}))
 """)
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
-
-
-def _start_node(args: list[str], log: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    with log.open("wb") as out:
-        node = subprocess.Popen([str(RAY), "start", "--block", "--num-cpus=1", "--disable-usage-stats", *args],
-                                stdout=out, stderr=subprocess.STDOUT, env=env, start_new_session=True)
-    deadline = time.monotonic() + 90
-    while "Ray runtime started" not in log.read_text(errors="replace"):
-        if node.poll() is not None or time.monotonic() > deadline:
-            node.terminate()
-            raise SystemExit(f"ray start {' '.join(args)} did not start: {log.read_text(errors='replace')[-1500:]}")
-        time.sleep(0.2)
-    return node
 
 
 def _build(models: list[str], targets: list[str], executor: str | None, jobs: int, address: str | None,
@@ -119,26 +99,15 @@ def _schedule(times: list[float], workers: int) -> float:
 def _ray_runs(models: list[str], targets: list[str], wanted: list[str], results: str, work: Path,
               env: dict[str, str]) -> dict[str, dict[str, Any]]:
     """The Ray runs in ``wanted``, on a two-node cluster started for them and stopped after."""
-    address = f"127.0.0.1:{_free_port()}"
     ray_env = {**env, "RAY_AUTH_MODE": "disabled"}  # loopback only; a real cluster keeps token auth on
     runs: dict[str, dict[str, Any]] = {}
-    nodes = []
-    try:
-        started = time.perf_counter()
-        nodes.append(_start_node(["--head", f"--port={address.split(':')[1]}", "--include-dashboard=false"],
-                                 work / "head.log", ray_env))
-        nodes.append(_start_node([f"--address={address}"], work / "second.log", ray_env))
-        print(f"ray cluster of 2 nodes started in {time.perf_counter() - started:.1f} s (not included below)", flush=True)
+    with local_cluster(2, work, ray_env) as address:
         if "ray" in wanted:
             runs["ray 2 nodes"] = _build(models, targets, "ray", 1, address, work / "ray", ray_env)
             print(f"ray 2 nodes: {runs['ray 2 nodes']['wall_s']:.1f} s", flush=True)
         if "ray-results" in wanted:
             runs["ray results"] = _build(models, targets, "ray", 1, address, work / "ray-results", ray_env, results)
             print(f"ray results: {runs['ray results']['wall_s']:.1f} s (handed over through {results})", flush=True)
-    finally:
-        for node in nodes:
-            node.terminate()
-            node.wait(timeout=60)
     return runs
 
 

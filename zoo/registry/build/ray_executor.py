@@ -64,6 +64,8 @@ CONNECT_SECONDS = 5.0
 """How long a cluster's address may take to answer before ``--ray-address`` is refused."""
 POLL_SECONDS = 0.25
 """How often the driver collects progress while it waits for tasks."""
+START_REPORT_SECONDS = 5.0
+"""How long a task waits for the driver's progress actor to take its start; progress is best effort."""
 STAGE_INTERVAL = 0.2
 """A task reports a stage's counts at most this often (a new stage at once)."""
 
@@ -373,7 +375,10 @@ def _task(unit: BuildUnit, n: int, driver: dict[str, str | None], board: Any, re
         return TaskOutput(node, here, None)  # its artifacts would be refused: do not spend the lowering
     progress = None
     if board is not None:
-        board.put.remote((n, str(node), None, None, None))
+        # Waited for, unlike the stages: a worker that dies a moment later (a crash in native code) must
+        # still have said it started, or the driver cannot tell the user that this is a retry.
+        with contextlib.suppress(ray.exceptions.RayError):
+            ray.get(board.put.remote((n, str(node), None, None, None)), timeout=START_REPORT_SECONDS)
         progress = _reporter(board, n, str(node))
     try:
         result = run_unit(unit, progress=progress)
