@@ -5,6 +5,7 @@ through the resolver with the fake compile (tests/fake_compile.py)."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,7 +16,7 @@ from click.testing import CliRunner
 from tests.fake_compile import FakeCompile
 from zoo import BuildError, Zoo
 from zoo.cli import main
-from zoo.cli.catalogue_render import short_op
+from zoo.cli.catalogue_render import cpu_ops, short_op
 from zoo.registry.report import collect_catalogue
 
 
@@ -42,12 +43,27 @@ def test_the_catalogue_has_a_cell_per_model_and_target(catalogue_cache: None) ->
     assert failed.failure.where == "lower (aten.add.Tensor)"
 
 
+def test_the_cpu_column_says_what_the_firmware_runs_around_the_npu(catalogue_cache: None) -> None:
+    zoo = Zoo()
+    cell = collect_catalogue(zoo.cache, target_order=["ethos-u55-128"]).cell("add", "none", "ethos-u55-128")
+    assert cell is not None and cell.row is not None
+    row = cell.row
+    assert (row.cpu_run, row.cpu_ops) == (3, 0)
+    assert cpu_ops(row) == "3 I/O (de)quantize"
+    assert cpu_ops(dataclasses.replace(row, cpu_run=0)) == "none"  # integer I/O: nothing left on the CPU
+    fell_back = dataclasses.replace(row, cpu_run=4, cpu_ops=1, cpu_fallback=("aten.hardswish.default",))
+    assert cpu_ops(fell_back) == "hardswish, 3 I/O (de)quantize"
+    assert cpu_ops(dataclasses.replace(row, cpu_run=None)) == "-"  # a manifest that does not say
+
+
 def test_report_all_as_text_and_json(catalogue_cache: None) -> None:
     text = CliRunner().invoke(main, ["report", "--all"])
     assert text.exit_code == 0, text.output
     lines = text.stdout.splitlines()
     assert any(line.startswith("add") and "ethos-u55-128" in line and "built" in line and "100% NPU" in line
                for line in lines), text.stdout
+    # A float program: the CPU still quantizes add's two inputs and dequantizes its output.
+    assert any(line.startswith("add") and line.rstrip().endswith("3 I/O (de)quantize") for line in lines), text.stdout
     assert any("portable" in line and "FAILED at lower (aten.add.Tensor)" in line for line in lines), text.stdout
     assert "2 model × target cells: 1 built, 1 failed" in text.stdout
 

@@ -35,8 +35,15 @@ def operators(row: ReportRow) -> str:
 
 
 def cpu_ops(row: ReportRow) -> str:
+    """What the firmware's CPU runs around the NPU: the model's operators that fell back,
+    by name, and a float program's quantize/dequantize at its inputs and outputs
+    ("none" for an integer-I/O program fully on the NPU; "-" where the manifest does not say)."""
     names = sorted({short_op(n) for n in row.cpu_fallback})
-    return ", ".join(names) if names else "-"
+    boundary = row.cpu_run - (row.cpu_ops or 0) if row.cpu_run is not None else 0
+    parts = [*names, *([f"{boundary} I/O (de)quantize"] if boundary > 0 else [])]
+    if parts:
+        return ", ".join(parts)
+    return "none" if row.cpu_run == 0 else "-"
 
 
 def render_catalogue_text(catalogue: Catalogue) -> str:
