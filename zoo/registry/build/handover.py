@@ -5,7 +5,7 @@ A task publishes what it built to the remote, as ``zoo publish`` would, and
 sends back only the manifests; the driver then downloads each artifact with
 every check of a remote fetch (the index, the manifest's key, sizes, sha256 and
 the structure) before its own ``accept`` runs, as for any other executor. The
-bytes never pass through the driver's object store, and the remote holds the
+bytes never pass through Ray's object store, and the remote holds the
 cluster's work even if the driver dies.
 
 An artifact the remote already held (publishing never replaces one) comes back
