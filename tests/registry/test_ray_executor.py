@@ -288,7 +288,7 @@ def test_a_node_with_other_tool_versions_is_refused_before_it_builds(cluster: Cl
 
 @pytest.mark.compile
 def test_the_driver_refuses_manifests_built_with_other_tool_versions(isolated: Path) -> None:
-    from zoo.registry.build.ray_executor import Node, TaskOutput, checked, environment
+    from zoo.registry.build.ray_output import Node, TaskOutput, checked, environment
 
     unit = unit_for(Zoo(), "add", "u55-128")
     result = run_unit(unit)
@@ -370,7 +370,7 @@ def test_light_commands_and_the_executor_modules_never_import_ray() -> None:
 
 
 def test_a_failure_message_names_the_unit_for_every_target() -> None:
-    from zoo.registry.build.ray_executor import Node, TaskOutput, checked, environment
+    from zoo.registry.build.ray_output import Node, TaskOutput, checked, environment
 
     unit = unit_for(Zoo(), "add", "u55-128", "u55-256")
     node = Node("a" * 56, "10.0.0.2")

@@ -7,15 +7,10 @@ manifest) through Ray's object store, or with ``results`` (``--ray-results URL``
 publishes the artifacts to that shared remote and returns their manifests, and
 the driver downloads them from there with a remote fetch's checks
 (``handover.py``). Either way the driver's ``accept`` checks each artifact before
-the cache stores anything, as for any other executor. What is checked here,
-before that:
+the cache stores anything, as for any other executor. Before that, the
+driver judges what each task sent (``ray_output.py``): a node with other tool
+versions, or a task that raised, fails the unit's targets.
 
-- **The environment.** A worker with other tool versions than the driver (or
-  another zoo) would build artifacts with another key. The task compares its
-  versions with the driver's before it builds, and the driver compares the tool
-  versions each returned manifest carries with the ones the key was made with;
-  a mismatch fails the unit's targets with a message naming the node, the tool
-  and both versions.
 - **Failures.** A task that raises (a bug: ``run_unit`` turns every ZooError
   into data) fails its unit's targets. A worker process or node that dies is
   retried by Ray (``max_retries``); when the tries run out, the unit fails
@@ -38,15 +33,22 @@ from __future__ import annotations
 import contextlib
 import logging
 import time
-from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zoo._errors import UsageError
 from zoo.registry.build.handover import hand_over, results_remote, take_over
+from zoo.registry.build.ray_output import (
+    Node,
+    TaskOutput,
+    checked,
+    differences,
+    environment,
+    failed,
+    first_line,
+)
 from zoo.registry.build.run import run_unit
-from zoo.registry.build.unit import BuildUnit, BuiltArtifact, Outcome, UnitFailure, UnitResult
-from zoo.registry.keys import tool_versions
+from zoo.registry.build.unit import BuildUnit, UnitResult
 
 if TYPE_CHECKING:
     from zoo.registry.events import Progress
@@ -54,8 +56,6 @@ if TYPE_CHECKING:
 ProgressFor = Callable[[BuildUnit], "Progress | None"]
 
 INSTALL_HINT = "install it with: pip install 'ethosu-zoo[ray]'"
-SHIP_HINT = ("ship the same environment to every node: a Ray runtime_env (pip or conda with the same pins) "
-             "or a container image with the driver's zoo and toolchain")
 MAX_RETRIES = 2
 """Ray runs a unit whose worker process or node died up to this many times again."""
 TRANSIENT = (ConnectionError, TimeoutError)
@@ -68,84 +68,6 @@ START_REPORT_SECONDS = 5.0
 """How long a task waits for the driver's progress actor to take its start; progress is best effort."""
 STAGE_INTERVAL = 0.2
 """A task reports a stage's counts at most this often (a new stage at once)."""
-
-
-@dataclass(frozen=True)
-class Node:
-    """Where a task ran."""
-
-    id: str
-    ip: str
-
-    def __str__(self) -> str:
-        return f"ray node {self.ip} ({self.id[:8]})"
-
-
-@dataclass(frozen=True)
-class TaskOutput:
-    """What a task sends back: where it ran, the versions it found there, and the
-    unit's result (None: not built, because those versions differ from the driver's,
-    or because ``run_unit`` raised ``error``)."""
-
-    node: Node
-    environment: dict[str, str | None]
-    result: UnitResult | None
-    error: str | None = None
-    """``ValueError: ...``: what ``run_unit`` raised besides a ZooError (a bug)."""
-
-
-def environment() -> dict[str, str | None]:
-    """zoo's version and the tool versions the build key covers, in this process."""
-    from zoo._version import __version__
-
-    return {"ethosu-zoo": __version__, **tool_versions()}
-
-
-def differences(here: Mapping[str, str | None], there: Mapping[str, str | None]) -> list[str]:
-    """``ethos-u-vela 4.0.0 where the driver has 5.1.0`` for each version that differs."""
-    return [
-        f"{name} {there.get(name) or 'not installed'} where the driver has {here.get(name) or 'not installed'}"
-        for name in sorted(set(here) | set(there)) if here.get(name) != there.get(name)
-    ]
-
-
-def mismatch(unit: BuildUnit, node: Node, problems: list[str]) -> UnitFailure:
-    return UnitFailure(
-        "BuildError",
-        f"{unit.label}: {node} has {'; '.join(problems)}, so its builds would not match this driver's keys and are "
-        f"refused; {SHIP_HINT}",
-    )
-
-
-def checked(output: TaskOutput, unit: BuildUnit, driver: Mapping[str, str | None]) -> UnitResult:
-    """``output``'s result, with a failure in place of every target if its worker had
-    other versions than ``driver`` (the driver's ``environment()``) or ``run_unit``
-    raised, and of each target whose manifest carries other tool versions than its
-    key was made with."""
-    problems = differences(driver, output.environment)
-    if problems:
-        return _failed(unit, mismatch(unit, output.node, problems).message)
-    if output.error is not None or output.result is None:
-        return _failed(unit, f"{unit.label}: the build raised {output.error or 'nothing, and returned nothing'} on "
-                             f"{output.node}; that node's Ray worker log has the traceback: please report it")
-    outcomes: list[Outcome] = []
-    for outcome, wanted in zip(output.result.outcomes, unit.targets, strict=True):
-        if isinstance(outcome, BuiltArtifact):
-            tools = differences(wanted.key_inputs.get("tools") or {}, outcome.manifest.tools)
-            if tools:
-                outcome = mismatch(unit, output.node, [f"built {wanted.target.name} with {t}" for t in tools])
-        outcomes.append(outcome)
-    return UnitResult(unit, tuple(outcomes), output.result.seconds)
-
-
-def _failed(unit: BuildUnit, message: str) -> UnitResult:
-    failure = UnitFailure("BuildError", message)
-    return UnitResult(unit, tuple(failure for _ in unit.targets))
-
-
-def _first_line(text: object) -> str:
-    lines = str(text).strip().splitlines()
-    return lines[0] if lines else ""
 
 
 def _ray() -> Any:
@@ -216,7 +138,7 @@ class RayExecutor:
                      logging_level=logging.WARNING)
         except (ConnectionError, ValueError, RuntimeError) as exc:
             raise UsageError(
-                f"{where}: cannot connect to Ray ({_first_line(exc)}); start a cluster with 'ray start --head' "
+                f"{where}: cannot connect to Ray ({first_line(exc)}); start a cluster with 'ray start --head' "
                 "and pass the address it prints"
             ) from None
         return True
@@ -294,25 +216,25 @@ class _Run:
         except ray.exceptions.RayTaskError as exc:  # a transient error on every try (or a bug outside run_unit)
             cause = getattr(exc, "cause", None) or exc
             ip = vars(exc).get("ip")  # the exception Ray raises may stand in for the cause, without it
-            raised = (f"{unit.label}: the build raised {type(cause).__name__}: {_first_line(cause)}"
+            raised = (f"{unit.label}: the build raised {type(cause).__name__}: {first_line(cause)}"
                       f"{f' on ray node {ip}' if ip else ''}")
             if isinstance(cause, TRANSIENT):
-                return _failed(unit, f"{raised}, on every try; check the nodes' network and build it again")
-            return _failed(unit, f"{raised}; the Ray worker's log has the traceback: please report it")
+                return failed(unit, f"{raised}, on every try; check the nodes' network and build it again")
+            return failed(unit, f"{raised}; the Ray worker's log has the traceback: please report it")
         except ray.exceptions.TaskCancelledError:
-            return _failed(unit, f"{unit.label}: its Ray task was cancelled outside zoo; build it again")
+            return failed(unit, f"{unit.label}: its Ray task was cancelled outside zoo; build it again")
         except ray.exceptions.RuntimeEnvSetupError as exc:
-            return _failed(unit, f"{unit.label}: Ray could not set up the runtime_env for its task "
-                                 f"({_first_line(exc)}); fix the runtime_env, or ship a container image")
+            return failed(unit, f"{unit.label}: Ray could not set up the runtime_env for its task "
+                                 f"({first_line(exc)}); fix the runtime_env, or ship a container image")
         except (ray.exceptions.WorkerCrashedError, ray.exceptions.NodeDiedError, ray.exceptions.OutOfMemoryError,
                 ray.exceptions.LocalRayletDiedError, ray.exceptions.ObjectLostError) as exc:
             tries = self.executor.max_retries + 1
-            return _failed(unit, f"{unit.label}: the Ray worker died while building, {tries} tr"
-                                 f"{'y' if tries == 1 else 'ies'} ({type(exc).__name__}: {_first_line(exc)}); run it "
+            return failed(unit, f"{unit.label}: the Ray worker died while building, {tries} tr"
+                                 f"{'y' if tries == 1 else 'ies'} ({type(exc).__name__}: {first_line(exc)}); run it "
                                  "alone with --jobs 1 to see the crash")
         except ray.exceptions.RayError as exc:
-            return _failed(unit, f"{unit.label}: Ray could not run its task ({type(exc).__name__}: "
-                                 f"{_first_line(exc)}); run it alone with --jobs 1")
+            return failed(unit, f"{unit.label}: Ray could not run its task ({type(exc).__name__}: "
+                                 f"{first_line(exc)}); run it alone with --jobs 1")
         self.nodes[n] = str(output.node)
         result = checked(output, unit, self.driver)
         if self.executor.results is None:
@@ -391,7 +313,7 @@ def _task(unit: BuildUnit, n: int, driver: dict[str, str | None], board: Any, re
         raise  # Ray tries it again (retry_exceptions)
     except Exception as exc:  # run_unit turns every ZooError into data: this is a bug, reported as data too
         logging.getLogger(__name__).exception("%s: run_unit raised", unit.label)  # the traceback, in the worker's log
-        return TaskOutput(node, here, None, f"{type(exc).__name__}: {_first_line(exc)}")
+        return TaskOutput(node, here, None, f"{type(exc).__name__}: {first_line(exc)}")
 
 
 def _reporter(board: Any, n: int, node: str) -> Progress:

@@ -64,7 +64,11 @@ def unit_identity(unit: BuildUnit) -> Identity:
 
 
 def unit_cost(unit: BuildUnit) -> int:
-    return LOWERING_COST + len(unit.targets)
+    return _cost(len(unit.targets))
+
+
+def _cost(targets: int) -> int:
+    return LOWERING_COST + targets
 
 
 def assign(identities: Sequence[Identity], costs: Sequence[int], n: int) -> list[int]:
@@ -105,8 +109,9 @@ def in_shard(requests: Sequence[BuildRequest], k: int, n: int) -> list[bool]:
     targets that share a lowering stay together."""
     check_shard(k, n)
     groups = request_groups(requests)
-    identities = [(*key, *sorted({requests[i].target.name for i in members})) for key, members in groups.items()]
-    costs = [LOWERING_COST + len(identity) - len(key) for identity, key in zip(identities, groups, strict=True)]
+    targets = [sorted({requests[i].target.name for i in members}) for members in groups.values()]
+    identities = [(*key, *names) for key, names in zip(groups, targets, strict=True)]
+    costs = [_cost(len(names)) for names in targets]
     chosen = [False] * len(requests)
     for members, s in zip(groups.values(), assign(identities, costs, n), strict=True):
         if s == k - 1:

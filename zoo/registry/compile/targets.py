@@ -104,24 +104,20 @@ def compile_targets(
         return _compile_families(spec, targets, families, variant, calibration, wanted, evaluation, boundary, report, torch)
 
 
-def _one_thread(torch: Any) -> Any:
+@contextlib.contextmanager
+def _one_thread(torch: Any) -> Iterator[None]:
     """torch on one thread for the whole build. Float reductions (calibration
     observers, BatchNorm re-estimation, convolutions) add up in an order that
     depends on the thread count, and the quantization parameters, so the bytes,
     followed it: a Ray worker (OMP_NUM_THREADS=1) built other bytes than a
     two-core process for the same key. The lowering is Python and Vela, so this
     costs little."""
-
-    @contextlib.contextmanager
-    def pinned() -> Iterator[None]:
-        before = torch.get_num_threads()
-        torch.set_num_threads(1)
-        try:
-            yield
-        finally:
-            torch.set_num_threads(before)
-
-    return pinned()
+    before = torch.get_num_threads()
+    torch.set_num_threads(1)
+    try:
+        yield
+    finally:
+        torch.set_num_threads(before)
 
 
 def _compile_families(
