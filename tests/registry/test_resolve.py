@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.conftest import run_zoo
 from tests.fake_compile import DATA, FakeCompile
 from tests.memory_remote import MemoryRemote
-from zoo import BuildError, FetchArgs, FetchOptions, IntegrityError, VerificationError, Zoo
+from zoo import BuildError, FetchArgs, FetchOptions, IntegrityError, Zoo
 from zoo.registry.build.accept import accept
 from zoo.registry.build.run import run_unit
 from zoo.registry.build.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitTarget
@@ -206,12 +207,30 @@ def _rewrite_header(entry_path: Path, change: Callable[[str], str]) -> None:
     (lambda h: h.replace('section("network_model_sec")', 'section(".data")'),
      "the array is in section '.data', the manifest says 'network_model_sec'"),
 ])
-def test_a_cached_header_is_checked_against_its_pte_and_manifest_on_every_hand_out(
+def test_a_cached_header_is_checked_in_full_by_verify_and_by_cache_verify(
     fake_compile: FakeCompile, change: Callable[[str], str], problem: str
 ) -> None:
+    """A hand-out relies on the sha256s the entry was stored with (its header was checked
+    in full on entering the cache); zoo verify and zoo cache verify render it again."""
     art = Zoo().fetch("add", "u55-128")
     _rewrite_header(art.pte.parent, change)
-    with pytest.raises(VerificationError, match=re.escape(problem)):
-        Zoo().fetch("add", "u55-128")
     verified = Zoo().verify("add", "u55-128", numerics=False, build=False)
     assert not verified.passed and any(problem in p for p in verified.problems())
+    proc = run_zoo("cache", "verify")
+    assert proc.returncode == 1 and problem in proc.stderr + proc.stdout
+
+
+def test_a_build_whose_header_does_not_match_is_refused_before_it_is_cached(
+    fake_compile: FakeCompile, isolated: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zoo.registry.build import assemble as assembling
+
+    real = assembling.pte_header
+
+    def wrong_target(*args: object, **kwargs: object) -> str:
+        return real(*args, **kwargs).replace('TARGET "ethos-u55-128"', 'TARGET "ethos-u85-256"')  # type: ignore[arg-type]
+
+    monkeypatch.setattr(assembling, "pte_header", wrong_target)
+    with pytest.raises(BuildError, match=re.escape('MODEL_PTE_TARGET is "ethos-u85-256", the manifest says "ethos-u55-128"')):
+        Zoo().fetch("add", "u55-128")
+    assert list(Cache(isolated / "cache").keys()) == []

@@ -13,12 +13,16 @@ from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from zoo._spec import Dataset, ModelSpec, WeightsVariant
+from zoo.registry import reproducible
+from zoo.registry.code_identity import code_identity
 from zoo.registry.io_boundary import DEFAULT, Boundary, choose
 from zoo.registry.targets import Target
 
 # Bump when the pipeline changes in a way that changes the bytes it produces.
 # 2: torch runs on one thread for the whole build, since the bytes depended on the thread count.
-PIPELINE_VERSION = "2"
+# 3: the float work runs in a reproducible numerics mode (reproducible.py), since the bytes
+#    depended on the host CPU's instruction set; the key also covers the model's code.
+PIPELINE_VERSION = "3"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 QUANTIZATION = {
     "quantizer": "EthosUQuantizer",
@@ -71,7 +75,7 @@ class BuildRequest:
         quantized = self.spec.quantize and not self.target.is_portable
         return {
             "zoo_pipeline": PIPELINE_VERSION,
-            "model": {"name": self.spec.name, "version": self.spec.version},
+            "model": {"name": self.spec.name, "version": self.spec.version, "code": code_identity(self.spec)},
             "weights": {"name": self.weights.name, "identity": self.weights.identity()},
             "inputs": [i.to_json() for i in self.spec.inputs],
             "calibration": (
@@ -81,6 +85,7 @@ class BuildRequest:
             "quantization": QUANTIZATION if quantized else None,
             "target": self.target.key_fields(),
             "tools": tool_versions(),
+            "float_numerics": reproducible.MODE,
             # Absent for ExecuTorch's default boundary, so earlier builds keep their keys.
             **({"io": io} if (io := self.boundary.key_fields()) else {}),
         }

@@ -325,6 +325,8 @@ class Registry:
         """Called once every check passed: all of a plugin goes in together."""
         for spec in staged.models:
             object.__setattr__(spec, "source", status.name)
+            if status.dist not in (None, BUILTIN_DIST):  # zoo's own code is covered by PIPELINE_VERSION
+                object.__setattr__(spec, "distribution", status.distribution or "")
             self.catalog.add(spec)
             status.models.append(spec.name)
         for board in staged.boards:

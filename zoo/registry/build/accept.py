@@ -8,6 +8,7 @@ and the structural checks must come out as the unit recorded them.
 
 from __future__ import annotations
 
+import platform
 from typing import Any
 
 from zoo._errors import BuildError
@@ -53,16 +54,31 @@ def _check_structure(built: BuiltArtifact, where: str) -> None:
     recorded = ((m.verification or {}).get("structure") or {}).get("checks")
     if checks != recorded:
         raise BuildError(f"{where}: the structural checks of its .pte differ from the ones it recorded")
+    header = m.file("header")
+    if header is not None:  # checked in full here, once: a cache hit then relies on its sha256
+        from zoo.registry.header_check import check_stored_header
+
+        check = check_stored_header(built.files[record.name], built.files[header.name], header.name, m)
+        if not check.passed:
+            raise BuildError(f"{where}: {check.detail}")
+    failed = [c for c in checks if not c["passed"]]
+    if failed:  # a unit reports these as failures; one that sends an artifact anyway is refused
+        raise BuildError(f"{where} came back failing its structure check {failed[0]['name']}: {failed[0]['detail']}")
 
 
 def _same_pte(previous: Entry, built: BuiltArtifact) -> None:
     record = previous.manifest.file("pte")
     new = built.manifest.file("pte")
     if record is not None and new is not None and record.sha256 != new.sha256:
+        build = previous.manifest.build
+        where = f"{build.get('machine', 'an unrecorded machine')} python {build.get('python', '?')}"
         raise BuildError(
             f"lowering {previous.manifest.model} for {previous.manifest.target} again to add numerics gave a .pte with "
-            f"sha256 {new.sha256[:16]}…, but the cached one has {record.sha256[:16]}…: the build is not "
-            "deterministic, so the cached artifact's numerics cannot be checked this way. The cached entry is kept."
+            f"sha256 {new.sha256[:16]}…, but the cached one has {record.sha256[:16]}… (built on {where}, here "
+            f"{platform.machine()} python {platform.python_version()}): the numerical check ran on this host's "
+            "program, not on the cached artifact, so nothing is recorded for it. The cached entry is kept. zoo's "
+            "builds give the same bytes on every x86_64 host with the same tools (a reproducible numerics mode); "
+            "another architecture, or an artifact changed after it was built, does not"
         )
 
 

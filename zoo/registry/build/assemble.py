@@ -87,6 +87,7 @@ def assemble(
             **({"built_with": built_with} if built_with else {}),
             "tools": tools,
             "python": platform.python_version(),
+            "machine": platform.machine(),
             "payloads": [
                 {"offset": p.offset, "scratch_size": p.scratch_size, "blocks": p.blocks}
                 for p in payloads

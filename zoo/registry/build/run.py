@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from zoo._errors import ZooError
 from zoo.registry.build.assemble import assemble
-from zoo.registry.build.unit import BuildUnit, Outcome, UnitFailure, UnitResult
+from zoo.registry.build.unit import BuildUnit, BuiltArtifact, Outcome, UnitFailure, UnitResult
 from zoo.registry.keys import BuildRequest
 
 if TYPE_CHECKING:
@@ -71,6 +71,26 @@ def _build(unit: BuildUnit, catalog: Catalog | None, progress: Progress | None) 
     if progress:
         progress("header", None, None)
     return tuple(
-        assemble(r, result, seconds=seconds, built_with=shared, bundle=t.bundle)
+        _checked(assemble(r, result, seconds=seconds, built_with=shared, bundle=t.bundle), r)
         for r, result, t in zip(requests, results, unit.targets, strict=True)
+    )
+
+
+def _checked(built: BuiltArtifact, request: BuildRequest) -> Outcome:
+    """An artifact whose .pte fails a structure check is a failure, never an entry: a
+    firmware engineer would get a program the board rejects (e.g. a delegate whose Vela
+    payload has fewer outputs than the program passes it). Recorded under its key, so
+    the next fetch reports it; a fix to the model's code changes the key and builds again."""
+    structure = (built.manifest.verification or {}).get("structure") or {}
+    failed = [c for c in structure.get("checks") or () if not c.get("passed")]
+    if not failed:
+        return built
+    first = failed[0]
+    more = f" (and {len(failed) - 1} more check(s))" if len(failed) > 1 else ""
+    return UnitFailure(
+        "BuildError",
+        f"model {request.spec.name!r} (weights {request.weights.name!r}) for target {request.target.name!r}: "
+        f"the built .pte fails its structure check {first['name']}: {first['detail']}{more}; nothing was cached. "
+        "Fix the model or what its plugin declares, then fetch again",
+        stage="structure check", operator=None, pass_name=None,
     )

@@ -14,15 +14,14 @@ temporary directories.
 
 from __future__ import annotations
 
-import contextlib
 import logging
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from zoo._errors import BuildError, MissingExtraError
 from zoo._spec import Dataset, ModelSpec
-from zoo.registry import io_boundary, vela_report
+from zoo.registry import io_boundary, reproducible, vela_report
 from zoo.registry.compile import lower
 from zoo.registry.compile.blame import _lowering_errors, _stage
 from zoo.registry.compile.delegation import _warnings
@@ -99,25 +98,10 @@ def compile_targets(
             )
         families.setdefault(target.tosa_spec or PORTABLE, []).append(i)
     report("load", None, None)
+    reproducible.pin()  # before torch computes anything in this process
     torch = _import_stack()
-    with _one_thread(torch):
+    with reproducible.numerics(torch, f"model {spec.name!r} (weights {variant!r})"):
         return _compile_families(spec, targets, families, variant, calibration, wanted, evaluation, boundary, report, torch)
-
-
-@contextlib.contextmanager
-def _one_thread(torch: Any) -> Iterator[None]:
-    """torch on one thread for the whole build. Float reductions (calibration
-    observers, BatchNorm re-estimation, convolutions) add up in an order that
-    depends on the thread count, and the quantization parameters, so the bytes,
-    followed it: a Ray worker (OMP_NUM_THREADS=1) built other bytes than a
-    two-core process for the same key. The lowering is Python and Vela, so this
-    costs little."""
-    before = torch.get_num_threads()
-    torch.set_num_threads(1)
-    try:
-        yield
-    finally:
-        torch.set_num_threads(before)
 
 
 def _compile_families(
