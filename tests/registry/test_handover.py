@@ -134,3 +134,18 @@ def test_ray_results_implies_ray_and_belongs_to_it(isolated: Path) -> None:
         FetchOptions(executor="processes", ray_results="/x")
     opts = Zoo()._with_executor(FetchOptions(ray_results="/x"))
     assert (opts.executor, opts.ray_results) == ("ray", "/x")
+
+
+@pytest.mark.parametrize(("option", "says"), [
+    ("--ray-results", "--ray-results '' is empty: give a remote every node can write"),
+    ("--ray-address", "--ray-address '' is empty: give the cluster's address"),
+])
+def test_an_empty_ray_option_is_a_usage_error_not_the_default(isolated: Path, option: str, says: str) -> None:
+    from tests.conftest import run_probed
+
+    probed = run_probed("fetch", "add", "-t", "u55-128", option, "", "--no-build", watch=("ray", "torch"))
+    assert probed.returncode == 2, probed.stderr
+    assert says in probed.stderr and "or leave the option out" in probed.stderr
+    assert probed.loaded == []
+    with pytest.raises(UsageError, match=r"^--ray-results ' ' is empty"):
+        FetchOptions(ray_results=" ")
