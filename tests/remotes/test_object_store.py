@@ -17,6 +17,7 @@ import json
 import os
 import re
 import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -462,3 +463,13 @@ def test_ray_results_handed_over_through_s3_come_back_byte_identical(fake_compil
     assert refused.message == (f"add → ethos-u55-128: ethos-u55-128's manifest.json at --ray-results {url} is not the "
                                "one its worker built (other sha256); it was altered there and nothing of it was "
                                "cached: build it again, and check who else writes there")
+
+
+def test_a_missing_bucket_for_ray_results_is_refused_before_any_unit_starts(fake_compile: FakeCompile, s3: S3Bucket) -> None:
+    pytest.importorskip("ray")
+    missing = f"s3://no-such-{uuid.uuid4().hex[:12]}/results"
+    started = time.perf_counter()
+    with pytest.raises(UsageError, match=rf"^--ray-results {missing}: cannot be used \({missing}: the bucket 'no-such-"):
+        Zoo().fetch_outcomes(["add"], ["u55-128"], ray_results=missing, force_build=True)
+    assert fake_compile.calls == []
+    assert time.perf_counter() - started < 10

@@ -49,7 +49,15 @@ def results_remote(text: str) -> str:
                          "processes; give a directory every node mounts, s3://BUCKET/PREFIX or hf://ORG/REPO")
     from zoo.registry.remotes.directory import DirectoryRemote
 
-    return str(remote.root) if isinstance(remote, DirectoryRemote) else remote.url
+    if isinstance(remote, DirectoryRemote):
+        return str(remote.root)
+    try:
+        # A missing bucket or a denied key is found now, not by every task after its build.
+        remote.read_index()
+    except RemoteError as exc:
+        raise UsageError(f"{where}: cannot be used ({exc}); fix it, or leave --ray-results out to bring results "
+                         "back through Ray") from None
+    return remote.url
 
 
 def hand_over(result: UnitResult, url: str, *, node: str) -> UnitResult:
