@@ -11,6 +11,8 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
+from zoo.registry.build.ray_executor import recorded_cluster
+
 RAY = Path(sys.executable).with_name("ray")
 
 
@@ -38,6 +40,7 @@ def local_cluster(nodes: int, work: Path, env: dict[str, str]) -> Iterator[str]:
     """The address of a cluster of ``nodes`` one-CPU nodes, logging into ``work``."""
     address = f"127.0.0.1:{_free_port()}"
     started = time.perf_counter()
+    before = recorded_cluster()
     running = []
     try:
         running.append(_start_node(["--head", f"--port={address.split(':')[1]}", "--include-dashboard=false"],
@@ -51,3 +54,11 @@ def local_cluster(nodes: int, work: Path, env: dict[str, str]) -> Iterator[str]:
         for node in running:
             node.terminate()
             node.wait(timeout=60)
+        # `ray start --head` recorded this cluster as the machine's current one; stopped by SIGTERM it
+        # leaves that record naming a dead cluster, which a later `ray.init()` would wait on.
+        now = recorded_cluster()
+        if now is not None and now[1].endswith(f":{address.split(':')[1]}"):
+            if before is not None and before[1] != now[1]:
+                Path(now[0]).write_text(before[1])
+            else:
+                Path(now[0]).unlink(missing_ok=True)

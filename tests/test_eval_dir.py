@@ -199,4 +199,31 @@ def test_eval_dir_of_the_held_out_digits_gives_the_built_in_numbers(
 
     again = Zoo().fetch("mnist", "u55-128", eval_dir=root)  # recorded for this data: no lowering
     assert again.source == "cache"
-    assert (again.manifest.verification or {})["numerics"] == n
+    assert again.verification is not None and again.verification.numerics == n
+    # The user's evaluation is kept apart: the artifact's own record never holds it.
+    assert ((again.manifest.verification or {}).get("numerics") or {}).get("dataset") != "eval-dir"
+
+
+@pytest.mark.compile
+def test_a_failing_evaluation_on_the_users_data_does_not_block_later_fetches(tmp_path: Path) -> None:
+    from PIL import Image
+
+    from tests.conftest import run_zoo
+
+    root = tmp_path / "black"
+    (root / "7").mkdir(parents=True)
+    Image.new("L", (28, 28)).save(root / "7" / "black.png")  # one all-black "seven": no model gets that right
+
+    verified = run_zoo("verify", "mnist", "-t", "u55-128", "--eval-dir", str(root))
+    assert verified.returncode == 1, verified.stderr
+    assert verified.stdout.startswith("mnist for ethos-u55-128 (mnist_u55-128.pte): FAILED"), verified.stdout
+
+    fetched = run_zoo("fetch", "mnist", "-t", "u55-128", "--no-build")
+    assert fetched.returncode == 0, fetched.stderr
+    assert "failed verification" not in fetched.stderr
+    assert run_zoo("cache", "verify").returncode == 0
+
+    # The same data again: the recorded evaluation answers without lowering (--no-build), and still fails.
+    again = run_zoo("fetch", "mnist", "-t", "u55-128", "--eval-dir", str(root), "--no-build")
+    assert again.returncode == 1 and "failed verification" in again.stderr, again.stderr
+    assert str(root) in again.stderr

@@ -252,6 +252,7 @@ class Zoo:
         from zoo.registry.failures import Failure
         from zoo.registry.handout import HandOut, hand_out
         from zoo.registry.resolve import Resolver
+        from zoo.registry.verification import Verification, gate
 
         opts = self._with_executor(_options(options, changes))
         blocker = not_a_folder(opts.out_dir) if opts.out_dir is not None else None
@@ -278,10 +279,17 @@ class Zoo:
                 out.append(outcome)
                 continue
             entry, source = outcome
-            out.append(hand_out(entry, source, HandOut(
+            measured = resolver.evaluated.get(entry.key) if opts.eval_dir is not None else None
+            if measured is not None:  # asked for: this fetch is gated on the user's data too, no other
+                gate(Verification(f"{entry.manifest.model} for {entry.manifest.target} on {opts.eval_dir}", [],
+                                  measured), opts.verify)
+            artifact = hand_out(entry, source, HandOut(
                 out_dir=opts.out_dir / r.stem if several and opts.out_dir else opts.out_dir,
                 header=header, labels=opts.labels_header, bundle=opts.bundle, verify=opts.verify,
-            ), derived_root=cache.base / "derived"))
+            ), derived_root=cache.base / "derived")
+            if measured is not None and artifact.verification is not None:
+                artifact.verification.numerics = measured
+            out.append(artifact)
         return out
 
     def _with_executor(self, opts: FetchOptions) -> FetchOptions:
@@ -349,7 +357,10 @@ class Zoo:
         resolver = Resolver(self.cache, opts, plugins=self.load_options, catalog=self.registry.catalog,
                             progress=progress, notice=notice or stderr_notice)
         [(entry, _)] = resolver.resolve([req])
-        return verify_entry(entry, target=req.target)
+        checked = verify_entry(entry, target=req.target)
+        if eval_dir is not None:  # the user's data, recorded apart from the artifact's own check
+            checked.numerics = resolver.evaluated.get(entry.key)
+        return checked
 
     def publish(
         self,

@@ -86,6 +86,13 @@ class FetchOptions(Choices):
             raise UsageError(f"--jobs must be at least 1, got {self.jobs}")
         if self.shard is not None and not 1 <= self.shard[0] <= self.shard[1]:
             raise UsageError(f"--shard {self.shard[0]}/{self.shard[1]}: shards are numbered 1 to N, so K must be one of those")
+        # An empty value is a mistake (an unset variable in a CI script), never "the default": refuse it.
+        if self.ray_address is not None and not self.ray_address.strip():
+            raise UsageError(f"--ray-address {self.ray_address!r} is empty: give the cluster's address, e.g. "
+                             "--ray-address ray://head:10001, or leave the option out")
+        if self.ray_results is not None and not self.ray_results.strip():
+            raise UsageError(f"--ray-results {self.ray_results!r} is empty: give a remote every node can write, e.g. "
+                             "--ray-results s3://BUCKET/PREFIX, or leave the option out")
         if self.ray_address is not None and self.executor not in (None, "ray"):
             raise UsageError(f"--ray-address {self.ray_address} is for --executor ray, not --executor {self.executor}")
         if self.ray_results is not None and self.executor not in (None, "ray"):

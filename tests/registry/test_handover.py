@@ -18,6 +18,7 @@ from zoo._config import load_config
 from zoo.registry.build.handover import hand_over, handed_over, results_remote, take_over
 from zoo.registry.build.run import run_unit
 from zoo.registry.build.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitResult, UnitTarget
+from zoo.registry.cache import sha256_bytes
 
 NODE = "ray node 10.0.0.2 (ffffffff)"
 
@@ -79,6 +80,34 @@ def test_a_file_altered_at_the_remote_fails_its_target_and_caches_nothing(
     assert list(Zoo().cache.keys()) == []
 
 
+def test_a_manifest_edited_at_the_remote_and_re_hashed_into_the_index_is_refused(
+    built: UnitResult, tmp_path: Path, isolated: Path
+) -> None:
+    # What an attacker with write access to the results folder does: forge the verification record
+    # and the estimate, then re-hash index.json so that every digest the remote holds agrees.
+    url = results_remote(str(tmp_path / "results"))
+    other = _only(hand_over(run_unit(unit_for(Zoo(), "add", "portable")), url, node=NODE))
+    handed = hand_over(built, url, node=NODE)
+    [path] = [p for p in (tmp_path / "results").rglob("manifest.json") if _only(built).manifest.key in str(p.parent)]
+    before = path.read_bytes()
+    manifest = json.loads(before)
+    manifest["verification"] = {"numerics": {"passed": True}}
+    manifest["estimate"] = {**(manifest.get("estimate") or {}), "inference_ms": 1e-06}
+    path.write_text(json.dumps(manifest, indent=2, sort_keys=True) + "\n")
+    index = tmp_path / "results" / "index.json"
+    index.write_text(index.read_text().replace(sha256_bytes(before), sha256_bytes(path.read_bytes())))
+
+    [refused] = take_over(handed, url).outcomes
+    assert isinstance(refused, UnitFailure) and refused.error == "IntegrityError"
+    assert refused.message == (f"add → ethos-u55-128: ethos-u55-128's manifest.json at --ray-results {url} is not the "
+                               "one its worker built (other sha256); it was altered there and nothing of it was "
+                               "cached: build it again, and check who else writes there")
+    assert list(Zoo().cache.keys()) == []
+    # The other target, untouched at the same remote, still comes back.
+    other_unit = UnitResult(unit_for(Zoo(), "add", "portable"), (other,))
+    assert isinstance(_only(take_over(other_unit, url)), BuiltArtifact)
+
+
 def test_an_artifact_missing_from_the_index_fails_its_target(built: UnitResult, tmp_path: Path) -> None:
     url = results_remote(str(tmp_path / "results"))
     handed = hand_over(built, url, node=NODE)
@@ -134,3 +163,18 @@ def test_ray_results_implies_ray_and_belongs_to_it(isolated: Path) -> None:
         FetchOptions(executor="processes", ray_results="/x")
     opts = Zoo()._with_executor(FetchOptions(ray_results="/x"))
     assert (opts.executor, opts.ray_results) == ("ray", "/x")
+
+
+@pytest.mark.parametrize(("option", "says"), [
+    ("--ray-results", "--ray-results '' is empty: give a remote every node can write"),
+    ("--ray-address", "--ray-address '' is empty: give the cluster's address"),
+])
+def test_an_empty_ray_option_is_a_usage_error_not_the_default(isolated: Path, option: str, says: str) -> None:
+    from tests.conftest import run_probed
+
+    probed = run_probed("fetch", "add", "-t", "u55-128", option, "", "--no-build", watch=("ray", "torch"))
+    assert probed.returncode == 2, probed.stderr
+    assert says in probed.stderr and "or leave the option out" in probed.stderr
+    assert probed.loaded == []
+    with pytest.raises(UsageError, match=r"^--ray-results ' ' is empty"):
+        FetchOptions(ray_results=" ")

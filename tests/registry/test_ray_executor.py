@@ -13,6 +13,7 @@ is not zoo's.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import socket
@@ -30,6 +31,7 @@ from tests.conftest import ROOT, run_probed
 from zoo import Artifact, ModelSpec, Zoo, ZooOptions, hookimpl
 from zoo._errors import UsageError
 from zoo.registry.build.executors import executor_for
+from zoo.registry.build.ray_executor import recorded_cluster
 from zoo.registry.build.run import run_unit
 from zoo.registry.build.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitResult, UnitTarget
 from zoo.registry.cache import sha256_bytes
@@ -53,6 +55,16 @@ def _flaky(variant: str) -> Any:
     return add.spec().build(variant)
 
 
+def _flaky_json(variant: str) -> Any:
+    from zoo.plugins import add
+
+    marker = Path(os.environ[WORK_DIR]) / "flaky-json-died"
+    if not marker.exists():
+        marker.write_text(str(os.getpid()))
+        os._exit(1)
+    return add.spec().build(variant)
+
+
 def _sleep(variant: str) -> Any:
     time.sleep(600)
 
@@ -69,6 +81,8 @@ def register_models(register: Callable[[ModelSpec], None]) -> None:
 
     register(dataclasses.replace(add.spec(), name="flaky", description="add, whose first build kills its worker",
                                  build=_flaky, aliases=()))
+    register(dataclasses.replace(add.spec(), name="flaky-json", description="flaky, for the --json test",
+                                 build=_flaky_json, aliases=()))
     register(dataclasses.replace(add.spec(), name="sleeper", description="add, building for ten minutes",
                                  build=_sleep, aliases=()))
     register(dataclasses.replace(add.spec(), name="picky", description="add, whose --calibration-dir always raises",
@@ -128,6 +142,7 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
     # The nodes' workers import this module and tests.crash_plugin as plugins, as every node must have the plugins.
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(ROOT), os.environ.get("PYTHONPATH")]))
     env.pop("RAY_ADDRESS", None)
+    before = recorded_cluster()
     nodes = []
     try:
         nodes.append(_start_node(["--head", f"--port={address.split(':')[1]}", "--include-dashboard=false"],
@@ -143,6 +158,32 @@ def cluster(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Cluster]:
         ray.shutdown()
         for node in reversed(nodes):
             _stop(node)
+        leftovers = _forget(address, before)
+        assert leftovers == [], f"the cluster at {address} left processes behind: {leftovers}"
+
+
+def _forget(address: str, before: tuple[str, str] | None) -> list[str]:
+    """Leave no Ray state: ``ray start --head`` recorded this cluster as the machine's current one
+    (``ray_current_cluster``), and stopping it with SIGTERM leaves that record naming a dead cluster,
+    which a later ``ray.init()`` would wait on. Put back what was there; return the processes of the
+    cluster still alive (none, or the check fails)."""
+    now = recorded_cluster()
+    if now is not None and now[1].endswith(f":{address.split(':')[1]}"):
+        path = Path(now[0])
+        if before is not None and before[1] != now[1]:
+            path.write_text(before[1])
+        else:
+            path.unlink(missing_ok=True)
+    port = address.split(":")[1]
+    alive = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            cmdline = (proc / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        if (f":{port}" in cmdline or f"={port}" in cmdline) and ("gcs_server" in cmdline or "raylet" in cmdline or "ray start" in cmdline):
+            alive.append(cmdline[:120])
+    return alive
 
 
 def unit_for(zoo: Zoo, model: str, *targets: str) -> BuildUnit:
@@ -393,3 +434,89 @@ def test_an_address_where_nothing_answers_is_refused_at_once() -> None:
         _reachable(address)
     assert time.perf_counter() - started < 5
     _reachable("auto")  # not HOST:PORT: Ray judges it
+
+
+@pytest.fixture
+def foreign_server() -> Iterator[str]:
+    """A TCP server that takes connections and never speaks: not Ray."""
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    held: list[socket.socket] = []
+    stop = threading.Event()
+
+    def accept() -> None:
+        server.settimeout(0.2)
+        while not stop.is_set():
+            with contextlib.suppress(OSError):
+                held.append(server.accept()[0])
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    yield f"127.0.0.1:{server.getsockname()[1]}"
+    stop.set()
+    thread.join()
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_an_address_where_something_else_listens_is_refused_within_seconds(foreign_server: str) -> None:
+    pytest.importorskip("ray")
+    from zoo.registry.build.ray_executor import RayExecutor
+
+    started = time.perf_counter()
+    with pytest.raises(UsageError, match=rf"^--ray-address {foreign_server}: something listens there, but it is "
+                                         r"not a Ray cluster \(no gRPC answer within 5 s\)"):
+        list(RayExecutor(foreign_server).map([], lambda u: None))
+    assert time.perf_counter() - started < 15
+
+
+def test_ray_address_from_the_environment_is_checked_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("ray")
+    from zoo.registry.build.ray_executor import RayExecutor
+
+    address = f"127.0.0.1:{_free_port()}"
+    monkeypatch.setenv("RAY_ADDRESS", address)
+    started = time.perf_counter()
+    with pytest.raises(UsageError, match=rf"^RAY_ADDRESS {address}: nothing answers there"):
+        list(RayExecutor().map([], lambda u: None))
+    assert time.perf_counter() - started < 10
+
+
+def test_a_dead_recorded_cluster_is_passed_over_for_a_local_one_and_said(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    pytest.importorskip("ray")
+    from zoo.registry.build.ray_executor import RayExecutor
+
+    monkeypatch.delenv("RAY_ADDRESS", raising=False)
+    monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))
+    record = tmp_path / "ray" / "ray_current_cluster"
+    record.parent.mkdir()
+    dead = f"127.0.0.1:{_free_port()}"
+    record.write_text(dead)
+    notes: list[str] = []
+    started = time.perf_counter()
+    assert RayExecutor(notice=notes.append).address_to_use() == ("local", "a local Ray cluster")
+    assert time.perf_counter() - started < 10
+    assert notes == [f"the Ray cluster recorded in {record} ({dead}) is not running; starting a local Ray cluster "
+                     "for this run (pass --ray-address to use another)"]
+    record.unlink()
+    assert RayExecutor(notice=notes.append).address_to_use() == (None, "a local Ray cluster")
+
+
+@pytest.mark.ray
+@pytest.mark.compile
+def test_json_stays_json_when_a_worker_dies(cluster: Cluster, isolated: Path) -> None:
+    import json
+
+    from tests.conftest import run_zoo
+
+    proc = run_zoo("fetch", "flaky-json", "-t", "u55-128", "--ray-address", cluster.address, "--json",
+                   env={"ZOO_PLUGINS": THIS, "ZOO_CACHE_DIR": str(isolated / "json-cache")}, pythonpath=ROOT)
+    assert (cluster.work / "flaky-json-died").exists(), "the first try never killed its worker"
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads(proc.stdout)["manifest"]["model"] == "flaky-json", proc.stdout[:500]

@@ -4,7 +4,9 @@ build units of the real catalogue, and together they build every one exactly onc
 from __future__ import annotations
 
 import random
+import time
 from collections import Counter
+from pathlib import Path
 
 import pytest
 
@@ -119,3 +121,35 @@ def test_parse_shard_refuses_what_is_not_k_of_n(text: str, says: str) -> None:
         parse_shard(text)
     assert str(caught.value).startswith("--shard ")
     assert "e.g. --shard" in str(caught.value)
+
+
+@pytest.mark.parametrize("text", ["1/10001", "1/1000000000", "1/99999999999999999999", "1/" + "9" * 5000])
+def test_a_shard_count_beyond_the_maximum_is_a_usage_error(text: str) -> None:
+    started = time.perf_counter()
+    with pytest.raises(UsageError, match=r"the number of shards N must be at most 10,000; give one shard per CI job"):
+        parse_shard(text)
+    assert time.perf_counter() - started < 0.1
+    parse_shard("10000/10000")
+
+
+def test_dealing_costs_the_same_whatever_the_number_of_shards() -> None:
+    # The old dealing scanned every shard for each unit and held a load per shard: N = 10,000 took
+    # 10,000 times longer than N = 1, and N = 10^9 a list of 10^9 loads.
+    identities = [(f"m{i}",) for i in range(300)]
+    costs = [5 + i % 3 for i in range(300)]
+    timings = {}
+    for n in (1, 10_000):
+        started = time.perf_counter()
+        for _ in range(20):
+            of = assign(identities, costs, n)
+        timings[n] = time.perf_counter() - started
+    assert sorted(of) == list(range(300))  # 10,000 shards: each unit alone in one of the first 300
+    assert timings[10_000] < timings[1] * 5 + 0.05, timings
+
+
+def test_the_cli_refuses_an_empty_shard_rather_than_build_everything(isolated: Path) -> None:
+    from tests.conftest import run_probed
+
+    probed = run_probed("fetch", "add", "-t", "u55-128", "--shard", "", "--no-build")
+    assert probed.returncode == 2, probed.stderr
+    assert "--shard '' is not K/N" in probed.stderr

@@ -17,6 +17,7 @@ import json
 import os
 import re
 import threading
+import time
 import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
@@ -36,8 +37,9 @@ from zoo.registry.events import Notice
 from zoo.registry.remotes import parse_remote
 from zoo.registry.remotes.base import PublishReport
 from zoo.registry.remotes.download import Search, find_prebuilt
-from zoo.registry.remotes.index import Index
+from zoo.registry.remotes.index import Index, record_for
 from zoo.registry.remotes.object_store import MemoryRemote
+from zoo.registry.remotes.publish import PublishItem
 from zoo.registry.remotes.s3 import S3Remote
 from zoo.registry.remotes.stores import BACKENDS
 from zoo.registry.signing import SIGNATURE, signed_entries
@@ -384,6 +386,36 @@ def test_a_signed_publish_is_fetched_with_a_trusted_key(source: dict[str, Entry]
     assert cache_is_clean(tmp_path / "c2") and cache_is_clean(tmp_path / "c3")
 
 
+def test_a_killed_signed_publish_is_finished_by_the_next_and_a_stranger_signature_still_blocks(
+    source: dict[str, Entry], s3: S3Bucket, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A signed publish killed before its index write leaves a signature no index lists. The next
+    publish signs anew (ECDSA: other bytes), yet must finish: the signature left there checks out
+    with the same key over the same files, so it is kept and listed. One by another key is not."""
+    entry, other = source["u55-128"], source["portable"]
+    ci, stranger = make_key_pair(tmp_path / "keys", "ci"), make_key_pair(tmp_path / "keys", "stranger")
+    with signed_entries([entry], ci.private) as [killed]:
+        for path, local in PublishItem(killed, record_for(killed, "u55-128", "0" * 64)).files()[:-1]:
+            s3.write(path, local.read_bytes())  # everything but the manifest, and no index: the kill
+        left = s3.read(f"{folder_of(entry)}/{SIGNATURE}")
+    with signed_entries([entry], ci.private) as signed:
+        assert signed[0].signature.path.read_bytes() != left  # type: ignore[attr-defined]
+        assert len(publish(s3.url, *signed).added) == 1
+    assert s3.read(f"{folder_of(entry)}/{SIGNATURE}") == left  # kept, never replaced
+    listed = s3.index()["models"]["add"]["u55-128"][entry.key]["signature"]
+    assert listed["sha256"] == hashlib.sha256(left).hexdigest() and listed["size"] == len(left)
+    search, notes = fetch(s3.url, "u55-128", ci.public)
+    assert search.found is not None, notes
+    assert (search.found.entry.manifest.verification or {})["signature"]["key"] == ci.fingerprint
+
+    with signed_entries([other], stranger.private) as [foreign]:
+        s3.write(f"{folder_of(other)}/{SIGNATURE}", foreign.signature.path.read_bytes())  # type: ignore[attr-defined]
+    monkeypatch.setenv("ZOO_PUBLISH_ATTEMPTS", "1")
+    with signed_entries([other], ci.private) as signed, pytest.raises(PublishConflict, match="already holds other bytes"):
+        publish(s3.url, *signed)
+    assert set(s3.index()["models"]["add"]) == {"u55-128"}
+
+
 # 5. A remote that cannot be used is skipped, in one line that says why.
 
 def test_a_missing_bucket_or_endpoint_is_named(source: dict[str, Entry], s3: S3Bucket,
@@ -428,6 +460,16 @@ def test_ray_results_handed_over_through_s3_come_back_byte_identical(fake_compil
     tamper_pte(s3.read, s3.write, "add", "u55-128")
     [refused] = take_over(handed, url).outcomes
     assert isinstance(refused, UnitFailure) and refused.error == "IntegrityError"
-    assert refused.message == (f"add → ethos-u55-128: ethos-u55-128's artifact at --ray-results {url} is not the one its "
-                               "worker built (other sha256); it was altered there: build it again, and check who else "
-                               "writes there")
+    assert refused.message == (f"add → ethos-u55-128: ethos-u55-128's manifest.json at --ray-results {url} is not the "
+                               "one its worker built (other sha256); it was altered there and nothing of it was "
+                               "cached: build it again, and check who else writes there")
+
+
+def test_a_missing_bucket_for_ray_results_is_refused_before_any_unit_starts(fake_compile: FakeCompile, s3: S3Bucket) -> None:
+    pytest.importorskip("ray")
+    missing = f"s3://no-such-{uuid.uuid4().hex[:12]}/results"
+    started = time.perf_counter()
+    with pytest.raises(UsageError, match=rf"^--ray-results {missing}: cannot be used \({missing}: the bucket 'no-such-"):
+        Zoo().fetch_outcomes(["add"], ["u55-128"], ray_results=missing, force_build=True)
+    assert fake_compile.calls == []
+    assert time.perf_counter() - started < 10

@@ -63,7 +63,7 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
         verify=kw["verify"], bundle=kw["bundle"], remotes=remote or None, trusted_keys=trusted_keys, any_toolchain=any_toolchain,
         offline=offline or None, jobs=kw["jobs"], keep_going=kw["keep_going"],
         executor=kw["executor"], ray_address=kw["ray_address"], ray_results=kw["ray_results"],
-        shard=parse_shard(kw["shard"]) if kw["shard"] else None,
+        shard=parse_shard(kw["shard"]) if kw["shard"] is not None else None,
     )
     several = len(models) * len(targets) > 1
     label = f"{zoo.model(models[0]).name} → {zoo.target(targets[0]).name}"

@@ -18,12 +18,13 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from zoo._errors import BuildError, IntegrityError, MissingExtraError
 from zoo._options import FetchOptions
+from zoo.registry import evaluations
 from zoo.registry.build.shard import Skipped
-from zoo.registry.build.unit import BuildUnit, UnitFailure, UnitTarget
+from zoo.registry.build.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitTarget
 from zoo.registry.cache import Cache, CorruptEntry, Entry
 from zoo.registry.events import Notice, Progress, stderr_notice
 from zoo.registry.failures import Failure, first_error, recordable
@@ -70,6 +71,8 @@ class Resolver:
     progress_for: Callable[[str], Progress] | None = None
     """A progress line per label (a model and its targets), when there are several."""
     notice: Notice = stderr_notice
+    evaluated: dict[str, dict[str, Any]] = field(default_factory=dict, init=False)
+    """With ``eval_dir``: the numerics on the user's data, by entry key (``evaluations.py``)."""
 
     @property
     def _numerics(self) -> bool:
@@ -142,12 +145,12 @@ class Resolver:
         data = _numerics_data(request, self.options.eval_dir) if self._numerics and key is not None else None
         if not opts.force_build:
             entry = self._checked_get(key) if key else None
-            if entry is not None and _has(entry, data, opts.bundle):
+            if entry is not None and self._has(entry, data, opts.bundle):
                 return entry.key, data, (entry, "cache")
             if entry is not None and not opts.build:
                 raise BuildError(
                     f"{request.spec.name} for {request.target.name} is cached without "
-                    f"{_missing(entry, data, opts.bundle)}, which needs lowering it again, and building was ruled out"
+                    f"{_missing(entry, data, opts.bundle, user=self._unevaluated(entry))}, which needs lowering it again, and building was ruled out"
                     " (--no-build)"
                 )
             failure = self._recorded_failure(key) if key and entry is None else None
@@ -163,7 +166,7 @@ class Resolver:
                     say=self.notice, progress=progress,
                 )
                 found, notes, refused = search.found, search.notes, bool(search.refused)
-                if found is not None and (not self._numerics or _has(found.entry, data, opts.bundle)):
+                if found is not None and (not self._numerics or self._has(found.entry, data, opts.bundle)):
                     return found.entry.key, data, (found.entry, found.source)
         if not opts.build:
             where = "; ".join(["not in the cache", *notes])
@@ -175,6 +178,19 @@ class Resolver:
         if key is None:
             key = request.key()  # raises: this install cannot build it
         return key, data, None
+
+    def _has(self, entry: Entry, data: str | None, bundle: bool) -> bool:
+        """Whether ``entry`` has what was asked for; with ``eval_dir``, the user's evaluation
+        on ``data`` is looked up apart from the entry (and kept for ``evaluated``)."""
+        if data is None or self.options.eval_dir is None:
+            return _has(entry, data, bundle)
+        measured = evaluations.recorded(self.cache.base, entry.key, data)
+        if measured is not None:
+            self.evaluated[entry.key] = measured
+        return measured is not None and _has(entry, None, bundle)
+
+    def _unevaluated(self, entry: Entry) -> bool:
+        return self.options.eval_dir is not None and entry.key not in self.evaluated
 
     def _recorded_failure(self, key: str) -> Failure | None:
         try:
@@ -205,13 +221,13 @@ class Resolver:
             for p in pending:
                 # Another process may have finished the same build while we waited.
                 entry = None if opts.force_build else self._checked_get(p.key)
-                if entry is not None and _has(entry, p.data, opts.bundle):
+                if entry is not None and self._has(entry, p.data, opts.bundle):
                     done.update((i, (entry, "cache")) for i in p.indexes)
                     continue
                 if entry is not None:
                     self.notice(
                         f"{p.request.spec.name} for {p.request.target.name} is cached without "
-                        f"{_missing(entry, p.data, opts.bundle)}; lowering it again to add it "
+                        f"{_missing(entry, p.data, opts.bundle, user=self._unevaluated(entry))}; lowering it again to add it "
                         "(the .pte bytes must come out identical)"
                     )
                     p.previous = entry
@@ -236,7 +252,16 @@ class Resolver:
                             failures[n].append(outcome)
                         done.update((i, self._failed(p, wanted, outcome)) for i in p.indexes)
                         continue
+                    measured = None
+                    if opts.eval_dir is not None and p.data is not None:
+                        # The user's evaluation never becomes the artifact's own numerics (evaluations.py).
+                        own = (p.previous.manifest.verification or {}).get("numerics") if p.previous else None
+                        manifest, measured = evaluations.split(outcome.manifest, own)
+                        outcome = BuiltArtifact(manifest, outcome.files)
                     entry = accept(outcome, wanted, self.cache, previous=p.previous)
+                    if measured is not None and p.data is not None:
+                        evaluations.record(self.cache.base, entry.key, p.data, measured)
+                        self.evaluated[entry.key] = measured
                     done.update((i, (entry, "build")) for i in p.indexes)
                 if failures and not (opts.keep_going or executor.keeps_going):
                     break
@@ -315,9 +340,11 @@ def _has(entry: Entry, data: str | None, bundle: bool) -> bool:
     return (data is None or _has_numerics(entry, data)) and (not bundle or entry.file("bundle") is not None)
 
 
-def _missing(entry: Entry, data: str | None, bundle: bool) -> str:
+def _missing(entry: Entry, data: str | None, bundle: bool, *, user: bool = False) -> str:
     parts = []
-    if data is not None and not _has_numerics(entry, data):
+    if user:
+        parts.append("an evaluation on the --eval-dir data")
+    elif data is not None and not _has_numerics(entry, data):
         recorded = (entry.manifest.verification or {}).get("numerics")
         parts.append("numerical results" if recorded is None else "numerical results for the current data and check")
     if bundle and entry.file("bundle") is None:

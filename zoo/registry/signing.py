@@ -81,6 +81,8 @@ class Signature:
     sha256: str
     key: str
     """The fingerprint of the public key that checks it (``fingerprint``)."""
+    public_key: Path | None = None
+    """That public key (PEM), to check a signature a killed publish of this artifact left (``equivalent``)."""
     name: str = SIGNATURE
     format: str = FORMAT
 
@@ -230,7 +232,12 @@ def signed_entries(entries: Sequence[Entry], key_path: Path) -> Iterator[list[En
     secret: Any = password.encode() if password else None
     config = signing.Config()  # type: ignore[no-untyped-call]
     config.use_elliptic_key_signer(private_key=key_path, password=secret).set_hashing_config(_hashing_config())
+    from cryptography.hazmat.primitives import serialization
+
     with tempfile.TemporaryDirectory(prefix="zoo-sign-") as work:
+        public = Path(work) / "signer.pub"
+        public.write_bytes(private.public_key().public_bytes(serialization.Encoding.PEM,
+                                                             serialization.PublicFormat.SubjectPublicKeyInfo))
         out: list[Entry] = []
         for n, entry in enumerate(entries):
             folder = Path(work) / str(n) / entry.key
@@ -244,9 +251,24 @@ def signed_entries(entries: Sequence[Entry], key_path: Path) -> Iterator[list[En
                 m = entry.manifest
                 raise ZooError(f"cannot sign {m.model} for {m.target} (key {entry.key[:12]}…) with {key_path}: "
                                f"{type(exc).__name__}: {exc}") from None
-            signature = Signature(sig, sig.stat().st_size, sha256_file(sig), key_id)
+            signature = Signature(sig, sig.stat().st_size, sha256_file(sig), key_id, public)
             out.append(SignedEntry(entry.key, folder, entry.manifest, signature))
         yield out
+
+
+def equivalent(entry: Entry, found: Path) -> bool:
+    """Whether the signature in ``found`` (left at the remote by an earlier publish of
+    ``entry`` that died before its index write) is as good as the one made now: made
+    with the same key, over exactly the files ``entry`` publishes. ECDSA signatures
+    differ at every signing, so equal bytes cannot be asked for."""
+    signature = signature_of(entry)
+    if signature is None or signature.public_key is None:
+        return False
+    try:
+        verify(entry.path, found, {signature.key: signature.public_key}, label=str(found))
+    except IntegrityError:
+        return False
+    return True
 
 
 def _copy_checked(entry: Entry, folder: Path) -> None:

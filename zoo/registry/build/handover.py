@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING
 
 from zoo._errors import RemoteError, UsageError, ZooError
 from zoo.registry.build.unit import BuiltArtifact, Outcome, UnitFailure, UnitResult, UnitTarget
-from zoo.registry.cache import Cache
+from zoo.registry.cache import Cache, sha256_bytes
 from zoo.registry.remotes import Remote, parse_remote
 
 if TYPE_CHECKING:
@@ -49,7 +49,15 @@ def results_remote(text: str) -> str:
                          "processes; give a directory every node mounts, s3://BUCKET/PREFIX or hf://ORG/REPO")
     from zoo.registry.remotes.directory import DirectoryRemote
 
-    return str(remote.root) if isinstance(remote, DirectoryRemote) else remote.url
+    if isinstance(remote, DirectoryRemote):
+        return str(remote.root)
+    try:
+        # A missing bucket or a denied key is found now, not by every task after its build.
+        remote.read_index()
+    except RemoteError as exc:
+        raise UsageError(f"{where}: cannot be used ({exc}); fix it, or leave --ray-results out to bring results "
+                         "back through Ray") from None
+    return remote.url
 
 
 def hand_over(result: UnitResult, url: str, *, node: str) -> UnitResult:
@@ -105,9 +113,9 @@ def take_over(result: UnitResult, url: str) -> UnitResult:
 
 
 def _download(remote: Remote, index: Index, label: str, wanted: UnitTarget, sent: BuiltArtifact) -> Outcome:
-    """The artifact of ``wanted`` from ``remote``; its files must be the ones the worker
-    said it built (``sent``, which came through Ray), so a remote whose hashes were all
-    rewritten to match altered bytes is refused too."""
+    """The artifact of ``wanted`` from ``remote``; its manifest and files must be the ones
+    the worker said it built (``sent``, which came through Ray), so a remote whose hashes
+    were all rewritten to match an altered manifest or altered bytes is refused too."""
     from zoo.registry.remotes.download import Wanted, pull
 
     target = wanted.target.name
@@ -115,6 +123,12 @@ def _download(remote: Remote, index: Index, label: str, wanted: UnitTarget, sent
     if record is None:
         return UnitFailure("RemoteError", f"{label}: the worker published {target}'s artifact to --ray-results "
                                           f"{remote}, but its index.json does not list it; build it again")
+    # The worker published exactly sent.manifest.dumps() (Cache.put), so its digest is known here without
+    # trusting the remote: a manifest edited there (a forged estimate or verification) is refused unread.
+    if record.manifest_sha256 != sha256_bytes(sent.manifest.dumps().encode()):
+        return UnitFailure("IntegrityError", f"{label}: {target}'s manifest.json at --ray-results {remote} is not the "
+                                             "one its worker built (other sha256); it was altered there and nothing "
+                                             "of it was cached: build it again, and check who else writes there")
     try:
         with tempfile.TemporaryDirectory(prefix="zoo-takeover-") as tmp:
             entry = pull(remote, record, Cache(Path(tmp)), want=Wanted(wanted.key, wanted.key_inputs))

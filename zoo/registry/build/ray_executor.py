@@ -32,6 +32,8 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import os
+import sys
 import time
 from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
@@ -49,6 +51,7 @@ from zoo.registry.build.ray_output import (
 )
 from zoo.registry.build.run import run_unit
 from zoo.registry.build.unit import BuildUnit, UnitResult
+from zoo.registry.events import Notice, stderr_notice
 
 if TYPE_CHECKING:
     from zoo.registry.events import Progress
@@ -97,7 +100,8 @@ class RayExecutor:
     keeps_going = True
 
     def __init__(self, address: str | None = None, *, results: str | None = None,
-                 runtime_env: dict[str, Any] | None = None, max_retries: int = MAX_RETRIES) -> None:
+                 runtime_env: dict[str, Any] | None = None, max_retries: int = MAX_RETRIES,
+                 address_from: str = "--ray-address", notice: Notice = stderr_notice) -> None:
         """``address``: a running cluster (``ray start --head`` prints it; ``ray://`` for Ray
         Client); None: RAY_ADDRESS, else the cluster ``ray start`` last started on this
         machine, else a local one for this run. Already connected (``ray.init`` in this
@@ -108,7 +112,10 @@ class RayExecutor:
 
         ``results``: a remote every node can write and the driver read (a shared
         directory, ``s3://BUCKET/PREFIX``, ``hf://ORG/REPO``) through which tasks hand
-        their artifacts over; None: through Ray's object store."""
+        their artifacts over; None: through Ray's object store.
+
+        ``address_from`` names where ``address`` came from in errors (``--ray-address``,
+        zoo.toml); ``notice`` is told when a dead recorded cluster is passed over."""
         if max_retries < 0:
             raise UsageError(f"max_retries must be at least 0, got {max_retries}")
         check_installed()
@@ -116,25 +123,28 @@ class RayExecutor:
         self.address = address
         self.runtime_env = runtime_env
         self.max_retries = max_retries
+        self.address_from = address_from
+        self.notice = notice
 
     def map(self, units: Sequence[BuildUnit], progress_for: ProgressFor) -> Iterator[UnitResult]:
         ray = _ray()
-        connected_here = self._connect(ray)
-        try:
-            yield from _Run(ray, self, units, progress_for).results()
-        finally:
-            if connected_here:  # a cluster started here stops; one connected to stays up
-                ray.shutdown()
+        # Ray's driver threads print what the raylet reports ("(raylet) A worker died…") to whatever
+        # sys.stdout is, log_to_driver or not; stdout is zoo's (--json), so they go to stderr.
+        with contextlib.redirect_stdout(sys.stderr):
+            connected_here = self._connect(ray)
+            try:
+                yield from _Run(ray, self, units, progress_for).results()
+            finally:
+                if connected_here:  # a cluster started here stops; one connected to stays up
+                    ray.shutdown()
 
     def _connect(self, ray: Any) -> bool:
         """Connect (or start a local cluster); False if this process already was connected."""
         if ray.is_initialized():
             return False
-        where = f"--ray-address {self.address}" if self.address else "RAY_ADDRESS or a local Ray cluster"
-        if self.address is not None:
-            _reachable(self.address)  # Ray itself retries an unreachable address for minutes
+        address, where = self.address_to_use()
         try:
-            ray.init(address=self.address, include_dashboard=False, log_to_driver=False,
+            ray.init(address=address, include_dashboard=False, log_to_driver=False,
                      logging_level=logging.WARNING)
         except (ConnectionError, ValueError, RuntimeError) as exc:
             raise UsageError(
@@ -144,20 +154,78 @@ class RayExecutor:
         return True
 
 
-def _reachable(address: str) -> None:
-    """A UsageError unless ``HOST:PORT`` (or ``ray://HOST:PORT``) takes a TCP connection within seconds."""
+    def address_to_use(self) -> tuple[str | None, str]:
+        """(what ``ray.init`` gets, where it came from for errors), after a bounded check that a
+        Ray cluster answers there: Ray itself waits minutes on a dead or foreign address, deaf
+        to SIGTERM. With no address anywhere, a cluster ``ray start`` recorded on this machine
+        is used if it answers, and a local one is started for this run if it is dead."""
+        if self.address is not None:
+            _reachable(self.address, self.address_from)
+            return self.address, f"{self.address_from} {self.address}"
+        from_env = os.environ.get("RAY_ADDRESS", "")
+        if from_env.strip():
+            _reachable(from_env, "RAY_ADDRESS")
+            return from_env, f"RAY_ADDRESS {from_env}"
+        record = recorded_cluster()
+        if record is not None:
+            path, recorded = record
+            try:
+                _reachable(recorded, f"the Ray cluster recorded in {path}")
+            except UsageError:
+                self.notice(f"the Ray cluster recorded in {path} ({recorded}) is not running; starting a local Ray "
+                            "cluster for this run (pass --ray-address to use another)")
+                return "local", "a local Ray cluster"
+        return None, "a local Ray cluster"
+
+
+def recorded_cluster() -> tuple[str, str] | None:
+    """(the file, the address) of the cluster ``ray start`` last recorded on this machine, as Ray finds it."""
+    temp = os.environ.get("RAY_TMPDIR") or (os.environ.get("TMPDIR") if sys.platform.startswith("linux") else None)
+    path = os.path.join(temp or "/tmp", "ray", "ray_current_cluster")
+    try:
+        with open(path, encoding="utf-8") as f:
+            address = f.read().strip()
+    except OSError:
+        return None
+    return (path, address) if address else None
+
+
+_HTTP2_PREFACE = b"PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n" + bytes([0, 0, 0, 4, 0, 0, 0, 0, 0])  # and an empty SETTINGS
+_SETTINGS = 4
+
+
+def _reachable(address: str, origin: str = "--ray-address") -> None:
+    """A UsageError unless a gRPC server (a Ray cluster's GCS, or Ray Client) answers at
+    ``HOST:PORT`` (or ``ray://HOST:PORT``) within seconds: the TCP connection, then the
+    server's first HTTP/2 frame, which must be its SETTINGS."""
     import socket
 
     host, _, port = address.removeprefix("ray://").rpartition(":")
     if not host or not port.isdigit():
         return  # "auto", "local", or a form Ray may know: let it judge
+    hint = "start the cluster with 'ray start --head' and pass the address it prints"
     try:
-        socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS).close()
+        with socket.create_connection((host.strip("[]"), int(port)), timeout=CONNECT_SECONDS) as conn:
+            try:
+                conn.sendall(_HTTP2_PREFACE)
+                frame = _read_exactly(conn, 9)
+            except OSError:
+                frame = b""
     except OSError as exc:
-        raise UsageError(
-            f"--ray-address {address}: nothing answers there ({exc.strerror or exc}); start the cluster with "
-            "'ray start --head' and pass the address it prints"
-        ) from None
+        raise UsageError(f"{origin} {address}: nothing answers there ({exc.strerror or exc}); {hint}") from None
+    if len(frame) < 9 or frame[3] != _SETTINGS:
+        raise UsageError(f"{origin} {address}: something listens there, but it is not a Ray cluster (no gRPC answer "
+                         f"within {CONNECT_SECONDS:g} s); check the address and port, or {hint}")
+
+
+def _read_exactly(conn: Any, size: int) -> bytes:
+    data = b""
+    while len(data) < size:
+        chunk = conn.recv(size - len(data))
+        if not chunk:
+            break
+        data += chunk
+    return data
 
 
 class _Run:

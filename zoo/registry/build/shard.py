@@ -17,6 +17,7 @@ skipped, not failed.
 
 from __future__ import annotations
 
+import heapq
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -33,7 +34,11 @@ LOWERING_COST = 4
 """A unit's cost besides its targets, counted in Vela runs: export, calibration and
 lowering happen once per unit, and cost several times what one more target does."""
 
-_SHARD = re.compile(r"\s*(\d+)\s*/\s*(\d+)\s*")
+MAX_SHARDS = 10_000
+"""The most shards ``--shard K/N`` takes: far beyond any CI matrix (GitHub allows 256
+jobs), and small enough that no N can exhaust memory or overflow."""
+
+_SHARD = re.compile(r"\s*([0-9]+)\s*/\s*([0-9]+)\s*")  # ASCII digits: int() would also take other scripts' digits
 
 
 def parse_shard(text: str) -> tuple[int, int]:
@@ -42,19 +47,28 @@ def parse_shard(text: str) -> tuple[int, int]:
     if match is None:
         raise UsageError(f"--shard {text!r} is not K/N: give this job's shard and the number of shards, "
                          "e.g. --shard 2/4 for the second of four")
+    if len(match[2].lstrip("0")) > len(str(MAX_SHARDS)):  # too long to be a shard count: never parse it
+        _too_many(text)
     k, n = int(match[1]), int(match[2])
     check_shard(k, n, text)
     return k, n
 
 
 def check_shard(k: int, n: int, text: str | None = None) -> None:
-    """A UsageError unless 1 ≤ ``k`` ≤ ``n``."""
+    """A UsageError unless 1 ≤ ``k`` ≤ ``n`` ≤ ``MAX_SHARDS``."""
     given = text if text is not None else f"{k}/{n}"
     if n < 1:
         raise UsageError(f"--shard {given}: the number of shards N must be at least 1, e.g. --shard 1/4")
+    if n > MAX_SHARDS:
+        _too_many(given)
     if not 1 <= k <= n:
         raise UsageError(f"--shard {given}: shards are numbered 1 to {n}, so K must be one of those, "
                          f"e.g. --shard 1/{n}")
+
+
+def _too_many(given: str) -> None:
+    raise UsageError(f"--shard {given}: the number of shards N must be at most {MAX_SHARDS:,}; give one shard per CI "
+                     "job, e.g. --shard 1/4")
 
 
 def unit_identity(unit: BuildUnit) -> Identity:
@@ -74,16 +88,25 @@ def _cost(targets: int) -> int:
 def assign(identities: Sequence[Identity], costs: Sequence[int], n: int) -> list[int]:
     """The shard (0 to ``n`` - 1) of each item: largest cost first, then by identity, each
     goes to the least-loaded shard, the lowest on a tie. Depends only on the items, not
-    their order."""
+    their order. Its time and memory depend on the items alone, never on ``n``."""
     check_shard(1, n)
     if len(identities) != len(costs):
         raise ValueError(f"{len(identities)} identities but {len(costs)} costs")
-    loads = [0] * n
+    if any(c <= 0 for c in costs):
+        raise ValueError(f"every cost must be positive, got {sorted(set(costs))[0]}")
+    # Only the shards dealt something are held (a heap of (load, shard)): every cost is positive, so
+    # an untouched shard, at load 0, is the least loaded, and the lowest untouched one is the next.
+    used: list[tuple[int, int]] = []
+    untouched = 0
     shard_of = [0] * len(identities)
     for i in sorted(range(len(identities)), key=lambda i: (-costs[i], identities[i])):
-        s = min(range(n), key=lambda s: (loads[s], s))
+        if untouched < n:
+            s, load = untouched, 0
+            untouched += 1
+        else:
+            load, s = heapq.heappop(used)
         shard_of[i] = s
-        loads[s] += costs[i]
+        heapq.heappush(used, (load + costs[i], s))
     return shard_of
 
 

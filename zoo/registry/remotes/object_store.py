@@ -36,7 +36,10 @@ parsing such a remote, and every light command, costs nothing.
 
 from __future__ import annotations
 
+import dataclasses
+import hashlib
 import random
+import tempfile
 import threading
 import time
 from collections.abc import Callable, Sequence
@@ -65,6 +68,7 @@ from zoo.registry.remotes.index import INDEX, Index, check_relative_path
 
 if TYPE_CHECKING:
     from zoo.registry.cache import Entry
+    from zoo.registry.remotes.publish import PublishItem
 
 MAX_INDEX_BYTES = 64 << 20
 DEFAULT_ATTEMPTS = 10
@@ -88,6 +92,10 @@ def publish_attempts() -> int:
     """How often a publish reads, plans and writes the index before it gives up on a busy remote
     (``ZOO_PUBLISH_ATTEMPTS``): with backoff, the default waits about 10 s in all."""
     return int(number("ZOO_PUBLISH_ATTEMPTS", DEFAULT_ATTEMPTS, int, positive=True))
+
+
+MAX_SIGNATURE = 1 << 20
+"""The most bytes read back from a signature left at the remote: model-signing's bundles are a few KiB."""
 
 
 class Contended(Exception):
@@ -243,13 +251,13 @@ class ObjectStoreRemote(Remote):
             if not items:
                 return report
             taken: list[Contended] = []
-            for item in items:
+            for n, item in enumerate(items):
                 # Every file of every new artifact, the manifest last; an artifact whose key holds
                 # other bytes is left, and its files after that one are not written.
                 try:
                     for remote_path, local in item.files():
                         if remote_path not in placed:
-                            self._put_new(remote_path, local.read_bytes())
+                            items[n] = item = self._put_or_adopt(item, remote_path, local)
                             placed.add(remote_path)
                 except Contended as exc:
                     taken.append(exc)
@@ -269,6 +277,37 @@ class ObjectStoreRemote(Remote):
             report.added = [item.record for item in items]
             return report
         raise AssertionError("unreachable")
+
+    def _put_or_adopt(self, item: PublishItem, remote_path: str, local: Path) -> PublishItem:
+        """Write one object of ``item``; the item, with the signature it now lists.
+
+        A signed publish that died before its index write left a signature no index lists.
+        Its bytes differ from ours (ECDSA signs anew each time), but if it checks out with
+        the same key over exactly these files it is as good: it is kept, and listed.
+        Anything else that differs still stops the publish (Contended)."""
+        try:
+            self._put_new(remote_path, local.read_bytes())
+            return item
+        except Contended:
+            from zoo.registry.remotes.publish import PublishItem
+            from zoo.registry.signing import equivalent, signature_of
+
+            ours = item.record.signature
+            if signature_of(item.entry) is None or ours is None or remote_path != f"{item.record.folder}/{ours.name}":
+                raise
+            with tempfile.TemporaryDirectory(prefix="zoo-adopt-") as tmp:
+                found = Path(tmp) / ours.name
+                try:
+                    self.download(remote_path, found, size=MAX_SIGNATURE)
+                except (ZooError, OSError):
+                    raise Contended(f"{self._where(remote_path)} already holds other bytes that cannot be read back, "
+                                    "and index.json does not list that artifact",
+                                    taken=item.record.folder) from None
+                if not equivalent(item.entry, found):
+                    raise
+                data = found.read_bytes()
+            signature = dataclasses.replace(ours, size=len(data), sha256=hashlib.sha256(data).hexdigest())
+            return PublishItem(item.entry, dataclasses.replace(item.record, signature=signature))
 
     def _gave_up(self, exc: Contended, attempts: int) -> PublishConflict:
         if exc.taken is not None:
