@@ -194,3 +194,28 @@ def test_a_failure_in_a_worker_process_is_reported_and_caches_nothing(tmp_path: 
     assert "zoo: error: model 'add' (weights 'none') for target 'ethos-u55-128': nothing fits" in r.stderr
     assert "(1 more build(s) failed too)" in r.stderr and "Traceback" not in r.stderr
     assert list(cache.glob("v1/entries/*/*")) == []
+
+
+def test_a_budget_answered_from_the_cached_default_is_byte_identical_to_a_real_budget_build(
+    built: dict[tuple[str, str], Artifact], tmp_path: Path
+) -> None:
+    """mnist's default build fits 512 KiB with its own Vela options, so the budget is
+    answered from it (build/derive.py); a real budget build in an empty cache must give
+    the very .pte and header."""
+    import shutil
+
+    default = built["mnist", "u55-128"]
+    cache = tmp_path / "derived"
+    entry = default.pte.parent
+    shutil.copytree(entry, cache / entry.relative_to(entry.parents[3]))
+    derived = run_zoo("fetch", "mnist", "-t", "u55-128", "--sram-budget", "512KiB", "-o", str(tmp_path / "d"),
+                      env={"ZOO_CACHE_DIR": str(cache)})
+    assert derived.returncode == 0, derived.stderr
+    assert "the artifact for this budget (no compile)" in " ".join(derived.stderr.split())
+    real = run_zoo("build", "mnist", "-t", "u55-128", "--sram-budget", "512KiB", "-o", str(tmp_path / "r"),
+                   env={"ZOO_CACHE_DIR": str(tmp_path / "real")})
+    assert real.returncode == 0, real.stderr
+    for name in ("mnist_u55-128.pte", "mnist_u55-128.h"):
+        assert (tmp_path / "d" / name).read_bytes() == (tmp_path / "r" / name).read_bytes(), name
+    made, compiled = (json.loads((tmp_path / d / "manifest.json").read_text()) for d in ("d", "r"))
+    assert made["key"] == compiled["key"] and made["memory_fit"] == compiled["memory_fit"]

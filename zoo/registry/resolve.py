@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from zoo._errors import BuildError, IntegrityError, MissingExtraError
 from zoo._options import FetchOptions
+from zoo._units import human_bytes
 from zoo.registry import evaluations
 from zoo.registry.build.shard import Skipped
 from zoo.registry.build.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitTarget
@@ -237,6 +238,8 @@ class Resolver:
                         self.cache.evict(p.key)
                     p.bundle = opts.bundle
                 todo.append(p)
+            if not opts.force_build:
+                todo = [p for p in todo if not self._from_default(p, done)]
             if not todo:
                 return
             units, members = self._units(todo)
@@ -284,6 +287,32 @@ class Resolver:
         if keep:
             self.cache.record_failure(failure)
         return failure
+
+    def _from_default(self, p: _Pending, done: dict[int, Outcome]) -> bool:
+        """An SRAM budget that the cached default build's own Vela options meet best is
+        answered from it, without compiling (``build/derive.py``); the caller holds p's lock."""
+        from zoo.registry.build import derive
+        from zoo.registry.build.accept import accept
+        from zoo.registry.build.unit import UnitTarget
+
+        r = p.request
+        if r.target.sram_budget is None or p.previous is not None or p.bundle or self.options.eval_dir is not None:
+            return False
+        default = self._checked_get(derive.default_of(r).key())
+        if default is None or (p.data is not None and not _has(default, p.data, False)):
+            return False
+        made = derive.from_default(r, default)
+        if made is None:
+            return False
+        built, chosen = made
+        entry = accept(built, UnitTarget(r.target, r.key_inputs()), self.cache)
+        self.notice(
+            f"{r.spec.name} for {r.target.name}: the default build cached here needs {human_bytes(chosen.sram_bytes)} "
+            f"of SRAM and its Vela options are the fastest that fit {human_bytes(r.target.sram_budget)}, so it is "
+            "the artifact for this budget (no compile)"
+        )
+        done.update((i, (entry, "build")) for i in p.indexes)
+        return True
 
     def _units(self, todo: list[_Pending]) -> tuple[list[BuildUnit], list[list[_Pending]]]:
         """One unit per model, weights, calibration and TOSA specification, in request order."""

@@ -184,6 +184,11 @@ def _finish_ethosu(lowered: lower._Lowered, target: Target, where: str, report: 
     with _stage(where, "Vela report"):
         if target.sram_budget is None:
             vela = vela_report.summarize([vela_report.run_vela(g, final) for g in graphs])
+            # What a budget would choose among, so --sram-budget can later be answered
+            # from this cached build when its options win (build/derive.py).
+            size = vela_report.summarize([vela_report.run_vela(g, final, extra_flags=(memory_fit.SIZE,)) for g in graphs])
+            vela["alternatives"] = [{"flags": [memory_fit.SIZE], "sram_bytes": int(size["total"]["sram_bytes"]),
+                                     "inference_time_ms": float(size["total"]["inference_time_ms"])}]
         else:
             budget = target.sram_budget
             tried: list[tuple[memory_fit.Candidate, dict[str, Any]]] = []
