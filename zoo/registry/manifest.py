@@ -291,6 +291,11 @@ def _nested_rules() -> tuple[tuple[str, Any, bool], ...]:
         ("verification.structure", dict[str, Any] | None, False),
         ("verification.numerics", dict[str, Any] | None, False),
         ("verification.bundle", dict[str, Any] | None, False),
+        ("verification.bundle.macros", dict[str, str | int | float | None], False),
+        # Written by zoo alone (a remote's claims are dropped as it downloads): who signed it, checked here.
+        ("verification.signature", dict[str, Any] | None, False),
+        *((f"verification.signature.{name}", str, True) for name in ("key", "key_file", "format")),
+        ("verification.local_build", bool, False),
         ("io.mode", str, True),
         ("io.layout", str, True),
         *((f"io.{side}", list[dict[str, Any]], True) for side in ("inputs", "outputs")),
@@ -341,3 +346,27 @@ def _validate(data: dict[str, Any]) -> None:
         head, *rest = path.split(".")
         if data.get(head) is not None:
             _nested_step(data[head], rest, head, hint, required)
+    _check_header_grammar(data)
+
+
+def _check_header_grammar(data: dict[str, Any]) -> None:
+    """What a header is rendered from keeps the grammar of ``macros.py``: a manifest
+    that carries anything else (a newline in a macro, say) is corrupt, wherever it came from."""
+    from zoo.registry.c_header import HeaderOptions, labels_array
+    from zoo.registry.macros import labels_problem, macros_problem
+
+    header = data.get("header") or {}
+    bundle = (data.get("verification") or {}).get("bundle") or {}
+    for where, macros in (("header.macros", header.get("macros")), ("verification.bundle.macros", bundle.get("macros"))):
+        problem = macros_problem(macros) if macros is not None else None
+        if problem is not None:
+            raise ValueError(f"field '{where}': {problem}")
+    try:
+        HeaderOptions(header.get("array", "model_pte"), header.get("section", "network_model_sec"))
+        if data.get("labels") is not None:
+            labels_array(data["model"])
+    except ValueError as exc:
+        raise ValueError(f"field 'header': {exc}") from None
+    problem = labels_problem(data["labels"]) if data.get("labels") is not None else None
+    if problem is not None:
+        raise ValueError(f"field 'labels': {problem}")
