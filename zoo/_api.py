@@ -128,18 +128,22 @@ class Zoo:
         """The given remotes, else zoo.toml's ``remotes`` (relative paths from the config's folder). Each
         trusts zoo.toml's ``trusted_keys`` for its URL and ``trusted_keys``: with any, every artifact
         fetched from it must be signed by one of them."""
-        from zoo.registry.remotes import parse_remote
+        from zoo.registry.remotes import canonical_url, parse_remote
 
         schemes = self.registry.remote_schemes
-        configured = self.config.trusted_keys
+        base = self.config.path.parent if self.config.path else None
+        # By canonical URL: trusted keys must not depend on how a remote is spelled (../r, ../r/, /abs/r, file://).
+        configured: dict[str, tuple[Path, ...]] = {}
+        for url, found in self.config.trusted_keys.items():
+            canonical = canonical_url(url, base=base)
+            configured[canonical] = (*configured.get(canonical, ()), *found)
 
-        def keys(url: str) -> tuple[Path, ...]:
-            return (*configured.get(url, ()), *trusted_keys)
+        def keys(url: str, base: Path | None) -> tuple[Path, ...]:
+            return (*configured.get(canonical_url(url, base=base), ()), *trusted_keys)
 
         if urls:
-            return [parse_remote(u, schemes=schemes, trusted_keys=keys(u)) for u in urls]
-        base = self.config.path.parent if self.config.path else None
-        return [parse_remote(u, base=base, schemes=schemes, trusted_keys=keys(u)) for u in self.config.remotes]
+            return [parse_remote(u, schemes=schemes, trusted_keys=keys(u, None)) for u in urls]
+        return [parse_remote(u, base=base, schemes=schemes, trusted_keys=keys(u, base)) for u in self.config.remotes]
 
     def request(
         self,
