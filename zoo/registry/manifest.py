@@ -71,18 +71,24 @@ class TargetOptions:
         return self.target(self.accelerator or PORTABLE).slug
 
     def fetch_args(self) -> str:
-        """The ``--target`` (and options) of ``zoo fetch`` that resolve to these options."""
+        """The ``--target`` (and options) of ``zoo fetch`` that resolve to these options, quoted for a shell."""
+        import shlex
+
+        return shlex.join(self.fetch_argv())
+
+    def fetch_argv(self) -> list[str]:
+        """``fetch_args`` as separate arguments."""
         if self.accelerator is None:
-            return f"--target {PORTABLE}"
-        text = f"--target {self.accelerator}"
+            return ["--target", PORTABLE]
+        argv = ["--target", self.accelerator]
         try:
             defaults = TargetTable().defaults(self.accelerator)
             default_options = (defaults.system_config, defaults.memory_mode)
         except UsageError:  # an accelerator this zoo does not know
             default_options = (None, None)
         if (self.system_config, self.memory_mode) != default_options:
-            text += f" --system-config {self.system_config} --memory-mode {self.memory_mode}"
-        return text
+            argv += ["--system-config", str(self.system_config), "--memory-mode", str(self.memory_mode)]
+        return argv
 
 
 @dataclass(frozen=True)
