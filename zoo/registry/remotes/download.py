@@ -150,7 +150,7 @@ def pull(remote: Remote, record: IndexRecord, cache: Cache, *, want: Wanted, pro
     label = f"{remote}: {record.model} for {record.target} (key {record.key[:12]}…)"
     try:
         trusted = _trusted(remote, record, label)
-        with staging_dir(cache.base / "tmp", f"pull-{record.key[:12]}") as staging:
+        with staging_dir(cache.staging_parent(), f"pull-{record.key[:12]}") as staging:
             # The artifact's files alone in one folder, as the remote stores them: what a signature covers.
             folder = staging / "artifact"
             folder.mkdir()
