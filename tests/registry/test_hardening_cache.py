@@ -305,7 +305,7 @@ def test_a_labels_header_with_code_appended_is_corrupt(add_entry: Artifact) -> N
     checked = _cli("cache", "verify")
     assert checked.exit_code == 1 and f"{add_entry.key[:12]}  CORRUPT" in checked.stdout
     assert "labels header: add_labels.h is not what zoo renders from the manifest's 1 labels" in checked.stdout
-    with pytest.raises(VerificationError, match="labels header: add_labels.h is not what zoo renders"):
+    with pytest.raises(VerificationError, match=r"labels header: add_labels\.h is not what zoo renders"):
         Zoo().fetch("add", "u55-128", labels_header=True)
 
 

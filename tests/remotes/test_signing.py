@@ -561,7 +561,6 @@ def test_a_trusted_key_from_a_pipe_or_a_fifo_is_read_once(source: Entry, keys: K
     zoo = f"{sys.executable} -m zoo"
     piped = subprocess.run(["bash", "-c", f'{zoo} fetch add -t u55-128 --no-build --remote "{share}" '
                             f'--trusted-key <(cat "{keys.ci.public}")'], env=env, capture_output=True, text=True,
-                           cwd=Path(__file__).parents[2],
                            timeout=120)
     assert piped.returncode == 0, piped.stderr
     assert "no such file" not in piped.stderr
