@@ -199,16 +199,16 @@ class TargetTable:
         table = {b.name: b for b in (*BUILTIN_BOARDS, *boards)}
         for b in config.boards:
             key = f"boards.{b.name}"
-            if not _BOARD_NAME.fullmatch(b.name):
-                # --target lower-cases what it is given, so any other name could never be chosen.
-                fixed = re.sub(r"[^a-z0-9._-]+", "-", b.name.lower()).strip("-._") or "my-board"
-                raise ConfigError(f"{config.path}: key '{key}': a board name is lower-case letters, digits, '-', '_' "
-                                  f"and '.' (it is what --target takes); rename it, e.g. [boards.{fixed}]")
             why = reserved_name(b.name)
             if why:
                 raise ConfigError(
                     f"{config.path}: key '{key}': {why}, so a board cannot take that name; rename the board"
                 )
+            if not _BOARD_NAME.fullmatch(b.name):
+                # --target lower-cases what it is given, so any other name could never be chosen.
+                fixed = re.sub(r"[^a-z0-9._-]+", "-", b.name.lower()).strip("-._") or "my-board"
+                raise ConfigError(f"{config.path}: key '{key}': a board name is lower-case letters, digits, '-', '_' "
+                                  f"and '.' (it is what --target takes); rename it, e.g. [boards.{fixed}]")
             if accelerator_of(b.target) is None:
                 raise UnknownTargetError(
                     f"{config.path}: key '{key}.target' must be an Ethos-U accelerator "
