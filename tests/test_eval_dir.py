@@ -227,3 +227,31 @@ def test_a_failing_evaluation_on_the_users_data_does_not_block_later_fetches(tmp
     again = run_zoo("fetch", "mnist", "-t", "u55-128", "--eval-dir", str(root), "--no-build")
     assert again.returncode == 1 and "failed verification" in again.stderr, again.stderr
     assert str(root) in again.stderr
+
+
+def test_a_16_bit_png_is_scaled_to_8_bits_not_clipped(tmp_path: Path) -> None:
+    import numpy as np
+    from PIL import Image
+
+    folder = tmp_path / "7"
+    folder.mkdir()
+    ramp = (np.arange(28 * 28, dtype=np.uint32).reshape(28, 28) * 65535 // (28 * 28 - 1)).astype(np.uint16)
+    Image.fromarray(ramp).save(folder / "ramp.png")
+    assert Image.open(folder / "ramp.png").mode.startswith("I")
+    [(pixels,)] = mnist.calibration_from_dir(tmp_path).load()
+    got = pixels.reshape(28, 28).numpy()
+    want = np.round(ramp / 65535 * 255) / 255
+    assert abs(got - want).max() < 1e-6  # clipped, 99.9 % of these pixels were 1.0
+    assert 0.49 < got.mean() < 0.51
+    assert abs(float(_imagenet_tensor(folder / "ramp.png").mean()) - 0.5) < 0.01
+
+
+def _imagenet_tensor(path: Path) -> Any:
+    from PIL import Image
+
+    from zoo.plugins._imagenet import Preprocessing
+
+    prep = Preprocessing(side=28, interpolation="nearest", mean=(0.0, 0.0, 0.0), std=(1.0, 1.0, 1.0))
+    with Image.open(path) as image:
+        image.load()
+        return prep.to_tensor(image)

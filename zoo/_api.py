@@ -102,7 +102,14 @@ class Zoo:
         chosen = name or self.config.default_target
         if not chosen:
             raise UsageError("no target given: pass --target (e.g. --target u55-128) or set default_target in zoo.toml")
-        return self.targets.resolve(chosen, system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget)
+        try:
+            return self.targets.resolve(chosen, system_config=system_config, memory_mode=memory_mode,
+                                        sram_budget=sram_budget)
+        except UsageError as exc:
+            if name:
+                raise
+            raise type(exc)(f"{self.config.path}: key 'default_target': {exc} Fix default_target, "
+                            "or pass --target") from None
 
     def target_names(self, names: str | None) -> list[str | None]:
         """``all`` (every Ethos-U accelerator), a comma-separated list, or one name (None: the default)."""
@@ -128,18 +135,22 @@ class Zoo:
         """The given remotes, else zoo.toml's ``remotes`` (relative paths from the config's folder). Each
         trusts zoo.toml's ``trusted_keys`` for its URL and ``trusted_keys``: with any, every artifact
         fetched from it must be signed by one of them."""
-        from zoo.registry.remotes import parse_remote
+        from zoo.registry.remotes import canonical_url, parse_remote
 
         schemes = self.registry.remote_schemes
-        configured = self.config.trusted_keys
+        base = self.config.path.parent if self.config.path else None
+        # By canonical URL: trusted keys must not depend on how a remote is spelled (../r, ../r/, /abs/r, file://).
+        configured: dict[str, tuple[Path, ...]] = {}
+        for url, found in self.config.trusted_keys.items():
+            canonical = canonical_url(url, base=base)
+            configured[canonical] = (*configured.get(canonical, ()), *found)
 
-        def keys(url: str) -> tuple[Path, ...]:
-            return (*configured.get(url, ()), *trusted_keys)
+        def keys(url: str, base: Path | None) -> tuple[Path, ...]:
+            return (*configured.get(canonical_url(url, base=base), ()), *trusted_keys)
 
         if urls:
-            return [parse_remote(u, schemes=schemes, trusted_keys=keys(u)) for u in urls]
-        base = self.config.path.parent if self.config.path else None
-        return [parse_remote(u, base=base, schemes=schemes, trusted_keys=keys(u)) for u in self.config.remotes]
+            return [parse_remote(u, schemes=schemes, trusted_keys=keys(u, None)) for u in urls]
+        return [parse_remote(u, base=base, schemes=schemes, trusted_keys=keys(u, base)) for u in self.config.remotes]
 
     def request(
         self,
@@ -167,14 +178,16 @@ class Zoo:
             if not Path(calibration_dir).is_dir():
                 raise UsageError(f"--calibration-dir {calibration_dir} is not a directory")
             calibration = spec.calibration_from_dir(Path(calibration_dir))
+        # zoo.toml's default_io is for the NPU; the portable target only runs float.
+        configured_io = None if io or resolved.is_portable else self.config.default_io
         try:
-            return BuildRequest.create(
-                spec, resolved, weights=weights, calibration=calibration,
-                # zoo.toml's default_io is for the NPU; the portable target only runs float.
-                io=io or (None if resolved.is_portable else self.config.default_io), layout=layout,
-            )
-        except SpecError as exc:
-            raise UsageError(str(exc)) from None
+            return BuildRequest.create(spec, resolved, weights=weights, calibration=calibration,
+                                       io=io or configured_io, layout=layout)
+        except (SpecError, UsageError) as exc:
+            if configured_io is None:
+                raise UsageError(str(exc)) from None
+            raise UsageError(f"{self.config.path}: key 'default_io' = {configured_io!r}: {exc}; fix default_io, "
+                             "or pass --io") from None
 
     def fetch(
         self,

@@ -65,7 +65,11 @@ def parse_size(value: object, *, where: str) -> int:
         except ValueError:
             number = -1.0
         if unit in _SIZE_UNITS and 0 < number * _SIZE_UNITS[unit] < _SIZE_MAX:
-            return int(number * _SIZE_UNITS[unit])
+            size = number * _SIZE_UNITS[unit]
+            if size != int(size):  # '0.5' would be 0 bytes, found only when the build fails
+                raise ConfigError(f"{where}: {value!r} is not a whole number of bytes; write a size such as "
+                                  f"'512KiB', '1.5MiB' or {max(int(size), 1)}")
+            return int(size)
     raise ConfigError(f"{where}: expected a size such as '2MiB' or a number of bytes, got {value!r}")
 
 

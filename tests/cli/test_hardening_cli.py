@@ -245,3 +245,63 @@ def test_a_model_file_that_raises_names_the_line_and_the_error(tmp_path: Path) -
     path.write_text("import torch\n\ndef make():\n    return 1 / 0\n\nModelUnderTest = make()\n")
     with pytest.raises(SpecError, match=f"^model file {path} failed to load at line 4: ZeroDivisionError: division by zero$"):
         spec_from_model_file(path)
+
+
+# Issue 20: zoo.toml's values are named where they cause an error, and the CLI exits as shells expect.
+
+def _config(tmp_path: Path, text: str) -> dict[str, str]:
+    (tmp_path / "zoo.toml").write_text(text)
+    return {"ZOO_CONFIG": str(tmp_path / "zoo.toml")}
+
+
+def test_a_board_sram_that_is_not_whole_bytes_is_a_config_error(tmp_path: Path) -> None:
+    env = _config(tmp_path, '[boards.tiny]\ntarget = "ethos-u55-128"\nsram = "0.5"\n')
+    proc = run_zoo("targets", env=env)
+    assert proc.returncode != 0
+    line = _one_error_line(proc)
+    assert f"{tmp_path / 'zoo.toml'}: key 'boards.tiny.sram': '0.5' is not a whole number of bytes" in line
+    assert "write a size such as '512KiB'" in line
+
+
+def test_a_board_name_that_target_cannot_take_is_a_config_error(tmp_path: Path) -> None:
+    env = _config(tmp_path, '[boards."Bad Name"]\ntarget = "ethos-u55-128"\n')
+    line = _one_error_line(run_zoo("targets", env=env))
+    assert "key 'boards.Bad Name': a board name is lower-case letters" in line and "[boards.bad-name]" in line
+    assert "Did you mean" not in line
+
+
+@pytest.mark.parametrize(("toml", "args", "message"), [
+    ('default_target = "u99"\n', ("fetch", "add", "--no-build"), "key 'default_target': unknown target 'u99'"),
+    ('default_io = "pixels"\n', ("fetch", "add", "-t", "u55-128", "--no-build"), "key 'default_io' = 'pixels': "),
+])
+def test_an_error_from_a_zoo_toml_default_names_zoo_toml(toml: str, args: tuple[str, ...], message: str,
+                                                         tmp_path: Path) -> None:
+    env = _config(tmp_path, toml)
+    line = _one_error_line(run_zoo(*args, env=env))
+    assert f"{tmp_path / 'zoo.toml'}: {message}" in line, line
+
+
+def test_zoo_load_plugins_naming_no_plugin_is_said(tmp_path: Path) -> None:
+    proc = run_zoo("list", env={"ZOO_LOAD_PLUGINS": "tiyn"})
+    assert proc.returncode == 0
+    assert "zoo: warning: ZOO_LOAD_PLUGINS names 'tiyn', which matches no installed plugin" in proc.stderr
+    strict = run_zoo("list", env={"ZOO_LOAD_PLUGINS": "tiyn", "ZOO_STRICT_PLUGINS": "1"})
+    assert strict.returncode != 0 and "ZOO_LOAD_PLUGINS names 'tiyn'" in _one_error_line(strict)
+
+
+def test_ctrl_c_exits_130(tmp_path: Path) -> None:
+    import signal
+    import time
+
+    slow = tmp_path / "slow_model.py"
+    started = tmp_path / "started"
+    slow.write_text(f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\ntime.sleep(60)\n")
+    proc = subprocess.Popen([sys.executable, "-m", "zoo", "--model-file", str(slow), "list"],
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    deadline = time.monotonic() + 60
+    while not started.exists() and time.monotonic() < deadline:
+        time.sleep(0.1)
+    proc.send_signal(signal.SIGINT)
+    _, stderr = proc.communicate(timeout=30)
+    assert proc.returncode == 130, stderr
+    assert "zoo: interrupted" in stderr and "Traceback" not in stderr

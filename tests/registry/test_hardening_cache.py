@@ -90,6 +90,15 @@ WRONG_TYPES = [
     ("files.0.size", True, "field 'files[0].size' should be an integer, not a boolean"),
     ("files.0.sha256", None, "field 'files[0].sha256' should be a string, not null"),
     ("build.payloads", "x", "field 'build.payloads' should be a list of objects or null"),
+    # Issue 20: what a header is rendered from keeps a grammar, and only zoo writes a signer of this shape.
+    ("header.macros.model", "add\nint injected = 42;", "field 'header.macros': macro model holds '\\n'"),
+    ("header.macros.q x", 1, "field 'header.macros': macro name 'q x' is not a lower-case C identifier"),
+    ("header.macros.len", 5, "field 'header.macros': macro name 'len' is zoo's own"),
+    ("header.macros.scale", float("inf"), "field 'header.macros': macro scale: inf is not a finite number"),
+    ("header.array", "model pte", "field 'header': header array name 'model pte' is not a C identifier"),
+    ("labels", ['a";\nint x;'], "field 'labels': label 0 holds '\\n'"),
+    ("verification.signature", 5, "field 'verification.signature' should be an object or null"),
+    ("verification.signature", {"key": "ab"}, "field 'verification.signature' has no 'key_file', which is required"),
 ]
 
 
@@ -270,3 +279,56 @@ def test_publish_refuses_an_artifact_that_fails_its_structural_check_and_pushes_
     [line] = [line for line in proc.stderr.splitlines() if line.startswith("zoo: error:")]
     assert swapped.key[:12] in line and "fails its structural check" in line
     assert not (remote / "index.json").exists() and not list(remote.rglob("*.pte"))
+
+
+# --- issue 20: the labels header is checked like the model header ----------------------------------
+
+def _add_labels(entry_dir: Path, labels: list[str], header: bytes) -> None:
+    """A labels header and the manifest's labels, every hash redone: consistent, so only the check can tell."""
+    (entry_dir / "add_labels.h").write_bytes(header)
+    record = {"name": "add_labels.h", "kind": "labels_header", "size": len(header),
+              "sha256": hashlib.sha256(header).hexdigest()}
+    _edit_manifest(entry_dir, lambda m: m.update(labels=labels, files=[
+        *(f for f in m["files"] if f["name"] != "add_labels.h"), record]))
+
+
+def test_a_labels_header_with_code_appended_is_corrupt(add_entry: Artifact) -> None:
+    from zoo.registry.c_header import labels_header
+
+    entry_dir = Cache(Zoo().cache_dir).entry_path(add_entry.key)
+    honest = labels_header(["sum"], file_name="add_labels.h", array="add_labels").encode()
+    _add_labels(entry_dir, ["sum"], honest)
+    art = Zoo().fetch("add", "u55-128", labels_header=True)
+    assert art.labels_header is not None and art.labels_header.read_bytes() == honest
+
+    _add_labels(entry_dir, ["sum"], honest + b"int steal(void) { return 42; }\n")
+    checked = _cli("cache", "verify")
+    assert checked.exit_code == 1 and f"{add_entry.key[:12]}  CORRUPT" in checked.stdout
+    assert "labels header: add_labels.h is not what zoo renders from the manifest's 1 labels" in checked.stdout
+    with pytest.raises(VerificationError, match=r"labels header: add_labels\.h is not what zoo renders"):
+        Zoo().fetch("add", "u55-128", labels_header=True)
+
+
+def test_verify_header_refuses_a_line_zoo_never_writes(add_entry: Artifact, tmp_path: Path) -> None:
+    pte = tmp_path / "add.pte"
+    pte.write_bytes(add_entry.pte.read_bytes())
+    header = tmp_path / "add.h"
+    text = add_entry.header.read_text()
+    header.write_text(text)
+    ok = _cli("verify", str(pte), "--header", str(header))
+    assert ok.exit_code == 0, ok.stdout
+    header.write_text(text.replace("\n\n__attribute__", '\n#define MODEL_PTE_Q ""\nint injected = 42;\n\n__attribute__'))
+    bad = _cli("verify", str(pte), "--header", str(header))
+    assert bad.exit_code == 1 and "is not one zoo writes ('int injected = 42;')" in bad.stdout, bad.stdout
+
+
+def test_a_tmp_file_in_the_cache_is_named_with_what_to_do(add_entry: Artifact, fake_compile: FakeCompile) -> None:
+    cache = Cache(Zoo().cache_dir)
+    tmp = cache.base / "tmp"
+    import shutil
+
+    shutil.rmtree(tmp, ignore_errors=True)
+    tmp.write_text("not a folder")
+    result = _cli("build", "add", "-t", "u55-128")
+    assert result.exit_code == 1
+    assert f"{tmp} is a file where zoo keeps a folder; move it away" in result.output, result.output

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 import sys
@@ -117,5 +118,11 @@ def cache_is_clean(cache_root: Path) -> bool:
 
 
 def entry_files(cache_root: Path, key: str) -> dict[str, bytes]:
+    """The entry's files; its manifest without ``verification.local_build``, which only the cache
+    that built it records (a download drops it: only zoo says that of an artifact, issue 20)."""
     folder = cache_root / "v1" / "entries" / key[:2] / key
-    return {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    files = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    manifest = json.loads(files["manifest.json"])
+    (manifest.get("verification") or {}).pop("local_build", None)
+    files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True).encode()
+    return files

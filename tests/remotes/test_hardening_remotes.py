@@ -26,7 +26,7 @@ from tests.hub_server import HubTestServer, git_blob_sha1
 from tests.remotes.helpers import artifact_dir, load_index, record, rewrite_manifest, save_index
 from tests.remotes.servers import StaticServer
 from zoo import Artifact, IntegrityError, Zoo
-from zoo._errors import ConfigError
+from zoo._errors import ConfigError, ZooError
 from zoo.registry.cache import Cache
 from zoo.registry.keys import canonical_json
 from zoo.registry.remotes.base import deadline_s, timeout_s
@@ -330,3 +330,119 @@ def test_the_index_keeps_its_shape_through_a_round_trip_with_rejected_parts() ->
     index = Index.loads(json.dumps(data), source="t")
     assert len(index) == 0 and len(index.rejected) == 2
     assert json.loads(index.dumps()) == data
+
+
+# 5. What a remote sends is data: it never becomes code in a header, nor a signer (issue 20).
+
+def _respin(root: Path, change: Callable[[dict[str, Any]], None], files: dict[str, tuple[str, bytes]]) -> None:
+    """Add or replace artifact files (name → kind, bytes) and change the manifest, then redo
+    every hash (the manifest's records, the index's files and manifest digest): a consistent forgery."""
+    key, rec = record(root, "add", "u55-128")
+    folder = artifact_dir(root, rec)
+    manifest = json.loads((root / rec["manifest"]).read_text())
+    for name, (kind, data) in files.items():
+        (folder / name).write_bytes(data)
+        entry = {"name": name, "kind": kind, "size": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        manifest["files"] = [f for f in manifest["files"] if f["name"] != name] + [entry]
+    change(manifest)
+    text = (json.dumps(manifest, indent=2, sort_keys=True) + "\n").encode()
+    (root / rec["manifest"]).write_bytes(text)
+    index = load_index(root)
+    listed = index["models"]["add"]["u55-128"][key]
+    listed["files"] = manifest["files"]
+    listed["manifest_sha256"] = hashlib.sha256(text).hexdigest()
+    save_index(root, index)
+
+
+def _old_c_string(value: str) -> str:
+    """How zoo quoted a macro before it had a grammar: newlines passed through."""
+    return '"' + value.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+INJECTED = '\nint injected_by_remote = 42;\n#define MODEL_PTE_Q '
+
+
+@pytest.mark.parametrize("case", ["newline in a value", "name that is no identifier", "zoo's own LEN", "a list"])
+def test_a_macro_outside_the_grammar_is_refused_from_a_remote(case: str, published: Published) -> None:
+    name, value, line = {
+        "newline in a value": ("q", INJECTED, f"#define MODEL_PTE_Q {_old_c_string(INJECTED)}"),
+        "name that is no identifier": ("q x", 1, "#define MODEL_PTE_Q X 1"),
+        "zoo's own LEN": ("len", 5, "#define MODEL_PTE_LEN 5"),
+        "a list": ("q", [1], "#define MODEL_PTE_Q [1]"),
+    }[case]
+    share = published.good
+    rec = record(share, "add", "u55-128")[1]
+    header = (artifact_dir(share, rec) / "add_u55-128.h").read_text()
+    # Rendered as zoo rendered it before: the new macro last, after the manifest's others.
+    forged = header.replace("\n\n__attribute__", f"\n{line}\n\n__attribute__", 1).encode()
+    _respin(share, lambda m: m["header"]["macros"].update({name: value}), {"add_u55-128.h": ("header", forged)})
+
+    with pytest.raises(ZooError) as caught:  # malformed, so refused: what is not data never reaches a header
+        fetch(str(share))
+    assert "header.macros" in str(caught.value) and "nothing of it was cached" in str(caught.value), caught.value
+    assert not any(Cache(Path(os.environ["ZOO_CACHE_DIR"])).scan())
+
+
+def _labels_header(labels: list[str]) -> bytes:
+    from zoo.registry.c_header import labels_header
+
+    return labels_header(labels, file_name="add_labels.h", array="add_labels").encode()
+
+
+def test_a_labels_header_is_checked_against_the_manifests_labels(published: Published, tmp_path: Path) -> None:
+    labels = ["sum", "carry"]
+    honest = published.bad_copy(tmp_path)
+    _respin(honest, lambda m: m.update(labels=labels), {"add_labels.h": ("labels_header", _labels_header(labels))})
+    art = Zoo().fetch("add", "u55-128", remotes=(str(honest),), build=False, labels_header=True,
+                      notice=lambda m: None)
+    assert art.labels_header is not None and art.labels_header.read_bytes() == _labels_header(labels)
+    assert any(c.name == "labels header" and c.passed for c in (art.verification.checks if art.verification else []))
+
+    appended = _labels_header(labels) + b"\nint steal(void) { return 42; }\n"
+    _respin(published.good, lambda m: m.update(labels=labels), {"add_labels.h": ("labels_header", appended)})
+    cache = tmp_path / "second-cache"
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(cache))
+        with pytest.raises(IntegrityError, match=r"labels header: add_labels\.h is not what zoo renders from the "
+                                                 r"manifest's 2 labels.*nothing of it was cached"):
+            fetch(str(published.good))
+
+
+def test_a_label_with_a_newline_is_a_corrupt_manifest(published: Published) -> None:
+    labels = ['x";\nint injected = 1;\nconst char *y = "']
+    body = "\n".join(f"    {_old_c_string(label)}," for label in labels)
+    forged = _labels_header(["x"]).decode().replace('    "x",', body).encode()
+    _respin(published.good, lambda m: m.update(labels=labels), {"add_labels.h": ("labels_header", forged)})
+    with pytest.raises(ZooError, match=r"field 'labels': label 0 holds '\\n'"):
+        fetch(str(published.good))
+
+
+@pytest.mark.parametrize("claim", [
+    {"key": "71b7" * 16, "key_file": "keys/a.pub", "format": "model-signing/ec-key"},
+    {"key": "deadbeef" * 8, "key_file": "/etc/trusted/ci.pub"},
+    5, "x", [1],
+])
+def test_a_remotes_claim_about_its_signer_is_dropped(claim: object, published: Published) -> None:
+    _respin(published.good, lambda m: m["verification"].update(signature=claim, local_build=True), {})
+    art, notes = fetch(str(published.good))
+    assert art.source == "remote"
+    assert "signature" not in (art.manifest.verification or {}) and "local_build" not in (art.manifest.verification or {})
+    assert not any("signed by" in n for n in notes), notes
+    # What is cached reads back, and hands out again without a claim.
+    again, _ = fetch(str(published.good))
+    assert again.source == "cache" and "signature" not in (again.manifest.verification or {})
+
+
+def test_zoo_toml_trusted_keys_apply_however_the_remote_is_spelled(published: Published, tmp_path: Path,
+                                                                 monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("model_signing")
+    from tests.remotes.helpers import make_key_pair
+
+    key = make_key_pair(tmp_path / "keys", "ci")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "zoo.toml").write_text(f'remotes = [{{url = "../good", trusted_keys = ["{key.public}"]}}]\n')
+    monkeypatch.chdir(project)
+    for spelling in ("../good", "../good/", str(published.good), f"file://{published.good}", "./../good"):
+        with pytest.raises(IntegrityError, match="it is unsigned, and this remote's artifacts must be signed"):
+            fetch(spelling)

@@ -142,3 +142,27 @@ def test_the_model_card_carries_the_catalogue_table() -> None:
     table = card.split("## What runs on each NPU", 1)[1]
     assert "| model | weights | ethos-u55-128 |" in table
     assert "| add | none | 270.0 µs, 90% NPU |" in table
+
+
+def test_the_model_card_escapes_what_plugins_and_remotes_supply() -> None:
+    weights = 'w"><img src=x onerror=alert("w")>'
+    index = Index.loads(json.dumps(_index(
+        weights=weights, target_options={"accelerator": "ethos-u55-128", "system_config": "[x](javascript:alert(1))|b",
+                                         "memory_mode": "m; rm -rf ~"},
+    )), source="t")
+    card = model_card(index, "hf://a/b")
+    text = card.split("```sh")[0]  # the fetch lines are a code block: quoted for the shell, not escaped
+    assert "<img" not in text and "&lt;img src=x onerror=alert\\(&quot;w&quot;\\)&gt;" in text
+    assert "[x](javascript" not in text and "\\[x\\]\\(javascript:alert\\(1\\)\\)\\|b" in card
+    [command] = [line for line in card.splitlines() if line.startswith("zoo fetch")]
+    import shlex
+
+    assert shlex.split(command) == ["zoo", "fetch", "add", "--target", "ethos-u55-128", "--system-config",
+                                    "[x](javascript:alert(1))|b",
+                                    "--memory-mode", "m; rm -rf ~", "--weights", weights, "--remote", "hf://a/b"]
+
+
+def test_a_fetch_line_that_would_leave_its_code_block_is_left_out() -> None:
+    index = Index.loads(json.dumps(_index(weights="w\n```\n<img src=x>")), source="t")
+    card = model_card(index, "hf://a/b")
+    assert "<img" not in card and card.count("```") == 2

@@ -38,7 +38,7 @@ from tests.remotes.helpers import (
     tamper_pte,
 )
 from tests.remotes.servers import StaticServer
-from zoo import Zoo
+from zoo import Artifact, IntegrityError, Zoo
 from zoo._config import parse_config
 from zoo._errors import ConfigError, MissingExtraError, UsageError
 from zoo.registry.cache import Cache, Entry
@@ -476,3 +476,116 @@ def test_a_cached_fetch_with_a_trusted_key_stays_light(source: Entry, keys: Keys
                      str(keys.ci.public), watch=SIGNING_STACK, env={"ZOO_CACHE_DIR": str(cache)})
     assert hit.returncode == 0, hit.stderr
     assert hit.loaded == []
+
+
+# 7. Trusted keys hold on a cache hit too, and only zoo records a signer (issue 20).
+
+def _fetch_add(*remotes: Path, trusted: tuple[Path, ...] = (), build: bool = False) -> tuple[Artifact, list[str]]:
+    notes: list[str] = []
+    art = Zoo().fetch("add", "u55-128", remotes=tuple(str(r) for r in remotes), trusted_keys=trusted, build=build,
+                      notice=notes.append)
+    return art, notes
+
+
+def test_a_cached_unsigned_download_is_not_handed_out_under_a_trusted_key(source: Entry, keys: Keys,
+                                                                           tmp_path: Path) -> None:
+    unsigned, signed = tmp_path / "unsigned", tmp_path / "signed"
+    publish(source, str(unsigned), None)
+    publish(source, str(signed), keys.ci.private)
+    first, _ = _fetch_add(unsigned)
+    assert first.source == "remote" and "signature" not in (first.manifest.verification or {})
+
+    # The signed remote's artifact takes the unsigned one's place in the cache.
+    art, notes = _fetch_add(signed, trusted=(keys.ci.public,))
+    assert art.source == "remote", notes
+    assert (art.manifest.verification or {})["signature"]["key"] == keys.ci.fingerprint
+    assert any("not handing out the cached artifact" in n and "zoo never checked a signature for it" in n
+               for n in notes), notes
+    again, notes = _fetch_add(signed, trusted=(keys.ci.public,))
+    assert again.source == "cache" and not any("not handing out" in n for n in notes), notes
+
+    # Signed by a key that is not in force: looked past too.
+    with pytest.raises(IntegrityError, match=r"the cached artifact is not handed out: it is signed by key "
+                                             rf"{keys.ci.fingerprint[:16]}… \({keys.ci.public}\), which is not one "
+                                             rf"of the trusted keys in force \({keys.other.public}\);.*--no-build"):
+        _fetch_add(signed, trusted=(keys.other.public,))
+
+
+def test_under_a_trusted_key_an_unsigned_cached_download_fails_plainly_without_a_build(
+        source: Entry, keys: Keys, tmp_path: Path) -> None:
+    unsigned = tmp_path / "unsigned"
+    publish(source, str(unsigned), None)
+    _fetch_add(unsigned)
+    cli = run_checked("fetch", "add", "-t", "u55-128", "--remote", str(unsigned), "--trusted-key",
+                      str(keys.ci.public), "--no-build", env={"ZOO_CACHE_DIR": os.environ["ZOO_CACHE_DIR"]})
+    assert cli.returncode != 0 and cli.stdout == ""
+    assert "add for ethos-u55-128: the cached artifact is not handed out: zoo never checked a signature for it" \
+        in cli.stderr, cli.stderr
+    assert "building was ruled out (--no-build)" in cli.stderr
+    # Without trusted keys in force, the cache hands it out as before.
+    assert _fetch_add(unsigned)[0].source == "cache"
+
+
+def test_under_a_trusted_key_a_local_build_is_handed_out_and_a_download_is_rebuilt(
+        source: Entry, keys: Keys, tmp_path: Path, fake_compile: FakeCompile) -> None:
+    # A build of zoo's own is not a prebuilt artifact: the cache hands it out.
+    mine, notes = _fetch_add(tmp_path / "nowhere", trusted=(keys.ci.public,), build=True)
+    assert mine.source in ("build", "cache") and (mine.manifest.verification or {})["local_build"] is True
+    assert _fetch_add(tmp_path / "nowhere", trusted=(keys.ci.public,))[0].source == "cache"
+
+    # An unsigned download is replaced by a build when building is allowed.
+    unsigned = tmp_path / "unsigned"
+    publish(source, str(unsigned), None)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(tmp_path / "other-cache"))
+        assert _fetch_add(unsigned)[0].source == "remote"
+        calls = len(fake_compile.calls)
+        art, notes = _fetch_add(unsigned, trusted=(keys.ci.public,), build=True)
+        assert art.source == "build" and len(fake_compile.calls) == calls + 1, notes
+        assert (art.manifest.verification or {}).get("local_build") is True
+
+
+def test_the_signers_key_file_is_recorded_from_the_root(source: Entry, keys: Keys, tmp_path: Path,
+                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    share = tmp_path / "share"
+    publish(source, str(share), keys.ci.private)
+    monkeypatch.chdir(keys.ci.public.parent)
+    art, _ = _fetch_add(share, trusted=(Path(keys.ci.public.name),))
+    assert (art.manifest.verification or {})["signature"]["key_file"] == str(keys.ci.public)
+
+
+def test_a_trusted_key_from_a_pipe_or_a_fifo_is_read_once(source: Entry, keys: Keys, tmp_path: Path) -> None:
+    share = tmp_path / "share"
+    publish(source, str(share), keys.ci.private)
+    env = {**os.environ, "ZOO_CACHE_DIR": str(tmp_path / "piped")}
+    zoo = f"{sys.executable} -m zoo"
+    piped = subprocess.run(["bash", "-c", f'{zoo} fetch add -t u55-128 --no-build --remote "{share}" '
+                            f'--trusted-key <(cat "{keys.ci.public}")'], env=env, capture_output=True, text=True,
+                           timeout=120)
+    assert piped.returncode == 0, piped.stderr
+    assert "no such file" not in piped.stderr
+
+    fifo = tmp_path / "ci.fifo"
+    os.mkfifo(fifo)
+    writer = subprocess.Popen(["bash", "-c", f'cat "{keys.ci.public}" > "{fifo}"'])
+    try:
+        fed = run_checked("fetch", "add", "-t", "u55-128", "--no-build", "--remote", str(share),
+                          "--trusted-key", str(fifo), env={"ZOO_CACHE_DIR": str(tmp_path / "fifo")})
+    finally:
+        writer.wait(30)
+    assert fed.returncode == 0, fed.stderr
+
+    # Nobody writes to it: an error at once, not a hang.
+    quiet = run_checked("fetch", "add", "-t", "u55-128", "--no-build", "--remote", str(share),
+                        "--trusted-key", str(fifo), env={"ZOO_CACHE_DIR": str(tmp_path / "quiet")})
+    assert quiet.returncode == 2 or quiet.returncode == 1
+    assert f"trusted key {fifo} for {share} is empty (a FIFO or pipe that nothing wrote to)" in quiet.stderr
+
+
+def test_a_sign_key_fifo_nobody_writes_to_is_an_error_not_a_hang(source: Entry, tmp_path: Path) -> None:
+    fifo = tmp_path / "key.fifo"
+    os.mkfifo(fifo)
+    published = run_checked("publish", "add", "-t", "u55-128", "--to", str(tmp_path / "share"), "--sign-key", str(fifo),
+                            env={"ZOO_CACHE_DIR": str(source.path.parents[3])})
+    assert published.returncode in (1, 2)
+    assert f"--sign-key {fifo} is empty (a FIFO or pipe that nothing wrote to)" in published.stderr

@@ -26,6 +26,10 @@ class _Group(click.Group):
     def invoke(self, ctx: click.Context) -> Any:
         try:
             return super().invoke(ctx)
+        except KeyboardInterrupt:
+            # 128 + SIGINT, as shells and CI runners expect of a program stopped by Ctrl-C (click says 1).
+            notice("interrupted")
+            sys.exit(130)
         except UnknownModelError as exc:
             _fail(_failed_model_file(ctx, exc) or exc)
         except ZooError as exc:

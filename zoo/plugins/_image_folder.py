@@ -38,6 +38,19 @@ def image_files(directory: Path) -> list[Path]:
     return sorted(files, key=lambda p: p.relative_to(directory).as_posix())
 
 
+SIXTEEN_BIT = "16-bit grey scaled to 8 bits"
+"""How ``eight_bit`` reads a 16-bit image, for the preprocessing strings of folder data sets."""
+
+
+def eight_bit(image: Any) -> Any:
+    """``image`` with 8-bit channels. Pillow opens a 16-bit grey PNG as ``I;16`` (or ``I``),
+    and its conversion to ``L`` or ``RGB`` clips every value above 255: nearly every pixel
+    of a 16-bit image becomes white. Scaled instead (0..65535 to 0..255, rounded)."""
+    if image.mode not in ("I", "I;16", "I;16B", "I;16L", "I;16N"):
+        return image
+    return image.convert("I").point(lambda v: v * 255 / 65535 + 0.5).convert("L")
+
+
 def _check_decodable(path: Path, model: str) -> None:
     try:
         from PIL import Image

@@ -9,7 +9,13 @@ from pathlib import Path
 from typing import Any
 
 from zoo import BuildError, Dataset, MissingExtraError
-from zoo.plugins._image_folder import file_sha256, image_folder, pillow_version
+from zoo.plugins._image_folder import (
+    SIXTEEN_BIT,
+    eight_bit,
+    file_sha256,
+    image_folder,
+    pillow_version,
+)
 
 VERSION = "1"
 """Bump when the bytes of the calibration tensors change."""
@@ -65,7 +71,7 @@ class Preprocessing:
 
         side = self.side
         resample = Image.Resampling[self.interpolation.upper()]
-        rgb = image.convert("RGB").resize((side, side), resample)
+        rgb = eight_bit(image).convert("RGB").resize((side, side), resample)
         pixels = torch.frombuffer(bytearray(rgb.tobytes()), dtype=torch.uint8)
         x = pixels.reshape(side, side, 3).permute(2, 0, 1).to(torch.float32) / 255.0
         mean = torch.tensor(self.mean).reshape(3, 1, 1)
@@ -144,5 +150,5 @@ def calibration_from_dir(directory: Path, prep: Preprocessing, model: str) -> Da
     center-cropped to a square and preprocessed with ``prep``."""
     return image_folder(
         directory, model=model, decode=lambda path: _load_image(path, prep), limit=MAX_DIR_IMAGES,
-        preprocessing=f"center square crop, {prep.describe()}, zoo-imagenet={VERSION}",
+        preprocessing=f"center square crop, {SIXTEEN_BIT}, {prep.describe()}, zoo-imagenet={VERSION}",
     )

@@ -16,7 +16,7 @@ from zoo import (
     hookimpl,
 )
 from zoo.plugins import _mnist5k
-from zoo.plugins._image_folder import image_folder
+from zoo.plugins._image_folder import SIXTEEN_BIT, eight_bit, image_folder
 
 VERSION = "2"
 WEIGHTS_FILE = Path(__file__).parent / "weights" / "mnist.safetensors"
@@ -118,7 +118,7 @@ def _decode(path: Path) -> Any:
     from PIL import Image
 
     with Image.open(path) as image:
-        grey = image.convert("L")
+        grey = eight_bit(image).convert("L")
     if grey.size != (SIDE, SIDE):
         grey = grey.resize((SIDE, SIDE), Image.Resampling.BILINEAR)
     pixels = torch.frombuffer(bytearray(grey.tobytes()), dtype=torch.uint8)
@@ -129,7 +129,7 @@ def calibration_from_dir(directory: Path) -> Dataset:
     """Every *.png/*.jpg/*.jpeg under ``directory``, in order of relative path: grey,
     resized to 28×28 if needed (bilinear), /255. MNIST's convention: white digit on black."""
     return image_folder(
-        directory, model="mnist", decode=_decode, preprocessing=f"{DIR_PREPROCESSING}, mnist-plugin={VERSION}"
+        directory, model="mnist", decode=_decode, preprocessing=f"{DIR_PREPROCESSING}, {SIXTEEN_BIT}, mnist-plugin={VERSION}"
     )
 
 

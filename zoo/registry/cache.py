@@ -89,11 +89,23 @@ class Cache:
         try:
             yield
         except OSError as exc:
+            blocker = _blocker(exc)
+            if blocker is not None:
+                raise CacheError(f"cannot write to the cache at {self.root}: {blocker} is a file where zoo keeps a "
+                                 "folder; move it away (zoo does not delete what it did not write), or set "
+                                 "ZOO_CACHE_DIR to another folder") from None
             where = f" ({exc.filename})" if exc.filename else ""
             raise CacheError(
                 f"cannot write to the cache at {self.root}: {exc.strerror or exc}{where}. Make it writable "
                 "(or free some space), or set ZOO_CACHE_DIR to a folder you can write"
             ) from None
+
+    def staging_parent(self) -> Path:
+        """The folder that entries (and downloads) are staged in, made if need be."""
+        tmp = self.base / "tmp"
+        with self._writing():
+            tmp.mkdir(parents=True, exist_ok=True)
+        return tmp
 
     def lock(self, key: str, timeout: float = -1) -> FileLock:
         from filelock import FileLock  # 20 ms to import; only builds need it
@@ -221,6 +233,16 @@ class Cache:
         A live writer holds its staging folder's lock, so this never races one."""
         with self._writing():
             return remove_stale_staging(self.base / "tmp", trash_prefix=_TRASH)
+
+
+def _blocker(exc: OSError) -> Path | None:
+    """The file that stands where a folder of the cache must be, if that is why ``exc`` was raised."""
+    if not isinstance(exc, (FileExistsError, NotADirectoryError)) or not exc.filename:
+        return None
+    try:
+        return not_a_folder(Path(exc.filename))
+    except OSError:
+        return None
 
 
 def _check_folder(root: Path) -> None:

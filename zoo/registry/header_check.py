@@ -14,7 +14,7 @@ from zoo.registry.manifest import Manifest
 
 def check_header(pte: bytes, header_text: str, header_name: str, array: str | None = None) -> Check:
     """The header's array must hold exactly the .pte's bytes, and its LEN/SHA256 macros must agree."""
-    from zoo.registry.c_header import parse_array
+    from zoo.registry.c_header import foreign_line, parse_array
 
     try:
         found_array, data, macros = parse_array(header_text, array)
@@ -33,6 +33,9 @@ def check_header(pte: bytes, header_text: str, header_name: str, array: str | No
     sha = macros.get(f"{prefix}_SHA256")
     if sha is not None and sha.strip('"') != hashlib.sha256(pte).hexdigest():
         problems.append(f"{prefix}_SHA256 is {sha}, not the .pte's sha256")
+    foreign = foreign_line(header_text)
+    if foreign is not None:
+        problems.append(f"line {foreign[0]} is not one zoo writes ({foreign[1][:60]!r}): it would be compiled as code")
     if problems:
         return Check("header", False, f"{header_name} does not match its .pte: " + "; ".join(problems))
     return Check("header", True, f"{header_name}: array {found_array}[] holds exactly the .pte's {len(pte):,} bytes")

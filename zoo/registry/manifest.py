@@ -71,18 +71,24 @@ class TargetOptions:
         return self.target(self.accelerator or PORTABLE).slug
 
     def fetch_args(self) -> str:
-        """The ``--target`` (and options) of ``zoo fetch`` that resolve to these options."""
+        """The ``--target`` (and options) of ``zoo fetch`` that resolve to these options, quoted for a shell."""
+        import shlex
+
+        return shlex.join(self.fetch_argv())
+
+    def fetch_argv(self) -> list[str]:
+        """``fetch_args`` as separate arguments."""
         if self.accelerator is None:
-            return f"--target {PORTABLE}"
-        text = f"--target {self.accelerator}"
+            return ["--target", PORTABLE]
+        argv = ["--target", self.accelerator]
         try:
             defaults = TargetTable().defaults(self.accelerator)
             default_options = (defaults.system_config, defaults.memory_mode)
         except UsageError:  # an accelerator this zoo does not know
             default_options = (None, None)
         if (self.system_config, self.memory_mode) != default_options:
-            text += f" --system-config {self.system_config} --memory-mode {self.memory_mode}"
-        return text
+            argv += ["--system-config", str(self.system_config), "--memory-mode", str(self.memory_mode)]
+        return argv
 
 
 @dataclass(frozen=True)
@@ -291,6 +297,11 @@ def _nested_rules() -> tuple[tuple[str, Any, bool], ...]:
         ("verification.structure", dict[str, Any] | None, False),
         ("verification.numerics", dict[str, Any] | None, False),
         ("verification.bundle", dict[str, Any] | None, False),
+        ("verification.bundle.macros", dict[str, str | int | float | None], False),
+        # Written by zoo alone (a remote's claims are dropped as it downloads): who signed it, checked here.
+        ("verification.signature", dict[str, Any] | None, False),
+        *((f"verification.signature.{name}", str, True) for name in ("key", "key_file", "format")),
+        ("verification.local_build", bool, False),
         ("io.mode", str, True),
         ("io.layout", str, True),
         *((f"io.{side}", list[dict[str, Any]], True) for side in ("inputs", "outputs")),
@@ -341,3 +352,27 @@ def _validate(data: dict[str, Any]) -> None:
         head, *rest = path.split(".")
         if data.get(head) is not None:
             _nested_step(data[head], rest, head, hint, required)
+    _check_header_grammar(data)
+
+
+def _check_header_grammar(data: dict[str, Any]) -> None:
+    """What a header is rendered from keeps the grammar of ``macros.py``: a manifest
+    that carries anything else (a newline in a macro, say) is corrupt, wherever it came from."""
+    from zoo.registry.c_header import HeaderOptions, labels_array
+    from zoo.registry.macros import labels_problem, macros_problem
+
+    header = data.get("header") or {}
+    bundle = (data.get("verification") or {}).get("bundle") or {}
+    for where, macros in (("header.macros", header.get("macros")), ("verification.bundle.macros", bundle.get("macros"))):
+        problem = macros_problem(macros) if macros is not None else None
+        if problem is not None:
+            raise ValueError(f"field '{where}': {problem}")
+    try:
+        HeaderOptions(header.get("array", "model_pte"), header.get("section", "network_model_sec"))
+        if data.get("labels") is not None:
+            labels_array(data["model"])
+    except ValueError as exc:
+        raise ValueError(f"field 'header': {exc}") from None
+    problem = labels_problem(data["labels"]) if data.get("labels") is not None else None
+    if problem is not None:
+        raise ValueError(f"field 'labels': {problem}")

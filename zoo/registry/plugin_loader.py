@@ -80,6 +80,8 @@ class LoadOptions:
     disabled: tuple[str, ...] = ()
     strict: bool = False
     entry_points: bool = True
+    only_from: str = "ZOO_LOAD_PLUGINS"
+    """Where ``only`` came from, to name in a warning."""
 
     @classmethod
     def from_env(
@@ -93,15 +95,16 @@ class LoadOptions:
         config_modules: tuple[str, ...] = (),
     ) -> LoadOptions:
         env = os.environ
-        only = config_only
+        only, only_from = config_only, "zoo.toml's plugins.enabled"
         if "ZOO_LOAD_PLUGINS" in env:
-            only = _split(env["ZOO_LOAD_PLUGINS"])
+            only, only_from = _split(env["ZOO_LOAD_PLUGINS"]), "ZOO_LOAD_PLUGINS"
         env_modules = _split(env.get("ZOO_PLUGINS", ""))
         strict = strict or bool(flag("ZOO_STRICT_PLUGINS"))
         return cls(
             modules=(*config_modules, *env_modules, *modules),
             model_files=model_files,
             only=only,
+            only_from=only_from,
             disabled=config_disabled,
             strict=strict,
         )
@@ -162,8 +165,10 @@ class Registry:
     def load(self, options: LoadOptions) -> Registry:
         self.strict = options.strict
         if options.entry_points:
-            for ep in sorted(entry_points(group=_hookspecs.ENTRY_POINT_GROUP), key=_ep_order):
+            found = sorted(entry_points(group=_hookspecs.ENTRY_POINT_GROUP), key=_ep_order)
+            for ep in found:
                 self._load_entry_point(ep, options)
+            self._check_only(options, found)
         for module in options.modules:
             self._load_module(module)
         for path in options.model_files:
@@ -181,6 +186,20 @@ class Registry:
             self.plugins.append(status)
             return
         self._guarded(status, ep.load)
+
+    def _check_only(self, options: LoadOptions, found: list[EntryPoint]) -> None:
+        """A name in ZOO_LOAD_PLUGINS that matches no plugin is a typo that would pass silently."""
+        names = {ep.name for ep in found} | {ep.dist.name for ep in found if ep.dist}
+        unknown = [n for n in options.only or () if n not in names]
+        if not unknown:
+            return
+        external = sorted({ep.name for ep in found if not (ep.dist and ep.dist.name == BUILTIN_DIST)})
+        message = (f"{options.only_from} names {', '.join(repr(n) for n in unknown)}, which "
+                   f"match{'es' if len(unknown) == 1 else ''} no installed plugin (installed: "
+                   f"{', '.join(external) or 'none besides the built-ins'}); fix the name, or install the plugin")
+        if self.strict:
+            raise UsageError(message)
+        print(f"zoo: warning: {message}", file=self._stderr or sys.stderr)
 
     def _load_module(self, module: str) -> None:
         status = PluginStatus(module, "module")

@@ -75,6 +75,15 @@ class Resolver:
     evaluated: dict[str, dict[str, Any]] = field(default_factory=dict, init=False)
     """With ``eval_dir``: the numerics on the user's data, by entry key (``evaluations.py``)."""
 
+    def __post_init__(self) -> None:
+        from zoo.registry.trust import CachePolicy
+
+        self._policy = CachePolicy.for_remotes(self.remotes)
+
+    def _refusal(self, entry: Entry | None) -> str | None:
+        """Why the trusted keys in force do not let ``entry`` be handed out (``trust.py``)."""
+        return None if entry is None or self._policy is None else self._policy.refusal(entry)
+
     @property
     def _numerics(self) -> bool:
         return self.options.verify is True or self.options.bundle or self.options.eval_dir is not None
@@ -144,8 +153,14 @@ class Resolver:
                 raise
             key = None  # e.g. calibration data that only the compile extra installs; a remote may still have it
         data = _numerics_data(request, self.options.eval_dir) if self._numerics and key is not None else None
+        refused_cache: str | None = None
         if not opts.force_build:
             entry = self._checked_get(key) if key else None
+            refused_cache = self._refusal(entry)
+            if refused_cache is not None:
+                self.notice(f"{request.spec.name} for {request.target.name}: not handing out the cached artifact "
+                            f"(key {str(key)[:12]}…): {refused_cache}; looking further")
+                entry = None
             if entry is not None and self._has(entry, data, opts.bundle):
                 return entry.key, data, (entry, "cache")
             if entry is not None and not opts.build:
@@ -164,13 +179,15 @@ class Resolver:
 
                 search = find_prebuilt(
                     request, self.cache, self.remotes, any_toolchain=opts.any_toolchain, offline=self.offline,
-                    say=self.notice, progress=progress,
+                    say=self.notice, progress=progress, cached_ok=lambda e: self._refusal(e) is None,
+                    replace=refused_cache is not None,
                 )
                 found, notes, refused = search.found, search.notes, bool(search.refused)
                 if found is not None and (not self._numerics or self._has(found.entry, data, opts.bundle)):
                     return found.entry.key, data, (found.entry, found.source)
         if not opts.build:
-            where = "; ".join(["not in the cache", *notes])
+            cached = "not in the cache" if refused_cache is None else f"the cached artifact is not handed out: {refused_cache}"
+            where = "; ".join([cached, *notes])
             # A remote that offered a tampered artifact is the news, more than the missing build.
             error = IntegrityError if refused else BuildError
             raise error(
@@ -222,6 +239,10 @@ class Resolver:
             for p in pending:
                 # Another process may have finished the same build while we waited.
                 entry = None if opts.force_build else self._checked_get(p.key)
+                refusal = self._refusal(entry)
+                if refusal is not None:  # a build of our own replaces it, as with --force-build
+                    self.cache.evict(p.key)
+                    entry = None
                 if entry is not None and self._has(entry, p.data, opts.bundle):
                     done.update((i, (entry, "cache")) for i in p.indexes)
                     continue
@@ -299,7 +320,7 @@ class Resolver:
         if r.target.sram_budget is None or p.previous is not None or p.bundle or self.options.eval_dir is not None:
             return False
         default = self._checked_get(derive.default_of(r).key())
-        if default is None or (p.data is not None and not _has(default, p.data, False)):
+        if default is None or self._refusal(default) is not None or (p.data is not None and not _has(default, p.data, False)):
             return False
         made = derive.from_default(r, default)
         if made is None:

@@ -119,12 +119,9 @@ def fingerprint(public_key: EllipticCurvePublicKey) -> str:
 
 
 def _read(path: Path, what: str) -> bytes:
-    try:
-        return path.read_bytes()
-    except FileNotFoundError:
-        raise UsageError(f"{what} {path}: no such file") from None
-    except OSError as exc:
-        raise UsageError(f"{what} {path}: cannot read it: {exc.strerror or exc}") from None
+    from zoo.registry.key_files import read_key
+
+    return read_key(path, f"{what} {path}")
 
 
 def _check_curve(key: object, path: Path, what: str) -> None:
@@ -185,13 +182,18 @@ def trusted_fingerprints(paths: Sequence[Path]) -> dict[str, Path]:
 def check_key_files(paths: Sequence[Path], *, remote: str) -> tuple[Path, ...]:
     """The trusted keys of ``remote``, checked before anything is fetched: the
     extra is installed and every file is there. Imports nothing heavy."""
+    from zoo.registry.key_files import absolute, read_key
+
     if not paths:
         return ()
     require_extra(f"checking signatures (trusted keys for {remote})")
     for path in paths:
-        if not Path(path).is_file():
-            raise UsageError(f"trusted key {path} for {remote}: no such file; fix trusted_keys in zoo.toml or --trusted-key")
-    return tuple(dict.fromkeys(Path(p) for p in paths))
+        try:
+            read_key(path, f"trusted key {path} for {remote}")  # once, now: a pipe (<(…)) cannot be read again
+        except UsageError as exc:
+            raise UsageError(f"{exc}; fix trusted_keys in zoo.toml or --trusted-key") from None
+    # From the root: the signer recorded in the cache names its key file wherever the next fetch runs.
+    return tuple(dict.fromkeys(absolute(Path(p)) for p in paths))
 
 
 # --- signing ------------------------------------------------------------------------------------
@@ -230,11 +232,15 @@ def signed_entries(entries: Sequence[Entry], key_path: Path) -> Iterator[list[En
     password = os.environ.get(PASSWORD_ENV)
     # model-signing hands the password to cryptography, which takes bytes (its annotation says str).
     secret: Any = password.encode() if password else None
-    config = signing.Config()  # type: ignore[no-untyped-call]
-    config.use_elliptic_key_signer(private_key=key_path, password=secret).set_hashing_config(_hashing_config())
     from cryptography.hazmat.primitives import serialization
 
     with tempfile.TemporaryDirectory(prefix="zoo-sign-") as work:
+        from zoo.registry.key_files import regular_copy
+
+        # model-signing opens the key by its path: a FIFO or pipe was read once already, so it gets a private copy.
+        readable = regular_copy(key_path, _read(key_path, "--sign-key"), Path(work))
+        config = signing.Config()  # type: ignore[no-untyped-call]
+        config.use_elliptic_key_signer(private_key=readable, password=secret).set_hashing_config(_hashing_config())
         public = Path(work) / "signer.pub"
         public.write_bytes(private.public_key().public_bytes(serialization.Encoding.PEM,
                                                              serialization.PublicFormat.SubjectPublicKeyInfo))
@@ -328,10 +334,13 @@ def verify(folder: Path, signature: Path, trusted: dict[str, Path], *, label: st
                              f"artifact is {', '.join(present)}: not the artifact that was signed")
     from model_signing import verifying
 
+    from zoo.registry.key_files import regular_copy
+
+    readable = regular_copy(key_file, _read(key_file, "trusted key"), signature.parent)
     try:
         with _quiet():
             config = verifying.Config()  # type: ignore[no-untyped-call]
-            config.use_elliptic_key_verifier(public_key=key_file).set_hashing_config(_hashing_config())
+            config.use_elliptic_key_verifier(public_key=readable).set_hashing_config(_hashing_config())
             config.verify(folder, signature)
     except Exception as exc:  # model-signing's own errors have no common base; any of them refuses it
         changed = [name for name, digest in sorted(signed.items()) if sha256_file(folder / name) != digest]

@@ -204,6 +204,11 @@ class TargetTable:
                 raise ConfigError(
                     f"{config.path}: key '{key}': {why}, so a board cannot take that name; rename the board"
                 )
+            if not _BOARD_NAME.fullmatch(b.name):
+                # --target lower-cases what it is given, so any other name could never be chosen.
+                fixed = re.sub(r"[^a-z0-9._-]+", "-", b.name.lower()).strip("-._") or "my-board"
+                raise ConfigError(f"{config.path}: key '{key}': a board name is lower-case letters, digits, '-', '_' "
+                                  f"and '.' (it is what --target takes); rename it, e.g. [boards.{fixed}]")
             if accelerator_of(b.target) is None:
                 raise UnknownTargetError(
                     f"{config.path}: key '{key}.target' must be an Ethos-U accelerator "
@@ -273,6 +278,9 @@ class TargetTable:
             extra_flags=tuple(extra_flags),
             sram_budget=sram_budget if sram_budget is not None else (board.sram_bytes if board else None),
         )
+
+
+_BOARD_NAME = re.compile(r"[a-z0-9][a-z0-9._-]*")
 
 
 def _check_vela_options(accelerator: str, system_config: str, memory_mode: str) -> None:

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from zoo._errors import UsageError, VerificationError
 from zoo.registry.checks import Check
 from zoo.registry.header_check import check_header, check_stored_header
+from zoo.registry.labels_check import check_labels_header
 from zoo.registry.manifest import Manifest
 from zoo.registry.memory_fit import BUDGET_FLAGS, check_budget
 from zoo.registry.structure_check import (
@@ -106,6 +107,9 @@ def verify_entry(
             checks.append(Check("header", True, f"{header_path.name}: sha256 {record.sha256[:16]}… as when it was "
                                 "checked against the .pte and the manifest on entering the cache"
                                 if record else f"{header_path.name}: as recorded"))
+    labels_path = entry.file("labels_header")
+    if labels_path is not None:  # small: checked in full every time
+        checks.append(check_labels_header(labels_path.read_bytes(), labels_path.name, m))
     if target is not None and target.sram_budget is not None and checks[0].passed:
         total = m.vela_total
         checks.append(check_budget(pte, target, vela_sram_bytes=total.sram_bytes if total else None))

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from zoo.registry import io_boundary
 from zoo.registry.build.unit import BuiltArtifact
-from zoo.registry.c_header import HeaderOptions, labels_header, pte_header
+from zoo.registry.c_header import HeaderOptions, labels_array, labels_header, pte_header
 from zoo.registry.cache import sha256_bytes
 from zoo.registry.keys import tool_versions
 from zoo.registry.manifest import FileRecord, Manifest
@@ -66,8 +66,7 @@ def assemble(
     labels = spec.load_labels()
     if labels:
         name = f"{spec.name}_labels.h"
-        array = f"{spec.name.replace('-', '_').replace('.', '_')}_labels"
-        files[name] = ("labels_header", labels_header(labels, file_name=name, array=array).encode("utf-8"))
+        files[name] = ("labels_header", labels_header(labels, file_name=name, array=labels_array(spec.name)).encode("utf-8"))
     bundle_record = _bundle_files(request, result, macros, files) if bundle else None
     manifest = Manifest(
         key=key,

@@ -87,6 +87,20 @@ BUILTIN_SCHEMES: Mapping[str, RemoteFactory] = MappingProxyType({
 })
 
 
+def canonical_url(text: str, *, base: Path | None = None) -> str:
+    """One spelling per remote, to compare remotes by (zoo.toml's ``trusted_keys`` against
+    ``--remote``): a directory (a path or ``file://``) is its resolved absolute path, relative
+    paths taken from ``base`` (default: cwd); any other URL has its scheme and host in lower
+    case and no trailing ``/``. So ``../r``, ``../r/``, ``/abs/r`` and ``file:///abs/r`` agree."""
+    url = text.strip()
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme in ("", "file"):
+        path = Path(unquote(urlparse(url).path)) if scheme else Path(url).expanduser()
+        return str(((base or Path.cwd()) / path).resolve())
+    parsed = urlparse(url)
+    return parsed._replace(scheme=scheme, netloc=parsed.netloc.lower(), path=parsed.path.rstrip("/")).geturl()
+
+
 def parse_remote(
     text: str, *, base: Path | None = None, schemes: Mapping[str, RemoteFactory] | None = None,
     trusted_keys: Sequence[Path] = (),
@@ -114,4 +128,4 @@ def parse_remote(
     return remote
 
 
-__all__ = ["BUILTIN_SCHEMES", "Remote", "RemoteFactory", "parse_remote"]
+__all__ = ["BUILTIN_SCHEMES", "Remote", "RemoteFactory", "canonical_url", "parse_remote"]

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import html
+import re
+import shlex
 from itertools import groupby
 from typing import Any
 
@@ -10,6 +13,16 @@ from zoo.registry.manifest import TargetOptions
 from zoo.registry.remotes.index import Index, IndexRecord
 
 _TOOLS = ("executorch", "ethos-u-vela", "torch")
+
+
+_MARKDOWN = re.compile(r"([\\`*_\[\]()|!~<>])")
+
+
+def _text(value: object) -> str:
+    """A value a plugin or a remote supplied, as inert text in a Markdown table cell: HTML
+    escaped, Markdown's punctuation backslashed (``|`` would end the cell), one line."""
+    flat = " ".join(str(value).split())
+    return _MARKDOWN.sub(r"\\\1", html.escape(flat, quote=True))
 
 
 def _ms(value: Any) -> str:
@@ -29,17 +42,20 @@ def _accuracy(value: Any) -> str:
     if value is None:
         return "–"
     if isinstance(value, dict):
-        return ", ".join(f"{k} {v:.1%}" if isinstance(v, float) and 0 <= v <= 1 else f"{k} {v}" for k, v in sorted(value.items()))
-    return str(value)
+        return ", ".join(_text(k) + " " + (f"{v:.1%}" if isinstance(v, float) and 0 <= v <= 1 else _text(v))
+                         for k, v in sorted(value.items(), key=lambda kv: str(kv[0])))
+    return _text(value)
 
 
 def _tools(r: IndexRecord) -> str:
-    return ", ".join(f"{t} {r.tools[t]}" for t in _TOOLS if r.tools.get(t))
+    return ", ".join(f"{t} {_text(r.tools[t])}" for t in _TOOLS if r.tools.get(t))
 
 
 def fetch_command(r: IndexRecord, remote: str) -> str:
-    """The ``zoo fetch`` line that resolves to this artifact's target and options."""
-    return f"zoo fetch {r.model} {TargetOptions.from_json(r.target_options).fetch_args()} --weights {r.weights} --remote {remote}"
+    """The ``zoo fetch`` line that resolves to this artifact's target and options, every value
+    quoted for a POSIX shell: a name from a plugin or a remote must not redirect or run anything."""
+    args = TargetOptions.from_json(r.target_options).fetch_argv()
+    return shlex.join(["zoo", "fetch", r.model, *args, "--weights", r.weights, "--remote", remote])
 
 
 def _share(r: IndexRecord) -> str:
@@ -58,19 +74,21 @@ def catalogue_table(records: list[IndexRecord]) -> list[str]:
     for r in sorted(records, key=lambda r: (r.built_at, r.key)):
         newest[(r.model, r.weights, r.target)] = r
     rows = sorted({(m, w) for m, w, _ in newest})
-    lines = ["| model | weights | " + " | ".join(targets) + " |", "| --- | --- |" + " --- |" * len(targets)]
+    lines = ["| model | weights | " + " | ".join(_text(t) for t in targets) + " |", "| --- | --- |" + " --- |" * len(targets)]
     for model, weights in rows:
         cells = []
         for t in targets:
             found = newest.get((model, weights, t))
             cells.append("·" if found is None else f"{_ms((found.vela or {}).get('inference_time_ms'))}{_share(found)}")
-        lines.append(f"| {model} | {weights} | " + " | ".join(cells) + " |")
+        lines.append(f"| {_text(model)} | {_text(weights)} | " + " | ".join(cells) + " |")
     return lines
 
 
 def model_card(index: Index, remote: str) -> str:
     records = sorted(index, key=lambda r: (r.model, r.slug, r.built_at, r.key))
     accelerators = sorted({str(r.target_options["accelerator"]) for r in records if r.target_options.get("accelerator")})
+    # Tags are YAML list items: a name that is not a plain token would change the front matter.
+    accelerators = [a for a in accelerators if re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*", a)]
     lines = ["---", "library_name: executorch", "tags:"]
     lines += [f"- {tag}" for tag in ("executorch", "ethos-u", *accelerators)]
     lines += [
@@ -95,7 +113,7 @@ def model_card(index: Index, remote: str) -> str:
     for model, group in groupby(records, key=lambda r: r.model):
         rows = list(group)
         lines += [
-            "", f"## {model}", "",
+            "", f"## {_text(model)}", "",
             "| target | system config | memory mode | weights | .pte | Vela: inference | SRAM | flash | accuracy | built with | sha256 of the .pte |",
             "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
@@ -104,10 +122,13 @@ def model_card(index: Index, remote: str) -> str:
             vela = r.vela or {}
             opts = r.target_options
             lines.append(" | ".join([
-                f"| {r.target}", str(opts.get("system_config") or "–"), str(opts.get("memory_mode") or "–"), r.weights,
+                f"| {_text(r.target)}", _text(opts.get("system_config") or "–"), _text(opts.get("memory_mode") or "–"),
+                _text(r.weights),
                 human_bytes(pte.size if pte else None), _ms(vela.get("inference_time_ms")),
                 _bytes(vela.get("sram_bytes")), _bytes(vela.get("flash_bytes")),
-                _accuracy(r.accuracy), _tools(r), f"`{pte.sha256}` |" if pte else "– |",
+                _accuracy(r.accuracy), _tools(r), f"`{_text(pte.sha256)}` |" if pte else "– |",
             ]))
-        lines += ["", "```sh", *dict.fromkeys(fetch_command(r, remote) for r in rows), "```"]
+        # A value with a line break would end the code block early, quoted or not: such a line is left out.
+        commands = [c for c in dict.fromkeys(fetch_command(r, remote) for r in rows) if c.isprintable()]
+        lines += ["", "```sh", *commands, "```"]
     return "\n".join(lines) + "\n"

@@ -25,7 +25,8 @@ signed by one of them (``zoo.registry.signing``): an unsigned one, or one signed
 by another key, is refused before any of it is downloaded; otherwise the
 signature is downloaded (checked against the index like every file) and must
 cover exactly the downloaded files, unchanged. The cached manifest records who
-signed it, under ``verification.signature``.
+signed it, under ``verification.signature``: only zoo writes that, after it
+checked the signature itself; whatever a remote's manifest says there is dropped.
 
 A remote that misbehaves (unreachable, malformed, or serving an artifact that
 fails a check) costs only itself: zoo says why in one notice and tries the next
@@ -36,19 +37,20 @@ from __future__ import annotations
 
 import copy
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
 from zoo._errors import IntegrityError, MissingExtraError, RemoteError
 from zoo._fs import staging_dir
-from zoo.registry.cache import MANIFEST, Cache, CorruptEntry, Entry, sha256_file
+from zoo.registry.cache import MANIFEST, Cache, CorruptEntry, Entry
 from zoo.registry.events import DOWNLOAD_STAGE, Notice, Progress
 from zoo.registry.keys import BuildRequest, can_compile_here, key_of, tool_versions
 from zoo.registry.manifest import Manifest
 from zoo.registry.remotes.base import Remote
 from zoo.registry.remotes.index import IndexRecord, check_file_name
+from zoo.registry.remotes.received import check_artifact, remote_manifest, verify_file
 
 MAX_MANIFEST_BYTES = 4 << 20
 
@@ -122,37 +124,6 @@ _BAD_INPUT = (ValueError, TypeError, KeyError, AttributeError, RecursionError)
 """What code that reads a remote's JSON raises when a value has the wrong type or shape."""
 
 
-def check_artifact(manifest: Manifest, folder: Path) -> None:
-    """The checks a downloaded artifact passes before it is cached: the same
-    torch-free checks every hand-out runs (the structure, and the header against
-    the .pte and the manifest), so nothing is cached that could not be handed out."""
-    from zoo.registry.header_check import check_stored_header
-    from zoo.registry.structure_check import Expected, check_structure
-
-    record = manifest.file("pte")
-    header = manifest.file("header")
-    assert record is not None and header is not None
-    data = (folder / record.name).read_bytes()
-    where = f"{manifest.model} for {manifest.target}: {record.name}"
-    if data[4:8] != b"ET12":
-        raise IntegrityError(f"{where} is not an ExecuTorch program (no ET12 identifier at byte 4)")
-    checks = check_structure(data, Expected.from_manifest(manifest))
-    checks.append(check_stored_header(data, (folder / header.name).read_bytes(), header.name, manifest))
-    failed = [c for c in checks if not c.passed]
-    if failed:
-        problems = "; ".join(f"{c.name}: {c.detail}" for c in failed)
-        raise IntegrityError(f"{where} fails its structural check: {problems}")
-
-
-def _verify_file(path: Path, *, size: int | None, sha256: str, what: str) -> None:
-    actual = path.stat().st_size
-    if size is not None and actual != size:
-        raise IntegrityError(f"{what} is {actual} bytes, its manifest says {size}: truncated or altered")
-    digest = sha256_file(path)
-    if digest != sha256:
-        raise IntegrityError(f"{what} has sha256 {digest}, expected {sha256}: altered or corrupt")
-
-
 def _download_verified(remote: Remote, path: str, dest: Path, *, size: int | None, sha256: str, what: str,
                        progress: Progress | None) -> None:
     def report(done: int, _limit: int | None) -> None:
@@ -165,26 +136,28 @@ def _download_verified(remote: Remote, path: str, dest: Path, *, size: int | Non
         try:
             remote.download(path, dest, size=size if size is not None else MAX_MANIFEST_BYTES,
                             progress=report if size is not None else None, fresh=fresh)
-            _verify_file(dest, size=size, sha256=sha256, what=what)
+            verify_file(dest, size=size, sha256=sha256, what=what)
             return
         except IntegrityError:
             if fresh or len(attempts) == 1:
                 raise
 
 
-def pull(remote: Remote, record: IndexRecord, cache: Cache, *, want: Wanted, progress: Progress | None = None) -> Entry:
-    """Download, verify and store one indexed artifact. Nothing is cached unless all of it checks out."""
+def pull(remote: Remote, record: IndexRecord, cache: Cache, *, want: Wanted, progress: Progress | None = None,
+         replace: bool = False) -> Entry:
+    """Download, verify and store one indexed artifact. Nothing is cached unless all of it checks out.
+    ``replace``: a cached entry of the same key (one the trusted keys in force refused) gives way to it."""
     label = f"{remote}: {record.model} for {record.target} (key {record.key[:12]}…)"
     try:
         trusted = _trusted(remote, record, label)
-        with staging_dir(cache.base / "tmp", f"pull-{record.key[:12]}") as staging:
+        with staging_dir(cache.staging_parent(), f"pull-{record.key[:12]}") as staging:
             # The artifact's files alone in one folder, as the remote stores them: what a signature covers.
             folder = staging / "artifact"
             folder.mkdir()
             _download_verified(remote, record.manifest, folder / MANIFEST, size=None, sha256=record.manifest_sha256,
                                what=f"{label}: {MANIFEST} (checked against index.json)", progress=progress)
             try:
-                manifest = Manifest.loads((folder / MANIFEST).read_text(encoding="utf-8"))
+                manifest = remote_manifest((folder / MANIFEST).read_text(encoding="utf-8"))
                 _check_manifest(manifest, record, want=want, label=label)
             except _BAD_INPUT as exc:
                 raise RemoteError(f"{label}: {MANIFEST} is malformed ({type(exc).__name__}: {exc})") from None
@@ -199,7 +172,11 @@ def pull(remote: Remote, record: IndexRecord, cache: Cache, *, want: Wanted, pro
             except _BAD_INPUT as exc:
                 # Only a manifest whose values have the wrong types gets this far and fails this way.
                 raise RemoteError(f"{label}: {MANIFEST} is malformed ({type(exc).__name__}: {exc})") from None
-            return cache.put(manifest, {f.name: (folder / f.name).read_bytes() for f in manifest.files})
+            files = {f.name: (folder / f.name).read_bytes() for f in manifest.files}
+            if not replace:
+                return cache.put(manifest, files)
+            with cache.lock(manifest.key):
+                return cache.put(manifest, files, replace=True)
     except RemoteError as exc:
         raise type(exc)(f"{exc}; nothing of it was cached") from None
 
@@ -270,9 +247,13 @@ def find_prebuilt(
     offline: bool = False,
     say: Notice,
     progress: Progress | None = None,
+    cached_ok: Callable[[Entry], bool] = lambda _entry: True,
+    replace: bool = False,
 ) -> Search:
     """A verified prebuilt artifact for ``request`` (see the module docstring), or
-    none, with one note per place that did not have it."""
+    none, with one note per place that did not have it. ``cached_ok`` says which cached
+    entries may be handed out (the trusted keys in force); ``replace`` lets a download
+    take the place of a cached entry of the same key that they refused."""
     want = wanted(request)
     model, target, slug = request.spec.name, request.target.name, request.target.slug
     light = not can_compile_here()
@@ -287,7 +268,7 @@ def find_prebuilt(
         why += f"; {' and '.join(_UNKNOWN.get(u, u) for u in want.unknown)}, not installed here, not compared"
 
     if accept_any:
-        cached = _newest_cached(cache, model, want)
+        cached = _newest_cached(cache, model, want, cached_ok)
         if cached is not None:
             tools = _tools(cached.manifest.tools)
             say(f"using the cached {model} for {target} built with {tools} ({why})")
@@ -306,7 +287,7 @@ def find_prebuilt(
             continue
         exact = next((r for r in candidates if r.key == want.key), None)
         if exact is not None:
-            found = _pull_or_skip(remote, exact, cache, want, progress, say, search)
+            found = _pull_or_skip(remote, exact, cache, want, progress, say, search, replace)
             if found is not None:
                 say(f"downloaded {model} for {target} from {remote} (key {exact.key[:12]}…), every file verified"
                     f"{_signed(found.entry)}")
@@ -356,18 +337,20 @@ def _candidates(remote: Remote, model: str, slug: str, want: Wanted, search: Sea
 
 
 def _pull_or_skip(remote: Remote, record: IndexRecord, cache: Cache, want: Wanted, progress: Progress | None,
-                  say: Notice, search: Search) -> Found | None:
+                  say: Notice, search: Search, replace: bool = False) -> Found | None:
     try:
-        return Found(pull(remote, record, cache, want=want, progress=progress), "remote", str(remote))
+        return Found(pull(remote, record, cache, want=want, progress=progress, replace=replace), "remote", str(remote))
     except RemoteError as exc:
         search.skip(exc, say, "artifact")
         return None
 
 
-def _newest_cached(cache: Cache, model: str, want: Wanted) -> Entry | None:
+def _newest_cached(cache: Cache, model: str, want: Wanted, cached_ok: Callable[[Entry], bool]) -> Entry | None:
     best: Entry | None = None
     for _key, entry, problem in cache.scan():
         if entry is None or problem or entry.manifest.model != model or not want.accepts(entry.manifest.key_inputs):
+            continue
+        if not cached_ok(entry):
             continue
         if best is None or (entry.manifest.built_at or "") > (best.manifest.built_at or ""):
             best = entry

@@ -1,0 +1,92 @@
+"""The grammar of what zoo writes into a C header: macro names and values, and labels.
+
+A header is code that firmware compiles, and its macros and labels come from
+manifests, which a remote may have written. So everything that reaches a header
+is data of a strict grammar, checked where manifests are read (``manifest.py``)
+and again where headers are rendered (``c_header.py``):
+
+- a macro name is a lower-case C identifier (``model``, ``input0_scale``); the
+  header writes it upper-case after the array's prefix, so case cannot make two
+  names collide, and ``len`` and ``alignment`` are zoo's own;
+- a macro value is an integer within 64 bits, a finite number, or a string of
+  printable ASCII (rendered as a C string literal with ``"``, ``\\`` and ``?``
+  escaped), or null (left out);
+- a label is a string of printable characters (no newline or other control
+  character), rendered the same way.
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+
+MAX_TEXT = 4096
+"""Longer than any macro or label zoo writes (the longest, ``tools``, is about 200)."""
+MAX_LABELS = 1 << 16
+RESERVED = frozenset({"len", "alignment"})
+"""Macros every header defines itself, from the .pte."""
+
+_NAME = re.compile(r"[a-z_][a-z0-9_]{0,63}\Z")
+_PRINTABLE_ASCII = re.compile(r"[ -~]*\Z")
+
+
+def macro_problem(name: object, value: object) -> str | None:
+    """Why ``name = value`` cannot be a header macro; None if it can."""
+    if not isinstance(name, str) or not _NAME.match(name):
+        return f"macro name {str(name)[:40]!r} is not a lower-case C identifier"
+    if name in RESERVED:
+        return f"macro name {name!r} is zoo's own (it comes from the .pte)"
+    if value is None:
+        return None
+    if isinstance(value, bool):
+        return f"macro {name}: a boolean is not a C value"
+    if isinstance(value, int):
+        return None if -(1 << 63) <= value < (1 << 64) else f"macro {name}: {value} does not fit in 64 bits"
+    if isinstance(value, float):
+        return None if math.isfinite(value) else f"macro {name}: {value} is not a finite number"
+    if isinstance(value, str):
+        return _text_problem(f"macro {name}", value, ascii_only=True)
+    return f"macro {name}: a {type(value).__name__} is not a number or a string"
+
+
+def macros_problem(macros: object) -> str | None:
+    """The first macro of ``macros`` that breaks the grammar; None if all keep it."""
+    if not isinstance(macros, Mapping):
+        return "the macros are not an object"
+    return next((p for name, value in macros.items() if (p := macro_problem(name, value))), None)
+
+
+def label_problem(index: int, label: object) -> str | None:
+    if not isinstance(label, str):
+        return f"label {index} is not a string"
+    return _text_problem(f"label {index}", label, ascii_only=False)
+
+
+def labels_problem(labels: object) -> str | None:
+    if not isinstance(labels, Sequence) or isinstance(labels, str):
+        return "the labels are not a list"
+    if len(labels) > MAX_LABELS:
+        return f"{len(labels)} labels are more than {MAX_LABELS}"
+    return next((p for i, label in enumerate(labels) if (p := label_problem(i, label))), None)
+
+
+def _text_problem(what: str, text: str, *, ascii_only: bool) -> str | None:
+    if len(text) > MAX_TEXT:
+        return f"{what} is {len(text)} characters long, more than {MAX_TEXT}"
+    printable = _PRINTABLE_ASCII.match(text) is not None if ascii_only else text.isprintable()
+    if not printable:
+        bad = next(c for c in text if not (" " <= c <= "~" if ascii_only else c.isprintable()))
+        kind = "printable ASCII" if ascii_only else "printable characters"
+        return f"{what} holds {bad!r}: only {kind} may go into a C string"
+    return None
+
+
+def c_string(text: str) -> str:
+    """``text`` as a C string literal. ``?`` is escaped too: ``??/`` is a backslash
+    to a compiler that reads trigraphs, and would end the literal early."""
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("?", "\\?") + '"'
+
+
+def c_number(value: int | float) -> str:
+    return repr(value)
