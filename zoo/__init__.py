@@ -32,10 +32,10 @@ from zoo._version import __version__
 
 if _TYPE_CHECKING:
     from zoo._api import Zoo, ZooOptions, build, fetch
-    from zoo.registry.build.shard import Skipped
     from zoo.registry.failures import Failure
     from zoo.registry.handout import Artifact
     from zoo.registry.remotes.base import PublishReport, Remote
+    from zoo.registry.skipped import Skipped
     from zoo.registry.targets import Target
     from zoo.registry.verification import Verification
 
@@ -47,7 +47,7 @@ _LAZY = {
     "build": "zoo._api",
     "Artifact": "zoo.registry.handout",
     "Failure": "zoo.registry.failures",
-    "Skipped": "zoo.registry.build.shard",
+    "Skipped": "zoo.registry.skipped",
     "PublishReport": "zoo.registry.remotes.base",
     "Remote": "zoo.registry.remotes.base",
     "Target": "zoo.registry.targets",

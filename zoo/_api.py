@@ -21,13 +21,13 @@ if TYPE_CHECKING:
 
     from typing_extensions import Unpack
 
-    from zoo.registry.build.shard import Skipped
     from zoo.registry.cache import Cache
     from zoo.registry.failures import Failure
     from zoo.registry.handout import Artifact
     from zoo.registry.keys import BuildRequest
     from zoo.registry.remotes import Remote
     from zoo.registry.remotes.base import PublishReport
+    from zoo.registry.skipped import Skipped
     from zoo.registry.verification import Verification
 
 
@@ -230,8 +230,8 @@ class Zoo:
         A failed build raises BuildError; with ``keep_going`` only after every other
         build has run. ``fetch_outcomes`` returns the failures as data instead.
         """
-        from zoo.registry.build.shard import Skipped
         from zoo.registry.failures import Failure, first_error
+        from zoo.registry.skipped import Skipped
 
         outcomes = self.fetch_outcomes(
             models, targets, options, progress=progress, progress_for=progress_for, notice=notice, **changes
@@ -260,14 +260,15 @@ class Zoo:
         next fetch reports it without compiling; ``force_build`` tries again."""
         from zoo._errors import UsageError
         from zoo._fs import not_a_folder
-        from zoo.registry.build.shard import Skipped
         from zoo.registry.c_header import HeaderOptions
         from zoo.registry.failures import Failure
         from zoo.registry.handout import HandOut, hand_out
         from zoo.registry.resolve import Resolver
+        from zoo.registry.skipped import Skipped
         from zoo.registry.verification import Verification, gate
 
-        opts = self._with_executor(_options(options, changes))
+        given = _options(options, changes)
+        opts = self._with_executor(given)
         blocker = not_a_folder(opts.out_dir) if opts.out_dir is not None else None
         if blocker is not None:  # said before anything compiles, not after
             raise UsageError(f"-o {opts.out_dir}: {blocker} is not a folder, so nothing can be written under it; "
@@ -284,6 +285,8 @@ class Zoo:
             offline=self.config.offline if opts.offline is None else opts.offline,
             plugins=self.load_options, catalog=self.registry.catalog,
             progress=progress, progress_for=progress_for, notice=notice or stderr_notice,
+            ray_address_from=("--ray-address" if given.ray_address or opts.ray_address is None
+                              else f"{self.config.path or 'zoo.toml'}'s [executor] ray_address"),
         )
         several = len(requests) > 1
         out: list[Artifact | Failure | Skipped] = []

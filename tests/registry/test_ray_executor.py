@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import dataclasses
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -28,6 +29,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import ROOT, run_probed
+from tests.fake_compile import FakeCompile
 from zoo import Artifact, ModelSpec, Zoo, ZooOptions, hookimpl
 from zoo._errors import UsageError
 from zoo.registry.build.executors import executor_for
@@ -520,3 +522,14 @@ def test_json_stays_json_when_a_worker_dies(cluster: Cluster, isolated: Path) ->
     assert (cluster.work / "flaky-json-died").exists(), "the first try never killed its worker"
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["manifest"]["model"] == "flaky-json", proc.stdout[:500]
+
+
+def test_an_address_from_zoo_toml_is_named_as_zoo_tomls(tmp_path: Path, fake_compile: FakeCompile) -> None:
+    pytest.importorskip("ray")
+    address = f"127.0.0.1:{_free_port()}"
+    config = tmp_path / "zoo.toml"
+    config.write_text(f'[executor]\nname = "ray"\nray_address = "{address}"\n')
+    with pytest.raises(UsageError, match=rf"^{re.escape(str(config))}'s \[executor\] ray_address {address}: "
+                                         "nothing answers there"):
+        Zoo(ZooOptions(config_path=config)).fetch("add", "u55-128")
+    assert fake_compile.calls == []

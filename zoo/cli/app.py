@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import errno
+import importlib
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -10,8 +11,15 @@ from typing import Any, NoReturn
 import click
 
 from zoo._errors import UnknownModelError, UsageError, ZooError
-from zoo.cli import caching, fetching, listing, publishing, reporting, verifying
 from zoo.cli.context import notice
+
+# Each command's module is imported only when that command runs (or --help lists it):
+# `zoo list` has no use for the fetch, publish or report code.
+_COMMANDS = {
+    "list": "listing:list_cmd", "info": "listing:info", "targets": "listing:targets", "plugins": "listing:plugins",
+    "fetch": "fetching:fetch", "build": "fetching:build", "verify": "verifying:verify_cmd",
+    "publish": "publishing:publish", "report": "reporting:report_cmd", "cache": "caching:cache",
+}
 
 
 def _fail(exc: ZooError) -> NoReturn:
@@ -22,6 +30,17 @@ def _fail(exc: ZooError) -> NoReturn:
 class _Group(click.Group):
     """Turns a ZooError from any command into ``zoo: error: …`` and its exit code,
     and an OSError that no layer below turned into one into a line naming its path."""
+
+    def list_commands(self, ctx: click.Context) -> list[str]:
+        return sorted(_COMMANDS)
+
+    def get_command(self, ctx: click.Context, cmd_name: str) -> click.Command | None:
+        where = _COMMANDS.get(cmd_name)
+        if where is None:
+            return None
+        module, attribute = where.split(":")
+        command: click.Command = getattr(importlib.import_module(f"zoo.cli.{module}"), attribute)
+        return command
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
@@ -75,10 +94,3 @@ def _version() -> str:
 def main(ctx: click.Context, plugins: tuple[str, ...], model_files: tuple[Path, ...], strict: bool, config: Path | None) -> None:
     """Model zoo for ExecuTorch on Arm Ethos-U NPUs: fetch a verified .pte and C header per NPU configuration."""
     ctx.obj = {"plugins": list(plugins), "model_files": list(model_files), "strict": strict, "config": config}
-
-
-for _command in (
-    listing.list_cmd, listing.info, listing.targets, listing.plugins, fetching.fetch, fetching.build,
-    verifying.verify_cmd, publishing.publish, reporting.report_cmd, caching.cache,
-):
-    main.add_command(_command)

@@ -43,8 +43,8 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
     from zoo._errors import BuildError, UsageError
     from zoo._options import FetchOptions
     from zoo.cli.progress import StageReporter
-    from zoo.registry.build.shard import Skipped, parse_shard
     from zoo.registry.failures import Failure
+    from zoo.registry.skipped import Skipped
 
     zoo = _zoo(ctx)
     as_json, quiet = kw["as_json"], kw["quiet"]
@@ -63,7 +63,7 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
         verify=kw["verify"], bundle=kw["bundle"], remotes=remote or None, trusted_keys=trusted_keys, any_toolchain=any_toolchain,
         offline=offline or None, jobs=kw["jobs"], keep_going=kw["keep_going"],
         executor=kw["executor"], ray_address=kw["ray_address"], ray_results=kw["ray_results"],
-        shard=parse_shard(kw["shard"]) if kw["shard"] is not None else None,
+        shard=_shard(kw["shard"]),
     )
     several = len(models) * len(targets) > 1
     label = f"{zoo.model(models[0]).name} → {zoo.target(targets[0]).name}"
@@ -107,3 +107,11 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
 
 def _first_line(text: str) -> str:
     return text.strip().splitlines()[0] if text.strip() else text
+
+
+def _shard(text: str | None) -> tuple[int, int] | None:
+    if text is None:
+        return None
+    from zoo.registry.build.shard import parse_shard  # only a sharded run loads the build units
+
+    return parse_shard(text)

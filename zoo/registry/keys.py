@@ -9,12 +9,12 @@ import hashlib
 import json
 from dataclasses import dataclass
 from functools import cache
-from importlib.metadata import PackageNotFoundError, version
 from typing import Any
 
 from zoo._spec import Dataset, ModelSpec, WeightsVariant
 from zoo.registry import reproducible
 from zoo.registry.code_identity import code_identity
+from zoo.registry.dists import installed_version
 from zoo.registry.io_boundary import DEFAULT, Boundary, choose
 from zoo.registry.targets import Target
 
@@ -34,13 +34,7 @@ QUANTIZATION = {
 
 @cache
 def tool_versions() -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
-    for name in TOOLS:
-        try:
-            out[name] = version(name)
-        except PackageNotFoundError:
-            out[name] = None
-    return out
+    return {name: installed_version(name) for name in TOOLS}
 
 
 def canonical_json(data: Any) -> bytes:

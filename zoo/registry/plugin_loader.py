@@ -30,6 +30,7 @@ from zoo._env import flag
 from zoo._errors import PluginError, SpecError, UsageError, ZooError
 from zoo._spec import Board, ModelSpec
 from zoo.registry.catalog import Catalog
+from zoo.registry.dists import name_version
 from zoo.registry.targets import BUILTIN_BOARDS, TargetTable
 
 if TYPE_CHECKING:
@@ -176,8 +177,7 @@ class Registry:
         return self
 
     def _load_entry_point(self, ep: EntryPoint, options: LoadOptions) -> None:
-        dist = ep.dist.name if ep.dist else None
-        version = ep.dist.version if ep.dist else None
+        dist, version = name_version(ep.dist) if ep.dist else (None, None)
         status = PluginStatus(ep.name, "entry point", dist, version)
         builtin = dist == BUILTIN_DIST
         wanted = builtin or options.only is None or ep.name in options.only or dist in options.only
@@ -189,11 +189,11 @@ class Registry:
 
     def _check_only(self, options: LoadOptions, found: list[EntryPoint]) -> None:
         """A name in ZOO_LOAD_PLUGINS that matches no plugin is a typo that would pass silently."""
-        names = {ep.name for ep in found} | {ep.dist.name for ep in found if ep.dist}
+        names = {ep.name for ep in found} | {name_version(ep.dist)[0] for ep in found if ep.dist}
         unknown = [n for n in options.only or () if n not in names]
         if not unknown:
             return
-        external = sorted({ep.name for ep in found if not (ep.dist and ep.dist.name == BUILTIN_DIST)})
+        external = sorted({ep.name for ep in found if not (ep.dist and name_version(ep.dist)[0] == BUILTIN_DIST)})
         message = (f"{options.only_from} names {', '.join(repr(n) for n in unknown)}, which "
                    f"match{'es' if len(unknown) == 1 else ''} no installed plugin (installed: "
                    f"{', '.join(external) or 'none besides the built-ins'}); fix the name, or install the plugin")
@@ -391,4 +391,4 @@ def _checked_factory(status: PluginStatus, scheme: str, factory: RemoteFactory) 
 
 def _ep_order(ep: EntryPoint) -> tuple[int, str]:
     # Built-ins first, so a third party cannot take over their names.
-    return (0 if ep.dist and ep.dist.name == BUILTIN_DIST else 1, ep.name)
+    return (0 if ep.dist and name_version(ep.dist)[0] == BUILTIN_DIST else 1, ep.name)

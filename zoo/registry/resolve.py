@@ -24,18 +24,18 @@ from zoo._errors import BuildError, IntegrityError, MissingExtraError
 from zoo._options import FetchOptions
 from zoo._units import human_bytes
 from zoo.registry import evaluations
-from zoo.registry.build.shard import Skipped
-from zoo.registry.build.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitTarget
 from zoo.registry.cache import Cache, CorruptEntry, Entry
 from zoo.registry.events import Notice, Progress, stderr_notice
 from zoo.registry.failures import Failure, first_error, recordable
 from zoo.registry.io_boundary import Boundary
 from zoo.registry.keys import BuildRequest, can_compile_here
 from zoo.registry.plugin_loader import LoadOptions
+from zoo.registry.skipped import Skipped
 
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from zoo.registry.build.unit import BuildUnit, UnitFailure, UnitTarget
     from zoo.registry.catalog import Catalog
     from zoo.registry.remotes import Remote
 
@@ -72,6 +72,8 @@ class Resolver:
     progress_for: Callable[[str], Progress] | None = None
     """A progress line per label (a model and its targets), when there are several."""
     notice: Notice = stderr_notice
+    ray_address_from: str = "--ray-address"
+    """Where ``options.ray_address`` came from, for errors (e.g. zoo.toml's ``[executor]``)."""
     evaluated: dict[str, dict[str, Any]] = field(default_factory=dict, init=False)
     """With ``eval_dir``: the numerics on the user's data, by entry key (``evaluations.py``)."""
 
@@ -230,6 +232,7 @@ class Resolver:
     def _build(self, pending: list[_Pending], done: dict[int, Outcome]) -> None:
         from zoo.registry.build.accept import accept
         from zoo.registry.build.executors import executor_for
+        from zoo.registry.build.unit import BuiltArtifact, UnitFailure
 
         opts = self.options
         with contextlib.ExitStack() as locks:
@@ -265,7 +268,8 @@ class Resolver:
                 return
             units, members = self._units(todo)
             executor = executor_for(opts.executor, jobs=opts.jobs, units=len(units), catalog=self.catalog,
-                                    ray_address=opts.ray_address, ray_results=opts.ray_results)
+                                    ray_address=opts.ray_address, ray_results=opts.ray_results,
+                                    ray_address_from=self.ray_address_from)
             failures: dict[int, list[UnitFailure]] = {}
             for result in executor.map(units, lambda u: self._progress(u.label)):
                 n = units.index(result.unit)
@@ -336,6 +340,8 @@ class Resolver:
         return True
 
     def _units(self, todo: list[_Pending]) -> tuple[list[BuildUnit], list[list[_Pending]]]:
+        from zoo.registry.build.unit import BuildUnit, UnitTarget
+
         """One unit per model, weights, calibration and TOSA specification, in request order."""
         groups: dict[tuple[str, str, int, str, Boundary], list[_Pending]] = {}
         together: dict[tuple[str, str, int], list[str]] = {}

@@ -108,19 +108,21 @@ def _died(unit: BuildUnit, exc: BaseException) -> UnitResult:
 
 
 def executor_for(name: str | None, *, jobs: int, units: int, catalog: Catalog | None = None,
-                 ray_address: str | None = None, ray_results: str | None = None) -> Executor:
+                 ray_address: str | None = None, ray_results: str | None = None,
+                 ray_address_from: str = "--ray-address") -> Executor:
     """``name`` (None: ``processes`` for ``jobs`` > 1); one unit runs inline, where a
     worker process would only add its start-up, except on Ray, which was asked for to
     build on the cluster. ``ray_address``: the Ray cluster (None: RAY_ADDRESS, else a
     local one); ``ray_results``: the shared remote Ray tasks hand their artifacts over
-    through (None: Ray's object store). The other executors ignore both."""
+    through (None: Ray's object store); ``ray_address_from`` names where the address
+    came from in errors. The other executors ignore them."""
     chosen = name or ("processes" if jobs > 1 else "inline")
     if chosen not in EXECUTORS:
         raise UsageError(f"unknown executor {chosen!r}: choose one of {', '.join(EXECUTORS)}")
     if chosen == "ray":
         from zoo.registry.build.ray_executor import RayExecutor
 
-        return RayExecutor(ray_address, results=ray_results)
+        return RayExecutor(ray_address, results=ray_results, address_from=ray_address_from)
     if chosen == "inline" or units <= 1:
         return InlineExecutor(catalog)
     return ProcessExecutor(jobs)

@@ -20,8 +20,6 @@ from __future__ import annotations
 import heapq
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
-from typing import Any
 
 from zoo._errors import UsageError
 from zoo.registry.build.unit import BuildUnit
@@ -141,15 +139,3 @@ def in_shard(requests: Sequence[BuildRequest], k: int, n: int) -> list[bool]:
             for i in members:
                 chosen[i] = True
     return chosen
-
-
-@dataclass(frozen=True)
-class Skipped:
-    """A request another shard builds (``--shard K/N``): neither built nor failed."""
-
-    model: str
-    target: str
-    shard: tuple[int, int]
-
-    def to_json(self) -> dict[str, Any]:
-        return {"model": self.model, "target": self.target, "shard": f"{self.shard[0]}/{self.shard[1]}"}
