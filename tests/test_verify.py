@@ -62,9 +62,10 @@ def test_structure_passes_on_every_built_artifact(built: dict[tuple[str, str], A
     v = art.verification
     assert v is not None and v.passed, v.problems() if v else None
     names = {c.name for c in v.checks}
-    # Every hand-out also checks the header against the .pte and the manifest.
+    # Every hand-out also checks the header (by its sha256 on a cache hit) and the labels header.
     portable = {"format", "delegates", "io_shapes", "cpu_operators", "io_boundary"}
-    assert names == (ETHOS_CHECKS if target != "portable" else portable) | {"header"}
+    labels = {"labels header"} if art.manifest.labels else set()
+    assert names == (ETHOS_CHECKS if target != "portable" else portable) | {"header"} | labels
     assert art.manifest.verification is not None and art.manifest.verification["structure"]["passed"]
 
 

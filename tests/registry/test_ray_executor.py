@@ -425,6 +425,19 @@ def test_a_failure_message_names_the_unit_for_every_target() -> None:
             f"tosa-tools not installed where the driver has {driver['tosa-tools']}") in result.failures[0].message
 
 
+@pytest.fixture
+def not_connected() -> Iterator[None]:
+    """For the tests of how the executor connects: the module's ``cluster`` fixture may
+    have left this process connected, and a connected executor checks no address."""
+    ray = pytest.importorskip("ray")
+    address = ray.get_runtime_context().gcs_address if ray.is_initialized() else None
+    if address:
+        ray.shutdown()
+    yield
+    if address and not ray.is_initialized():
+        ray.init(address=address, log_to_driver=False)
+
+
 def test_an_address_where_nothing_answers_is_refused_at_once() -> None:
     pytest.importorskip("ray")
     from zoo.registry.build.ray_executor import _reachable
@@ -465,7 +478,7 @@ def foreign_server() -> Iterator[str]:
     server.close()
 
 
-def test_an_address_where_something_else_listens_is_refused_within_seconds(foreign_server: str) -> None:
+def test_an_address_where_something_else_listens_is_refused_within_seconds(foreign_server: str, not_connected: None) -> None:
     pytest.importorskip("ray")
     from zoo.registry.build.ray_executor import RayExecutor
 
@@ -476,7 +489,7 @@ def test_an_address_where_something_else_listens_is_refused_within_seconds(forei
     assert time.perf_counter() - started < 15
 
 
-def test_ray_address_from_the_environment_is_checked_and_named(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_ray_address_from_the_environment_is_checked_and_named(monkeypatch: pytest.MonkeyPatch, not_connected: None) -> None:
     pytest.importorskip("ray")
     from zoo.registry.build.ray_executor import RayExecutor
 
@@ -524,7 +537,7 @@ def test_json_stays_json_when_a_worker_dies(cluster: Cluster, isolated: Path) ->
     assert json.loads(proc.stdout)["manifest"]["model"] == "flaky-json", proc.stdout[:500]
 
 
-def test_an_address_from_zoo_toml_is_named_as_zoo_tomls(tmp_path: Path, fake_compile: FakeCompile) -> None:
+def test_an_address_from_zoo_toml_is_named_as_zoo_tomls(tmp_path: Path, fake_compile: FakeCompile, not_connected: None) -> None:
     pytest.importorskip("ray")
     address = f"127.0.0.1:{_free_port()}"
     config = tmp_path / "zoo.toml"
