@@ -274,7 +274,7 @@ class Zoo:
             raise UsageError(f"-o {opts.out_dir}: {blocker} is not a folder, so nothing can be written under it; "
                              "choose another output folder")
         try:
-            header = HeaderOptions(opts.header_array, opts.header_section)
+            header = HeaderOptions(opts.header_array, opts.header_section, opts.header_style)
         except ValueError as exc:
             raise UsageError(str(exc)) from None
         requests = self._requests(models, targets, opts, notice or stderr_notice)

@@ -46,6 +46,9 @@ class FetchOptions(Choices):
     """Copy the artifacts here (a folder per artifact when there are several)."""
     header_array: str = "model_pte"
     header_section: str = "network_model_sec"
+    header_style: Literal["split", "single"] = "split"
+    """``split``: a macros-only header and a .s with the array; ``single``: one header
+    that defines the array where ``<ARRAY>_DEFINE`` is defined."""
     labels_header: bool = False
     build: bool = True
     """Compile here when neither the cache nor a remote has the artifact."""
@@ -119,6 +122,7 @@ class FetchArgs(TypedDict, total=False):
     out_dir: Path | None
     header_array: str
     header_section: str
+    header_style: Literal["split", "single"]
     labels_header: bool
     build: bool
     force_build: bool

@@ -75,6 +75,8 @@ def test_concurrent_fetches_into_one_output_folder_all_succeed_and_no_reader_see
         cached.pte.name: hashlib.sha256(cached.pte.read_bytes()).hexdigest(),
         cached.header.name: hashlib.sha256(cached.header.read_bytes()).hexdigest(),
     }
+    assert cached.model_asm is not None
+    want[cached.model_asm.name] = hashlib.sha256(cached.model_asm.read_bytes()).hexdigest()
     seen: list[str] = []
     stop = threading.Event()
 

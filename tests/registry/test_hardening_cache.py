@@ -317,7 +317,7 @@ def test_verify_header_refuses_a_line_zoo_never_writes(add_entry: Artifact, tmp_
     header.write_text(text)
     ok = _cli("verify", str(pte), "--header", str(header))
     assert ok.exit_code == 0, ok.stdout
-    header.write_text(text.replace("\n\n__attribute__", '\n#define MODEL_PTE_Q ""\nint injected = 42;\n\n__attribute__'))
+    header.write_text(text.replace("\n\nextern ", '\n#define MODEL_PTE_Q ""\nint injected = 42;\n\nextern ', 1))
     bad = _cli("verify", str(pte), "--header", str(header))
     assert bad.exit_code == 1 and "is not one zoo writes ('int injected = 42;')" in bad.stdout, bad.stdout
 

@@ -45,6 +45,7 @@ def _field_ids(schema: str) -> dict[str, dict[str, int]]:
     ("KernelCall", ps.KERNEL_CALL), ("DelegateCall", ps.DELEGATE_CALL), ("BackendDelegate", ps.BACKEND_DELEGATE),
     ("BackendDelegateDataReference", ps.DELEGATE_DATA_REFERENCE), ("CompileSpec", ps.COMPILE_SPEC),
     ("BackendDelegateInlineData", ps.INLINE_DATA), ("DataSegment", ps.DATA_SEGMENT), ("NamedData", ps.NAMED_DATA),
+    ("SubsegmentOffsets", ps.SUBSEGMENT_OFFSETS),
 ])
 def test_field_ids_match_the_installed_schema(table: str, ours: dict[str, int]) -> None:
     schema = _field_ids(_installed_schema("program.fbs"))

@@ -188,11 +188,11 @@ def test_an_unknown_fetch_option_is_a_type_error() -> None:
         Zoo().fetch("add", "u55-128", colour="red")  # type: ignore[call-arg]
 
 
-def _rewrite_header(entry_path: Path, change: Callable[[str], str]) -> None:
-    """Change the cached header and update the manifest's record of it: every hash agrees."""
+def _rewrite_header(entry_path: Path, change: Callable[[str], str], kind: str = "header") -> None:
+    """Change the cached header (or .s) and update the manifest's record of it: every hash agrees."""
     manifest_path = entry_path / "manifest.json"
     data = json.loads(manifest_path.read_text())
-    record = next(f for f in data["files"] if f["kind"] == "header")
+    record = next(f for f in data["files"] if f["kind"] == kind)
     header = entry_path / record["name"]
     header.write_text(change(header.read_text()))
     record["size"] = header.stat().st_size
@@ -200,20 +200,23 @@ def _rewrite_header(entry_path: Path, change: Callable[[str], str]) -> None:
     manifest_path.write_text(json.dumps(data))
 
 
-@pytest.mark.parametrize(("change", "problem"), [
-    (lambda h: h.replace('TARGET "ethos-u55-128"', 'TARGET "ethos-u85-256"'),
+@pytest.mark.parametrize(("kind", "change", "problem"), [
+    ("header", lambda h: h.replace('TARGET "ethos-u55-128"', 'TARGET "ethos-u85-256"'),
      'MODEL_PTE_TARGET is "ethos-u85-256", the manifest says "ethos-u55-128"'),
-    (lambda h: h.replace("0x45, 0x54, 0x31, 0x32", "0x45, 0x54, 0x31, 0x33", 1), "does not match its .pte"),
-    (lambda h: h.replace('section("network_model_sec")', 'section(".data")'),
-     "the array is in section '.data', the manifest says 'network_model_sec'"),
+    ("header", lambda h: h.replace("#define MODEL_PTE_LEN 3584u", "#define MODEL_PTE_LEN 3583u", 1),
+     "does not match its .pte"),
+    ("model_asm", lambda h: h.replace('.incbin "add_u55-128.pte"', '.incbin "other.pte"'),
+     "line 9 is '    .incbin \"other.pte\"', expected '    .incbin \"add_u55-128.pte\"'"),
+    ("model_asm", lambda h: h.replace('.section "network_model_sec"', '.section ".data"'),
+     "line 4 is '    .section \".data\", \"a\", %progbits'"),
 ])
 def test_a_cached_header_is_checked_in_full_by_verify_and_by_cache_verify(
-    fake_compile: FakeCompile, change: Callable[[str], str], problem: str
+    fake_compile: FakeCompile, kind: str, change: Callable[[str], str], problem: str
 ) -> None:
-    """A hand-out relies on the sha256s the entry was stored with (its header was checked
-    in full on entering the cache); zoo verify and zoo cache verify render it again."""
+    """A hand-out relies on the sha256s the entry was stored with (its header and .s were checked
+    in full on entering the cache); zoo verify and zoo cache verify render them again."""
     art = Zoo().fetch("add", "u55-128")
-    _rewrite_header(art.pte.parent, change)
+    _rewrite_header(art.pte.parent, change, kind)
     verified = Zoo().verify("add", "u55-128", numerics=False, build=False)
     assert not verified.passed and any(problem in p for p in verified.problems())
     proc = run_zoo("cache", "verify")

@@ -59,6 +59,7 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
         weights=kw["weights"], calibration_dir=kw["calibration_dir"], eval_dir=kw["eval_dir"], system_config=kw["system_config"],
         memory_mode=kw["memory_mode"], sram_budget=_size(kw["sram_budget"]), io=kw["io"], layout=kw["layout"],
         out_dir=kw["out_dir"], header_array=kw["header_name"], header_section=kw["header_section"],
+        header_style=kw["header_style"],
         labels_header=kw["labels_header"], build=allow_build, force_build=force_build,
         verify=kw["verify"], bundle=kw["bundle"], remotes=remote or None, trusted_keys=trusted_keys, any_toolchain=any_toolchain,
         offline=offline or None, jobs=kw["jobs"], keep_going=kw["keep_going"],
@@ -94,6 +95,8 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
         for art in arts:
             click.echo(str(art.pte))
             click.echo(str(art.header))
+            if art.model_asm:
+                click.echo(str(art.model_asm))
             if art.labels_header:
                 click.echo(str(art.labels_header))
             if art.bundle:

@@ -59,6 +59,10 @@ def fetch_options(f: F) -> F:
         click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path, file_okay=False), help="Copy the artifacts into this directory."),
         click.option("--header-name", default="model_pte", show_default=True, help="C array name in the header."),
         click.option("--header-section", default="network_model_sec", show_default=True, help="Linker section of the array."),
+        click.option("--header-style", type=click.Choice(["split", "single"]), default="split", show_default=True,
+                     help="split: the header has the macros and declares the array, which a .s beside it defines "
+                          "(.incbin of the .pte). single: one header that defines the array in the one file that "
+                          "defines <ARRAY>_DEFINE before including it."),
         click.option("--labels-header", is_flag=True, help="Also hand out the output labels as a C string array."),
         click.option("--verify/--no-verify", "verify", default=None,
                      help="--verify: also run the numerical check (TOSA reference model, or the host runtime for portable) "

@@ -1,6 +1,6 @@
 """Hand out a cache entry: check it, then give its paths, or copies of its
-files in an output folder, with the C header rendered for the caller's
-array and section names."""
+files in an output folder, with the C header (and the .s that holds the
+array) rendered for the caller's array and section names and header style."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import Any
 
 from zoo._errors import BuildError, CacheError, UsageError, ZooError
 from zoo._fs import not_a_folder, replace_all, write_atomic
-from zoo.registry.c_header import HeaderOptions, pte_header
+from zoo.registry.c_header import HeaderOptions, asm_name, pte_asm, pte_header, stored_options
 from zoo.registry.cache import Entry, sha256_bytes, sha256_file
 from zoo.registry.manifest import Manifest
 from zoo.registry.resolve import Source
@@ -32,6 +32,8 @@ class Artifact:
     """The checks run as the artifact was handed out (structure afresh, numerics as recorded)."""
     bundle: Path | None = None
     bundle_header: Path | None = None
+    model_asm: Path | None = None
+    """The .s that defines the header's array (``.incbin`` of the .pte); None for a single header."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -42,6 +44,7 @@ class Artifact:
             "labels_header": str(self.labels_header) if self.labels_header else None,
             "bundle": str(self.bundle) if self.bundle else None,
             "bundle_header": str(self.bundle_header) if self.bundle_header else None,
+            "model_asm": str(self.model_asm) if self.model_asm else None,
             "manifest": self.manifest.to_json(),
             "verification": self.verification.to_json() if self.verification else None,
         }
@@ -81,23 +84,29 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
     if how.bundle and (bundle_path is None or bundle_header_path is None):
         raise BuildError(f"{entry.manifest.model} for {entry.manifest.target} was stored without a self-test bundle")
 
-    stored = HeaderOptions(entry.manifest.header.get("array", "model_pte"),
-                           entry.manifest.header.get("section", "network_model_sec"))
+    stored = stored_options(entry.manifest.header)
+    asm_path = entry.file("model_asm") if how.header.style == "split" else None
     custom_header: bytes | None = None
+    custom_asm: bytes | None = None
     custom_bundle_header: bytes | None = None
     if how.header != stored:
         custom_header = _render(header_path.name, pte, how.header, entry.manifest.header.get("macros", {}))
+        if how.header.style == "split":
+            custom_asm = pte_asm(pte_path.name, len(pte), how.header).encode("ascii")
         if bundle_path is not None and bundle_header_path is not None:
             macros = ((entry.manifest.verification or {}).get("bundle") or {}).get("macros", {})
-            custom_bundle_header = _render(bundle_header_path.name, bundle_path.read_bytes(), how.header, macros)
+            single = HeaderOptions(how.header.array, how.header.section, "single")
+            custom_bundle_header = _render(bundle_header_path.name, bundle_path.read_bytes(), single, macros)
 
     if how.out_dir is None:
         if custom_header is not None:
             header_path = _derived(derived_root, entry, how.header, header_path.name, custom_header)
+        if custom_asm is not None:
+            asm_path = _derived(derived_root, entry, how.header, asm_name(header_path.name), custom_asm)
         if custom_bundle_header is not None and bundle_header_path is not None:
             bundle_header_path = _derived(derived_root, entry, how.header, bundle_header_path.name, custom_bundle_header)
         return Artifact(entry.key, source, pte_path, header_path, entry.manifest, labels_path,
-                        verification=checked, bundle=bundle_path, bundle_header=bundle_header_path)
+                        verification=checked, bundle=bundle_path, bundle_header=bundle_header_path, model_asm=asm_path)
 
     out = how.out_dir
     plan: list[tuple[Path, bytes | Path]] = [
@@ -105,6 +114,10 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
         (out / header_path.name, custom_header if custom_header is not None else header_path),
         (out / "manifest.json", entry.path / "manifest.json"),
     ]
+    out_asm = out / asm_name(header_path.name)
+    asm_source: bytes | Path | None = custom_asm if custom_asm is not None else asm_path
+    if asm_source is not None:
+        plan.append((out_asm, asm_source))
     if labels_path is not None:
         plan.append((out / labels_path.name, labels_path))
     if bundle_path is not None and bundle_header_path is not None:
@@ -118,6 +131,7 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
         verification=checked,
         bundle=out / bundle_path.name if bundle_path else None,
         bundle_header=out / bundle_header_path.name if bundle_header_path else None,
+        model_asm=out_asm if asm_source is not None else None,
     )
 
 
@@ -136,7 +150,7 @@ def _write_out(out: Path, plan: list[tuple[Path, bytes | Path]]) -> None:
 
 
 def _derived(root: Path, entry: Entry, options: HeaderOptions, name: str, data: bytes) -> Path:
-    target = root / entry.key / f"{options.array}-{options.section}" / name
+    target = root / entry.key / f"{options.array}-{options.section}-{options.style}" / name
     if not target.is_file() or sha256_file(target) != sha256_bytes(data):
         try:
             write_atomic(target, data)

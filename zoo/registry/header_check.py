@@ -1,27 +1,36 @@
-"""The C header beside a .pte: its array must hold exactly the .pte, and its
-section and macros must be the manifest's. Pure Python, no torch; runs on every
-hand-out, so a header that is consistent in every hash but holds another program
-(or another target's macros) is never handed out."""
+"""The C sources beside a .pte: the header, and the ``.s`` that holds the array.
+
+The array must hold exactly the .pte (for the ``.s``: include the manifest's
+.pte by name, whose sha256 the cache matches, and check its length as it
+assembles), in the manifest's section, and every macro must be the manifest's.
+Pure Python, no torch; a header that is consistent in every hash but holds
+another program (or another target's macros) is never handed out."""
 
 from __future__ import annotations
 
 import hashlib
 import re
+from pathlib import Path
 
 from zoo.registry.checks import Check
 from zoo.registry.manifest import Manifest
 
 
 def check_header(pte: bytes, header_text: str, header_name: str, array: str | None = None) -> Check:
-    """The header's array must hold exactly the .pte's bytes, and its LEN/SHA256 macros must agree."""
-    from zoo.registry.c_header import foreign_line, parse_array
+    """A header from anywhere against a .pte: its array, if it holds one, must hold exactly the
+    .pte's bytes; its LEN/SHA256 macros must agree (a macros-only header must have both)."""
+    from zoo.registry.c_header import DEFINE, declared_array, foreign_line, parse_array
 
+    declared = declared_array(header_text)
+    data: bytes | None = None
     try:
         found_array, data, macros = parse_array(header_text, array)
     except ValueError as exc:
-        return Check("header", False, f"{header_name}: {exc}")
+        if declared is None or (array is not None and declared != array):
+            return Check("header", False, f"{header_name}: {exc}")
+        found_array, macros = declared, dict(DEFINE.findall(header_text))
     problems = []
-    if data != pte:
+    if data is not None and data != pte:
         problems.append(
             f"its array {found_array}[] holds {len(data):,} bytes with sha256 {hashlib.sha256(data).hexdigest()[:16]}…, "
             f"the .pte is {len(pte):,} bytes with sha256 {hashlib.sha256(pte).hexdigest()[:16]}…"
@@ -33,30 +42,36 @@ def check_header(pte: bytes, header_text: str, header_name: str, array: str | No
     sha = macros.get(f"{prefix}_SHA256")
     if sha is not None and sha.strip('"') != hashlib.sha256(pte).hexdigest():
         problems.append(f"{prefix}_SHA256 is {sha}, not the .pte's sha256")
+    if data is None and (length is None or sha is None):
+        problems.append(f"it declares {found_array}[] without the {prefix}_LEN and {prefix}_SHA256 macros that "
+                        "tie a macros-only header to its .pte")
     foreign = foreign_line(header_text)
     if foreign is not None:
         problems.append(f"line {foreign[0]} is not one zoo writes ({foreign[1][:60]!r}): it would be compiled as code")
     if problems:
         return Check("header", False, f"{header_name} does not match its .pte: " + "; ".join(problems))
+    if data is None:
+        return Check("header", True, f"{header_name}: {prefix}_LEN and {prefix}_SHA256 are the .pte's "
+                     f"({len(pte):,} bytes); the array {found_array}[] is in the .s beside it")
     return Check("header", True, f"{header_name}: array {found_array}[] holds exactly the .pte's {len(pte):,} bytes")
 
 
 def check_stored_header(pte: bytes, header: bytes, header_name: str, manifest: Manifest) -> Check:
-    """An artifact's header must hold its .pte, in the manifest's section, with every
-    macro (target, length, sha256, alignment, scratch, …) as the manifest records it.
-    A header that is consistent in every hash can still hold another program or
-    another target's macros."""
-    from zoo.registry.c_header import DEFINE, HeaderOptions, parse_array, pte_header
+    """An artifact's header must hold (or declare) its .pte, in the manifest's section, with
+    every macro (target, length, sha256, alignment, scratch, …) as the manifest records it.
+    A header that is consistent in every hash can still hold another program or another
+    target's macros."""
+    from zoo.registry.c_header import DEFINE, pte_header, stored_options
 
     meta = manifest.header
     try:
-        options = HeaderOptions(str(meta.get("array", "model_pte")), str(meta.get("section", "network_model_sec")))
+        options = stored_options(meta)
         macros = dict(meta.get("macros") or {})
         # The manifest keeps its keys sorted: render them in the order the header has them.
-        preamble = header[:header.find(b"__attribute__")].decode("ascii", errors="replace")
+        cut = min((i for i in (header.find(b"\nextern "), header.find(b"__attribute__")) if i >= 0), default=len(header))
+        preamble = header[:cut].decode("ascii", errors="replace")
         order = {name: i for i, (name, _) in enumerate(DEFINE.findall(preamble))}
-        prefix = options.array.upper()
-        macros = dict(sorted(macros.items(), key=lambda kv: order.get(f"{prefix}_{kv[0].upper()}", len(order))))
+        macros = dict(sorted(macros.items(), key=lambda kv: order.get(f"{options.prefix}_{kv[0].upper()}", len(order))))
         expected = pte_header(pte, file_name=header_name, options=options, macros=macros)
     except (TypeError, ValueError, AttributeError) as exc:
         return Check("header", False, f"the manifest's header record is unusable ({exc})")
@@ -67,18 +82,73 @@ def check_stored_header(pte: bytes, header: bytes, header_name: str, manifest: M
     array = check_header(pte, text, header_name, options.array)
     if not array.passed:
         return array
-    found = parse_array(text, options.array)[2]
-    wanted = parse_array(expected, options.array)[2]
+    found, wanted = dict(DEFINE.findall(text)), dict(DEFINE.findall(expected))
     problems = [f"{name} is {found.get(name, 'missing')}, the manifest says {value}"
                 for name, value in wanted.items() if found.get(name) != value]
     problems += [f"{name} is not in the manifest" for name in found if name not in wanted]
     section = _SECTION.search(text)
-    if section is None or section.group(1) != options.section:
+    if options.style != "split" and (section is None or section.group(1) != options.section):
         problems.append(f"the array is in section {section.group(1) if section else 'none'!r}, "
                         f"the manifest says {options.section!r}")
-    if problems:
-        return Check("header", False, f"{header_name} does not match its manifest: " + "; ".join(problems))
-    return passed
+    if not problems:
+        line = _first_difference(text, expected)
+        problems.append(f"line {line[0]} is {line[1][:60]!r}, zoo writes {line[2][:60]!r} there")
+    return Check("header", False, f"{header_name} does not match its manifest: " + "; ".join(problems))
+
+
+def check_stored_asm(pte_name: str, pte_size: int, asm: bytes, asm_name: str, manifest: Manifest) -> Check:
+    """The ``.s`` of a split header: it must include the manifest's .pte by name, check its
+    length, and define the manifest's array, aligned, in the manifest's section; that is,
+    be exactly what zoo renders from the manifest."""
+    from zoo.registry.c_header import pte_asm, stored_options
+
+    try:
+        expected = pte_asm(pte_name, pte_size, stored_options(manifest.header))
+    except (TypeError, ValueError, AttributeError) as exc:
+        return Check("model_asm", False, f"the manifest's header record is unusable ({exc})")
+    if asm == expected.encode("ascii"):
+        return Check("model_asm", True, f"{asm_name}: .incbin of {pte_name} ({pte_size:,} bytes), "
+                     "in the manifest's section, 16-byte aligned")
+    line = _first_difference(asm.decode("ascii", errors="replace"), expected)
+    return Check("model_asm", False, f"{asm_name} is not the assembly zoo writes for {pte_name} and the manifest's "
+                 f"array and section: line {line[0]} is {line[1][:60]!r}, expected {line[2][:60]!r}")
+
+
+def check_asm_file(pte: bytes, pte_name: str, asm: Path, header_text: str) -> Check:
+    """A ``.s`` from anywhere (``zoo verify PATH.pte``): it must be what zoo writes for this .pte
+    beside it, with the header's array, in the section it names."""
+    from zoo.registry.c_header import HeaderOptions, declared_array, pte_asm
+
+    try:
+        text = asm.read_text(encoding="ascii", errors="replace")
+    except OSError as exc:
+        return Check("model_asm", False, f"cannot read {asm}: {exc.strerror or exc}")
+    section = _ASM_SECTION.search(text)
+    array = declared_array(header_text)
+    if section is None or array is None:
+        missing = "a .section line zoo writes" if section is None else "no extern array in the header"
+        return Check("model_asm", False, f"{asm.name}: {missing}; is this a file zoo wrote?")
+    try:
+        expected = pte_asm(pte_name, len(pte), HeaderOptions(array, section.group(1)))
+    except ValueError as exc:
+        return Check("model_asm", False, f"{asm.name}: {exc}")
+    if text == expected:
+        return Check("model_asm", True, f"{asm.name}: .incbin of {pte_name} ({len(pte):,} bytes) as "
+                     f"{array}[], section {section.group(1)!r}, 16-byte aligned")
+    line = _first_difference(text, expected)
+    return Check("model_asm", False, f"{asm.name} is not the assembly zoo writes for {pte_name} and the header's "
+                 f"array {array}[]: line {line[0]} is {line[1][:60]!r}, expected {line[2][:60]!r}")
+
+
+def _first_difference(text: str, expected: str) -> tuple[int, str, str]:
+    got, want = text.split("\n"), expected.split("\n")
+    for n in range(max(len(got), len(want))):
+        a = got[n] if n < len(got) else "<end of file>"
+        b = want[n] if n < len(want) else "<end of file>"
+        if a != b:
+            return n + 1, a, b
+    return len(got), "", ""
 
 
 _SECTION = re.compile(r'__attribute__\(\(section\("([^"]*)"\)')
+_ASM_SECTION = re.compile(r'^    \.section "([^"]*)", "a", %progbits$', re.M)

@@ -17,7 +17,8 @@ from typing import Any
 from zoo._errors import UsageError
 from zoo._options import IO_MODES as MODES
 from zoo._spec import LAYOUTS, ModelSpec
-from zoo.registry.pte_structure import ExecutionPlan, PteInfo, TensorValue
+from zoo.registry.macros import float32_bits
+from zoo.registry.pte_structure import SCALAR_TYPES, ExecutionPlan, PteInfo, TensorValue
 from zoo.registry.targets import Target
 
 ROUNDING = "q = clamp(round_half_even(x / scale) + zero_point, qmin, qmax)"
@@ -142,7 +143,8 @@ def record(boundary: Boundary, info: PteInfo, input_names: list[str]) -> dict[st
 def macros(io: dict[str, Any]) -> dict[str, str | int | float | None]:
     """The C header's I/O macros: what firmware needs to fill the input and read the output.
     Shapes are in memory order (``DIM0`` outermost)."""
-    out: dict[str, str | int | float | None] = {"io": io["mode"]}
+    out: dict[str, str | int | float | None] = {"io": io["mode"], "inputs": len(io["inputs"]),
+                                                "outputs": len(io["outputs"])}
     for side in ("inputs", "outputs"):
         for i, t in enumerate(io[side]):
             prefix = f"{side[:-1]}{i}_"
@@ -150,16 +152,26 @@ def macros(io: dict[str, Any]) -> dict[str, str | int | float | None]:
             size = 1
             for d in physical:
                 size *= d
+            code, element = DTYPE_CODES[t["dtype"]]
             out[prefix + "dtype"] = t["dtype"]
+            out[prefix + "dtype_code"] = code  # ExecuTorch's ScalarType, so #if and static_assert can test it
             out[prefix + "layout"] = layout_name(t["dim_order"])
             out[prefix + "rank"] = len(physical)
             out.update({f"{prefix}dim{k}": d for k, d in enumerate(physical)})
             out[prefix + "elements"] = size
+            out[prefix + "bytes"] = size * element
             out[prefix + "scale"] = t["scale"]
+            # A float literal is the nearest float32 to the scale; the bits say which one, exactly.
+            out[prefix + "scale_bits"] = float32_bits(t["scale"]) if t["scale"] is not None else None
             out[prefix + "zero_point"] = t["zero_point"]
             out[prefix + "qmin"] = t["qmin"]
             out[prefix + "qmax"] = t["qmax"]
     return out
+
+
+DTYPE_CODES: dict[str, tuple[int, int]] = {name: (code, size) for code, (name, size) in SCALAR_TYPES.items()}
+"""dtype name → (ExecuTorch ``ScalarType`` value, element bytes): ``uint8`` 0 (Byte),
+``int8`` 1 (Char), ``float32`` 6 (Float), as ``executorch::aten::ScalarType`` numbers them."""
 
 
 def physical_shape(t: dict[str, Any]) -> list[int]:

@@ -22,7 +22,9 @@ from zoo.registry.targets import Target
 # 2: torch runs on one thread for the whole build, since the bytes depended on the thread count.
 # 3: the float work runs in a reproducible numerics mode (reproducible.py), since the bytes
 #    depended on the host CPU's instruction set; the key also covers the model's code.
-PIPELINE_VERSION = "3"
+# 4: the model comes out as a macros-only header and a .s holding the array (c_header.py),
+#    float macros are f-suffixed, and the header and manifest carry the memory plan.
+PIPELINE_VERSION = "4"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 QUANTIZATION = {
     "quantizer": "EthosUQuantizer",

@@ -19,11 +19,14 @@ from __future__ import annotations
 
 import math
 import re
+import struct
 from collections.abc import Mapping, Sequence
 
 MAX_TEXT = 4096
 """Longer than any macro or label zoo writes (the longest, ``tools``, is about 200)."""
 MAX_LABELS = 1 << 16
+FLT_MAX = 3.4028234663852886e38
+"""Float macros are C ``float`` literals (``c_number``)."""
 RESERVED = frozenset({"len", "alignment"})
 """Macros every header defines itself, from the .pte."""
 
@@ -44,7 +47,9 @@ def macro_problem(name: object, value: object) -> str | None:
     if isinstance(value, int):
         return None if -(1 << 63) <= value < (1 << 64) else f"macro {name}: {value} does not fit in 64 bits"
     if isinstance(value, float):
-        return None if math.isfinite(value) else f"macro {name}: {value} is not a finite number"
+        if not math.isfinite(value):
+            return f"macro {name}: {value} is not a finite number"
+        return None if abs(value) <= FLT_MAX else f"macro {name}: {value} is beyond a C float's range"
     if isinstance(value, str):
         return _text_problem(f"macro {name}", value, ascii_only=True)
     return f"macro {name}: a {type(value).__name__} is not a number or a string"
@@ -88,5 +93,34 @@ def c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("?", "\\?") + '"'
 
 
-def c_number(value: int | float) -> str:
+def c_number(value: int | float, name: str = "", *, legacy: bool = False) -> str:
+    """A number as C source. A float is an ``f``-suffixed single-precision literal: a
+    bare literal is a double, which ``-Wdouble-promotion`` rejects and which pulls
+    software double arithmetic into a Cortex-M build. It is the shortest that gives
+    the same float32 (``float32_bits``); where rounding matters the header has the
+    exact bits too, as a ``*_bits`` integer, written in hex. ``legacy``: zoo's
+    rendering before that (``repr``), only to check headers cached then."""
+    if legacy or isinstance(value, bool):
+        return repr(value)
+    if isinstance(value, float):
+        return float_literal(value)
+    if name.endswith("_bits") and 0 <= value < (1 << 32):
+        return f"0x{value:08x}u"
     return repr(value)
+
+
+def float32_bits(value: float) -> int:
+    """The IEEE-754 single-precision bits of ``value`` rounded to float32 (to nearest, even)."""
+    return int.from_bytes(struct.pack("<f", value), "little")
+
+
+def float_literal(value: float) -> str:
+    """``value`` rounded to float32, as the shortest C ``float`` literal that reads back to
+    those bits (at most 9 significant digits always do)."""
+    bits = float32_bits(value)
+    for digits in range(1, 10):
+        text = f"{value:.{digits}g}"
+        if float32_bits(float(text)) == bits:
+            text = repr(float(text))  # "1e+02" reads as "100.0"
+            break
+    return text + "f"

@@ -120,6 +120,9 @@ class Manifest:
     io: dict[str, Any] | None = None
     """The program's boundary: ``mode`` (float, int8, uint8, pixels), ``layout``,
     and per input and output its dtype, shape, dim_order and quantization."""
+    memory: dict[str, Any] | None = None
+    """What the firmware reserves (``memory_plan.py``): planned buffers, scratch,
+    arena cache, constant, delegate and flash bytes."""
     memory_fit: dict[str, Any] | None = None
     """For a target with an SRAM budget (``--sram-budget`` or a board's SRAM): the
     budget, the Vela options tried and the one chosen, and whether it fits."""
@@ -308,6 +311,10 @@ def _nested_rules() -> tuple[tuple[str, Any, bool], ...]:
         *((f"io.{side}.*.{name}", hint, True) for side in ("inputs", "outputs") for name, hint in (
             ("name", str), ("dtype", str), ("shape", list[int]), ("dim_order", list[int]),
             ("scale", float | None), ("zero_point", int | None), ("qmin", int | None), ("qmax", int | None))),
+        ("memory.planned_buffers", list[int], True),
+        *((f"memory.{name}", int, True) for name in ("planned_bytes", "constant_bytes", "delegate_bytes", "flash_bytes")),
+        *((f"memory.{name}", int | None, True) for name in ("scratch_bytes", "arena_cache_bytes")),
+        ("header.style", str, False),
         ("memory_fit.sram_budget_bytes", int | None, False),
         ("memory_fit.selected_flags", list[str], False),
     )
@@ -358,7 +365,7 @@ def _validate(data: dict[str, Any]) -> None:
 def _check_header_grammar(data: dict[str, Any]) -> None:
     """What a header is rendered from keeps the grammar of ``macros.py``: a manifest
     that carries anything else (a newline in a macro, say) is corrupt, wherever it came from."""
-    from zoo.registry.c_header import HeaderOptions, labels_array
+    from zoo.registry.c_header import labels_array, stored_options
     from zoo.registry.macros import labels_problem, macros_problem
 
     header = data.get("header") or {}
@@ -368,7 +375,7 @@ def _check_header_grammar(data: dict[str, Any]) -> None:
         if problem is not None:
             raise ValueError(f"field '{where}': {problem}")
     try:
-        HeaderOptions(header.get("array", "model_pte"), header.get("section", "network_model_sec"))
+        stored_options(header)
         if data.get("labels") is not None:
             labels_array(data["model"])
     except ValueError as exc:

@@ -43,6 +43,7 @@ COMPILE_SPEC = {"key": 0, "value": 1}
 INLINE_DATA = {"data": 0}
 DATA_SEGMENT = {"offset": 0, "size": 1}
 NAMED_DATA = {"key": 0, "segment_index": 1}
+SUBSEGMENT_OFFSETS = {"segment_index": 0, "offsets": 1}
 
 # Union member indices (0 is NONE).
 KERNEL_TYPES = ("NONE", "Null", "Int", "Bool", "Double", "Tensor", "String", "IntList",
@@ -139,6 +140,9 @@ class ExecutionPlan:
     """Tensor values referenced by the plan's inputs, outputs and delegate calls."""
     scalars: dict[int, int | float] = field(default_factory=dict)
     """Int and Double values among those, e.g. the output of a constant method."""
+    non_const_buffer_sizes: tuple[int, ...] = ()
+    """The memory planner's buffers, in bytes, as ``program.fbs`` lists them: entry 0 is
+    reserved (always 0), the runtime's planned buffer ``i`` is entry ``i + 1``."""
 
     def tensor(self, index: int) -> TensorValue | None:
         return self.tensors.get(index)
@@ -154,6 +158,8 @@ class PteInfo:
     segments: list[tuple[int, int]]
     """(absolute offset, size) of each data segment."""
     named_data: dict[str, int]
+    constant_segment: int | None = None
+    """Index into ``segments`` of the segment holding the CPU's constant tensors, if any."""
 
     @property
     def delegates(self) -> list[Delegate]:
@@ -335,6 +341,13 @@ def _program(r: _Reader, root: _Table, data: bytes, header: ExtendedHeader | Non
     for nd in root.tables(PROGRAM["named_data"], "Program.named_data"):
         named[nd.string(NAMED_DATA["key"], "NamedData.key") or ""] = nd.scalar(NAMED_DATA["segment_index"], "<I")
     plans = [_plan(r, t, segments, inline) for t in root.tables(PROGRAM["execution_plan"], "Program.execution_plan")]
+    constant = root.table(PROGRAM["constant_segment"], "Program.constant_segment")
+    constant_index = constant.scalar(SUBSEGMENT_OFFSETS["segment_index"], "<I") if constant else None
+    if not segments:  # the serializer writes index 0 when all constants are inline (or none)
+        constant_index = None
+    elif constant_index is not None and constant_index >= len(segments):
+        raise PteFormatError(f"the constant segment is data segment #{constant_index}, "
+                             f"but the program has only {len(segments)}")
     return PteInfo(
         size=len(data),
         identifier=identifier,
@@ -343,6 +356,7 @@ def _program(r: _Reader, root: _Table, data: bytes, header: ExtendedHeader | Non
         plans=plans,
         segments=segments,
         named_data=named,
+        constant_segment=constant_index,
     )
 
 
@@ -374,6 +388,7 @@ def _plan(r: _Reader, t: _Table, segments: list[tuple[int, int]], inline: list[t
         operators=operators,
         delegates=delegates,
         calls=calls,
+        non_const_buffer_sizes=t.scalars(EXECUTION_PLAN["non_const_buffer_sizes"], "q", "ExecutionPlan.non_const_buffer_sizes"),
     )
     # Only the values zoo checks are read: a big model has thousands.
     span = t.span(EXECUTION_PLAN["values"], "ExecutionPlan.values", 4)

@@ -17,6 +17,7 @@ from zoo._spec import InputSpec
 from zoo.registry.boundary_check import check_boundary
 from zoo.registry.checks import Check
 from zoo.registry.manifest import Manifest
+from zoo.registry.memory_plan import check_memory
 from zoo.registry.pte_structure import ETHOSU_BACKEND_ID as BACKEND_ID
 from zoo.registry.pte_structure import Delegate, ExecutionPlan, PteFormatError, PteInfo, read_pte
 from zoo.registry.targets import Target
@@ -39,6 +40,8 @@ class Expected:
     scratch_sizes: tuple[int, ...] | None = None
     io: dict[str, Any] | None = None
     """The manifest's ``io``: the boundary the .pte must have (``io_boundary.record``)."""
+    memory: dict[str, Any] | None = None
+    """The manifest's ``memory``: the figures the firmware reserves (``memory_plan``)."""
     source: str = "manifest"
     """Where the expectation comes from, for messages: ``manifest`` or ``--target``."""
 
@@ -61,6 +64,7 @@ class Expected:
             partitions=int(partitions) if partitions is not None else None,
             scratch_sizes=tuple(int(p["scratch_size"]) for p in payloads) if payloads is not None else None,
             io=m.io,
+            memory=m.memory,
         )
 
 
@@ -89,6 +93,8 @@ def check_structure(pte: bytes, expected: Expected) -> list[Check]:
     checks.append(_check_operators(info, expected))
     if expected.io is not None:
         checks.append(check_boundary(info, expected.io, expected.source))
+    if expected.memory is not None:
+        checks.append(check_memory(info, expected.memory, expected.source))
     return checks
 
 

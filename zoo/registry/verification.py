@@ -14,7 +14,12 @@ from typing import TYPE_CHECKING, Any
 
 from zoo._errors import UsageError, VerificationError
 from zoo.registry.checks import Check
-from zoo.registry.header_check import check_header, check_stored_header
+from zoo.registry.header_check import (
+    check_asm_file,
+    check_header,
+    check_stored_asm,
+    check_stored_header,
+)
 from zoo.registry.labels_check import check_labels_header
 from zoo.registry.manifest import Manifest
 from zoo.registry.memory_fit import BUDGET_FLAGS, check_budget
@@ -102,6 +107,9 @@ def verify_entry(
     if header_path is not None:
         if full:
             checks.append(check_stored_header(pte, header_path.read_bytes(), header_path.name, m))
+            asm_path, pte_record = entry.file("model_asm"), m.file("pte")
+            if asm_path is not None and pte_record is not None:
+                checks.append(check_stored_asm(pte_record.name, len(pte), asm_path.read_bytes(), asm_path.name, m))
         else:
             record = m.file("header")
             checks.append(Check("header", True, f"{header_path.name}: sha256 {record.sha256[:16]}… as when it was "
@@ -169,6 +177,9 @@ def verify_file(
         except OSError as exc:
             raise UsageError(f"cannot read header {header}: {exc.strerror or exc}") from None
         checks.append(check_header(pte, text, header.name))
+        asm = header.with_suffix(".s")
+        if asm.is_file():
+            checks.append(check_asm_file(pte, path.name, asm, text))
     else:
         notes.append(f"no header checked ({header.name} is not beside it; pass --header)")
     recorded = (manifest.verification or {}) if manifest else {}

@@ -61,6 +61,11 @@ def _check_structure(built: BuiltArtifact, where: str) -> None:
         from zoo.registry.header_check import check_stored_header
 
         check = check_stored_header(built.files[record.name], built.files[header.name], header.name, m)
+        asm = m.file("model_asm")
+        if check.passed and asm is not None:
+            from zoo.registry.header_check import check_stored_asm
+
+            check = check_stored_asm(record.name, len(built.files[record.name]), built.files[asm.name], asm.name, m)
         if not check.passed:
             raise BuildError(f"{where}: {check.detail}")
     failed = [c for c in checks if not c["passed"]]

@@ -1,5 +1,5 @@
 """Turn one target's compile result into its artifact: the .pte, the C header
-(and labels header, and the .bpte self-test when asked), and the manifest
+and the .s that holds its array (and labels header, and the .bpte self-test when asked), and the manifest
 that describes them. Pure data in, bytes out: nothing touches the cache."""
 
 from __future__ import annotations
@@ -8,12 +8,20 @@ import platform
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from zoo.registry import io_boundary
+from zoo.registry import io_boundary, memory_plan
 from zoo.registry.build.unit import BuiltArtifact
-from zoo.registry.c_header import HeaderOptions, labels_array, labels_header, pte_header
+from zoo.registry.c_header import (
+    HeaderOptions,
+    asm_name,
+    labels_array,
+    labels_header,
+    pte_asm,
+    pte_header,
+)
 from zoo.registry.cache import sha256_bytes
 from zoo.registry.keys import tool_versions
 from zoo.registry.manifest import FileRecord, Manifest
+from zoo.registry.pte_structure import read_pte
 from zoo.registry.vela_payload import find_payloads
 from zoo.registry.verification import build_record
 
@@ -39,6 +47,7 @@ def assemble(
     tools = tool_versions()
     vela_total = (result.vela or {}).get("total", {})
     header_name = f"{request.stem}.h"
+    scratch = max((p.scratch_size for p in payloads), default=None)
     macros: Macros = {
         "model": spec.name,
         "model_version": spec.version,
@@ -50,18 +59,25 @@ def assemble(
         "build_key": key,
         "tools": "; ".join(f"{k} {v}" for k, v in tools.items() if v),
         "vela_sram_bytes": vela_total.get("sram_bytes"),
-        "scratch_bytes": max((p.scratch_size for p in payloads), default=None),
+        "scratch_bytes": scratch,
         "delegates": len(payloads),
     }
+    dedicated = target.memory_mode == "Dedicated_Sram"
+    memory = memory_plan.from_pte(read_pte(pte), scratch_bytes=scratch,
+                                  arena_cache_bytes=vela_total.get("arena_cache_size_bytes") if dedicated else None)
+    macros.update(memory_plan.macros(memory))
     if result.memory_fit is not None:
         macros["sram_budget_bytes"] = result.memory_fit["sram_budget_bytes"]
         macros["vela_flags"] = " ".join(result.memory_fit["selected_flags"]) or None
     if result.io is not None:  # float I/O gets its dtype, layout and shape; integer I/O its quantization too
         macros.update(io_boundary.macros(result.io))
-    header = pte_header(pte, file_name=header_name, options=HeaderOptions(), macros=macros).encode("ascii")
+    options = HeaderOptions()
+    header = pte_header(pte, file_name=header_name, options=options, macros=macros).encode("ascii")
+    pte_name = f"{request.stem}.pte"
     files: dict[str, tuple[str, bytes]] = {
-        f"{request.stem}.pte": ("pte", pte),
+        pte_name: ("pte", pte),
         header_name: ("header", header),
+        asm_name(header_name): ("model_asm", pte_asm(pte_name, len(pte), options).encode("ascii")),
     }
     labels = spec.load_labels()
     if labels:
@@ -79,7 +95,7 @@ def assemble(
         cpu_operators=result.cpu_operators,
         calibration=result.calibration,
         labels=list(labels) if labels else None,
-        header={"array": HeaderOptions().array, "section": HeaderOptions().section, "macros": macros},
+        header={"array": options.array, "section": options.section, "style": options.style, "macros": macros},
         build={
             "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "seconds": seconds,
@@ -95,6 +111,7 @@ def assemble(
         warnings=result.warnings,
         memory_fit=result.memory_fit,
         io=result.io,
+        memory=memory,
     )
     from zoo.registry.structure_check import Expected, check_structure
 
@@ -130,7 +147,9 @@ def _bundle_files(
         "bundle_rtol": numerics.tolerance["rtol"],
     }
     files[name] = ("bundle", bpte)
-    header = pte_header(bpte, file_name=header_name, options=HeaderOptions(), macros=bundle_macros)
+    # One header holding the array (a .bpte replaces the .pte, so one firmware has one):
+    # the unit that defines <ARRAY>_DEFINE owns it.
+    header = pte_header(bpte, file_name=header_name, options=HeaderOptions(style="single"), macros=bundle_macros)
     files[header_name] = ("bundle_header", header.encode("ascii"))
     return {
         "file": name,

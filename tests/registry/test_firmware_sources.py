@@ -1,0 +1,102 @@
+"""An artifact's C sources and memory plan through the real assembly, cache and checks
+(fake compile): the .s is checked wherever the header is, the memory figures are the
+.pte's, and ``--header-style single`` hands out one header."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from tests.fake_compile import FakeCompile
+from tests.registry.test_c_header import array_bytes
+from zoo import Artifact, Zoo
+from zoo.registry.header_check import check_stored_asm
+from zoo.registry.pte_structure import read_pte
+from zoo.registry.structure_check import Expected, check_structure
+
+
+@pytest.fixture
+def add_entry(fake_compile: FakeCompile) -> Artifact:
+    return Zoo().fetch("add", "u55-128")
+
+
+def test_split_artifact_has_a_small_s_and_the_memory_plan(add_entry: Artifact) -> None:
+    m = add_entry.manifest
+    pte = add_entry.pte.read_bytes()
+    assert add_entry.model_asm is not None and m.header["style"] == "split"
+    assert array_bytes(add_entry.header) == pte
+    assert add_entry.model_asm.stat().st_size < 1024 and add_entry.header.stat().st_size < 8192
+    plan = read_pte(pte).plans[0].non_const_buffer_sizes
+    assert m.memory is not None and m.memory["planned_buffers"] == list(plan[1:]) and m.memory["flash_bytes"] == len(pte)
+    header = add_entry.header.read_text()
+    assert f"#define MODEL_PTE_PLANNED_BYTES {sum(plan)}\n" in header
+    assert "#define MODEL_PTE_DELEGATE_BYTES " in header and "#define MODEL_PTE_PLANNED_BUFFERS " in header
+
+
+def test_io_macros_have_counts_codes_bytes_and_float_bits() -> None:
+    from zoo.registry.io_boundary import macros
+    from zoo.registry.macros import float32_bits
+
+    q = {"name": "x", "dtype": "int8", "shape": [1, 3, 2, 2], "dim_order": [0, 2, 3, 1], "scale": 0.0186,
+         "zero_point": -3, "qmin": -128, "qmax": 127}
+    f = {**q, "dtype": "float32", "scale": None, "zero_point": None, "qmin": None, "qmax": None}
+    out = macros({"mode": "int8", "layout": "nhwc", "inputs": [q, q], "outputs": [f]})
+    assert (out["inputs"], out["outputs"]) == (2, 1)
+    assert (out["input1_dtype_code"], out["input1_bytes"], out["output0_dtype_code"], out["output0_bytes"]) == (1, 12, 6, 48)
+    assert out["input0_scale_bits"] == float32_bits(0.0186) and out["output0_scale_bits"] is None
+
+
+def test_structure_check_compares_the_memory_plan(add_entry: Artifact) -> None:
+    m = add_entry.manifest
+    pte = add_entry.pte.read_bytes()
+    assert next(c for c in check_structure(pte, Expected.from_manifest(m)) if c.name == "memory").passed
+    assert m.memory is not None
+    wrong = dataclasses.replace(m, memory={**m.memory, "planned_bytes": m.memory["planned_bytes"] + 16})
+    memory = next(c for c in check_structure(pte, Expected.from_manifest(wrong)) if c.name == "memory")
+    assert not memory.passed and "planned_bytes is" in memory.detail
+
+
+def test_a_changed_s_fails_its_check(add_entry: Artifact) -> None:
+    assert add_entry.model_asm is not None
+    record = add_entry.manifest.file("pte")
+    assert record is not None
+    asm = add_entry.model_asm.read_bytes()
+    size = len(add_entry.pte.read_bytes())
+    assert check_stored_asm(record.name, size, asm, add_entry.model_asm.name, add_entry.manifest).passed
+    other = asm.replace(b'.incbin "add_u55-128.pte"', b'.incbin "other.pte"')
+    bad = check_stored_asm(record.name, size, other, add_entry.model_asm.name, add_entry.manifest)
+    assert not bad.passed and "line 9 is '    .incbin \"other.pte\"'" in bad.detail
+
+
+def test_cache_verify_finds_a_changed_s(add_entry: Artifact) -> None:
+    from zoo.registry.verification import verify_entry
+
+    entry = Zoo().cache.get(add_entry.key)
+    assert entry is not None
+    asm = entry.file("model_asm")
+    assert asm is not None
+    assert [c.passed for c in verify_entry(entry).checks if c.name == "model_asm"] == [True]
+    asm.chmod(0o644)
+    asm.write_bytes(asm.read_bytes().replace(b".balign 16", b".balign 4 "))
+    assert [c.passed for c in verify_entry(entry).checks if c.name == "model_asm"] == [False]
+
+
+def test_single_style_hands_out_one_header_with_the_array(fake_compile: FakeCompile, tmp_path: Path) -> None:
+    tmp_path = tmp_path / "fw"
+    art = Zoo().fetch("add", "u55-128", out_dir=tmp_path, header_style="single", header_array="add_pte")
+    assert art.model_asm is None and sorted(p.name for p in tmp_path.iterdir()) == [
+        "add_u55-128.h", "add_u55-128.pte", "manifest.json"]
+    assert array_bytes(art.header, "add_pte") == art.pte.read_bytes()
+    assert "#ifdef ADD_PTE_DEFINE\n" in art.header.read_text()
+    if shutil.which("gcc") is None:
+        return
+    (tmp_path / "a.c").write_text('#define ADD_PTE_DEFINE\n#include "add_u55-128.h"\n')
+    (tmp_path / "b.c").write_text('#include "add_u55-128.h"\nint main(void) { return add_pte[4] != 0x45 || add_pte_len != ADD_PTE_LEN; }\n')
+    build = subprocess.run(["gcc", "-std=c11", "-Wall", "-Wextra", "-Werror", "a.c", "b.c", "-o", "p"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    assert subprocess.run([str(tmp_path / "p")]).returncode == 0  # byte 4 of a .pte is 'E' of ET12
