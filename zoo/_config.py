@@ -16,11 +16,6 @@ from zoo._errors import ConfigError
 from zoo._options import IO_MODES, ExecutorName
 from zoo._spec import Board
 
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover
-    import tomli as tomllib
-
 CONFIG_NAME = "zoo.toml"
 _SIZE_MAX = 2**63  # past any memory, and where a float stops being a count of bytes (1e400 is inf)
 _SIZE_UNITS = {"": 1, "b": 1, "k": 1024, "kb": 1024, "kib": 1024, "m": 1024**2, "mb": 1024**2, "mib": 1024**2, "g": 1024**3, "gb": 1024**3, "gib": 1024**3}
@@ -219,6 +214,10 @@ def load_config(path: Path | None = None) -> Config:
     path = path or find_config_file()
     if path is None:
         return apply_env(Config())
+    if sys.version_info >= (3, 11):  # imported only when there is a file to read
+        import tomllib
+    else:  # pragma: no cover
+        import tomli as tomllib
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except tomllib.TOMLDecodeError as e:

@@ -4,7 +4,6 @@ taken by ``scripts/snapshot_vela_config.py``)."""
 
 from __future__ import annotations
 
-import configparser
 import hashlib
 import importlib.util
 import json
@@ -59,6 +58,8 @@ def installed_vela_ini() -> Path | None:
 
 
 def parse_vela_ini(text: str, source: str) -> VelaConfig:
+    import configparser  # only where Vela itself is installed
+
     parser = configparser.ConfigParser()
     parser.optionxform = str  # type: ignore[assignment,method-assign]
     parser.read_string(text)
