@@ -27,11 +27,25 @@ from zoo._errors import (
 )
 from zoo._hookspecs import hookimpl, hookspec
 from zoo._options import Choices, FetchArgs, FetchOptions
-from zoo._spec import Board, Dataset, InputSpec, ModelSpec, Sample, WeightsVariant
+from zoo._spec import Board, Dataset, InputSpec, Metric, MetricFn, ModelSpec, Sample, WeightsVariant
 from zoo._version import __version__
 
 if _TYPE_CHECKING:
     from zoo._api import Zoo, ZooOptions, build, fetch
+    from zoo.registry.evaluators import (
+        Evaluator,
+        char_error_rate,
+        ctc_greedy,
+        edit_distance,
+        f1_at,
+        map_at,
+        miou,
+        recall_at,
+        reconstruction_roc_auc,
+        roc_auc,
+        top1,
+        word_error_rate,
+    )
     from zoo.registry.failures import Failure
     from zoo.registry.handout import Artifact
     from zoo.registry.remotes.base import PublishReport, Remote
@@ -52,6 +66,19 @@ _LAZY = {
     "Remote": "zoo.registry.remotes.base",
     "Target": "zoo.registry.targets",
     "Verification": "zoo.registry.verification",
+    # Evaluators for zoo.Metric: plain functions over numpy, imported on first use.
+    "Evaluator": "zoo.registry.evaluators",
+    "char_error_rate": "zoo.registry.evaluators",
+    "ctc_greedy": "zoo.registry.evaluators",
+    "edit_distance": "zoo.registry.evaluators",
+    "f1_at": "zoo.registry.evaluators",
+    "map_at": "zoo.registry.evaluators",
+    "miou": "zoo.registry.evaluators",
+    "recall_at": "zoo.registry.evaluators",
+    "reconstruction_roc_auc": "zoo.registry.evaluators",
+    "roc_auc": "zoo.registry.evaluators",
+    "top1": "zoo.registry.evaluators",
+    "word_error_rate": "zoo.registry.evaluators",
 }
 
 
@@ -63,11 +90,14 @@ __all__ = [
     "Choices",
     "ConfigError",
     "Dataset",
+    "Evaluator",
     "Failure",
     "FetchArgs",
     "FetchOptions",
     "InputSpec",
     "IntegrityError",
+    "Metric",
+    "MetricFn",
     "MissingExtraError",
     "ModelSpec",
     "PluginError",
@@ -91,9 +121,20 @@ __all__ = [
     "ZooOptions",
     "__version__",
     "build",
+    "char_error_rate",
+    "ctc_greedy",
+    "edit_distance",
+    "f1_at",
     "fetch",
     "hookimpl",
     "hookspec",
+    "map_at",
+    "miou",
+    "recall_at",
+    "reconstruction_roc_auc",
+    "roc_auc",
+    "top1",
+    "word_error_rate",
 ]
 
 
