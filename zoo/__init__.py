@@ -32,18 +32,15 @@ from zoo._version import __version__
 
 if _TYPE_CHECKING:
     from zoo._api import Zoo, ZooOptions, build, fetch
-    from zoo.registry.evaluators import (
-        Evaluator,
+    from zoo.registry.evaluators.base import Evaluator
+    from zoo.registry.evaluators.classification import top1
+    from zoo.registry.evaluators.detection import map_at, recall_at
+    from zoo.registry.evaluators.ranking import f1_at, reconstruction_roc_auc, roc_auc
+    from zoo.registry.evaluators.segmentation import miou
+    from zoo.registry.evaluators.text import (
         char_error_rate,
         ctc_greedy,
         edit_distance,
-        f1_at,
-        map_at,
-        miou,
-        recall_at,
-        reconstruction_roc_auc,
-        roc_auc,
-        top1,
         word_error_rate,
     )
     from zoo.registry.failures import Failure
@@ -66,19 +63,20 @@ _LAZY = {
     "Remote": "zoo.registry.remotes.base",
     "Target": "zoo.registry.targets",
     "Verification": "zoo.registry.verification",
-    # Evaluators for zoo.Metric: plain functions over numpy, imported on first use.
-    "Evaluator": "zoo.registry.evaluators",
-    "char_error_rate": "zoo.registry.evaluators",
-    "ctc_greedy": "zoo.registry.evaluators",
-    "edit_distance": "zoo.registry.evaluators",
-    "f1_at": "zoo.registry.evaluators",
-    "map_at": "zoo.registry.evaluators",
-    "miou": "zoo.registry.evaluators",
-    "recall_at": "zoo.registry.evaluators",
-    "reconstruction_roc_auc": "zoo.registry.evaluators",
-    "roc_auc": "zoo.registry.evaluators",
-    "top1": "zoo.registry.evaluators",
-    "word_error_rate": "zoo.registry.evaluators",
+    # Evaluators for zoo.Metric, each from its own module: a plugin that names top1 at
+    # registration (every command) loads only that one.
+    "Evaluator": "zoo.registry.evaluators.base",
+    "char_error_rate": "zoo.registry.evaluators.text",
+    "ctc_greedy": "zoo.registry.evaluators.text",
+    "edit_distance": "zoo.registry.evaluators.text",
+    "f1_at": "zoo.registry.evaluators.ranking",
+    "map_at": "zoo.registry.evaluators.detection",
+    "miou": "zoo.registry.evaluators.segmentation",
+    "recall_at": "zoo.registry.evaluators.detection",
+    "reconstruction_roc_auc": "zoo.registry.evaluators.ranking",
+    "roc_auc": "zoo.registry.evaluators.ranking",
+    "top1": "zoo.registry.evaluators.classification",
+    "word_error_rate": "zoo.registry.evaluators.text",
 }
 
 

@@ -116,6 +116,11 @@ class Metric:
     def unit_text(self) -> str:
         return self.unit or str(getattr(self.fn, "unit", ""))
 
+    @property
+    def drop_unit(self) -> str:
+        """A drop of a percentage is in percentage points."""
+        return " pp" if self.unit_text == "%" else self.unit_text
+
     def drop(self, float_value: float, int8_value: float) -> float:
         """How much worse the int8 figure is, in the metric's unit (negative: better)."""
         return float_value - int8_value if self.higher_is_better else int8_value - float_value

@@ -9,27 +9,34 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
 from typing import Any
 
 LabelCheck = Callable[[Any], "str | None"]
 """Returns what is wrong with one label, or None if it is fine."""
 
 
-@dataclass(frozen=True)
 class Evaluator:
     """A metric's function, ``fn(outputs, labels) -> float``, with its unit and a
-    check of one label that zoo runs on every evaluation item before it builds."""
+    check of one label that zoo runs on every evaluation item before it builds.
 
-    name: str
-    compute: Callable[..., float]
-    unit: str
-    label_format: str
-    """What a label must be, in words: error messages quote it."""
-    check_label: LabelCheck
-    wants_samples: bool = False
-    """``compute`` takes the samples too, ``compute(outputs, labels, samples)``: a score
-    made from the input and the output, like an autoencoder's reconstruction error."""
+    A plain class, not a dataclass: plugins build these at registration, which
+    every zoo command runs, and a dataclass costs a millisecond to define.
+    """
+
+    __slots__ = ("check_label", "compute", "label_format", "name", "unit", "wants_samples")
+
+    def __init__(self, name: str, compute: Callable[..., float], *, unit: str, label_format: str,
+                 check_label: LabelCheck, wants_samples: bool = False) -> None:
+        self.name = name
+        self.compute = compute
+        self.unit = unit
+        """``"%"`` for percent; empty for a plain number such as ROC-AUC's 0–1."""
+        self.label_format = label_format
+        """What a label must be, in words: error messages quote it."""
+        self.check_label = check_label
+        self.wants_samples = wants_samples
+        """``compute`` takes the samples too, ``compute(outputs, labels, samples)``: a score
+        made from the input and the output, like an autoencoder's reconstruction error."""
 
     def __call__(self, outputs: Sequence[Sequence[Any]], labels: Sequence[Any],
                  samples: Sequence[Sequence[Any]] | None = None) -> float:
