@@ -120,6 +120,10 @@ class Manifest:
     io: dict[str, Any] | None = None
     """The program's boundary: ``mode`` (float, int8, uint8, pixels), ``layout``,
     and per input and output its dtype, shape, dim_order and quantization."""
+    weights_info: dict[str, Any] | None = None
+    """The weights variant's ``name``, ``description``, ``origin``, ``licence`` and declared
+    ``reference`` figures: what a user of the artifact may do with it, and where it came
+    from. Not in the key (the words do not change the bytes); None in manifests from before it."""
     memory_fit: dict[str, Any] | None = None
     """For a target with an SRAM budget (``--sram-budget`` or a board's SRAM): the
     budget, the Vela options tried and the one chosen, and whether it fits."""
@@ -132,6 +136,24 @@ class Manifest:
         """The target's extra Vela flags plus those chosen to fit its SRAM budget."""
         chosen = (self.memory_fit or {}).get("selected_flags") or ()
         return (*self.target_options.extra_flags, *chosen)
+
+    @property
+    def licence(self) -> str | None:
+        return (self.weights_info or {}).get("licence")
+
+    @property
+    def origin(self) -> str | None:
+        return (self.weights_info or {}).get("origin")
+
+    @property
+    def reference(self) -> dict[str, float]:
+        """The weights' declared figures by metric name, in each metric's unit."""
+        return dict((self.weights_info or {}).get("reference") or {})
+
+    @property
+    def metrics(self) -> list[dict[str, Any]]:
+        """Each declared metric as ``--verify`` measured it (float and program), empty if not measured."""
+        return list(((self.verification or {}).get("numerics") or {}).get("metrics") or [])
 
     @property
     def target_options(self) -> TargetOptions:
@@ -294,8 +316,16 @@ def _nested_rules() -> tuple[tuple[str, Any, bool], ...]:
         ("build.payloads", list[dict[str, Any]] | None, False),
         ("build.payloads.*.scratch_size", int, True),
         ("delegation.partitions", int | None, False),
+        ("weights_info", dict[str, Any] | None, False),
+        *((f"weights_info.{name}", str, False) for name in ("name", "description", "origin", "licence")),
+        ("weights_info.reference", dict[str, float], False),
         ("verification.structure", dict[str, Any] | None, False),
         ("verification.numerics", dict[str, Any] | None, False),
+        ("verification.numerics.metrics", list[dict[str, Any]] | None, False),
+        ("verification.numerics.metrics.*.name", str, True),
+        *((f"verification.numerics.metrics.*.{name}", float, True) for name in ("float", "program")),
+        ("verification.numerics.metrics.*.unit", str, False),
+        ("verification.numerics.metrics.*.passed", bool, False),
         ("verification.bundle", dict[str, Any] | None, False),
         ("verification.bundle.macros", dict[str, str | int | float | None], False),
         # Written by zoo alone (a remote's claims are dropped as it downloads): who signed it, checked here.

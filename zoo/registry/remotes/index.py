@@ -103,6 +103,10 @@ class IndexRecord:
     target_options: dict[str, Any] = field(default_factory=dict)
     vela: dict[str, Any] | None = None
     accuracy: Any = None
+    """``{"metrics": [...]}``: each declared metric's float and program figures beside the
+    weights' declared one; older records hold top-1 fractions (``float_top1``, ``int8_top1``)."""
+    weights_info: dict[str, Any] | None = None
+    """The weights' origin, licence and declared figures, from the manifest."""
     delegation: dict[str, Any] | None = None
     """Operators on the NPU and the CPU, and partitions: the catalogue's columns."""
     signature: IndexSignature | None = None
@@ -126,6 +130,8 @@ class IndexRecord:
         data["files"] = [asdict(f) for f in self.files]
         if self.signature is None:
             del data["signature"]  # an unsigned record reads as it did before signatures
+        if self.weights_info is None:
+            del data["weights_info"]  # as records read before zoo recorded the weights' licence
         return data
 
     def same_files(self, other: IndexRecord) -> bool:
@@ -165,6 +171,7 @@ def record_for(entry: Entry, slug: str, manifest_sha256: str) -> IndexRecord:
                         "memory_mode": target.memory_mode},
         vela=vela,
         accuracy=_accuracy_of(m),
+        weights_info=m.weights_info,
         delegation={k: m.delegation[k] for k in ("npu_ops", "cpu_ops", "partitions", "cpu_op_names")
                     if k in m.delegation} or None,
         signature=_signature_of(entry),
@@ -291,6 +298,7 @@ def _record(model: str, slug: str, key: str, raw: object, source: str) -> IndexR
             target_options=_target_options(raw.get("target_options")),
             vela=_optional_dict(raw.get("vela"), "vela"),
             accuracy=raw.get("accuracy"),
+            weights_info=_optional_dict(raw.get("weights_info"), "weights_info"),
             delegation=_optional_dict(raw.get("delegation"), "delegation"),
             signature=_signature(raw.get("signature"), where),
         )
@@ -386,7 +394,12 @@ def _optional_dict(value: object, name: str) -> dict[str, Any] | None:
 
 
 def _accuracy_of(m: Manifest) -> dict[str, Any] | None:
-    """Top-1 of the float model and of the int8 graph, as the numerical check measured them."""
+    """Each declared metric, float and program, beside the weights' declared figure; for a
+    manifest from before declared metrics, top-1 of float and int8 as that check measured them."""
+    if m.metrics:
+        keep = ("name", "unit", "float", "program", "program_kind", "passed")
+        return {"metrics": [{**{k: x.get(k) for k in keep}, "reference": m.reference.get(str(x.get("name")))}
+                            for x in m.metrics]}
     acc = ((m.verification or {}).get("numerics") or {}).get("accuracy")
     if not acc:
         return None
