@@ -124,7 +124,7 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
         return
     rows = [
         (p.name, p.kind, f"{p.dist} {p.version}" if p.dist else "-", p.status,
-         p.error if p.status == "error" else ", ".join(p.models))
+         p.error if p.status in ("error", "empty") else ", ".join(p.models))
         for p in statuses
     ]
     click.echo(render(("plugin", "from", "distribution", "status", "models / error"), rows))

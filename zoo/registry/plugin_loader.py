@@ -39,7 +39,8 @@ if TYPE_CHECKING:
 BUILTIN_DIST = "ethosu-zoo"
 
 Kind = Literal["entry point", "module", "model file", "registered"]
-Status = Literal["ok", "error", "disabled"]
+Status = Literal["ok", "error", "disabled", "empty"]
+"""``empty``: loaded without error, registered nothing (a missing @hookimpl, a misspelt hook)."""
 
 
 @dataclass
@@ -242,6 +243,13 @@ class Registry:
         except (Exception, SystemExit) as exc:  # sys.exit() in a plugin is its failure, not zoo's exit
             self._fail(status, f"failed to import: {_error_text(exc)}", exc)
             return
+        if self.pm.is_registered(plugin):  # -p names a module an installed plugin already loaded
+            first = next((p for p in self.plugins if p.name == self.pm.get_name(plugin)), None)
+            status.status = "disabled"
+            status.error = (f"already loaded as {first.label if first else repr(self.pm.get_name(plugin))}; "
+                            "its models are registered once: drop it from -p/ZOO_PLUGINS, or uninstall the installed copy")
+            print(f"zoo: warning: {status.label}: {status.error}", file=self._stderr or sys.stderr)
+            return
         try:
             self.pm.register(plugin, name=status.name)
         except (pluggy.PluginValidationError, ValueError) as exc:
@@ -264,7 +272,33 @@ class Registry:
             text = str(exc) if isinstance(exc, SpecError) else _error_text(exc)
             self._fail(status, f"hook {hook}: {text}", exc)
             return
+        if not (staged.models or staged.boards or staged.remotes):
+            self._registered_nothing(status, plugin)
+            return
         self._admit(status, staged)
+
+    def _registered_nothing(self, status: PluginStatus, plugin: object) -> None:
+        """A plugin with no ``@hookimpl`` (or with ``register_model`` for ``register_models``)
+        loads without error and gives nothing: say so, naming the likely slip."""
+        implemented = any(impl.plugin is plugin for h in _HOOKS for impl in getattr(self.pm.hook, h).get_hookimpls())
+        self.pm.unregister(plugin)
+        hooks = [h for h in _HOOKS if callable(getattr(plugin, h, None))]
+        near = sorted(n for n in dir(plugin) if n.startswith("register") and n not in _HOOKS)
+        if implemented:
+            why = "its hooks ran but called register() for nothing"
+        elif hooks:
+            why = f"{', '.join(hooks)} {'is' if len(hooks) == 1 else 'are'} not marked @zoo.hookimpl"
+        elif near:
+            why = f"it defines {', '.join(near)}, not one of the hooks {', '.join(_HOOKS)}"
+        else:
+            why = f"it defines none of the hooks {', '.join(_HOOKS)}"
+        message = f"registered nothing: {why}"
+        if self.strict:
+            self._fail(status, message, PluginError(status.name, status.distribution, message))
+            return
+        status.status = "empty"
+        status.error = message
+        print(f"zoo: warning: {status.label} {message}", file=self._stderr or sys.stderr)
 
     def _call(self, hook: str, plugin: object, register: Callable[..., None]) -> None:
         for impl in getattr(self.pm.hook, hook).get_hookimpls():
@@ -292,8 +326,14 @@ class Registry:
             spec.validate()
             taken = self.catalog.claims(spec) + [n for n in (spec.name, *spec.aliases) if n in seen]
             if taken:
-                owner = self.catalog.get(taken[0]).source if taken[0] in self.catalog else status.name
-                raise SpecError(f"model name {taken[0]!r} is already registered by plugin {owner!r}")
+                holder = self.catalog.get(taken[0]) if taken[0] in self.catalog else None
+                owner = holder.source if holder else status.name
+                kind = "name" if taken[0] == spec.name else "alias"
+                held = f" (model {holder.name!r})" if holder and holder.name != taken[0] else ""
+                raise SpecError(
+                    f"model {spec.name!r}: its {kind} {taken[0]!r} is already registered by plugin {owner!r}{held}; "
+                    f"rename it{' or drop the alias' if kind == 'alias' else ''} (a plugin goes in whole or not at all)"
+                )
             seen.update((spec.name, *spec.aliases))
 
     def _check_boards(self, status: PluginStatus, boards: list[Any]) -> None:
@@ -358,9 +398,14 @@ class Registry:
     def _fail(self, status: PluginStatus, message: str, exc: BaseException) -> None:
         status.status = "error"
         status.error = message
+        stream = self._stderr or sys.stderr
+        if flag("ZOO_DEBUG"):  # --debug: the plugin's own traceback, where the one line is not enough
+            import traceback
+
+            print(f"zoo: debug: traceback of {status.label}:", file=stream)
+            traceback.print_exception(exc, file=stream)
         if self.strict:
             raise PluginError(status.name, status.distribution, message) from exc
-        stream = self._stderr or sys.stderr
         print(f"zoo: skipped {status.label}: {message}", file=stream)
 
 
