@@ -121,3 +121,18 @@ def test_the_portable_check_records_float_and_program_figures_and_an_evaluator_t
         numerics.check_portable(pte=pte, float_model=spec.build("none"), data=data,
                                 metrics=(Metric("boom", broken, higher_is_better=True, max_drop=0.0),),
                                 where="model 'kws'", plugin=numerics.owner(spec))
+
+
+def test_the_spec_refuses_a_reference_for_an_undeclared_metric_and_repeated_names() -> None:
+    from zoo import SpecError, WeightsVariant
+
+    metric = Metric("top1", top1, higher_is_better=True, max_drop=1.0)
+    variant = WeightsVariant("w", "d", "o", "MIT", lambda: "id", reference={"auc": 0.9})
+    with pytest.raises(SpecError, match="weights 'w' declares a reference for 'auc', which is not one of its metrics \\(top1\\)"):
+        dataclasses.replace(add.spec(), metrics=(metric,), weights=(variant,)).validate()
+    with pytest.raises(SpecError, match="metric names repeat"):
+        dataclasses.replace(add.spec(), metrics=(metric, metric)).validate()
+    with pytest.raises(SpecError, match="metrics must be a tuple"):
+        dataclasses.replace(add.spec(), metrics=[metric]).validate()  # type: ignore[arg-type]
+    # reference_top1 stays: it is reference["top1"], in percent, whether or not top-1 is declared.
+    assert WeightsVariant("w", "d", "o", "MIT", lambda: "id", reference_top1=71.9).references() == {"top1": 71.9}
