@@ -36,7 +36,7 @@ def test_the_manifest_round_trips_weights_info_and_refuses_a_non_number_figure()
     spec = mnist.spec()
     m = manifest(weights_info=weights_info(spec.weights_variant("mnist")), verification=MEASURED)
     again = Manifest.loads(m.dumps())
-    assert again.licence == m.licence and again.reference == {"top1": 97.5} and again.metrics[0]["program"] == 97.2
+    assert again.weights_info == m.weights_info and again.reference == {"top1": 97.5} and again.metrics[0]["program"] == 97.2
     bad = m.to_json()
     bad["verification"]["numerics"]["metrics"][0]["float"] = "97.5"
     with pytest.raises(ValueError, match="float"):

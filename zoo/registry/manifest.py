@@ -121,9 +121,8 @@ class Manifest:
     """The program's boundary: ``mode`` (float, int8, uint8, pixels), ``layout``,
     and per input and output its dtype, shape, dim_order and quantization."""
     weights_info: dict[str, Any] | None = None
-    """The weights variant's ``name``, ``description``, ``origin``, ``licence`` and declared
-    ``reference`` figures: what a user of the artifact may do with it, and where it came
-    from. Not in the key (the words do not change the bytes); None in manifests from before it."""
+    """The weights' name, description, origin, licence and declared ``reference`` figures;
+    not in the key (words do not change the bytes); None in manifests from before it."""
     memory_fit: dict[str, Any] | None = None
     """For a target with an SRAM budget (``--sram-budget`` or a board's SRAM): the
     budget, the Vela options tried and the one chosen, and whether it fits."""
@@ -138,21 +137,13 @@ class Manifest:
         return (*self.target_options.extra_flags, *chosen)
 
     @property
-    def licence(self) -> str | None:
-        return (self.weights_info or {}).get("licence")
-
-    @property
-    def origin(self) -> str | None:
-        return (self.weights_info or {}).get("origin")
-
-    @property
     def reference(self) -> dict[str, float]:
         """The weights' declared figures by metric name, in each metric's unit."""
         return dict((self.weights_info or {}).get("reference") or {})
 
     @property
     def metrics(self) -> list[dict[str, Any]]:
-        """Each declared metric as ``--verify`` measured it (float and program), empty if not measured."""
+        """Each declared metric as ``--verify`` measured it (float and program)."""
         return list(((self.verification or {}).get("numerics") or {}).get("metrics") or [])
 
     @property
@@ -322,10 +313,8 @@ def _nested_rules() -> tuple[tuple[str, Any, bool], ...]:
         ("verification.structure", dict[str, Any] | None, False),
         ("verification.numerics", dict[str, Any] | None, False),
         ("verification.numerics.metrics", list[dict[str, Any]] | None, False),
-        ("verification.numerics.metrics.*.name", str, True),
-        *((f"verification.numerics.metrics.*.{name}", float, True) for name in ("float", "program")),
-        ("verification.numerics.metrics.*.unit", str, False),
-        ("verification.numerics.metrics.*.passed", bool, False),
+        *((f"verification.numerics.metrics.*.{name}", hint, True) for name, hint in (
+            ("name", str), ("unit", str), ("float", float), ("program", float), ("passed", bool))),
         ("verification.bundle", dict[str, Any] | None, False),
         ("verification.bundle.macros", dict[str, str | int | float | None], False),
         # Written by zoo alone (a remote's claims are dropped as it downloads): who signed it, checked here.

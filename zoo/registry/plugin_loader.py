@@ -27,14 +27,15 @@ import pluggy
 
 from zoo import _hookspecs
 from zoo._env import flag
-from zoo._errors import PluginError, SpecError, UsageError, ZooError
+from zoo._errors import PluginError, SpecError, UsageError
 from zoo._spec import Board, ModelSpec
 from zoo.registry.catalog import Catalog
 from zoo.registry.dists import name_version
+from zoo.registry.plugin_faults import checked_factory, debug_traceback, error_text, why_empty
 from zoo.registry.targets import BUILTIN_BOARDS, TargetTable
 
 if TYPE_CHECKING:
-    from zoo.registry.remotes import Remote, RemoteFactory
+    from zoo.registry.remotes import RemoteFactory
 
 BUILTIN_DIST = "ethosu-zoo"
 
@@ -114,12 +115,6 @@ class LoadOptions:
 
 def _split(value: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in value.split(",") if p.strip())
-
-
-def _error_text(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    first = text[0] if text else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 _HOOKS = ("register_models", "register_boards", "register_remotes")
@@ -241,7 +236,7 @@ class Registry:
         try:
             plugin = load()
         except (Exception, SystemExit) as exc:  # sys.exit() in a plugin is its failure, not zoo's exit
-            self._fail(status, f"failed to import: {_error_text(exc)}", exc)
+            self._fail(status, f"failed to import: {error_text(exc)}", exc)
             return
         if self.pm.is_registered(plugin):  # -p names a module an installed plugin already loaded
             first = next((p for p in self.plugins if p.name == self.pm.get_name(plugin)), None)
@@ -253,7 +248,7 @@ class Registry:
         try:
             self.pm.register(plugin, name=status.name)
         except (pluggy.PluginValidationError, ValueError) as exc:
-            self._fail(status, f"invalid hook implementation: {_error_text(exc)}", exc)
+            self._fail(status, f"invalid hook implementation: {error_text(exc)}", exc)
             return
         staged = _Staged()
         hook = _HOOKS[0]
@@ -265,11 +260,11 @@ class Registry:
         except _HookRaised as exc:
             self.pm.unregister(plugin)
             cause = exc.__cause__ or exc
-            self._fail(status, f"hook {exc.hook} raised {_error_text(cause)}", cause)
+            self._fail(status, f"hook {exc.hook} raised {error_text(cause)}", cause)
             return
         except Exception as exc:
             self.pm.unregister(plugin)
-            text = str(exc) if isinstance(exc, SpecError) else _error_text(exc)
+            text = str(exc) if isinstance(exc, SpecError) else error_text(exc)
             self._fail(status, f"hook {hook}: {text}", exc)
             return
         if not (staged.models or staged.boards or staged.remotes):
@@ -278,21 +273,9 @@ class Registry:
         self._admit(status, staged)
 
     def _registered_nothing(self, status: PluginStatus, plugin: object) -> None:
-        """A plugin with no ``@hookimpl`` (or with ``register_model`` for ``register_models``)
-        loads without error and gives nothing: say so, naming the likely slip."""
         implemented = any(impl.plugin is plugin for h in _HOOKS for impl in getattr(self.pm.hook, h).get_hookimpls())
         self.pm.unregister(plugin)
-        hooks = [h for h in _HOOKS if callable(getattr(plugin, h, None))]
-        near = sorted(n for n in dir(plugin) if n.startswith("register") and n not in _HOOKS)
-        if implemented:
-            why = "its hooks ran but called register() for nothing"
-        elif hooks:
-            why = f"{', '.join(hooks)} {'is' if len(hooks) == 1 else 'are'} not marked @zoo.hookimpl"
-        elif near:
-            why = f"it defines {', '.join(near)}, not one of the hooks {', '.join(_HOOKS)}"
-        else:
-            why = f"it defines none of the hooks {', '.join(_HOOKS)}"
-        message = f"registered nothing: {why}"
+        message = f"registered nothing: {why_empty(plugin, _HOOKS, implemented)}"
         if self.strict:
             self._fail(status, message, PluginError(status.name, status.distribution, message))
             return
@@ -392,46 +375,17 @@ class Registry:
             self.boards.append(board)
             status.boards.append(board.name)
         for scheme, factory in staged.remotes:
-            self.remote_schemes[scheme] = _checked_factory(status, scheme, factory)
+            self.remote_schemes[scheme] = checked_factory(status.name, status.distribution, scheme, factory)
             status.remotes.append(scheme)
 
     def _fail(self, status: PluginStatus, message: str, exc: BaseException) -> None:
         status.status = "error"
         status.error = message
         stream = self._stderr or sys.stderr
-        if flag("ZOO_DEBUG"):  # --debug: the plugin's own traceback, where the one line is not enough
-            import traceback
-
-            print(f"zoo: debug: traceback of {status.label}:", file=stream)
-            traceback.print_exception(exc, file=stream)
+        debug_traceback(status.label, exc, stream)
         if self.strict:
             raise PluginError(status.name, status.distribution, message) from exc
         print(f"zoo: skipped {status.label}: {message}", file=stream)
-
-
-def _checked_factory(status: PluginStatus, scheme: str, factory: RemoteFactory) -> RemoteFactory:
-    """``factory``, with what goes wrong in it named after its plugin and hook."""
-    dist = status.distribution
-
-    def make(url: str, base: Path | None) -> Remote:
-        from zoo.registry.remotes import Remote
-
-        try:
-            remote = factory(url, base)
-        except ZooError:
-            raise
-        except Exception as exc:
-            raise PluginError(
-                status.name, dist, f"the {scheme}:// factory of hook register_remotes raised {_error_text(exc)}"
-            ) from exc
-        if not isinstance(remote, Remote):
-            raise PluginError(
-                status.name, dist,
-                f"the {scheme}:// factory of hook register_remotes returned {type(remote).__name__}, not a zoo.Remote",
-            )
-        return remote
-
-    return make
 
 
 def _ep_order(ep: EntryPoint) -> tuple[int, str]:

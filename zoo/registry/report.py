@@ -111,8 +111,8 @@ class ReportRow:
             io=str((m.io or {}).get("mode", "float")),
             cpu_run=run,
             cpu_kernels=kernels,
-            licence=m.licence,
-            origin=m.origin,
+            licence=(m.weights_info or {}).get("licence"),
+            origin=(m.weights_info or {}).get("origin"),
             metrics=tuple({**x, "reference": m.reference.get(str(x.get("name")))} for x in m.metrics),
         )
 

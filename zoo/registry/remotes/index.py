@@ -103,10 +103,7 @@ class IndexRecord:
     target_options: dict[str, Any] = field(default_factory=dict)
     vela: dict[str, Any] | None = None
     accuracy: Any = None
-    """``{"metrics": [...]}``: each declared metric's float and program figures beside the
-    weights' declared one; older records hold top-1 fractions (``float_top1``, ``int8_top1``)."""
     weights_info: dict[str, Any] | None = None
-    """The weights' origin, licence and declared figures, from the manifest."""
     delegation: dict[str, Any] | None = None
     """Operators on the NPU and the CPU, and partitions: the catalogue's columns."""
     signature: IndexSignature | None = None
@@ -394,13 +391,9 @@ def _optional_dict(value: object, name: str) -> dict[str, Any] | None:
 
 
 def _accuracy_of(m: Manifest) -> dict[str, Any] | None:
-    """Each declared metric, float and program, beside the weights' declared figure; for a
-    manifest from before declared metrics, top-1 of float and int8 as that check measured them."""
-    if m.metrics:
-        keep = ("name", "unit", "float", "program", "program_kind", "passed")
-        return {"metrics": [{**{k: x.get(k) for k in keep}, "reference": m.reference.get(str(x.get("name")))}
-                            for x in m.metrics]}
-    acc = ((m.verification or {}).get("numerics") or {}).get("accuracy")
-    if not acc:
-        return None
-    return {k: v for k, v in acc.items() if k.endswith("_top1")}
+    """Each declared metric, float and program, beside the declared figure (or an older check's top-1)."""
+    if m.metrics:  # {"metrics": [...]}; a manifest from before them: {"float_top1": …, "int8_top1": …}
+        return {"metrics": [{**{k: x.get(k) for k in ("name", "unit", "float", "program", "program_kind", "passed")},
+                             "reference": m.reference.get(str(x.get("name")))} for x in m.metrics]}
+    acc = ((m.verification or {}).get("numerics") or {}).get("accuracy") or {}
+    return {k: v for k, v in acc.items() if k.endswith("_top1")} or None
