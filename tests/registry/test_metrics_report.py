@@ -58,3 +58,17 @@ def test_a_manifest_from_before_records_no_licence_and_no_metrics() -> None:
     row = ReportRow.from_manifest(manifest())
     assert (row.licence, row.metrics, row.metrics_text) == (None, (), "-")
     assert "metrics" not in render_text(Report("mnist", [row])).splitlines()[0]
+
+
+def test_the_verification_output_says_when_no_metric_judged_the_model() -> None:
+    from zoo.cli.format import _verification_line, verification_lines
+    from zoo.registry.numerics import NO_METRICS
+    from zoo.registry.verification import Verification
+
+    base = {"passed": True, "samples": 9, "dataset": "calibration", "method": "tosa_reference_model", "checks": []}
+    plain = Verification("add", [], numerics={**base, "metrics": [], "metrics_note": NO_METRICS})
+    assert "judged by the elementwise checks alone" in _verification_line(plain)
+    assert any(NO_METRICS in line for line in verification_lines(plain))
+    judged = Verification("mnist", [], numerics={**base, **MEASURED["numerics"]})
+    assert "top1 float 97.5%, int8 97.2%" in _verification_line(judged)
+    assert "elementwise checks alone" not in _verification_line(judged)

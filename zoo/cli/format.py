@@ -110,6 +110,8 @@ def _verification_line(v: Verification) -> str:
         text += f"; top-1 float {acc['float_top1']:.2%}, {test.removesuffix('_top1')} {acc[test]:.2%}"
     elif n.get("top1_agreement"):
         text += f"; top-1 {top1_text(n['top1_agreement'])}"
+    if n.get("metrics_note"):
+        text += "; no metric measured: judged by the elementwise checks alone"
     return text
 
 
