@@ -55,7 +55,7 @@ def build(model: str, target: str, weights: str | None, io: str, layout: str, ve
         "kernels": m["cpu_operators"], "npu_ops": m["delegation"]["npu_ops"],
         "input": f"{given['dtype']} {[given['shape'][d] for d in given['dim_order']]}",
         "pte_sha256": hashlib.sha256(pte).hexdigest()[:16], "payload_sha256": hashlib.sha256(payloads).hexdigest()[:16],
-        "accuracy": ((m.get("verification") or {}).get("numerics") or {}).get("accuracy"),
+        "metrics": ((m.get("verification") or {}).get("numerics") or {}).get("metrics") or [],
     }
 
 
@@ -66,7 +66,7 @@ def main() -> int:
     parser.add_argument("--weights", default="random", help="'random' works offline; '' for the model's default")
     parser.add_argument("--variants", default=",".join(f"{io}:{layout}" for io, layout in VARIANTS),
                         help="IO:LAYOUT pairs; the second is also rebuilt to compare the bytes")
-    parser.add_argument("--verify", action="store_true", help="Also run the numerical check and show top-1.")
+    parser.add_argument("--verify", action="store_true", help="Also run the numerical check and show the model's metrics.")
     parser.add_argument("--json", type=Path, help="Also write the rows here.")
     args = parser.parse_args()
     variants = [tuple(v.split(":")) for v in args.variants.split(",")]
@@ -80,8 +80,8 @@ def main() -> int:
             continue
         print(f"{r['io']:7} {r['layout']:6} {r['build_s']:>6.1f}s {r['vela_ms']:>7.3f}ms {r['sram_bytes'] / 1024:>7.1f}Ki "
               f"{r['cpu_ops']:>7}  {r['input']:24} {r['payload_sha256']}  {r['pte_sha256']}"
-              + (f"  top-1 float {r['accuracy']['float_top1']:.1%}, program {r['accuracy']['int8_top1']:.1%} "
-                 f"on {r['accuracy']['samples']} {r['accuracy']['dataset']} samples" if r.get("accuracy") else ""))
+              + "".join(f"  {a['name']} float {a['float']:.4g}{a['unit']}, program {a['program']:.4g}{a['unit']} "
+                        f"on {a['samples']} {a['dataset']} samples" for a in r.get("metrics", [])))
     repeat = "identical" if again.get("pte_sha256") == rows[1].get("pte_sha256") else "DIFFERENT"
     print(f"rebuild of {variants[1][0]}/{variants[1][1]} in a fresh cache: {repeat} bytes")
     if args.json:

@@ -52,11 +52,9 @@ def main() -> int:
                       else f"not compared on {vf['skipped_samples']} samples (float output below one step)")
             print(f"  output {out_['index']}: vs fake-quantized max error {fq['max_abs_error']:.4g} "
                   f"({fq['max_error_steps']:.2f} steps); vs float {versus}")
-    acc = n.get("accuracy")
-    if acc:
-        test = next(k for k in acc if k.endswith("_top1") and k != "float_top1")
-        print(f"  top-1 on {acc['samples']} {acc['dataset']} samples: float {acc['float_top1']:.2%}, "
-              f"{test.removesuffix('_top1')} {acc[test]:.2%} (drop {acc['drop_pp']:+.2f} pp)")
+    for acc in n.get("metrics") or []:
+        print(f"  {acc['name']} on {acc['samples']} {acc['dataset']} samples: float {acc['float']:.4g}{acc['unit']}, "
+              f"{acc['program_kind']} {acc['program']:.4g}{acc['unit']} (drop {acc['drop']:+.4g}; allowed {acc['max_drop']:g})")
     if n.get("top1_agreement"):
         from zoo.cli.format import top1_text
 

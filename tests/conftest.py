@@ -23,7 +23,8 @@ if TYPE_CHECKING:
     from zoo import Artifact
 
 ROOT = Path(__file__).resolve().parents[1]
-ZOO_ENV = ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS", "ZOO_STRICT_PLUGINS", "ZOO_OFFLINE", "ZOO_CACHE_DIR")
+ZOO_ENV = ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS", "ZOO_STRICT_PLUGINS", "ZOO_OFFLINE", "ZOO_CACHE_DIR",
+           "ZOO_DEBUG")
 
 
 @pytest.fixture(autouse=True)

@@ -236,10 +236,13 @@ def test_numerics_pass_on_the_tosa_reference_model(built: dict[tuple[str, str], 
 
 def test_mnist_int8_top1_within_one_point_of_float(built: dict[tuple[str, str], Artifact]) -> None:
     for target in ("u55-128", "u85-256"):
-        acc = (built[("mnist", target)].manifest.verification or {})["numerics"]["accuracy"]
+        n = (built[("mnist", target)].manifest.verification or {})["numerics"]
+        (acc,) = n["metrics"]  # the top-1 mnist declares, in percent
+        assert (acc["name"], acc["unit"], acc["program_kind"]) == ("top1", "%", "int8")
         assert acc["dataset"] == "evaluation" and acc["samples"] == _mnist5k.EVAL_SIZE
-        assert acc["float_top1"] >= 0.97 and acc["passed"]
-        assert abs(acc["float_top1"] - acc["int8_top1"]) * 100 <= 1.0
+        assert acc["float"] >= 97.0 and acc["passed"] and acc["max_drop"] == 1.0
+        assert abs(acc["float"] - acc["program"]) <= 1.0 and acc["drop"] == acc["float"] - acc["program"]
+        assert any(c["name"] == "metric top1" and c["passed"] for c in n["checks"])
 
 
 def test_mv2_random_outputs_are_compared_against_the_models_own_noise_floor(
@@ -265,7 +268,8 @@ def test_mv2_random_outputs_are_compared_against_the_models_own_noise_floor(
 def test_portable_runs_on_the_host_runtime_and_matches_float(built: dict[tuple[str, str], Artifact]) -> None:
     n = (built[("mnist", "portable")].manifest.verification or {})["numerics"]
     assert n["method"] == "executorch.runtime" and n["passed"] and n["samples"] == _mnist5k.EVAL_SIZE
-    assert n["accuracy"]["portable_top1"] == n["accuracy"]["float_top1"]
+    (acc,) = n["metrics"]
+    assert acc["program_kind"] == "portable" and acc["program"] == acc["float"]
 
 
 def test_every_comparison_can_fail(built: dict[tuple[str, str], Artifact]) -> None:
@@ -280,17 +284,17 @@ def test_every_comparison_can_fail(built: dict[tuple[str, str], Artifact]) -> No
     data = numerics.evaluation_set(spec, [])
     pte = built[("mnist", "portable")].pte.read_bytes()
     torch.set_grad_enabled(False)
-    doubled = numerics.check_portable(pte=pte, float_model=lambda x: model(x) * 2, data=data, classifier=True)
+    doubled = numerics.check_portable(pte=pte, float_model=lambda x: model(x) * 2, data=data, metrics=spec.metrics)
     detail = doubled.record["checks"][0]["detail"]
     assert not doubled.passed and "min cosine 1.000000" in detail and f"of {10 * len(data.samples)} elements outside" in detail
     labels = {id(s[0]): label for s, label in zip(data.samples, data.labels or [], strict=True)}
     oracle = numerics.check_portable(
         pte=pte, float_model=lambda x: torch.nn.functional.one_hot(torch.tensor([labels[id(x)]]), 10).float(),
-        data=data, classifier=True,
+        data=data, metrics=spec.metrics,
     )
     torch.set_grad_enabled(True)
-    accuracy = next(c for c in oracle.record["checks"] if c["name"] == "accuracy")
-    assert not accuracy["passed"] and "float 100.00%" in accuracy["detail"] and "limit 1 pp" in accuracy["detail"]
+    accuracy = next(c for c in oracle.record["checks"] if c["name"] == "metric top1")
+    assert not accuracy["passed"] and "float 100%" in accuracy["detail"] and "allowed drop 1 pp" in accuracy["detail"]
 
 
 
@@ -333,7 +337,7 @@ def test_zoo_verify_json_reports_structure_and_numerics_without_torch(built: dic
     assert proc.loaded == []
     data = json.loads(proc.stdout)
     assert data["passed"] and data["structure"]["passed"]
-    assert data["numerics"]["accuracy"]["samples"] == _mnist5k.EVAL_SIZE
+    assert data["numerics"]["metrics"][0]["samples"] == _mnist5k.EVAL_SIZE
     assert data["numerics"]["outputs"][0]["vs_fake_quant"]["passed"]
     fetched = json.loads(run_zoo("fetch", "mnist", "-t", "u55-128", "--verify", "--json").stdout)
     assert fetched["source"] == "cache" and fetched["verification"]["numerics"] == data["numerics"]

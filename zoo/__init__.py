@@ -27,11 +27,22 @@ from zoo._errors import (
 )
 from zoo._hookspecs import hookimpl, hookspec
 from zoo._options import Choices, FetchArgs, FetchOptions
-from zoo._spec import Board, Dataset, InputSpec, ModelSpec, Sample, WeightsVariant
+from zoo._spec import Board, Dataset, InputSpec, Metric, MetricFn, ModelSpec, Sample, WeightsVariant
 from zoo._version import __version__
 
 if _TYPE_CHECKING:
     from zoo._api import Zoo, ZooOptions, build, fetch
+    from zoo.registry.evaluators.base import Evaluator
+    from zoo.registry.evaluators.classification import top1
+    from zoo.registry.evaluators.detection import map_at, recall_at
+    from zoo.registry.evaluators.ranking import f1_at, reconstruction_roc_auc, roc_auc
+    from zoo.registry.evaluators.segmentation import miou
+    from zoo.registry.evaluators.text import (
+        char_error_rate,
+        ctc_greedy,
+        edit_distance,
+        word_error_rate,
+    )
     from zoo.registry.failures import Failure
     from zoo.registry.handout import Artifact
     from zoo.registry.remotes.base import PublishReport, Remote
@@ -52,6 +63,20 @@ _LAZY = {
     "Remote": "zoo.registry.remotes.base",
     "Target": "zoo.registry.targets",
     "Verification": "zoo.registry.verification",
+    # Evaluators for zoo.Metric, each from its own module: a plugin that names top1 at
+    # registration (every command) loads only that one.
+    "Evaluator": "zoo.registry.evaluators.base",
+    "char_error_rate": "zoo.registry.evaluators.text",
+    "ctc_greedy": "zoo.registry.evaluators.text",
+    "edit_distance": "zoo.registry.evaluators.text",
+    "f1_at": "zoo.registry.evaluators.ranking",
+    "map_at": "zoo.registry.evaluators.detection",
+    "miou": "zoo.registry.evaluators.segmentation",
+    "recall_at": "zoo.registry.evaluators.detection",
+    "reconstruction_roc_auc": "zoo.registry.evaluators.ranking",
+    "roc_auc": "zoo.registry.evaluators.ranking",
+    "top1": "zoo.registry.evaluators.classification",
+    "word_error_rate": "zoo.registry.evaluators.text",
 }
 
 
@@ -63,11 +88,14 @@ __all__ = [
     "Choices",
     "ConfigError",
     "Dataset",
+    "Evaluator",
     "Failure",
     "FetchArgs",
     "FetchOptions",
     "InputSpec",
     "IntegrityError",
+    "Metric",
+    "MetricFn",
     "MissingExtraError",
     "ModelSpec",
     "PluginError",
@@ -91,9 +119,20 @@ __all__ = [
     "ZooOptions",
     "__version__",
     "build",
+    "char_error_rate",
+    "ctc_greedy",
+    "edit_distance",
+    "f1_at",
     "fetch",
     "hookimpl",
     "hookspec",
+    "map_at",
+    "miou",
+    "recall_at",
+    "reconstruction_roc_auc",
+    "roc_auc",
+    "top1",
+    "word_error_rate",
 ]
 
 

@@ -6,6 +6,7 @@ called only by the pipeline, so they may import torch inside them.
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -73,7 +74,73 @@ class WeightsVariant:
     licence: str
     identity: Callable[[], str]
     reference_top1: float | None = None
-    """The top-1 accuracy (percent) its publisher reports, e.g. on ImageNet-1k."""
+    """The top-1 accuracy its publisher reports, in percent (e.g. 71.9 on ImageNet-1k).
+    Kept for compatibility: it is ``reference["top1"]`` when that is not given."""
+    reference: dict[str, float] = field(default_factory=dict)
+    """Declared figures by metric name, each in that metric's own unit, e.g.
+    ``{"top1": 97.6}``: shown beside the figures ``--verify`` measures."""
+
+    def references(self) -> dict[str, float]:
+        """The declared figures, ``reference_top1`` included as ``top1`` (percent, as
+        zoo's ``top1`` evaluator measures it) unless ``reference`` names ``top1`` itself."""
+        out = {"top1": float(self.reference_top1)} if self.reference_top1 is not None else {}
+        return {**out, **{str(k): float(v) for k, v in self.reference.items()}}
+
+
+MetricFn = Callable[[Sequence[Sequence[Any]], Sequence[Any]], float]
+"""``fn(outputs, labels)``: ``outputs[i]`` is the list of the model's output tensors on
+evaluation sample ``i`` (nested outputs flattened), ``labels[i]`` that item's label."""
+
+
+@dataclass(frozen=True)
+class Metric:
+    """How a model is judged on its labelled ``evaluation`` set (or ``--eval-dir``).
+
+    ``--verify`` computes ``fn`` on the float model's outputs and on the int8
+    program's, records both, and fails when int8 is worse by more than
+    ``max_drop``, in the metric's own unit (percentage points for ``zoo.top1``).
+    zoo's evaluators (``zoo.top1``, ``zoo.roc_auc``, …) carry their unit and check
+    each label before a build starts; a plain function works too.
+    """
+
+    name: str
+    fn: MetricFn
+    higher_is_better: bool
+    max_drop: float
+    description: str = ""
+    """The data it is measured on, e.g. ``"300 held-out FSDD clips, 2 unseen speakers"``."""
+    unit: str = ""
+    """Empty: the evaluator's own (``zoo.top1``: ``"%"``)."""
+
+    @property
+    def unit_text(self) -> str:
+        return self.unit or str(getattr(self.fn, "unit", ""))
+
+    @property
+    def drop_unit(self) -> str:
+        """A drop of a percentage is in percentage points."""
+        return " pp" if self.unit_text == "%" else self.unit_text
+
+    def drop(self, float_value: float, int8_value: float) -> float:
+        """How much worse the int8 figure is, in the metric's unit (negative: better)."""
+        return float_value - int8_value if self.higher_is_better else int8_value - float_value
+
+    def problems(self) -> list[str]:
+        out: list[str] = []
+        if not isinstance(self.name, str) or not _NAME.match(self.name):
+            out.append(f"metric name {self.name!r} must be lower-case letters, digits, '-', '_' or '.'")
+        if not callable(self.fn):
+            out.append(f"metric {self.name!r}: fn is not callable")
+        if not isinstance(self.higher_is_better, bool):
+            out.append(f"metric {self.name!r}: higher_is_better must be True or False")
+        drop = self.max_drop
+        if isinstance(drop, bool) or not isinstance(drop, (int, float)) or not math.isfinite(drop) or drop < 0:
+            out.append(f"metric {self.name!r}: max_drop must be a finite number ≥ 0 in the metric's unit, got {drop!r}")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"name": self.name, "unit": self.unit_text, "higher_is_better": self.higher_is_better,
+                "max_drop": self.max_drop, "description": self.description}
 
 
 @dataclass(frozen=True)
@@ -129,6 +196,9 @@ class ModelSpec:
     weights: tuple[WeightsVariant, ...]
     aliases: tuple[str, ...] = ()
     evaluation: Dataset | None = None
+    """Labelled data: ``load()`` returns ``(sample, label)`` items; ``metrics`` are measured on it."""
+    metrics: tuple[Metric, ...] = ()
+    """How the model is judged. None: the elementwise checks alone judge it."""
     labels: Sequence[str] | Callable[[], Sequence[str]] | None = None
     num_labels: int | None = None
     calibration_from_dir: Callable[[Path], Dataset] | None = None
@@ -209,6 +279,29 @@ class ModelSpec:
             out.append("weights variant names repeat")
         if self.default_weights is not None and self.default_weights not in names:
             out.append(f"default_weights {self.default_weights!r} is not a variant")
+        out += self._metric_problems()
+        return out
+
+    def _metric_problems(self) -> list[str]:
+        if not isinstance(self.metrics, tuple):
+            return [f"metrics must be a tuple of zoo.Metric, got {type(self.metrics).__name__}"]
+        out: list[str] = []
+        for m in self.metrics:
+            out += m.problems() if isinstance(m, Metric) else [f"metrics holds {m!r}, not a zoo.Metric"]
+        declared = [m.name for m in self.metrics if isinstance(m, Metric)]
+        if len(set(declared)) != len(declared):
+            out.append("metric names repeat")
+        if self.evaluation is not None and not isinstance(self.evaluation, Dataset):
+            out.append("evaluation is not a zoo.Dataset")
+        for w in self.weights:
+            if not isinstance(w, WeightsVariant):
+                continue
+            for key, value in w.reference.items():
+                if key not in declared:
+                    out.append(f"weights {w.name!r} declares a reference for {key!r}, which is not one of its "
+                               f"metrics ({', '.join(declared) or 'none declared'})")
+                elif isinstance(value, bool) or not isinstance(value, (int, float)):
+                    out.append(f"weights {w.name!r}: reference[{key!r}] must be a number, got {value!r}")
         return out
 
     def summary(self) -> dict[str, Any]:
@@ -227,6 +320,7 @@ class ModelSpec:
                     "origin": w.origin,
                     "licence": w.licence,
                     "reference_top1": w.reference_top1,
+                    "reference": w.references(),
                     "default": w.name == (self.default_weights or self.weights[0].name),
                 }
                 for w in self.weights
@@ -240,6 +334,7 @@ class ModelSpec:
                 if self.evaluation
                 else None
             ),
+            "metrics": [m.to_json() for m in self.metrics],
             "labels": self.label_count(),
             "calibration_dir": self.calibration_from_dir is not None,
             "layouts": list(self.layouts),

@@ -43,6 +43,20 @@ def test_info_shows_inputs_weights_and_labels() -> None:
     assert data["labels"] == 1000
 
 
+def test_info_shows_the_metrics_the_data_and_the_declared_figures() -> None:
+    result = CliRunner().invoke(main, ["info", "mnist"])
+    assert result.exit_code == 0, result.output
+    assert "evaluation:  1000 labelled samples" in result.stdout
+    assert "metric:      top1 (higher is better; int8 may lose at most 1 pp)" in result.stdout
+    assert "declared: top1 97.5%" in result.stdout
+    data = json.loads(CliRunner().invoke(main, ["info", "mnist", "--json"]).stdout)
+    assert data["metrics"] == [{"name": "top1", "unit": "%", "higher_is_better": True, "max_drop": 1.0,
+                                "description": "top-1 on the 1,000 held-out digits of the evaluation set"}]
+    assert data["weights"][0]["reference"] == {"top1": 97.5}
+    plain = CliRunner().invoke(main, ["info", "add"]).stdout
+    assert "evaluation:  none" in plain and "none declared: --verify judges it by the elementwise checks alone" in plain
+
+
 def test_unknown_model_exits_2_with_suggestion() -> None:
     proc = run_zoo("info", "mnsit")
     assert proc.returncode == 2

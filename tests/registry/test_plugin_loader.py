@@ -86,7 +86,7 @@ def test_good_plugin_registers_with_aliases(registry: Registry) -> None:
     ("plugin", "message"),
     [
         (RaisesPlugin(), "hook register_models raised RuntimeError: boom"),
-        (DuplicatePlugin(), "model name 'toy-alias' is already registered by plugin 'good'"),
+        (DuplicatePlugin(), "model 'toy-alias': its name 'toy-alias' is already registered by plugin 'good' (model 'toy')"),
         (InvalidSpecPlugin(), "invalid ModelSpec 'Bad Name'"),
         (WrongArgPlugin(), "invalid hook implementation"),
     ],

@@ -166,3 +166,25 @@ def test_a_fetch_line_that_would_leave_its_code_block_is_left_out() -> None:
     index = Index.loads(json.dumps(_index(weights="w\n```\n<img src=x>")), source="t")
     card = model_card(index, "hf://a/b")
     assert "<img" not in card and card.count("```") == 2
+
+
+def test_the_model_card_shows_metrics_beside_the_declared_figure_and_the_weights_licence_escaped() -> None:
+    metrics = {"metrics": [{"name": "top1", "unit": "%", "float": 97.5, "program": 97.3, "program_kind": "int8",
+                            "passed": True, "reference": 97.6},
+                           {"name": "<b>x</b>", "unit": "|", "float": "9e9<script>", "program": 1.0}]}
+    info = {"name": "none", "licence": "CC-BY-4.0 <img src=x>", "origin": "https://example.com/w|x"}
+    index = Index.loads(json.dumps(_index(accuracy=metrics, weights_info=info)), source="t")
+    [record] = list(index)
+    assert record.weights_info == info and json.loads(index.dumps())["models"]["add"]
+    card = model_card(index, "hf://a/b")
+    assert "| licence | .pte |" in card and "metrics: float → program" in card
+    assert "top1 97.5 → 97.3% (declared 97.6)" in card
+    assert "&lt;b&gt;x&lt;/b&gt; – → 1\\|" in card  # a remote's non-number shows as unknown, its text escaped
+    assert "<img" not in card and "<script" not in card and "CC-BY-4.0 &lt;img src=x&gt;" in card
+    assert "Weights none: licence CC-BY-4.0 &lt;img src=x&gt;; origin https://example.com/w\\|x." in card
+
+
+def test_an_index_record_without_weights_info_reads_and_writes_as_before() -> None:
+    index = Index.loads(json.dumps(_index()), source="t")
+    [record] = list(index)
+    assert record.weights_info is None and "weights_info" not in record.to_json()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import errno
 import importlib
+import os
 import sys
 from pathlib import Path
 from typing import Any, NoReturn
@@ -23,6 +24,10 @@ _COMMANDS = {
 
 
 def _fail(exc: ZooError) -> NoReturn:
+    if os.environ.get("ZOO_DEBUG", "").strip().lower() in ("1", "true", "yes", "on"):
+        import traceback  # --debug: the traceback behind the one line, a plugin's hook or identity() included
+
+        traceback.print_exception(exc)
     notice(f"error: {exc}")
     sys.exit(exc.exit_code)
 
@@ -90,7 +95,11 @@ def _version() -> str:
               help="An aot_arm_compiler-style .py file defining ModelUnderTest and ModelInputs.")
 @click.option("--strict", is_flag=True, help="Fail on a broken plugin instead of skipping it. Also ZOO_STRICT_PLUGINS=1.")
 @click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="Use this zoo.toml.")
+@click.option("--debug", is_flag=True, help="Show the traceback behind an error, a plugin's included. Also ZOO_DEBUG=1.")
 @click.pass_context
-def main(ctx: click.Context, plugins: tuple[str, ...], model_files: tuple[Path, ...], strict: bool, config: Path | None) -> None:
+def main(ctx: click.Context, plugins: tuple[str, ...], model_files: tuple[Path, ...], strict: bool, config: Path | None,
+         debug: bool) -> None:
     """Model zoo for ExecuTorch on Arm Ethos-U NPUs: fetch a verified .pte and C header per NPU configuration."""
+    if debug:
+        os.environ["ZOO_DEBUG"] = "1"  # the environment, so that build workers see it too
     ctx.obj = {"plugins": list(plugins), "model_files": list(model_files), "strict": strict, "config": config}

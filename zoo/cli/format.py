@@ -102,12 +102,16 @@ def _verification_line(v: Verification) -> str:
     if n is None:
         return text + "; numerics not recorded (--verify runs them)"
     text += f"; numerics {'passed' if n.get('passed') else 'FAILED'} on {n['samples']} {n['dataset']} samples ({n['method']})"
-    acc = n.get("accuracy")
-    if acc:
+    acc = n.get("accuracy")  # recorded by zoo before declared metrics (CHECK_VERSION 2)
+    if n.get("metrics"):
+        text += "; " + "; ".join(metric_text(m) for m in n["metrics"])
+    elif acc:
         test = next(k for k in acc if k.endswith("_top1") and k != "float_top1")
         text += f"; top-1 float {acc['float_top1']:.2%}, {test.removesuffix('_top1')} {acc[test]:.2%}"
     elif n.get("top1_agreement"):
         text += f"; top-1 {top1_text(n['top1_agreement'])}"
+    if n.get("metrics_note"):
+        text += "; no metric measured: judged by the elementwise checks alone"
     return text
 
 
@@ -125,11 +129,19 @@ def verification_lines(v: Verification) -> list[str]:
         agreement = v.numerics.get("top1_agreement")
         if agreement:
             out.append(f"  {'':<4}  {'top-1':<{width}}  {top1_text(agreement)}")
+        if v.numerics.get("metrics_note"):
+            out.append(f"  {'':<4}  {'metrics':<{width}}  {v.numerics['metrics_note']}")
     if v.bundle:
         out.append(f"  {'':<4}  {'bundle':<{width}}  {v.bundle['file']}: {v.bundle['test_cases']} test case(s), "
                    f"atol {v.bundle['atol']:.4g}, rtol {v.bundle['rtol']:g}")
     out += [f"  note: {n}" for n in v.notes]
     return out
+
+
+def metric_text(m: dict[str, Any]) -> str:
+    """One measured metric: ``top1 float 97.5%, int8 97.3%``."""
+    unit = m.get("unit") or ""
+    return f"{m['name']} float {m['float']:.4g}{unit}, {m.get('program_kind', 'program')} {m['program']:.4g}{unit}"
 
 
 def top1_text(agreement: dict[str, Any]) -> str:

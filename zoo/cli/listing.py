@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import click
 
+from zoo._spec import ModelSpec
 from zoo._units import human_bytes
 from zoo.cli.context import _dump, _zoo
 from zoo.cli.table import render
@@ -36,7 +37,7 @@ def list_cmd(ctx: click.Context, pattern: str | None, as_json: bool) -> None:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
 def info(ctx: click.Context, model: str, as_json: bool) -> None:
-    """Show what a model declares: inputs, weights, calibration and labels."""
+    """Show what a model declares: inputs, weights, calibration, evaluation data, metrics and labels."""
     spec = _zoo(ctx).model(model)
     data = spec.summary()
     if as_json:
@@ -58,11 +59,26 @@ def info(ctx: click.Context, model: str, as_json: bool) -> None:
     for w in data["weights"]:
         default = " (default)" if w["default"] else ""
         click.echo(f"  weights:     {w['name']}{default}: {w['description']} [{w['licence']}; {w['origin']}]")
+        if w["reference"]:
+            declared = ", ".join(f"{k} {v:g}{_unit(spec, k)}" for k, v in w["reference"].items())
+            click.echo(f"               declared: {declared}")
     click.echo(f"  calibration: {spec.calibration.size} samples: {spec.calibration.description}")
     if spec.evaluation:
-        click.echo(f"  evaluation:  {spec.evaluation.size} samples: {spec.evaluation.description}")
+        click.echo(f"  evaluation:  {spec.evaluation.size} labelled samples: {spec.evaluation.description}")
+    else:
+        click.echo("  evaluation:  none (no labelled data; --eval-dir gives some)")
+    for m in spec.metrics:
+        direction = "higher is better" if m.higher_is_better else "lower is better"
+        about = f"; {m.description}" if m.description else ""
+        click.echo(f"  metric:      {m.name} ({direction}; int8 may lose at most {m.max_drop:g}{m.drop_unit}){about}")
+    if not spec.metrics:
+        click.echo("  metric:      none declared: --verify judges it by the elementwise checks alone")
     if spec.label_count():
         click.echo(f"  labels:      {spec.label_count()}")
+
+
+def _unit(spec: ModelSpec, metric: str) -> str:
+    return next((m.unit_text for m in spec.metrics if m.name == metric), "%" if metric == "top1" else "")
 
 
 @click.command()
@@ -108,7 +124,7 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
         return
     rows = [
         (p.name, p.kind, f"{p.dist} {p.version}" if p.dist else "-", p.status,
-         p.error if p.status == "error" else ", ".join(p.models))
+         p.error if p.status in ("error", "empty") else ", ".join(p.models))
         for p in statuses
     ]
     click.echo(render(("plugin", "from", "distribution", "status", "models / error"), rows))

@@ -56,8 +56,16 @@ def render_text(report: Report, *, width: int | None = None) -> str:
             r.io, "-" if r.cpu_run is None else str(r.cpu_run), duration(r.inference_time_ms), per_second(r.inferences_per_second), human_bytes(r.sram_bytes),
             human_bytes(r.dram_bytes), human_bytes(r.flash_bytes), human_bytes(r.pte_bytes), r.key[:12],
         ])
+    if any(r.metrics for r in rows):
+        headers.insert(-1, "metrics (float → program)")
+        for r, line in zip(rows, body, strict=True):
+            line.insert(-1, r.metrics_text)
     # No column may be cut short (the key is last), so the table is as wide as it needs to be.
-    return render(headers, body, width=width or 10**6) + f"\n\n{NOTE}"
+    text = render(headers, body, width=width or 10**6)
+    weights = {(r.weights, r.licence, r.origin) for r in rows if r.licence or r.origin}
+    for name, licence, origin in sorted(weights, key=lambda w: tuple(str(x) for x in w)):
+        text += f"\nweights {name or '-'}: licence {licence or 'not recorded'}; origin {origin or 'not recorded'}"
+    return text + f"\n\n{NOTE}"
 
 
 def chart_png(rows: Sequence[ReportRow], title: str) -> bytes | None:
@@ -133,6 +141,8 @@ _COLUMNS: list[_Column] = [
     ("I/O", "--io", lambda r: r.io, lambda r: None, False),
     ("CPU ops", "run / kernels to link", lambda r: "-" if r.cpu_run is None else f"{r.cpu_run} / {len(r.cpu_kernels)}",
      lambda r: ", ".join(r.cpu_kernels) or None, True),
+    ("metrics", "float → program", lambda r: r.metrics_text, lambda r: None, False),
+    ("licence", "of the weights", lambda r: r.licence or "-", lambda r: r.origin, False),
     ("key", "", lambda r: r.key[:12], lambda r: r.key, False),
 ]
 
@@ -162,6 +172,8 @@ def render_html(report: Report, *, png: bytes | None = None) -> str:
         hidden.add("accelerator")
     if not any(r.extra_flags for r in report.rows):
         hidden.add("extra Vela flags")
+    if not any(r.metrics for r in report.rows):
+        hidden.add("metrics")
     columns = [c for c in _COLUMNS if c[0] not in hidden]
     head = "".join(
         f"<th>{_e(h)}" + (f"<br><small>{_e(u)}</small>" if u else "") + "</th>" for h, u, *_ in columns

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError, Dataset, InputSpec, ModelSpec, WeightsVariant, hookimpl
+from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, WeightsVariant, hookimpl, top1
 from zoo.plugins import _imagenet
 
 VERSION = "1"
@@ -352,6 +352,10 @@ def spec_for(e: Entry) -> ModelSpec:
             ),
             _random_variant(e, calibration),
         ),
+        metrics=(Metric(
+            "top1", top1, higher_is_better=True, max_drop=1.0,
+            description="top-1 on ImageNet class folders given with --eval-dir (no labelled set ships with zoo)",
+        ),),
         default_weights=e.weights,
         labels=e.categories,
         num_labels=len(e.categories),

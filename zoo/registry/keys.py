@@ -7,10 +7,12 @@ from __future__ import annotations
 
 import hashlib
 import json
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from typing import Any
 
+from zoo._errors import MissingExtraError, PluginError
 from zoo._spec import Dataset, ModelSpec, WeightsVariant
 from zoo.registry import reproducible
 from zoo.registry.code_identity import code_identity
@@ -72,10 +74,10 @@ class BuildRequest:
         return {
             "zoo_pipeline": PIPELINE_VERSION,
             "model": {"name": self.spec.name, "version": self.spec.version, "code": code_identity(self.spec)},
-            "weights": {"name": self.weights.name, "identity": self.weights.identity()},
+            "weights": {"name": self.weights.name, "identity": self._identity("weights", self.weights.identity)},
             "inputs": [i.to_json() for i in self.spec.inputs],
             "calibration": (
-                {"size": self.calibration.size, "identity": self.calibration.identity()}
+                {"size": self.calibration.size, "identity": self._identity("calibration data", self.calibration.identity)}
                 if quantized else None
             ),
             "quantization": QUANTIZATION if quantized else None,
@@ -88,6 +90,29 @@ class BuildRequest:
 
     def key(self) -> str:
         return key_of(self.key_inputs())
+
+    def _identity(self, what: str, identity: Callable[[], str]) -> str:
+        """A plugin's ``identity()``: what goes wrong in it is the plugin's error, naming the
+        model and the variant (a missing weights file, a bug), never a raw traceback."""
+        try:
+            value = identity()
+        except MissingExtraError:
+            raise
+        except Exception as exc:
+            message = str(exc).strip().splitlines()
+            raise PluginError(
+                self.spec.source or "unknown", self.spec.distribution or None,
+                f"model {self.spec.name!r} (weights {self.weights.name!r}): the {what}'s identity() raised "
+                f"{type(exc).__name__}{': ' + message[0] if message else ''}; it must name the exact {what} "
+                "cheaply (a digest, a seed) without failing",
+            ) from exc
+        if not isinstance(value, str) or not value:
+            raise PluginError(
+                self.spec.source or "unknown", self.spec.distribution or None,
+                f"model {self.spec.name!r} (weights {self.weights.name!r}): the {what}'s identity() returned "
+                f"{value!r}, not a non-empty string",
+            )
+        return value
 
     @property
     def stem(self) -> str:

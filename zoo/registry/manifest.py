@@ -123,6 +123,9 @@ class Manifest:
     memory: dict[str, Any] | None = None
     """What the firmware reserves (``memory_plan.py``): planned buffers, scratch,
     arena cache, constant, delegate and flash bytes."""
+    weights_info: dict[str, Any] | None = None
+    """The weights' name, description, origin, licence and declared ``reference`` figures;
+    not in the key (words do not change the bytes); None in manifests from before it."""
     memory_fit: dict[str, Any] | None = None
     """For a target with an SRAM budget (``--sram-budget`` or a board's SRAM): the
     budget, the Vela options tried and the one chosen, and whether it fits."""
@@ -135,6 +138,16 @@ class Manifest:
         """The target's extra Vela flags plus those chosen to fit its SRAM budget."""
         chosen = (self.memory_fit or {}).get("selected_flags") or ()
         return (*self.target_options.extra_flags, *chosen)
+
+    @property
+    def reference(self) -> dict[str, float]:
+        """The weights' declared figures by metric name, in each metric's unit."""
+        return dict((self.weights_info or {}).get("reference") or {})
+
+    @property
+    def metrics(self) -> list[dict[str, Any]]:
+        """Each declared metric as ``--verify`` measured it (float and program)."""
+        return list(((self.verification or {}).get("numerics") or {}).get("metrics") or [])
 
     @property
     def target_options(self) -> TargetOptions:
@@ -297,8 +310,14 @@ def _nested_rules() -> tuple[tuple[str, Any, bool], ...]:
         ("build.payloads", list[dict[str, Any]] | None, False),
         ("build.payloads.*.scratch_size", int, True),
         ("delegation.partitions", int | None, False),
+        ("weights_info", dict[str, Any] | None, False),
+        *((f"weights_info.{name}", str, False) for name in ("name", "description", "origin", "licence")),
+        ("weights_info.reference", dict[str, float], False),
         ("verification.structure", dict[str, Any] | None, False),
         ("verification.numerics", dict[str, Any] | None, False),
+        ("verification.numerics.metrics", list[dict[str, Any]] | None, False),
+        *((f"verification.numerics.metrics.*.{name}", hint, True) for name, hint in (
+            ("name", str), ("unit", str), ("float", float), ("program", float), ("passed", bool))),
         ("verification.bundle", dict[str, Any] | None, False),
         ("verification.bundle.macros", dict[str, str | int | float | None], False),
         # Written by zoo alone (a remote's claims are dropped as it downloads): who signed it, checked here.

@@ -27,19 +27,21 @@ import pluggy
 
 from zoo import _hookspecs
 from zoo._env import flag
-from zoo._errors import PluginError, SpecError, UsageError, ZooError
+from zoo._errors import PluginError, SpecError, UsageError
 from zoo._spec import Board, ModelSpec
 from zoo.registry.catalog import Catalog
 from zoo.registry.dists import name_version
+from zoo.registry.plugin_faults import checked_factory, debug_traceback, error_text, why_empty
 from zoo.registry.targets import BUILTIN_BOARDS, TargetTable
 
 if TYPE_CHECKING:
-    from zoo.registry.remotes import Remote, RemoteFactory
+    from zoo.registry.remotes import RemoteFactory
 
 BUILTIN_DIST = "ethosu-zoo"
 
 Kind = Literal["entry point", "module", "model file", "registered"]
-Status = Literal["ok", "error", "disabled"]
+Status = Literal["ok", "error", "disabled", "empty"]
+"""``empty``: loaded without error, registered nothing (a missing @hookimpl, a misspelt hook)."""
 
 
 @dataclass
@@ -113,12 +115,6 @@ class LoadOptions:
 
 def _split(value: str) -> tuple[str, ...]:
     return tuple(p.strip() for p in value.split(",") if p.strip())
-
-
-def _error_text(exc: BaseException) -> str:
-    text = str(exc).strip().splitlines()
-    first = text[0] if text else ""
-    return f"{type(exc).__name__}: {first}" if first else type(exc).__name__
 
 
 _HOOKS = ("register_models", "register_boards", "register_remotes")
@@ -240,12 +236,19 @@ class Registry:
         try:
             plugin = load()
         except (Exception, SystemExit) as exc:  # sys.exit() in a plugin is its failure, not zoo's exit
-            self._fail(status, f"failed to import: {_error_text(exc)}", exc)
+            self._fail(status, f"failed to import: {error_text(exc)}", exc)
+            return
+        if self.pm.is_registered(plugin):  # -p names a module an installed plugin already loaded
+            first = next((p for p in self.plugins if p.name == self.pm.get_name(plugin)), None)
+            status.status = "disabled"
+            status.error = (f"already loaded as {first.label if first else repr(self.pm.get_name(plugin))}; "
+                            "its models are registered once: drop it from -p/ZOO_PLUGINS, or uninstall the installed copy")
+            print(f"zoo: warning: {status.label}: {status.error}", file=self._stderr or sys.stderr)
             return
         try:
             self.pm.register(plugin, name=status.name)
         except (pluggy.PluginValidationError, ValueError) as exc:
-            self._fail(status, f"invalid hook implementation: {_error_text(exc)}", exc)
+            self._fail(status, f"invalid hook implementation: {error_text(exc)}", exc)
             return
         staged = _Staged()
         hook = _HOOKS[0]
@@ -257,14 +260,28 @@ class Registry:
         except _HookRaised as exc:
             self.pm.unregister(plugin)
             cause = exc.__cause__ or exc
-            self._fail(status, f"hook {exc.hook} raised {_error_text(cause)}", cause)
+            self._fail(status, f"hook {exc.hook} raised {error_text(cause)}", cause)
             return
         except Exception as exc:
             self.pm.unregister(plugin)
-            text = str(exc) if isinstance(exc, SpecError) else _error_text(exc)
+            text = str(exc) if isinstance(exc, SpecError) else error_text(exc)
             self._fail(status, f"hook {hook}: {text}", exc)
             return
+        if not (staged.models or staged.boards or staged.remotes):
+            self._registered_nothing(status, plugin)
+            return
         self._admit(status, staged)
+
+    def _registered_nothing(self, status: PluginStatus, plugin: object) -> None:
+        implemented = any(impl.plugin is plugin for h in _HOOKS for impl in getattr(self.pm.hook, h).get_hookimpls())
+        self.pm.unregister(plugin)
+        message = f"registered nothing: {why_empty(plugin, _HOOKS, implemented)}"
+        if self.strict:
+            self._fail(status, message, PluginError(status.name, status.distribution, message))
+            return
+        status.status = "empty"
+        status.error = message
+        print(f"zoo: warning: {status.label} {message}", file=self._stderr or sys.stderr)
 
     def _call(self, hook: str, plugin: object, register: Callable[..., None]) -> None:
         for impl in getattr(self.pm.hook, hook).get_hookimpls():
@@ -292,8 +309,14 @@ class Registry:
             spec.validate()
             taken = self.catalog.claims(spec) + [n for n in (spec.name, *spec.aliases) if n in seen]
             if taken:
-                owner = self.catalog.get(taken[0]).source if taken[0] in self.catalog else status.name
-                raise SpecError(f"model name {taken[0]!r} is already registered by plugin {owner!r}")
+                holder = self.catalog.get(taken[0]) if taken[0] in self.catalog else None
+                owner = holder.source if holder else status.name
+                kind = "name" if taken[0] == spec.name else "alias"
+                held = f" (model {holder.name!r})" if holder and holder.name != taken[0] else ""
+                raise SpecError(
+                    f"model {spec.name!r}: its {kind} {taken[0]!r} is already registered by plugin {owner!r}{held}; "
+                    f"rename it{' or drop the alias' if kind == 'alias' else ''} (a plugin goes in whole or not at all)"
+                )
             seen.update((spec.name, *spec.aliases))
 
     def _check_boards(self, status: PluginStatus, boards: list[Any]) -> None:
@@ -352,41 +375,17 @@ class Registry:
             self.boards.append(board)
             status.boards.append(board.name)
         for scheme, factory in staged.remotes:
-            self.remote_schemes[scheme] = _checked_factory(status, scheme, factory)
+            self.remote_schemes[scheme] = checked_factory(status.name, status.distribution, scheme, factory)
             status.remotes.append(scheme)
 
     def _fail(self, status: PluginStatus, message: str, exc: BaseException) -> None:
         status.status = "error"
         status.error = message
+        stream = self._stderr or sys.stderr
+        debug_traceback(status.label, exc, stream)
         if self.strict:
             raise PluginError(status.name, status.distribution, message) from exc
-        stream = self._stderr or sys.stderr
         print(f"zoo: skipped {status.label}: {message}", file=stream)
-
-
-def _checked_factory(status: PluginStatus, scheme: str, factory: RemoteFactory) -> RemoteFactory:
-    """``factory``, with what goes wrong in it named after its plugin and hook."""
-    dist = status.distribution
-
-    def make(url: str, base: Path | None) -> Remote:
-        from zoo.registry.remotes import Remote
-
-        try:
-            remote = factory(url, base)
-        except ZooError:
-            raise
-        except Exception as exc:
-            raise PluginError(
-                status.name, dist, f"the {scheme}:// factory of hook register_remotes raised {_error_text(exc)}"
-            ) from exc
-        if not isinstance(remote, Remote):
-            raise PluginError(
-                status.name, dist,
-                f"the {scheme}:// factory of hook register_remotes returned {type(remote).__name__}, not a zoo.Remote",
-            )
-        return remote
-
-    return make
 
 
 def _ep_order(ep: EntryPoint) -> tuple[int, str]:

@@ -71,6 +71,12 @@ class ReportRow:
     """Operator nodes the CPU runs, the boundary quantize/dequantize included."""
     cpu_kernels: tuple[str, ...] = ()
     """Kernels the firmware must link: the .pte's operator table."""
+    licence: str | None = None
+    """The weights' licence and origin, as the manifest records them (None before zoo recorded them)."""
+    origin: str | None = None
+    metrics: tuple[dict[str, Any], ...] = ()
+    """Each declared metric as ``--verify`` measured it (name, unit, float, program,
+    program_kind, drop, passed), with ``reference``: the weights' declared figure or None."""
 
     @classmethod
     def from_manifest(cls, m: Manifest) -> ReportRow:
@@ -105,6 +111,9 @@ class ReportRow:
             io=str((m.io or {}).get("mode", "float")),
             cpu_run=run,
             cpu_kernels=kernels,
+            licence=(m.weights_info or {}).get("licence"),
+            origin=(m.weights_info or {}).get("origin"),
+            metrics=tuple({**x, "reference": m.reference.get(str(x.get("name")))} for x in m.metrics),
         )
 
     @property
@@ -112,6 +121,11 @@ class ReportRow:
         if self.on_chip_flash_bytes is None and self.off_chip_flash_bytes is None:
             return None
         return (self.on_chip_flash_bytes or 0) + (self.off_chip_flash_bytes or 0)
+
+    @property
+    def metrics_text(self) -> str:
+        """``top1 97.5 → 97.3 % (declared 97.6)``: float, then the program, beside the declared figure."""
+        return "; ".join(metric_text(x) for x in self.metrics) or "-"
 
     @property
     def npu_share(self) -> float | None:
@@ -126,9 +140,18 @@ class ReportRow:
         data["extra_flags"] = list(self.extra_flags)
         data["cpu_fallback"] = list(self.cpu_fallback)
         data["cpu_kernels"] = list(self.cpu_kernels)
+        data["metrics"] = [dict(x) for x in self.metrics]
         data["flash_bytes"] = self.flash_bytes
         data["npu_share"] = self.npu_share
         return data
+
+
+def metric_text(x: dict[str, Any]) -> str:
+    unit = str(x.get("unit") or "")
+    text = f"{x['name']} {x['float']:.4g} → {x['program']:.4g}{unit}"
+    if x.get("reference") is not None:
+        text += f" (declared {x['reference']:.4g})"
+    return text + ("" if x.get("passed", True) else " FAILED")
 
 
 @dataclass

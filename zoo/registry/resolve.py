@@ -20,7 +20,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
-from zoo._errors import BuildError, IntegrityError, MissingExtraError
+from zoo._errors import BuildError, IntegrityError, MissingExtraError, PluginError
 from zoo._options import FetchOptions
 from zoo._units import human_bytes
 from zoo.registry import evaluations
@@ -127,7 +127,14 @@ class Resolver:
                 continue
             report = self._progress(f"{group[0][1].spec.name} → {', '.join(r.target.name for _, r in group)}")
             for i, request in group:
-                key, data, hit = self._lookup(request, report)
+                try:
+                    key, data, hit = self._lookup(request, report)
+                except PluginError as exc:  # e.g. identity() of its weights: this request alone fails
+                    if not self.options.keep_going:
+                        raise
+                    done[i] = Failure(request.spec.name, request.target.name, request.weights.name, "",
+                                      "PluginError", str(exc), stage="identity")
+                    continue
                 if hit is not None:
                     done[i] = hit
                 elif key in pending:

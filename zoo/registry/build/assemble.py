@@ -26,10 +26,17 @@ from zoo.registry.vela_payload import find_payloads
 from zoo.registry.verification import build_record
 
 if TYPE_CHECKING:
+    from zoo._spec import WeightsVariant
     from zoo.registry.compile import CompileResult
     from zoo.registry.keys import BuildRequest
 
 Macros = dict[str, str | int | float | None]
+
+
+def weights_info(w: WeightsVariant) -> dict[str, Any]:
+    """What travels with the artifact about its weights: origin, licence, declared figures."""
+    return {"name": w.name, "description": w.description, "origin": w.origin, "licence": w.licence,
+            "reference": w.references()}
 
 
 def assemble(
@@ -112,6 +119,7 @@ def assemble(
         memory_fit=result.memory_fit,
         io=result.io,
         memory=memory,
+        weights_info=weights_info(request.weights),
     )
     from zoo.registry.structure_check import Expected, check_structure
 

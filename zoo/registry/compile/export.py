@@ -66,7 +66,8 @@ def _as_sample(value: Any) -> Sample:
     return tuple(value) if isinstance(value, (tuple, list)) else (value,)
 
 
-def check_samples(samples: Sequence[Sample], spec: ModelSpec, where: str, *, first: int = 4) -> None:
+def check_samples(samples: Sequence[Sample], spec: ModelSpec, where: str, *, first: int = 4,
+                  kind: str = "calibration") -> None:
     """The first samples must match the inputs ``spec`` declares: a plugin that declares
     one shape and returns another would otherwise build a program nobody can feed."""
     import torch
@@ -75,15 +76,15 @@ def check_samples(samples: Sequence[Sample], spec: ModelSpec, where: str, *, fir
     for n, sample in enumerate(samples[:first]):
         if len(sample) != len(spec.inputs):
             raise BuildError(
-                f"{where}: calibration sample {n} has {len(sample)} tensor(s), but {plugin} declares "
-                f"{len(spec.inputs)} input(s) ({', '.join(i.name for i in spec.inputs)}); fix the model's calibration data"
+                f"{where}: {kind} sample {n} has {len(sample)} tensor(s), but {plugin} declares "
+                f"{len(spec.inputs)} input(s) ({', '.join(i.name for i in spec.inputs)}); fix the model's {kind} data"
             )
         for declared, t in zip(spec.inputs, sample, strict=True):
             if not isinstance(t, torch.Tensor):
-                raise BuildError(f"{where}: calibration sample {n}, input {declared.name!r}, is a {type(t).__name__}, not a tensor ({plugin})")
+                raise BuildError(f"{where}: {kind} sample {n}, input {declared.name!r}, is a {type(t).__name__}, not a tensor ({plugin})")
             dtype = str(t.dtype).removeprefix("torch.")
             if tuple(t.shape) != tuple(declared.shape) or dtype != declared.dtype:
                 raise BuildError(
-                    f"{where}: calibration sample {n}, input {declared.name!r}, is {dtype} {list(t.shape)}, but "
+                    f"{where}: {kind} sample {n}, input {declared.name!r}, is {dtype} {list(t.shape)}, but "
                     f"{plugin} declares {declared.dtype} {list(declared.shape)}; fix the declaration or the data"
                 )

@@ -37,7 +37,7 @@ from zoo.registry.pte_structure import ETHOSU_BACKEND_ID, read_pte
 from zoo.registry.targets import Target
 
 if TYPE_CHECKING:
-    from zoo.registry.numerics import NumericsResult
+    from zoo.registry.numerics import Labelled, NumericsResult
 
 # Patching the backend's Vela hook is process-global; one lowering at a time.
 _LOWERING = threading.Lock()
@@ -77,6 +77,7 @@ def _lower_ethosu(
     verify: bool,
     evaluation: Dataset | None = None,
     boundary: Boundary = DEFAULT,
+    labelled: Labelled | None = None,
 ) -> _Lowered:
     from executorch.backends.arm.ethosu import EthosUPartitioner
     from executorch.exir import to_edge_transform_and_lower
@@ -116,8 +117,10 @@ def _lower_ethosu(
             checked = numerics.check_ethosu(
                 float_model=model, fake_quant=quantized, edge_program=edge.exported_program(),
                 graphs={c.processed: c.tosa for c in ordered},
-                data=numerics.evaluation_set(spec, dataset, samples, evaluation),
-                classifier=numerics.is_classifier(spec),
+                data=numerics.evaluation_set(
+                    spec, dataset, samples, evaluation, labelled=(labelled.name, labelled.items) if labelled else None),
+                metrics=spec.metrics, agreement=numerics.declares_top1(spec),
+                where=where, plugin=numerics.owner(spec),
                 progress=report,
                 program_input=lambda sample: program_input(sample, spec, boundary),
                 io=io_params(edge, boundary),

@@ -25,7 +25,7 @@ from zoo.registry import io_boundary, reproducible, vela_report
 from zoo.registry.compile import lower
 from zoo.registry.compile.blame import _lowering_errors, _stage
 from zoo.registry.compile.delegation import _warnings
-from zoo.registry.compile.export import _as_sample
+from zoo.registry.compile.export import _as_sample, check_samples
 from zoo.registry.compile.portable import _compile_portable
 from zoo.registry.compile.result import CompileResult
 from zoo.registry.compile.retarget import retarget
@@ -110,6 +110,16 @@ def _compile_families(
     report: Progress, torch: Any,
 ) -> list[CompileResult]:
     results: dict[int, CompileResult] = {}
+    labelled = None
+    if any(wanted):
+        from zoo.registry import numerics
+
+        # Before anything is lowered: a label in the wrong format fails here, in a second.
+        where = f"model {spec.name!r} (weights {variant!r})"
+        with _stage(where, "evaluation data loading"):
+            labelled = numerics.load_labelled(spec, evaluation, where)
+        if labelled is not None:
+            check_samples([_as_sample(s) for s, _ in labelled.items], spec, where, kind=labelled.name)
     for family, members in families.items():
         leader = targets[members[0]]
         where = _where(spec, variant, leader)
@@ -131,8 +141,11 @@ def _compile_families(
 
                         result.numerics = numerics.check_portable(
                             pte=result.pte, float_model=model,
-                            data=numerics.evaluation_set(spec, calibration or spec.calibration, evaluation=evaluation),
-                            classifier=numerics.is_classifier(spec), progress=report,
+                            data=numerics.evaluation_set(
+                                spec, calibration or spec.calibration, evaluation=evaluation,
+                                labelled=(labelled.name, labelled.items) if labelled else None),
+                            metrics=spec.metrics, agreement=numerics.declares_top1(spec),
+                            where=where, plugin=numerics.owner(spec), progress=report,
                         )
                 for i in members:
                     results[i] = replace(result, numerics=result.numerics if wanted[i] else None)
@@ -140,7 +153,7 @@ def _compile_families(
             # Looked up on the module, so a test can count the lowerings.
             lowered = lower._lower_ethosu(
                 model, example, spec, _base(leader), calibration, where, report, any(wanted[i] for i in members),
-                evaluation=evaluation, boundary=boundary,
+                evaluation=evaluation, boundary=boundary, labelled=labelled,
             )
         for i in members:
             result = _finish_ethosu(lowered, targets[i], _where(spec, variant, targets[i]), report, len(members) > 1)

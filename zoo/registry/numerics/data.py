@@ -12,21 +12,23 @@ from zoo._spec import Dataset, ModelSpec, Sample
 
 # Bump when the check changes what it measures or accepts: recorded results
 # from another version are run again by --verify.
-CHECK_VERSION = "2"
+CHECK_VERSION = "3"
+# 3: declared metrics (ModelSpec.metrics) replace the top-1 of models whose task named "classif".
 MAX_SAMPLES = 1000
 
 
 @dataclass
 class EvalSet:
     samples: list[Sample]
-    labels: list[int] | None
+    labels: list[Any] | None
     name: str
     """``evaluation`` (the model's labelled set), ``eval-dir`` (the caller's) or ``calibration``."""
     identity: str = ""
     """The dataset's identity: the recorded results hold only for this data."""
 
 
-def _labelled(spec: ModelSpec, evaluation: Dataset | None) -> tuple[str, Dataset] | None:
+def labelled_source(spec: ModelSpec, evaluation: Dataset | None) -> tuple[str, Dataset] | None:
+    """The labelled set the check runs on: the caller's (``--eval-dir``), else the model's own."""
     if evaluation is not None:
         return "eval-dir", evaluation
     return ("evaluation", spec.evaluation) if spec.evaluation is not None else None
@@ -35,28 +37,35 @@ def _labelled(spec: ModelSpec, evaluation: Dataset | None) -> tuple[str, Dataset
 def data_identity(spec: ModelSpec, calibration: Dataset, evaluation: Dataset | None = None) -> str:
     """Names the data the check runs on, torch-free: the recorded results hold only for it.
     ``evaluation`` (the caller's labelled set, ``--eval-dir``) replaces the model's own."""
-    kind, dataset = _labelled(spec, evaluation) or ("calibration", calibration)
-    return f"{kind}:{dataset.identity()};max={MAX_SAMPLES};check={CHECK_VERSION}"
+    kind, dataset = labelled_source(spec, evaluation) or ("calibration", calibration)
+    # The declared metrics too: results recorded before a plugin declared one lack its figures.
+    judged = ";metrics=" + ",".join(f"{m.name}:{m.max_drop:g}" for m in spec.metrics) if spec.metrics else ""
+    return f"{kind}:{dataset.identity()};max={MAX_SAMPLES};check={CHECK_VERSION}{judged}"
 
 
 def evaluation_set(
-    spec: ModelSpec, calibration: Dataset, loaded: list[Sample] | None = None, evaluation: Dataset | None = None
+    spec: ModelSpec, calibration: Dataset, loaded: list[Sample] | None = None, evaluation: Dataset | None = None,
+    labelled: tuple[str, list[tuple[Any, Any]]] | None = None,
 ) -> EvalSet:
     """The caller's labelled ``evaluation`` set if given, else the model's own if it has
-    one, else the calibration samples (``loaded``, if the caller has them already)."""
+    one, else the calibration samples (``loaded``, if the caller has them already).
+    ``labelled`` is the labelled set's name and items, if the caller has loaded and checked them."""
     identity = data_identity(spec, calibration, evaluation)
-    labelled = _labelled(spec, evaluation)
-    if labelled is not None:
-        name, dataset = labelled
-        items = dataset.load()[:MAX_SAMPLES]
+    source = labelled_source(spec, evaluation)
+    if source is not None:
+        name, items = labelled or (source[0], list(source[1].load())[:MAX_SAMPLES])
         samples = [_as_sample(s) for s, _ in items]
-        return EvalSet(samples, [int(label) for _, label in items], name, identity)
+        return EvalSet(samples, [label for _, label in items], name, identity)
     samples = loaded if loaded is not None else [_as_sample(s) for s in calibration.load()]
     return EvalSet(samples[:MAX_SAMPLES], None, "calibration", identity)
 
 
-def is_classifier(spec: ModelSpec) -> bool:
-    return "classif" in spec.task
+def declares_top1(spec: ModelSpec) -> bool:
+    """Whether the model declares zoo's ``top1``: then the check also reports how often
+    the program's top-1 agrees with float's, which needs no labels."""
+    from zoo.registry.evaluators.classification import top1
+
+    return any(m.fn is top1 for m in spec.metrics)
 
 
 def _as_sample(value: Any) -> Sample:

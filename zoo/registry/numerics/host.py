@@ -6,12 +6,14 @@ executorch and torch are imported inside the function.
 from __future__ import annotations
 
 import time
+from collections.abc import Sequence
 from typing import Any
 
 from zoo._errors import BuildError
-from zoo._spec import Sample
+from zoo._spec import Metric, Sample
 from zoo.registry.events import Progress
 from zoo.registry.numerics import compare
+from zoo.registry.numerics import metrics as metrics_
 from zoo.registry.numerics.data import EvalSet, flat_outputs
 from zoo.registry.numerics.reference import captured_native_output, single_threaded
 
@@ -22,7 +24,10 @@ def check_portable(
     pte: bytes,
     float_model: Any,
     data: EvalSet,
-    classifier: bool,
+    metrics: Sequence[Metric] = (),
+    agreement: bool = False,
+    where: str = "",
+    plugin: str = "its plugin",
     progress: Progress | None = None,
 ) -> compare.NumericsResult:
     """Run the portable .pte on the host with ``executorch.runtime`` and compare with float."""
@@ -34,6 +39,8 @@ def check_portable(
     vs_float: list[compare.Versus] = []
     close: list[compare.Versus] = []
     tally = compare.Tally()
+    # Kept only when there are metrics to measure on them: 1000 samples' outputs, twice.
+    seen = metrics_.Outputs([], []) if metrics and data.labels is not None else None
     cases: list[tuple[Sample, list[Any]]] = []
     for i, sample in enumerate(data.samples):
         got = flat_outputs(method.execute([t.contiguous() for t in sample]))
@@ -46,7 +53,11 @@ def check_portable(
         for k, (g, f) in enumerate(zip(got, fl, strict=True)):
             compare.within(g, f, compare.PORTABLE_ATOL, compare.PORTABLE_RTOL, close[k], None)
             compare.similar(g, f, None, vs_float[k], compare.PORTABLE_COSINE_MIN, None)
-        tally.add(got, fl, data.labels[i] if data.labels else None)
+        if agreement:
+            tally.add(got, fl)
+        if seen is not None:
+            seen.float.append(fl)
+            seen.program.append(got)
         if len(cases) < compare.BUNDLE_CASES:
             cases.append((tuple(t.clone() for t in sample), [g.clone() for g in got]))
         if progress:
@@ -70,11 +81,14 @@ def check_portable(
         "samples": n,
         "outputs": outputs,
         "tolerances": {"atol": compare.PORTABLE_ATOL, "rtol": compare.PORTABLE_RTOL,
-                       "cosine_min": compare.PORTABLE_COSINE_MIN,
-                       "accuracy_drop_max_pp": compare.ACCURACY_DROP_MAX_PP},
+                       "cosine_min": compare.PORTABLE_COSINE_MIN},
     }
-    if classifier:
-        record.update(compare.top1_record(tally, data, "portable", checks))
+    record.update(compare.agreement_record(tally))
+    judged, metric_checks = metrics_.measure(
+        metrics, seen or metrics_.Outputs([], []), data.labels if seen is not None else None, data.samples,
+        data.name, "portable", where, plugin)
+    record.update(judged)
+    checks += metric_checks
     record["checks"] = checks
     record["passed"] = all(c["passed"] for c in checks)
     record["seconds"] = round(time.perf_counter() - started, 2)

@@ -22,9 +22,10 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 from zoo._errors import BuildError, MissingExtraError
-from zoo._spec import Sample
+from zoo._spec import Metric, Sample
 from zoo.registry.events import Progress
 from zoo.registry.numerics import compare
+from zoo.registry.numerics import metrics as metrics_
 from zoo.registry.numerics.data import EvalSet, flat_outputs
 from zoo.registry.numerics.io import IoParams
 
@@ -189,7 +190,10 @@ def check_ethosu(
     edge_program: Any,
     graphs: dict[bytes, bytes],
     data: EvalSet,
-    classifier: bool,
+    metrics: Sequence[Metric] = (),
+    agreement: bool = False,
+    where: str = "",
+    plugin: str = "its plugin",
     progress: Progress | None = None,
     program_input: Callable[[Sample], Sample] | None = None,
     io: IoParams | None = None,
@@ -220,6 +224,8 @@ def check_ethosu(
     noise: list[compare.Versus] = []
     fq_vs_float: list[compare.Versus] = []
     tally = compare.Tally()
+    # Kept only when there are metrics to measure on them: 1000 samples' outputs, twice.
+    seen = metrics_.Outputs([], []) if metrics and data.labels is not None else None
     cases: list[tuple[Sample, list[Any]]] = []
     for i, sample in enumerate(data.samples):
         given = to_program(sample)
@@ -246,7 +252,11 @@ def check_ethosu(
             compare.similar(q, f, scale, fq_vs_float[k], compare.COSINE_MIN, compare.FROBENIUS_MAX)
             if noisy is not None:
                 compare.within(noisy[k], q, atol, compare.RTOL, noise[k], scale)
-        tally.add(got, fl, data.labels[i] if data.labels else None)
+        if agreement:
+            tally.add(got, fl)
+        if seen is not None:
+            seen.float.append(fl)
+            seen.program.append(got)
         if len(cases) < compare.BUNDLE_CASES:
             cases.append((tuple(t.clone() for t in fed), [r.clone() for r in raw]))
         if progress:
@@ -300,11 +310,14 @@ def check_ethosu(
         "tolerances": {"atol": compare.ATOL, "rtol": compare.RTOL, "qtol": compare.QTOL,
                        "noise_fraction": compare.NOISE_FRACTION,
                        "quantization_limited_margin": compare.QUANTIZATION_LIMITED_MARGIN,
-                       "cosine_min": compare.COSINE_MIN, "frobenius_max": compare.FROBENIUS_MAX,
-                       "accuracy_drop_max_pp": compare.ACCURACY_DROP_MAX_PP},
+                       "cosine_min": compare.COSINE_MIN, "frobenius_max": compare.FROBENIUS_MAX},
     }
-    if classifier:
-        record.update(compare.top1_record(tally, data, "int8", checks))
+    record.update(compare.agreement_record(tally))
+    judged, metric_checks = metrics_.measure(
+        metrics, seen or metrics_.Outputs([], []), data.labels if seen is not None else None, data.samples,
+        data.name, "int8", where, plugin)
+    record.update(judged)
+    checks += metric_checks
     record["checks"] = checks
     record["passed"] = all(c["passed"] for c in checks)
     record["seconds"] = round(time.perf_counter() - started, 2)

@@ -38,9 +38,28 @@ def _bytes(value: Any) -> str:
     return human_bytes(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else "–"
 
 
+def _number(value: Any) -> str:
+    # A remote's claim: anything but a number shows as unknown.
+    return f"{value:.4g}" if isinstance(value, (int, float)) and not isinstance(value, bool) else "–"
+
+
+def _metrics(value: list[Any]) -> str:
+    out = []
+    for x in value:
+        if not isinstance(x, dict):
+            continue
+        text = f"{_text(x.get('name'))} {_number(x.get('float'))} → {_number(x.get('program'))}{_text(x.get('unit') or '')}"
+        if x.get("reference") is not None:
+            text += f" (declared {_number(x.get('reference'))})"
+        out.append(text)
+    return "; ".join(out) or "–"
+
+
 def _accuracy(value: Any) -> str:
     if value is None:
         return "–"
+    if isinstance(value, dict) and isinstance(value.get("metrics"), list):
+        return _metrics(value["metrics"])
     if isinstance(value, dict):
         return ", ".join(_text(k) + " " + (f"{v:.1%}" if isinstance(v, float) and 0 <= v <= 1 else _text(v))
                          for k, v in sorted(value.items(), key=lambda kv: str(kv[0])))
@@ -114,8 +133,8 @@ def model_card(index: Index, remote: str) -> str:
         rows = list(group)
         lines += [
             "", f"## {_text(model)}", "",
-            "| target | system config | memory mode | weights | .pte | Vela: inference | SRAM | flash | accuracy | built with | sha256 of the .pte |",
-            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
+            "| target | system config | memory mode | weights | licence | .pte | Vela: inference | SRAM | flash | metrics: float → program | built with | sha256 of the .pte |",
+            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |",
         ]
         for r in rows:
             pte = r.file("pte")
@@ -123,11 +142,14 @@ def model_card(index: Index, remote: str) -> str:
             opts = r.target_options
             lines.append(" | ".join([
                 f"| {_text(r.target)}", _text(opts.get("system_config") or "–"), _text(opts.get("memory_mode") or "–"),
-                _text(r.weights),
+                _text(r.weights), _text((r.weights_info or {}).get("licence") or "–"),
                 human_bytes(pte.size if pte else None), _ms(vela.get("inference_time_ms")),
                 _bytes(vela.get("sram_bytes")), _bytes(vela.get("flash_bytes")),
                 _accuracy(r.accuracy), _tools(r), f"`{_text(pte.sha256)}` |" if pte else "– |",
             ]))
+        infos = {(r.weights, str(i.get("licence")), str(i.get("origin"))) for r in rows if (i := r.weights_info)}
+        lines += [""] * bool(infos) + [f"Weights {_text(w)}: licence {_text(lic)}; origin {_text(origin)}."
+                                       for w, lic, origin in sorted(infos)]
         # A value with a line break would end the code block early, quoted or not: such a line is left out.
         commands = [c for c in dict.fromkeys(fetch_command(r, remote) for r in rows) if c.isprintable()]
         lines += ["", "```sh", *commands, "```"]

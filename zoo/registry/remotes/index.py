@@ -103,6 +103,7 @@ class IndexRecord:
     target_options: dict[str, Any] = field(default_factory=dict)
     vela: dict[str, Any] | None = None
     accuracy: Any = None
+    weights_info: dict[str, Any] | None = None
     delegation: dict[str, Any] | None = None
     """Operators on the NPU and the CPU, and partitions: the catalogue's columns."""
     signature: IndexSignature | None = None
@@ -126,6 +127,8 @@ class IndexRecord:
         data["files"] = [asdict(f) for f in self.files]
         if self.signature is None:
             del data["signature"]  # an unsigned record reads as it did before signatures
+        if self.weights_info is None:
+            del data["weights_info"]  # as records read before zoo recorded the weights' licence
         return data
 
     def same_files(self, other: IndexRecord) -> bool:
@@ -165,6 +168,7 @@ def record_for(entry: Entry, slug: str, manifest_sha256: str) -> IndexRecord:
                         "memory_mode": target.memory_mode},
         vela=vela,
         accuracy=_accuracy_of(m),
+        weights_info=m.weights_info,
         delegation={k: m.delegation[k] for k in ("npu_ops", "cpu_ops", "partitions", "cpu_op_names")
                     if k in m.delegation} or None,
         signature=_signature_of(entry),
@@ -291,6 +295,7 @@ def _record(model: str, slug: str, key: str, raw: object, source: str) -> IndexR
             target_options=_target_options(raw.get("target_options")),
             vela=_optional_dict(raw.get("vela"), "vela"),
             accuracy=raw.get("accuracy"),
+            weights_info=_optional_dict(raw.get("weights_info"), "weights_info"),
             delegation=_optional_dict(raw.get("delegation"), "delegation"),
             signature=_signature(raw.get("signature"), where),
         )
@@ -386,8 +391,9 @@ def _optional_dict(value: object, name: str) -> dict[str, Any] | None:
 
 
 def _accuracy_of(m: Manifest) -> dict[str, Any] | None:
-    """Top-1 of the float model and of the int8 graph, as the numerical check measured them."""
-    acc = ((m.verification or {}).get("numerics") or {}).get("accuracy")
-    if not acc:
-        return None
-    return {k: v for k, v in acc.items() if k.endswith("_top1")}
+    """Each declared metric, float and program, beside the declared figure (or an older check's top-1)."""
+    if m.metrics:  # {"metrics": [...]}; a manifest from before them: {"float_top1": …, "int8_top1": …}
+        return {"metrics": [{**{k: x.get(k) for k in ("name", "unit", "float", "program", "program_kind", "passed")},
+                             "reference": m.reference.get(str(x.get("name")))} for x in m.metrics]}
+    acc = ((m.verification or {}).get("numerics") or {}).get("accuracy") or {}
+    return {k: v for k, v in acc.items() if k.endswith("_top1")} or None

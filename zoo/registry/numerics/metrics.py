@@ -1,0 +1,137 @@
+"""A model's declared metrics (``ModelSpec.metrics``) on its labelled data.
+
+Two jobs: check the labelled items before anything is lowered (a label in the
+wrong format must fail in a second, not after the lowering), and measure each
+metric on the float model's outputs and on the program's, judged against the
+drop the model allows, in the metric's own unit and direction.
+
+Torch-free at import; the evaluators import numpy inside their functions.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from zoo._errors import BuildError
+from zoo._spec import Dataset, Metric, ModelSpec, Sample
+from zoo.registry.evaluators.classification import top1
+from zoo.registry.numerics.data import MAX_SAMPLES, labelled_source
+
+NO_METRICS = "the model declares no metrics: judged by the elementwise checks alone"
+NO_LABELS = "no labelled data (the model has no evaluation set and no --eval-dir was given): judged by the elementwise checks alone"
+
+
+def owner(spec: ModelSpec) -> str:
+    return f"plugin {spec.source!r}" if spec.source else "its plugin"
+
+
+@dataclass
+class Labelled:
+    name: str
+    """``evaluation`` (the model's own) or ``eval-dir`` (the caller's)."""
+    items: list[tuple[Any, Any]]
+
+
+def load_labelled(spec: ModelSpec, evaluation: Dataset | None, where: str) -> Labelled | None:
+    """The labelled items the check will run on, each checked: a ``(sample, label)``
+    pair whose label every declared metric's evaluator can read. None if there are none."""
+    source = labelled_source(spec, evaluation)
+    if source is None:
+        return None
+    name, dataset = source
+    items = list(dataset.load())[:MAX_SAMPLES]
+    if not items:
+        raise BuildError(f"{where}: the {name} set is empty ({owner(spec)}); give it labelled items or drop it")
+    for n, item in enumerate(items):
+        if not isinstance(item, (tuple, list)) or len(item) != 2:
+            raise BuildError(
+                f"{where}: {name} item {n} is a {type(item).__name__}"
+                f"{f' of {len(item)}' if isinstance(item, (tuple, list)) else ''}, not a (sample, label) pair "
+                f"({owner(spec)}); an evaluation Dataset's load() returns [(sample, label), ...]"
+            )
+    labels = [label for _, label in items]
+    for metric in spec.metrics:
+        _check_labels(spec, metric, labels, name, where)
+    return Labelled(name, [(s, label) for s, label in items])
+
+
+def _check_labels(spec: ModelSpec, metric: Metric, labels: Sequence[Any], name: str, where: str) -> None:
+    check = getattr(metric.fn, "check_label", None)
+    if check is None:  # a plain function: it reads whatever the plugin gives it
+        return
+    wanted = getattr(metric.fn, "label_format", "")
+    for n, label in enumerate(labels):
+        problem = check(label)
+        if problem:
+            raise BuildError(
+                f"{where}: metric {metric.name!r} of {owner(spec)} reads {wanted}, but {name} item {n}'s label "
+                f"is {problem}; fix the labels the evaluation Dataset returns"
+            )
+    count = spec.label_count()
+    if count and metric.fn is top1:
+        beyond = [int(label) for label in labels if int(label) >= count]
+        if beyond:
+            raise BuildError(
+                f"{where}: metric {metric.name!r}: {len(beyond)} {name} label(s) (e.g. {beyond[0]}) are beyond "
+                f"the model's {count} classes ({owner(spec)}); the labels are class indices from 0"
+            )
+
+
+def _evaluate(metric: Metric, outputs: Sequence[Sequence[Any]], labels: Sequence[Any],
+              samples: Sequence[Sample], where: str, of: str, plugin: str) -> float:
+    try:
+        if getattr(metric.fn, "wants_samples", False):
+            value = metric.fn(outputs, labels, samples)  # type: ignore[call-arg]
+        else:
+            value = metric.fn(outputs, labels)
+        value = float(value)
+    except Exception as e:
+        raise BuildError(
+            f"{where}: metric {metric.name!r} of {plugin} raised {type(e).__name__} on the {of} outputs: {e}; "
+            "fix the evaluator or its labels", stage="numerical check",
+        ) from e
+    if not math.isfinite(value):
+        raise BuildError(
+            f"{where}: metric {metric.name!r} of {plugin} returned {value} on the {of} outputs; an evaluator "
+            "must return a finite number", stage="numerical check",
+        )
+    return value
+
+
+@dataclass
+class Outputs:
+    """What the check saw, kept for the metrics: each sample's outputs, float and program."""
+
+    float: list[list[Any]]
+    program: list[list[Any]]
+
+
+def measure(metrics: Sequence[Metric], seen: Outputs, labels: Sequence[Any] | None, samples: Sequence[Sample],
+            data_name: str, program_kind: str, where: str, plugin: str) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """The ``metrics`` record and its checks (one per metric, failing when the program
+    is worse than float by more than the metric's ``max_drop``)."""
+    if not metrics:
+        return {"metrics": [], "metrics_note": NO_METRICS}, []
+    if labels is None:
+        return {"metrics": [], "metrics_note": NO_LABELS}, []
+    records, checks = [], []
+    for metric in metrics:
+        f = _evaluate(metric, seen.float, labels, samples, where, "float", plugin)
+        p = _evaluate(metric, seen.program, labels, samples, where, program_kind, plugin)
+        drop = metric.drop(f, p)
+        passed = drop <= metric.max_drop + 1e-9
+        unit = metric.unit_text
+        records.append({
+            **metric.to_json(), "dataset": data_name, "samples": len(labels), "float": f, "program": p,
+            "program_kind": program_kind, "drop": drop, "passed": passed,
+        })
+        worse = "lower" if metric.higher_is_better else "higher"
+        checks.append({"name": f"metric {metric.name}", "passed": passed, "detail": (
+            f"{metric.name} on {len(labels)} {data_name} samples: float {f:.4g}{unit}, {program_kind} {p:.4g}{unit} "
+            f"({abs(drop):.4g}{metric.drop_unit} {'drop' if drop >= 0 else 'gain'}; {worse} is worse; "
+            f"allowed drop {metric.max_drop:g}{metric.drop_unit})"
+        )})
+    return {"metrics": records}, checks
