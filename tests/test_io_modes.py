@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import ROOT, run_zoo
 from zoo import Artifact, UsageError, Zoo
-from zoo.registry.c_header import parse_array
+from zoo.registry.c_header import DEFINE
 from zoo.registry.io_boundary import DIM_ORDERS
 from zoo.registry.pte_structure import read_pte
 from zoo.registry.structure_check import Expected, check_structure
@@ -193,7 +193,7 @@ def test_nhwc_input_is_channels_last_in_the_pte_and_the_manifest(io_builds: dict
 @pytest.mark.compile
 def test_the_header_compiles_and_its_io_macros_are_the_ptes(io_builds: dict[str, Artifact], tmp_path: Path) -> None:
     art = io_builds["rgb int8 nhwc"]
-    _, _, defines = parse_array(art.header.read_text())
+    defines = dict(DEFINE.findall(art.header.read_text()))
     constants = read_pte(art.pte.read_bytes()).constant_methods()
     program = tmp_path / "io.c"
     program.write_text(
@@ -206,14 +206,15 @@ def test_the_header_compiles_and_its_io_macros_are_the_ptes(io_builds: dict[str,
     )
     subprocess.run(["gcc", "-Wall", "-Werror", "-o", str(tmp_path / "io"), str(program)], check=True)
     printed = subprocess.run([str(tmp_path / "io")], check=True, capture_output=True, text=True).stdout.split()
-    assert float(printed[0]) == constants["input0_scale"]
+    assert abs(float(printed[0]) - constants["input0_scale"]) <= constants["input0_scale"] * 2**-24  # a float literal
     assert [int(v) for v in printed[1:4]] == [constants[f"input0_{k}"] for k in ("zp", "quant_min", "quant_max")]
-    assert float(printed[4]) == constants["output0_scale"] and int(printed[5]) == constants["output0_zp"]
+    assert abs(float(printed[4]) - constants["output0_scale"]) <= constants["output0_scale"] * 2**-24
+    assert int(printed[5]) == constants["output0_zp"]
     assert printed[6:8] == ["int8", "nhwc"]
     assert [int(v) for v in printed[8:]] == [1, 16, 16, 3, 768]  # memory order: N, H, W, C
     assert defines["MODEL_PTE_IO"] == '"int8"'
     # A float build says what it takes too, without quantization.
-    _, _, float_defines = parse_array(io_builds["rgb float"].header.read_text())
+    float_defines = dict(DEFINE.findall(io_builds["rgb float"].header.read_text()))
     assert (float_defines["MODEL_PTE_INPUT0_DTYPE"], float_defines["MODEL_PTE_INPUT0_LAYOUT"]) == ('"float32"', '"nchw"')
     assert float_defines["MODEL_PTE_INPUT0_ELEMENTS"] == "768" and "MODEL_PTE_INPUT0_SCALE" not in float_defines
 

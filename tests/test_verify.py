@@ -65,7 +65,8 @@ def test_structure_passes_on_every_built_artifact(built: dict[tuple[str, str], A
     # Every hand-out also checks the header (by its sha256 on a cache hit) and the labels header.
     portable = {"format", "delegates", "io_shapes", "cpu_operators", "io_boundary"}
     labels = {"labels header"} if art.manifest.labels else set()
-    assert names == (ETHOS_CHECKS if target != "portable" else portable) | {"header"} | labels
+    memory = {"memory"} if art.manifest.memory else set()
+    assert names == (ETHOS_CHECKS if target != "portable" else portable) | {"header"} | labels | memory
     assert art.manifest.verification is not None and art.manifest.verification["structure"]["passed"]
 
 
@@ -185,10 +186,11 @@ def test_header_that_does_not_match_its_pte(built: dict[tuple[str, str], Artifac
     header = out / art.header.name
     assert next(c for c in verify_file(out / art.pte.name).checks if c.name == "header").passed
     text = header.read_text()
-    header.write_text(text.replace("0x45, 0x54, 0x31, 0x32", "0x45, 0x54, 0x31, 0x33", 1))  # "ET12" → "ET13"
-    detail = next(c.detail for c in verify_file(out / art.pte.name).checks if c.name == "header")
     size = art.pte.stat().st_size
-    assert detail.startswith(f"mnist_u55-128.h does not match its .pte: its array model_pte[] holds {size:,} bytes with sha256")
+    assert f"#define MODEL_PTE_LEN {size}u" in text  # the header declares the array; the .s holds it
+    header.write_text(text.replace(f"#define MODEL_PTE_LEN {size}u", f"#define MODEL_PTE_LEN {size + 16}u", 1))
+    detail = next(c.detail for c in verify_file(out / art.pte.name).checks if c.name == "header")
+    assert detail.startswith(f"mnist_u55-128.h does not match its .pte: MODEL_PTE_LEN is {size + 16}u, the .pte is {size} bytes")
 
 
 def test_pte_for_another_target(built: dict[tuple[str, str], Artifact], tmp_path: Path) -> None:
@@ -417,10 +419,10 @@ def test_lowering_again_adds_numerics_and_a_bundle_with_the_same_bytes(built: di
     assert bytes(stored.program) == pte and len(stored.method_test_suites[0].test_cases) == 3
     array, array_bytes, macros = parse_array(Path(data["bundle_header"]).read_text())
     assert array == "model_pte" and array_bytes == bpte  # drops into executor_runner in place of model_pte.h
-    assert float(macros["MODEL_PTE_BUNDLE_ATOL"]) == pytest.approx(bundle["atol"])
+    assert float(macros["MODEL_PTE_BUNDLE_ATOL"].rstrip("f")) == pytest.approx(bundle["atol"])
     assert sorted(p.name for p in out.iterdir()) == [
         "add_u65-256-shared_sram.bpte", "add_u65-256-shared_sram.h", "add_u65-256-shared_sram.pte",
-        "add_u65-256-shared_sram_bundle.h", "manifest.json",
+        "add_u65-256-shared_sram.s", "add_u65-256-shared_sram_bundle.h", "manifest.json",
     ]
     again = json.loads(run_zoo("verify", "add", "-t", "imx93", "--json", "--no-build", env=env).stdout)
     assert again["passed"] and again["bundle"]["test_cases"] == 3
