@@ -78,6 +78,10 @@ class Wanted:
         return self.comparable(key_inputs) == self.comparable(self.inputs)
 
 
+def _unnamed() -> str:
+    return "(this install cannot name it)"
+
+
 def wanted(request: BuildRequest) -> Wanted:
     """The request's key inputs. Identities this install cannot compute (data
     that ships with the compile extra) are marked unknown instead of failing."""
@@ -93,7 +97,8 @@ def wanted(request: BuildRequest) -> Wanted:
             source.identity()
         except MissingExtraError:
             unknown.append(f"{part}.identity")
-            request = dataclasses.replace(request, **{part: dataclasses.replace(source, identity=str)})
+            # A placeholder: comparable() leaves this input out of every comparison.
+            request = dataclasses.replace(request, **{part: dataclasses.replace(source, identity=_unnamed)})
     return Wanted(None, request.key_inputs(), tuple(unknown))
 
 
