@@ -84,12 +84,5 @@ def check_portable(
                        "cosine_min": compare.PORTABLE_COSINE_MIN},
     }
     record.update(compare.agreement_record(tally))
-    judged, metric_checks = metrics_.measure(
-        metrics, seen or metrics_.Outputs([], []), data.labels if seen is not None else None, data.samples,
-        data.name, "portable", where, plugin)
-    record.update(judged)
-    checks += metric_checks
-    record["checks"] = checks
-    record["passed"] = all(c["passed"] for c in checks)
-    record["seconds"] = round(time.perf_counter() - started, 2)
+    metrics_.conclude(record, checks, metrics, seen, data, "portable", where, plugin, started)
     return compare.NumericsResult(record, cases, {"atol": compare.PORTABLE_ATOL, "rtol": compare.PORTABLE_RTOL})

@@ -11,6 +11,7 @@ Torch-free at import; the evaluators import numpy inside their functions.
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -18,7 +19,7 @@ from typing import Any
 from zoo._errors import BuildError
 from zoo._spec import Dataset, Metric, ModelSpec, Sample
 from zoo.registry.evaluators.classification import top1
-from zoo.registry.numerics.data import MAX_SAMPLES, labelled_source
+from zoo.registry.numerics.data import MAX_SAMPLES, EvalSet, labelled_source
 
 NO_METRICS = "the model declares no metrics: judged by the elementwise checks alone"
 NO_LABELS = "no labelled data (the model has no evaluation set and no --eval-dir was given): judged by the elementwise checks alone"
@@ -135,3 +136,16 @@ def measure(metrics: Sequence[Metric], seen: Outputs, labels: Sequence[Any] | No
             f"allowed drop {metric.max_drop:g}{metric.drop_unit})"
         )})
     return {"metrics": records}, checks
+
+
+def conclude(record: dict[str, Any], checks: list[dict[str, Any]], metrics: Sequence[Metric], seen: Outputs | None,
+             data: EvalSet, program_kind: str, where: str, plugin: str, started: float) -> None:
+    """End a numerics record as both checkers do: the metrics (when outputs were kept
+    against labels), every check, the verdict and the time taken."""
+    judged, metric_checks = measure(metrics, seen or Outputs([], []), data.labels if seen is not None else None,
+                                    data.samples, data.name, program_kind, where, plugin)
+    record.update(judged)
+    checks += metric_checks
+    record["checks"] = checks
+    record["passed"] = all(c["passed"] for c in checks)
+    record["seconds"] = round(time.perf_counter() - started, 2)

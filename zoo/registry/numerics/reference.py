@@ -313,14 +313,7 @@ def check_ethosu(
                        "cosine_min": compare.COSINE_MIN, "frobenius_max": compare.FROBENIUS_MAX},
     }
     record.update(compare.agreement_record(tally))
-    judged, metric_checks = metrics_.measure(
-        metrics, seen or metrics_.Outputs([], []), data.labels if seen is not None else None, data.samples,
-        data.name, "int8", where, plugin)
-    record.update(judged)
-    checks += metric_checks
-    record["checks"] = checks
-    record["passed"] = all(c["passed"] for c in checks)
-    record["seconds"] = round(time.perf_counter() - started, 2)
+    metrics_.conclude(record, checks, metrics, seen, data, "int8", where, plugin, started)
     scales = [q[0] for q in qparams if q]
     tolerance = {"atol": compare.ATOL + compare.QTOL * max(scales, default=0.0), "rtol": compare.RTOL}
     if io is not None:  # the bundle's outputs are the integers themselves
