@@ -23,7 +23,6 @@ reproducible.pin()  # before torch computes anything: the same kernels on every 
 
 import torch  # noqa: E402
 from safetensors.torch import save_file  # noqa: E402
-
 from zoo_audio import ds_cnn, fsdd  # noqa: E402
 
 EPOCHS = 30

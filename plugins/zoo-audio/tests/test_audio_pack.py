@@ -6,10 +6,10 @@ from __future__ import annotations
 import json
 
 import pytest
+from zoo_audio import ds_cnn, fc_autoencoder, fsdd, wav2letter
 
 from tests.conftest import run_probed, run_zoo
 from zoo import Zoo
-from zoo_audio import ds_cnn, fc_autoencoder, fsdd, wav2letter
 
 MODELS = {"ds-cnn-fsdd": "keyword-spotting", "wav2letter": "speech-recognition",
           "fc-autoencoder-640": "anomaly-detection"}

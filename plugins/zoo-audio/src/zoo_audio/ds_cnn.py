@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, WeightsVariant, top1
-
 from zoo_audio import fsdd
 
 NAME = "ds-cnn-fsdd"

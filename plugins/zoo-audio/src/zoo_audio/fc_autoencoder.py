@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+import itertools
 from functools import cache
 from typing import Any
 
 from zoo import BuildError, Dataset, InputSpec, ModelSpec, WeightsVariant
-
 from zoo_audio import synthetic
 
 NAME = "fc-autoencoder-640"
@@ -38,7 +38,7 @@ def network_class() -> type[Any]:
             super().__init__()
             widths = [FEATURES, HIDDEN, HIDDEN, HIDDEN, HIDDEN, BOTTLENECK, HIDDEN, HIDDEN, HIDDEN, HIDDEN]
             layers: list[nn.Module] = []
-            for cin, cout in zip(widths, widths[1:], strict=False):
+            for cin, cout in itertools.pairwise(widths):
                 layers += dense(cin, cout)
             self.layers = nn.Sequential(*layers, nn.Linear(HIDDEN, FEATURES))
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zoo import ModelSpec, hookimpl
-
 from zoo_audio import ds_cnn, fc_autoencoder, wav2letter
 
 

@@ -11,7 +11,6 @@ from functools import cache
 from typing import Any
 
 from zoo import BuildError, Dataset, InputSpec, ModelSpec, WeightsVariant
-
 from zoo_audio import synthetic
 
 NAME = "wav2letter"
