@@ -4,7 +4,6 @@ handing the module to the plugin manager, so they do not depend on what is insta
 from __future__ import annotations
 
 import io
-from collections.abc import Callable
 
 import pytest
 
@@ -28,8 +27,3 @@ def audio_registry() -> Registry:
 def audio_zoo() -> Zoo:
     return Zoo(registry=audio_registry())
 
-
-@pytest.fixture(scope="session")
-def new_audio_zoo() -> Callable[[], Zoo]:
-    """A fresh Zoo with only the pack registered, for session fixtures and tests alike."""
-    return lambda: Zoo(registry=audio_registry())
