@@ -10,6 +10,7 @@ the CPU with the partitions, Vela's estimated time, SRAM and flash, and the metr
 (float → int8, beside the declared figure). Tens of minutes on two cores.
 
     .venv/bin/python benchmarks/audio_catalogue.py [--targets u55-128,u65-256,u85-256] [--cache-dir CACHE]
+        [--report-only] [--json PATH]
 """
 
 from __future__ import annotations
@@ -54,13 +55,15 @@ def row(cell: dict[str, Any]) -> str:
     a = cell["artifact"]
     ops = f"{a['npu_ops']} / {a['cpu_ops']} / {a['partitions']}"
     ms = "-" if a["inference_time_ms"] is None else f"{a['inference_time_ms']:.3g}"
+    # Vela puts the weights in flash, or in DRAM where the system config has it (U65's).
+    stored = f"{size(a['flash_bytes'])} flash" if a["flash_bytes"] else f"{size(a['dram_bytes'])} DRAM"
     metrics = "; ".join(
         f"{m['name']} {m['float']:.4g} → {m['program']:.4g}{m.get('unit') or ''}"
         + (f" (declared {m['reference']:.4g})" if m.get("reference") is not None else "")
         + ("" if m.get("passed", True) else " FAILED")
         for m in a["metrics"]
     ) or "elementwise only"
-    return f"{head} built | {ops} | {ms} | {size(a['sram_bytes'])} | {size(a['flash_bytes'])} | {metrics} |"
+    return f"{head} built | {ops} | {ms} | {size(a['sram_bytes'])} | {stored} | {metrics} |"
 
 
 def main() -> int:
@@ -68,6 +71,7 @@ def main() -> int:
     parser.add_argument("--targets", default="u55-128,u65-256,u85-256")
     parser.add_argument("--cache-dir", type=Path, help="Reuse this cache (default: a fresh one).")
     parser.add_argument("--json", type=Path, help="Also write zoo report --all --json here.")
+    parser.add_argument("--report-only", action="store_true", help="Build nothing: the table of --cache-dir as it is.")
     args = parser.parse_args()
 
     cache = args.cache_dir or Path(tempfile.mkdtemp(prefix="zoo-audio-catalogue-"))
@@ -75,7 +79,7 @@ def main() -> int:
     models = pack_models(env)
     print(f"# cache: {cache}", flush=True)
     seconds: dict[str, float] = {}
-    for model in models:
+    for model in [] if args.report_only else models:
         command = [*ZOO, "build", model, "-t", args.targets, "--keep-going", "--verify", "-q"]
         print("$ zoo", " ".join(command[3:]), flush=True)
         started = time.perf_counter()
@@ -93,12 +97,13 @@ def main() -> int:
     cells = sorted((c for c in data["cells"] if c["model"] in models),
                    key=lambda c: (models.index(c["model"]), c["weights"], order.get(c["target"], len(order))))
     print(f"\nzoo audio pack, {datetime.date.today().isoformat()}, targets {args.targets}\n")
-    print("| model | weights | target | result | NPU / CPU ops / partitions | est. ms | SRAM | flash | metric |")
+    print("| model | weights | target | result | NPU / CPU ops / partitions | est. ms | SRAM | flash or DRAM | metric |")
     print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for cell in cells:
         print(row(cell))
-    print("\nwall time per model (build of every target, --verify): "
-          + ", ".join(f"{m} {s:.0f} s" for m, s in seconds.items()))
+    if seconds:
+        print("\nwall time per model (build of every target, --verify): "
+              + ", ".join(f"{m} {s:.0f} s" for m, s in seconds.items()))
     return 0
 
 
