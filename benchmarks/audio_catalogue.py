@@ -1,8 +1,9 @@
 """Build the audio pack for three Ethos-U targets and print its catalogue as a markdown table.
 
 Runs, in a fresh cache unless --cache-dir is given, for each of the pack's models
+and each of its weights variants
 
-    zoo build MODEL -t u55-128,u65-256,u85-256 --keep-going --verify
+    zoo build MODEL --weights W -t u55-128,u65-256,u85-256 --keep-going --verify
 
 then reads ``zoo report --all --json`` and prints one row per model, weights and
 target: built or the failure (stage and operator or pass), operators on the NPU and
@@ -37,6 +38,12 @@ def pack_models(env: dict[str, str]) -> list[str]:
     if audio is None or audio["status"] != "ok":
         raise SystemExit(f"the audio pack is not loaded ({audio}): pip install --no-deps -e plugins/zoo-audio")
     return list(audio["models"])
+
+
+def weights_of(model: str, env: dict[str, str]) -> list[str]:
+    info = json.loads(subprocess.run([*ZOO, "info", model, "--json"], env=env, check=True, capture_output=True,
+                                     text=True).stdout)
+    return [w["name"] for w in info["weights"]]
 
 
 def size(n: int | None) -> str:
@@ -80,14 +87,15 @@ def main() -> int:
     print(f"# cache: {cache}", flush=True)
     seconds: dict[str, float] = {}
     for model in [] if args.report_only else models:
-        command = [*ZOO, "build", model, "-t", args.targets, "--keep-going", "--verify", "-q"]
-        print("$ zoo", " ".join(command[3:]), flush=True)
-        started = time.perf_counter()
-        proc = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-        seconds[model] = time.perf_counter() - started
-        for line in proc.stderr.splitlines():
-            if line.startswith(("failed:", "zoo: error")):
-                print("  " + line, flush=True)
+        for variant in weights_of(model, env):
+            command = [*ZOO, "build", model, "--weights", variant, "-t", args.targets, "--keep-going", "--verify", "-q"]
+            print("$ zoo", " ".join(command[3:]), flush=True)
+            started = time.perf_counter()
+            proc = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            seconds[f"{model} ({variant})"] = time.perf_counter() - started
+            for line in proc.stderr.splitlines():
+                if line.startswith(("failed:", "zoo: error")):
+                    print("  " + line, flush=True)
 
     report = subprocess.run([*ZOO, "report", "--all", "--json"], env=env, check=True, capture_output=True, text=True)
     data = json.loads(report.stdout)
@@ -102,7 +110,7 @@ def main() -> int:
     for cell in cells:
         print(row(cell))
     if seconds:
-        print("\nwall time per model (build of every target, --verify): "
+        print("\nwall time per model and weights (build of every target, --verify): "
               + ", ".join(f"{m} {s:.0f} s" for m, s in seconds.items()))
     return 0
 
