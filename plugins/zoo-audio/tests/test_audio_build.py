@@ -7,6 +7,7 @@ import dataclasses
 import io
 import json
 import math
+import os
 from pathlib import Path
 from typing import Any
 
@@ -65,7 +66,8 @@ def _zoo_with(spec: Any) -> Zoo:
 
 
 def _nothing_cached() -> bool:
-    return not list(Path("cache").glob("**/*.pte"))
+    """No artifact in this test's cache (the autouse ``isolated`` fixture's)."""
+    return not list(Path(os.environ["ZOO_CACHE_DIR"]).glob("**/*.pte"))
 
 
 def test_clips_of_the_wrong_length_fail_naming_the_pack_and_model_and_cache_nothing() -> None:

@@ -4,6 +4,7 @@ registering it stays light."""
 from __future__ import annotations
 
 import json
+import os
 
 import pytest
 from zoo_audio import ds_cnn, fc_autoencoder, fsdd, wav2letter
@@ -109,4 +110,4 @@ def test_a_pack_that_fails_to_import_is_named_with_its_distribution(tmp_path: py
     assert fetched.returncode == 2 and "Traceback" not in fetched.stderr
     assert "skipped plugin 'audio' (zoo-audio 0.1.0): failed to import" in fetched.stderr
     assert "unknown model 'ds-cnn-fsdd'" in fetched.stderr
-    assert not list(Path("cache").glob("**/*.pte"))
+    assert not list(Path(os.environ["ZOO_CACHE_DIR"]).glob("**/*.pte"))
