@@ -75,6 +75,22 @@ def test_every_spec_builds_a_model_that_takes_its_declared_input() -> None:
         assert torch.isfinite(out).all(), spec.name
 
 
+def test_random_wav2letter_gives_outputs_that_vary() -> None:
+    """PyTorch's default init alone leaves the log-probabilities nearly constant, which
+    would give the elementwise checks nothing to compare; the LSUV rescale keeps them alive."""
+    import torch
+
+    samples = wav2letter._calibration()
+    with torch.no_grad(), torch.random.fork_rng(devices=[]):
+        torch.manual_seed(wav2letter.RANDOM_SEED)
+        plain = wav2letter.network_class()().eval()
+        flat = torch.cat([plain(s[0]) for s in samples])
+        model = wav2letter.spec().build("random")
+        out = torch.cat([model(s[0]) for s in samples])
+    assert float(flat.max() - flat.min()) < 0.05  # why the rescale is there
+    assert float(out.std()) > 0.2 and float(out.max() - out.min()) > 1.0
+
+
 def test_zoo_list_with_the_pack_imports_neither_torch_nor_numpy(tmp_path: object) -> None:
     probed = run_probed("list", "--json", watch=("torch", "numpy", "executorch", "safetensors"))
     assert probed.returncode == 0, probed.stderr
