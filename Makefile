@@ -31,9 +31,10 @@ lint: setup
 	$(VENV)/bin/ruff check zoo tests benchmarks scripts
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 bench: setup
 	$(PY) benchmarks/cli_speed.py
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) out site .pytest_cache .mypy_cache .ruff_cache
