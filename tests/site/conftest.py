@@ -5,7 +5,6 @@ budget) and a build whose every name and word a hostile plugin or tampered cache
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 
 import pytest
 

@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner, Result
 
+from tests.conftest import run_probed
 from tests.site.conftest import HOSTILE
 from tests.site.pages import broken_links, parse
 from zoo import Zoo
@@ -153,3 +154,9 @@ def test_a_remote_kind_without_pages_says_so(site_cache: dict[str, Manifest]) ->
         "https://example.com/zoo/add/u55-128/k/add.pte"
     with pytest.raises(Exception, match="cannot put a site on a http remote"):
         Remote.put_site(HttpRemote("https://example.com/zoo"), "_site", {}, say=print)
+
+
+def test_zoo_site_never_imports_torch(site_cache: dict[str, Manifest], tmp_path: Path) -> None:
+    probed = run_probed("site", str(tmp_path / "site"))
+    assert probed.returncode == 0, probed.stderr
+    assert probed.loaded == []

@@ -135,8 +135,7 @@ class Build:
     def from_record(cls, r: IndexRecord, *, remote: str, href: Callable[[str], str | None]) -> Build:
         """``href(path inside the remote)``: the link to download a file, or None where there is none."""
         ki = r.key_inputs
-        target = ki.get("target") if isinstance(ki.get("target"), dict) else {}
-        key_io = ki.get("io") if isinstance(ki.get("io"), dict) else {}
+        target, key_io = _dict(ki.get("target")), _dict(ki.get("io"))
         vela = r.vela or {}
         d = r.delegation or {}
         accuracy = r.accuracy.get("metrics") if isinstance(r.accuracy, dict) else None
@@ -161,6 +160,10 @@ class Build:
             files=tuple(File(f.name, f.kind, f.size, f.sha256, href(f"{r.folder}/{f.name}")) for f in r.files),
             signed=r.signature is not None, remote=remote,
         )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
 
 
 def _str_or_none(value: Any) -> str | None:

@@ -7,7 +7,17 @@ import re
 
 from zoo._units import duration
 from zoo.registry.site.builds import Build, Failed, Model, Site
-from zoo.registry.site.markup import NOTE, Scale, anchor, e, metrics_text, model_href, page, share, size
+from zoo.registry.site.markup import (
+    NOTE,
+    Scale,
+    anchor,
+    e,
+    metrics_text,
+    model_href,
+    page,
+    share,
+    size,
+)
 
 
 def _task_id(task: str) -> str:

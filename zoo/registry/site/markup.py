@@ -96,6 +96,8 @@ def short_op(name: str) -> str:
 
 
 def share(b: Build) -> str:
+    if b.accelerator is None:
+        return "CPU only"
     s = b.npu_share
     if s is None:
         return "-"

@@ -10,7 +10,17 @@ from typing import Any
 from zoo._units import duration
 from zoo.registry.site.builds import Build, Model, Site
 from zoo.registry.site.chart import chart_svg
-from zoo.registry.site.markup import NOTE, Scale, anchor, e, metrics_text, page, share, short_op, size
+from zoo.registry.site.markup import (
+    NOTE,
+    Scale,
+    anchor,
+    e,
+    metrics_text,
+    page,
+    share,
+    short_op,
+    size,
+)
 
 _CONVENTIONS = {
     "float": "float tensors as the model takes them; the CPU quantizes the input and dequantizes the output",
