@@ -249,7 +249,11 @@ def replace_folder(final: Path, files: Mapping[str, bytes], *, mode: int | None 
                 out.flush()
                 os.fsync(out.fileno())
                 os.fchmod(out.fileno(), _default_mode())
-        os.chmod(staging, (0o777 & ~(0o666 ^ _default_mode())) if mode is None else mode)
+        if mode is None:  # what mkdir would have made; mkdtemp makes it private
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o777 & ~umask
+        os.chmod(staging, mode)
         if final.exists() or final.is_symlink():
             trash = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".zoo-old", dir=final.parent))
             os.rename(final, trash / final.name)
