@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: setup arm-toolchain demo test lint bench clean
+.PHONY: setup arm-toolchain chromium demo test lint bench clean
 
 $(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
@@ -11,7 +11,7 @@ $(VENV)/.installed: pyproject.toml
 	$(PY) -m pip install -q -e '.[compile,dev]'
 	touch $@
 
-setup: $(VENV)/.installed arm-toolchain
+setup: $(VENV)/.installed arm-toolchain chromium
 
 # The Cortex-M55 link test (tests/registry/test_c_header.py) needs Debian's bare-metal gcc;
 # installed only where it is missing, and only as root (it is skipped otherwise).
@@ -19,6 +19,13 @@ arm-toolchain:
 	@command -v arm-none-eabi-gcc >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 		apt-get update -qq && apt-get install -y -qq gcc-arm-none-eabi libnewlib-arm-none-eabi; } || \
 		echo "arm-none-eabi-gcc is missing (apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi as root); its test is skipped"
+
+# The site's browser tests (tests/site/test_browser.py) drive Debian's headless chromium;
+# installed only where it is missing, and only as root (they are skipped otherwise).
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		apt-get update -qq && apt-get install -y -qq chromium; } || \
+		echo "chromium is missing (apt-get install chromium as root); the site's browser tests are skipped"
 
 demo: setup
 	$(VENV)/bin/zoo list
