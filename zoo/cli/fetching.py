@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from zoo.cli.context import _dump, _zoo, notice
 from zoo.cli.format import _summary, _summary_table
 from zoo.cli.options import _model_name, _size, fetch_options
+
+if TYPE_CHECKING:
+    from zoo._api import Zoo
+    from zoo.registry.handout import Artifact
 
 
 @click.command()
@@ -104,8 +108,29 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
                 click.echo(str(art.bundle_header))
         if not quiet and arts:
             click.echo(_summary(arts[0]) if len(done) == 1 else _summary_table(done), err=True)
+        if len(outcomes) == 1 and len(arts) == 1 and arts[0].source == "cache":
+            _offer_hit(zoo, arts[0], kw["out_dir"])
     if failures:
         raise BuildError(f"{len(failures)} of {len(done)} build(s) failed (listed above)")
+
+
+def _offer_hit(zoo: Zoo, art: Artifact, out_dir: Path | None) -> None:
+    """A hit may be replayed from its snapshot: what it handed out, with the sha256s checked here."""
+    from zoo.cli.snapshot import offer
+    from zoo.registry.cache import sha256_file
+
+    files = [p for p in (art.pte, art.header, art.model_asm, art.labels_header, art.bundle, art.bundle_header) if p]
+    if out_dir is None:
+        offer([(None, str(p.absolute()), sha256_file(p)) for p in files])
+        return
+    entry = zoo.cache.entry_path(art.key)
+    handouts = []
+    for path in [*files, out_dir / "manifest.json"]:
+        source, digest = entry / path.name, sha256_file(path)
+        if not source.is_file() or sha256_file(source) != digest:
+            return  # a header rendered for other names than the stored one: the full command renders it
+        handouts.append((str(path.absolute()), str(source.absolute()), digest))
+    offer(handouts)
 
 
 def _first_line(text: str) -> str:
