@@ -93,7 +93,8 @@ def _key(argv: Sequence[str]) -> tuple[Any, ...]:
 
 
 def _path(key: tuple[Any, ...]) -> str:
-    blob = marshal.dumps(key)
+    # repr, not marshal: marshal's bytes depend on which objects happen to be shared.
+    blob = repr(key).encode("utf-8", "surrogateescape")
     name = f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}"
     return os.path.join(_folder(), name + ".snap")
 
