@@ -77,6 +77,9 @@ def test_concurrent_fetches_into_one_output_folder_all_succeed_and_no_reader_see
     }
     assert cached.model_asm is not None
     want[cached.model_asm.name] = hashlib.sha256(cached.model_asm.read_bytes()).hexdigest()
+    for helper in (cached.io_header, cached.io_source):
+        assert helper is not None
+        want[helper.name] = hashlib.sha256(helper.read_bytes()).hexdigest()
     seen: list[str] = []
     stop = threading.Event()
 

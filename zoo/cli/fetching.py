@@ -97,6 +97,9 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
             click.echo(str(art.header))
             if art.model_asm:
                 click.echo(str(art.model_asm))
+            if art.io_header and art.io_source:
+                click.echo(str(art.io_header))
+                click.echo(str(art.io_source))
             if art.labels_header:
                 click.echo(str(art.labels_header))
             if art.bundle:

@@ -13,6 +13,7 @@ from zoo._fs import not_a_folder, replace_all, write_atomic
 from zoo.registry.c_header import HeaderOptions, asm_name, pte_asm, pte_header, stored_options
 from zoo.registry.cache import Entry, sha256_bytes, sha256_file
 from zoo.registry.manifest import Manifest
+from zoo.registry.model_io import io_names, render_io
 from zoo.registry.resolve import Source
 from zoo.registry.verification import Verification, gate, verify_entry
 
@@ -34,6 +35,9 @@ class Artifact:
     bundle_header: Path | None = None
     model_asm: Path | None = None
     """The .s that defines the header's array (``.incbin`` of the .pte); None for a single header."""
+    io_header: Path | None = None
+    io_source: Path | None = None
+    """The I/O helpers (``model_io.py``); None for an artifact built before them, or without I/O macros."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -45,6 +49,8 @@ class Artifact:
             "bundle": str(self.bundle) if self.bundle else None,
             "bundle_header": str(self.bundle_header) if self.bundle_header else None,
             "model_asm": str(self.model_asm) if self.model_asm else None,
+            "io_header": str(self.io_header) if self.io_header else None,
+            "io_source": str(self.io_source) if self.io_source else None,
             "manifest": self.manifest.to_json(),
             "verification": self.verification.to_json() if self.verification else None,
         }
@@ -89,8 +95,15 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
     custom_header: bytes | None = None
     custom_asm: bytes | None = None
     custom_bundle_header: bytes | None = None
+    io_paths = [entry.file("io_header"), entry.file("io_source")]
+    io_sources: list[bytes | Path] = [p for p in io_paths if p is not None]
+    if len(io_sources) != 2:
+        io_sources = []
     if how.header != stored:
         custom_header = _render(header_path.name, pte, how.header, entry.manifest.header.get("macros", {}))
+        if io_sources:
+            io_sources = [text.encode("ascii") for text in
+                          render_io(header_path.name, how.header, entry.manifest.header.get("macros", {}))]
         if how.header.style == "split":
             custom_asm = pte_asm(pte_path.name, len(pte), how.header).encode("ascii")
         if bundle_path is not None and bundle_header_path is not None:
@@ -105,8 +118,11 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
             asm_path = _derived(derived_root, entry, how.header, asm_name(header_path.name), custom_asm)
         if custom_bundle_header is not None and bundle_header_path is not None:
             bundle_header_path = _derived(derived_root, entry, how.header, bundle_header_path.name, custom_bundle_header)
+        io_out = [src if isinstance(src, Path) else _derived(derived_root, entry, how.header, name, src)
+                  for name, src in zip(io_names(header_path.name), io_sources, strict=False)]
         return Artifact(entry.key, source, pte_path, header_path, entry.manifest, labels_path,
-                        verification=checked, bundle=bundle_path, bundle_header=bundle_header_path, model_asm=asm_path)
+                        verification=checked, bundle=bundle_path, bundle_header=bundle_header_path, model_asm=asm_path,
+                        io_header=io_out[0] if io_out else None, io_source=io_out[1] if io_out else None)
 
     out = how.out_dir
     plan: list[tuple[Path, bytes | Path]] = [
@@ -118,6 +134,8 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
     asm_source: bytes | Path | None = custom_asm if custom_asm is not None else asm_path
     if asm_source is not None:
         plan.append((out_asm, asm_source))
+    io_out = [out / name for name in io_names(header_path.name)][:len(io_sources)]
+    plan += zip(io_out, io_sources, strict=True)
     if labels_path is not None:
         plan.append((out / labels_path.name, labels_path))
     if bundle_path is not None and bundle_header_path is not None:
@@ -132,6 +150,8 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
         bundle=out / bundle_path.name if bundle_path else None,
         bundle_header=out / bundle_header_path.name if bundle_header_path else None,
         model_asm=out_asm if asm_source is not None else None,
+        io_header=io_out[0] if io_out else None,
+        io_source=io_out[1] if io_out else None,
     )
 
 
