@@ -4,6 +4,7 @@ array) rendered for the caller's array and section names and header style."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -66,6 +67,8 @@ class HandOut:
     bundle: bool = False
     verify: bool | None = None
     """False: hand out an artifact that fails a check (``--no-verify``)."""
+    overwrite: bool = False
+    """Replace the files of another artifact in ``out_dir`` (``--force``)."""
 
 
 def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) -> Artifact:
@@ -142,6 +145,8 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
         plan.append((out / bundle_path.name, bundle_path))
         plan.append((out / bundle_header_path.name,
                      custom_bundle_header if custom_bundle_header is not None else bundle_header_path))
+    if not how.overwrite:
+        _refuse_another(out, entry.manifest, [path for path, _ in plan])
     _write_out(out, plan)
     return Artifact(
         entry.key, source, out / pte_path.name, out / header_path.name, entry.manifest,
@@ -153,6 +158,26 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
         io_header=io_out[0] if io_out else None,
         io_source=io_out[1] if io_out else None,
     )
+
+
+def _refuse_another(out: Path, manifest: Manifest, paths: list[Path]) -> None:
+    """A file in ``out`` that another artifact put there (its manifest.json has another key, or
+    there is none) is never replaced silently: a firmware build would pick up the wrong model."""
+    existing = [p for p in paths if p.name != "manifest.json" and p.exists()]
+    if not existing:
+        return
+    try:
+        other = Manifest.from_json(json.loads((out / "manifest.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        other = None
+    if other is not None and other.key == manifest.key:
+        return  # the same artifact again (perhaps with other header names)
+    theirs = (f"another artifact ({other.model} for {other.target}: {other.variant}; key {other.key[:12]})"
+              if other is not None else "files that no manifest.json there describes")
+    raise UsageError(
+        f"-o {out}: {existing[0].name} there belongs to {theirs}; this is {manifest.model} for {manifest.target} "
+        f"({manifest.variant}; key {manifest.key[:12]}). Nothing was written. Pass --force to replace it, "
+        "or choose another -o folder")
 
 
 def _write_out(out: Path, plan: list[tuple[Path, bytes | Path]]) -> None:
