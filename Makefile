@@ -13,12 +13,17 @@ $(VENV)/.installed: pyproject.toml
 
 setup: $(VENV)/.installed arm-toolchain chromium
 
-# The Cortex-M55 link test (tests/registry/test_c_header.py) needs Debian's bare-metal gcc;
-# installed only where it is missing, and only as root (it is skipped otherwise).
+# The Cortex-M55 tests (tests/registry/test_c_header.py links, tests/firmware/ runs in QEMU's
+# mps3-an547) need Debian's bare-metal gcc, newlib and qemu-system-arm; each is installed only
+# where it is missing, and only as root (the tests are skipped otherwise).
+ARM_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 arm-toolchain:
-	@command -v arm-none-eabi-gcc >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
-		apt-get update -qq && apt-get install -y -qq gcc-arm-none-eabi libnewlib-arm-none-eabi; } || \
-		echo "arm-none-eabi-gcc is missing (apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi as root); its test is skipped"
+	@missing=""; \
+	command -v arm-none-eabi-gcc >/dev/null || missing="gcc-arm-none-eabi libnewlib-arm-none-eabi"; \
+	command -v qemu-system-arm >/dev/null || missing="$$missing qemu-system-arm"; \
+	[ -z "$$missing" ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		apt-get update -qq && apt-get install -y -qq $$missing; } || \
+		echo "missing: $$missing (apt-get install $(ARM_PACKAGES) as root); their tests are skipped"
 
 # The site's browser tests (tests/site/test_browser.py) drive Debian's headless chromium;
 # installed only where it is missing, and only as root (they are skipped otherwise).

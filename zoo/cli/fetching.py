@@ -64,7 +64,7 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
         memory_mode=kw["memory_mode"], sram_budget=_size(kw["sram_budget"]), io=kw["io"], layout=kw["layout"],
         out_dir=kw["out_dir"], header_array=kw["header_name"], header_section=kw["header_section"],
         header_style=kw["header_style"],
-        labels_header=kw["labels_header"], build=allow_build, force_build=force_build,
+        labels_header=kw["labels_header"], overwrite=kw["overwrite"], build=allow_build, force_build=force_build,
         verify=kw["verify"], bundle=kw["bundle"], remotes=remote or None, trusted_keys=trusted_keys, any_toolchain=any_toolchain,
         offline=offline or None, jobs=kw["jobs"], keep_going=kw["keep_going"],
         executor=kw["executor"], ray_address=kw["ray_address"], ray_results=kw["ray_results"],
@@ -101,6 +101,9 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
             click.echo(str(art.header))
             if art.model_asm:
                 click.echo(str(art.model_asm))
+            if art.io_header and art.io_source:
+                click.echo(str(art.io_header))
+                click.echo(str(art.io_source))
             if art.labels_header:
                 click.echo(str(art.labels_header))
             if art.bundle:
