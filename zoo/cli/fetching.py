@@ -122,7 +122,8 @@ def _offer_hit(zoo: Zoo, art: Artifact, out_dir: Path | None) -> None:
     from zoo.cli.snapshot import offer
     from zoo.registry.cache import sha256_file
 
-    files = [p for p in (art.pte, art.header, art.model_asm, art.labels_header, art.bundle, art.bundle_header) if p]
+    files = [p for p in (art.pte, art.header, art.model_asm, art.io_header, art.io_source, art.labels_header,
+                         art.bundle, art.bundle_header) if p]
     if out_dir is None:
         offer([(None, str(p.absolute()), sha256_file(p)) for p in files])
         return
