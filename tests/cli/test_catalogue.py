@@ -60,14 +60,17 @@ def test_report_all_as_text_and_json(catalogue_cache: None) -> None:
     text = CliRunner().invoke(main, ["report", "--all"])
     assert text.exit_code == 0, text.output
     lines = text.stdout.splitlines()
-    assert any(line.startswith("add") and "ethos-u55-128" in line and "built" in line and "100% NPU" in line
-               for line in lines), text.stdout
+    # Grouped by task: each line starts with the model's registered task.
+    assert any(line.split()[:2] == ["operator", "add"] and "ethos-u55-128" in line and "built" in line
+               and "100% NPU" in line for line in lines), text.stdout
     # A float program: the CPU still quantizes add's two inputs and dequantizes its output.
-    assert any(line.startswith("add") and line.rstrip().endswith("3 I/O (de)quantize") for line in lines), text.stdout
+    assert any(line.startswith("operator") and "3 I/O (de)quantize" in line and line.split()[-1] == "-"
+               for line in lines), text.stdout
     assert any("portable" in line and "FAILED at lower (aten.add.Tensor)" in line for line in lines), text.stdout
     assert "2 model × target cells: 1 built, 1 failed" in text.stdout
 
     data = json.loads(CliRunner().invoke(main, ["report", "--all", "--json"]).stdout)
+    assert data["models"] == [{"model": "add", "weights": "none", "task": "operator"}]
     by_target = {c["target"]: c for c in data["cells"]}
     assert by_target["ethos-u55-128"]["status"] == "built"
     assert by_target["ethos-u55-128"]["artifact"]["inference_time_ms"] > 0
@@ -123,3 +126,34 @@ def test_report_needs_a_model_or_all(isolated: Path) -> None:
 )
 def test_operator_names_are_shortened_for_the_table(name: str, short: str) -> None:
     assert short_op(name) == short
+
+
+
+TASKS_PLUGIN = """
+import dataclasses
+from zoo import hookimpl
+from zoo.plugins import add
+
+@hookimpl
+def register_models(register):
+    register(dataclasses.replace(add.spec(), name="a-detector", task="object-detection"))
+    register(dataclasses.replace(add.spec(), name="b-spotter", task="keyword-spotting"))
+"""
+
+
+def test_report_all_groups_models_by_task(fake_compile: FakeCompile, tmp_path: Path,
+                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """issue 21 §4: models ordered by their registered task, then by name; the task leads each line."""
+    (tmp_path / "tasks_plugin.py").write_text(TASKS_PLUGIN)
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setenv("ZOO_PLUGINS", "tasks_plugin")
+    fake_compile.stand_ins = ("add", "a-detector", "b-spotter")
+    Zoo().fetch_outcomes(["add", "a-detector", "b-spotter"], ["u55-128"], keep_going=True)
+    zoo = Zoo()
+    catalogue = collect_catalogue(zoo.cache, tasks={spec.name: spec.task for spec in zoo.models()})
+    assert [m for m, _ in catalogue.models] == ["b-spotter", "a-detector", "add"]
+    assert catalogue.task("a-detector") == "object-detection" and catalogue.task("add") == "operator"
+    assert collect_catalogue(zoo.cache).task("add") == "(not registered)"
+    text = CliRunner().invoke(main, ["report", "--all"]).stdout
+    assert [line.split()[:2] for line in text.splitlines()[2:5]] == [
+        ["keyword-spotting", "b-spotter"], ["object-detection", "a-detector"], ["operator", "add"]], text

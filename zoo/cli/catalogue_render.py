@@ -41,17 +41,18 @@ def cpu_ops(row: ReportRow) -> str:
 
 
 def render_catalogue_text(catalogue: Catalogue) -> str:
-    headers = ["model", "weights", "target", "result", "est. time", "operators", "SRAM", "flash", "CPU operators"]
+    headers = ["task", "model", "weights", "target", "result", "est. time", "operators", "SRAM", "flash",
+               "CPU operators", "metric"]
     body = []
-    for cell in catalogue.ordered():
-        where = [cell.model, cell.weights, cell.target]
+    for cell in catalogue.ordered():  # grouped by task
+        where = [catalogue.task(cell.model), cell.model, cell.weights, cell.target]
         if cell.row is None:
             assert cell.failure is not None
-            body.append([*where, f"FAILED at {cell.failure.where}", "-", "-", "-", "-", "-"])
+            body.append([*where, f"FAILED at {cell.failure.where}", "-", "-", "-", "-", "-", "-"])
             continue
         r = cell.row
         body.append([*where, "built", duration(r.inference_time_ms), operators(r),
-                     human_bytes(r.sram_bytes), human_bytes(r.flash_bytes), cpu_ops(r)])
+                     human_bytes(r.sram_bytes), human_bytes(r.flash_bytes), cpu_ops(r), r.metrics_text])
     failed = len(catalogue.failures)
     summary = (f"{len(catalogue.cells)} model × target cells: {len(catalogue.cells) - failed} built, "
                f"{failed} failed")

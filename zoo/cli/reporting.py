@@ -33,7 +33,8 @@ def report_cmd(ctx: click.Context, model: str | None, everything: bool, weights:
         from zoo.registry.report import collect_catalogue
 
         order = [t.name for t in zoo.targets.all_targets()]
-        catalogue = collect_catalogue(zoo.cache, weights=weights, target_order=order, say=notice)
+        tasks = {spec.name: spec.task for spec in zoo.models()}
+        catalogue = collect_catalogue(zoo.cache, weights=weights, target_order=order, say=notice, tasks=tasks)
         if html_path:
             click.echo(str(write_catalogue_html(catalogue, html_path)))
         elif as_json:

@@ -236,6 +236,10 @@ def collect(cache: Cache, spec: ModelSpec, *, weights: str | None = None,
     return Report(spec.name, rows, skipped)
 
 
+UNREGISTERED = "(not registered)"
+"""The task of a cached model that no loaded plugin registers."""
+
+
 @dataclass(frozen=True)
 class Cell:
     """One model (with one weights variant) on one target: an artifact or a recorded failure."""
@@ -263,9 +267,15 @@ class Catalogue:
     """Every cached model × target: rows are (model, weights), columns targets."""
 
     models: list[tuple[str, str]]
+    """By task, then by name."""
     targets: list[str]
     cells: dict[tuple[str, str, str], Cell]
     skipped: list[Skipped] = field(default_factory=list)
+    tasks: dict[str, str] = field(default_factory=dict)
+    """Each model's task, as its registered spec says (``UNREGISTERED`` for a model no plugin registers now)."""
+
+    def task(self, model: str) -> str:
+        return self.tasks.get(model, UNREGISTERED)
 
     def cell(self, model: str, weights: str, target: str) -> Cell | None:
         return self.cells.get((model, weights, target))
@@ -281,7 +291,7 @@ class Catalogue:
     def to_json(self) -> dict[str, Any]:
         return {
             "note": NOTE,
-            "models": [{"model": m, "weights": w} for m, w in self.models],
+            "models": [{"model": m, "weights": w, "task": self.task(m)} for m, w in self.models],
             "targets": self.targets,
             "cells": [c.to_json() for c in self.cells.values()],
             "skipped": [asdict(s) for s in self.skipped],
@@ -295,7 +305,7 @@ def _plainest_first(rows: list[ReportRow]) -> list[ReportRow]:
 
 
 def collect_catalogue(cache: Cache, *, weights: str | None = None, target_order: list[str] | None = None,
-                      say: Callable[[str], None] | None = None) -> Catalogue:
+                      say: Callable[[str], None] | None = None, tasks: dict[str, str] | None = None) -> Catalogue:
     """Every cached artifact and every recorded failure, one cell per model,
     weights variant and target. A cell with an artifact shows the one built with the
     target's own Vela options (else the newest); a failure shows only where nothing built.
@@ -329,11 +339,12 @@ def collect_catalogue(cache: Cache, *, weights: str | None = None, target_order:
             cells[where] = Cell(model, variant, target, failure=failed[where])
     order = {name: i for i, name in enumerate(target_order or [])}
     targets = sorted({t for _, _, t in cells}, key=lambda t: (order.get(t, len(order)), t))
-    models = sorted({(m, w) for m, w, _ in cells})
+    tasks = tasks or {}
+    models = sorted({(m, w) for m, w, _ in cells}, key=lambda mw: (tasks.get(mw[0], UNREGISTERED), mw))
     if not cells:
         flag = f" --weights {weights}" if weights else ""
         raise UsageError(
             "nothing cached" + (f" with weights {weights!r}" if weights else "")
             + f": run 'zoo fetch --all-models --target all{flag} --keep-going' first"
         )
-    return Catalogue(models, targets, cells, skipped)
+    return Catalogue(models, targets, cells, skipped, {m: tasks.get(m, UNREGISTERED) for m, _ in models})

@@ -1,0 +1,174 @@
+"""``ds-cnn-fsdd``: MLPerf Tiny's DS-CNN keyword spotter, trained on FSDD's spoken digits."""
+
+from __future__ import annotations
+
+import hashlib
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, WeightsVariant, top1
+from zoo_audio import fsdd
+
+NAME = "ds-cnn-fsdd"
+VERSION = "1"
+WEIGHTS_FILE = Path(__file__).parent / "weights" / "ds_cnn_fsdd.safetensors"
+RANDOM_SEED = 0
+CHANNELS = 64
+BLOCKS = 4
+REFERENCE_TOP1 = 99.67
+"""scripts/train_ds_cnn.py's float top-1 on the held-out clips, in percent."""
+
+DESCRIPTION = (
+    f"MLPerf Tiny's DS-CNN shape (a 10×4 stride-2 convolution to {CHANNELS} channels, then {BLOCKS} "
+    f"depthwise-separable blocks of {CHANNELS} channels, each with BatchNorm and ReLU, average pool, "
+    "a linear layer) for 13 MFCCs × "
+    f"{fsdd.CLIP_FRAMES} frames instead of 10 × 49; it classifies a spoken digit, 0-9. Input: "
+    f"{fsdd.PREPROCESSING} (the 13 means and standard deviations are in zoo_audio/data/fsdd.json)."
+)
+
+
+@cache
+def network_class() -> type[Any]:
+    """The nn.Module class, defined on first use so that registration stays torch-free."""
+    from torch import nn
+
+    def separable(channels: int) -> nn.Sequential:
+        return nn.Sequential(
+            nn.Conv2d(channels, channels, 3, padding=1, groups=channels, bias=False),
+            nn.BatchNorm2d(channels), nn.ReLU(),
+            nn.Conv2d(channels, channels, 1, bias=False),
+            nn.BatchNorm2d(channels), nn.ReLU(),
+        )
+
+    class DSCNN(nn.Module):
+        def __init__(self, classes: int = len(fsdd.DIGITS)) -> None:
+            super().__init__()
+            self.stem = nn.Sequential(
+                nn.Conv2d(1, CHANNELS, (10, 4), stride=2, padding=(5, 1), bias=False),
+                nn.BatchNorm2d(CHANNELS), nn.ReLU(),
+            )
+            self.blocks = nn.Sequential(*(separable(CHANNELS) for _ in range(BLOCKS)))
+            self.pool = nn.AdaptiveAvgPool2d(1)
+            self.classifier = nn.Linear(CHANNELS, classes)
+
+        def forward(self, x: Any) -> Any:
+            x = self.pool(self.blocks(self.stem(x)))
+            return self.classifier(x.flatten(1))
+
+    return DSCNN
+
+
+def new_network(seed: int = RANDOM_SEED) -> Any:
+    """A freshly initialised network; the global torch RNG is left untouched."""
+    import torch
+
+    with torch.random.fork_rng(devices=[]):
+        torch.manual_seed(seed)
+        return network_class()()
+
+
+def _build(variant: str) -> Any:
+    model = new_network()
+    if variant == "fsdd":
+        from safetensors.torch import load_file
+
+        if not WEIGHTS_FILE.is_file():
+            raise BuildError(f"{NAME}: the shipped weights {WEIGHTS_FILE} are missing; reinstall zoo-audio")
+        model.load_state_dict(load_file(str(WEIGHTS_FILE)), strict=True)
+    elif variant == "random":
+        _reestimate_batchnorm(model, _calibration())
+    else:
+        raise BuildError(f"{NAME} has no weights variant {variant!r}; choose fsdd or random")
+    return model.eval()
+
+
+def _reestimate_batchnorm(model: Any, samples: list[tuple[Any, ...]]) -> None:
+    """Untrained BatchNorms keep mean 0, variance 1 and the signal fades layer by layer:
+    set their statistics to those of the calibration clips, run as one batch."""
+    import torch
+
+    norms = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
+    for m in norms:
+        m.reset_running_stats()
+        m.momentum = None
+        m.train()
+    with torch.no_grad():
+        model(torch.cat([s[0] for s in samples]))
+    model.eval()
+
+
+def _calibration() -> list[tuple[Any, ...]]:
+    features, _ = fsdd.load("calibration")
+    return [(features[i : i + 1].clone(),) for i in range(features.shape[0])]
+
+
+def _evaluation() -> list[tuple[tuple[Any, ...], int]]:
+    features, labels = fsdd.load("held_out")
+    return [((features[i : i + 1].clone(),), int(labels[i])) for i in range(features.shape[0])]
+
+
+def _example_inputs() -> tuple[Any, ...]:
+    return _calibration()[0]
+
+
+def _weights_identity() -> str:
+    if not WEIGHTS_FILE.is_file():
+        raise BuildError(f"{NAME}: the shipped weights {WEIGHTS_FILE} are missing; reinstall zoo-audio")
+    return "sha256:" + hashlib.sha256(WEIGHTS_FILE.read_bytes()).hexdigest()
+
+
+def spec() -> ModelSpec:
+    split = fsdd.snapshot()["split"]
+    return ModelSpec(
+        name=NAME,
+        version=VERSION,
+        description=DESCRIPTION,
+        task="keyword-spotting",
+        inputs=(InputSpec("mfcc", (1, 1, fsdd.CLIP_FRAMES, fsdd.COEFFICIENTS), "float32"),),
+        build=_build,
+        example_inputs=_example_inputs,
+        calibration=Dataset(
+            size=split["calibration"],
+            description=f"{split['calibration']} FSDD clips, apart from the training and held-out clips",
+            load=_calibration,
+            identity=lambda: fsdd.identity("calibration"),
+        ),
+        evaluation=Dataset(
+            size=split["held_out"],
+            description=(
+                f"{split['held_out']} held-out FSDD clips ({fsdd.SPLIT_RULE}); the same 6 speakers as "
+                "training: the file does not say who speaks, so no speaker is held out whole"
+            ),
+            load=_evaluation,
+            identity=lambda: fsdd.identity("held_out"),
+        ),
+        weights=(
+            WeightsVariant(
+                name="fsdd",
+                description=(
+                    f"trained by plugins/zoo-audio/scripts/train_ds_cnn.py on {split['train']:,} FSDD clips"
+                ),
+                origin="zoo_audio/weights/ds_cnn_fsdd.safetensors (shipped with zoo-audio)",
+                licence=f"Apache-2.0; training data: {fsdd.ORIGIN}",
+                identity=_weights_identity,
+                reference={"top1": REFERENCE_TOP1},
+            ),
+            WeightsVariant(
+                name="random",
+                description=(
+                    f"untrained: PyTorch's default init after torch.manual_seed({RANDOM_SEED}), then every "
+                    "BatchNorm's statistics re-estimated on the calibration clips"
+                ),
+                origin="generated",
+                licence="n/a",
+                identity=lambda: f"seed:{RANDOM_SEED};bn-reestimated-on:{fsdd.identity('calibration')}",
+            ),
+        ),
+        metrics=(Metric(
+            "top1", top1, higher_is_better=True, max_drop=1.0,
+            description=f"top-1 on the {split['held_out']} held-out FSDD clips",
+        ),),
+        default_weights="fsdd",
+        labels=fsdd.DIGITS,
+    )

