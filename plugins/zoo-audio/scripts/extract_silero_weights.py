@@ -46,7 +46,7 @@ def main() -> None:
     if version("silero-vad") != VERSION:
         sys.exit(f"silero-vad {version('silero-vad')} is installed; this script reads {VERSION}")
     source = jit_path()
-    model = torch.jit.load(str(source), map_location="cpu")
+    model = torch.jit.load(str(source), map_location="cpu")  # type: ignore[no-untyped-call]
     state = model._model.state_dict()
     if set(state) != set(NAMES):
         sys.exit(f"the 16 kHz model's tensors are not the expected ones: {sorted(set(state) ^ set(NAMES))}")

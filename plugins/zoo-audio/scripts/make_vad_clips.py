@@ -29,9 +29,9 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import scipy
-from scipy.io import wavfile
-from scipy.signal import resample_poly
+import scipy  # type: ignore[import-untyped]
+from scipy.io import wavfile  # type: ignore[import-untyped]
+from scipy.signal import resample_poly  # type: ignore[import-untyped]
 
 OUT = Path(__file__).resolve().parents[1] / "src" / "zoo_audio" / "data" / "vad"
 RATE = 16_000
@@ -121,7 +121,7 @@ def write_npz(path: Path, arrays: dict[str, Any]) -> None:
     with zipfile.ZipFile(staged, "w", zipfile.ZIP_DEFLATED) as zf:
         for name, value in arrays.items():
             buffer = io.BytesIO()
-            np.lib.format.write_array(buffer, np.ascontiguousarray(value), allow_pickle=False)
+            np.lib.format.write_array(buffer, np.ascontiguousarray(value), allow_pickle=False)  # type: ignore[no-untyped-call]
             member = zipfile.ZipInfo(f"{name}.npy", date_time=(1980, 1, 1, 0, 0, 0))
             member.compress_type = zipfile.ZIP_DEFLATED
             member.external_attr = 0o644 << 16
