@@ -147,6 +147,7 @@ def test_evaluation_items_carry_the_float_state_and_pass_the_label_check(vad_plu
     (audio, h, c), label = labelled.items[0]
     assert not h.any() and not c.any() and label in (0, 1)  # a clip's first step starts from zero
     model = spec.build("silero-v6")
+    assert f"{sum(p.numel() for p in model.parameters()):,} parameters" in spec.description
     with torch.no_grad():
         _, h1, c1 = model(audio, h, c)
     (_, h_next, c_next), _ = labelled.items[1]
