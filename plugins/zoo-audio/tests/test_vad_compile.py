@@ -27,20 +27,22 @@ def zoo(tmp_path: Path, *args: str) -> subprocess.CompletedProcess[str]:
 
 
 def test_builds_lowers_the_lstm_cell_and_is_judged_by_its_metrics(tmp_path: Path) -> None:
-    verified = zoo(tmp_path, "fetch", "silero-vad", "-t", TARGET, "--verify", "-o", str(tmp_path / "out"))
+    verified = zoo(tmp_path, "fetch", "silero-vad", "-t", TARGET, "--verify", "--json", "-o", str(tmp_path / "out"))
     # int8 moves h, c and the probability further from float than zoo's elementwise rule allows
-    # (cosine ≥ 0.9 per step): the lowering itself matches fake-quant exactly (docs/vad.md).
-    assert verified.returncode != 0 and "failed verification" in verified.stderr, verified.stderr[-2000:]
-    taken = zoo(tmp_path, "fetch", "silero-vad", "-t", TARGET, "--no-verify", "--json")
-    assert taken.returncode == 0, taken.stderr[-2000:]
-    art = json.loads(taken.stdout)  # one target: one object
+    # (cosine >= 0.9 per step), and fake-quant does the same: the lowering matches fake-quant
+    # exactly, so the declared metrics judge int8 (docs/vad.md).
+    assert verified.returncode == 0, verified.stderr[-2000:]
+    art = json.loads(verified.stdout)  # one target: one object
     manifest: dict[str, Any] = art["manifest"]
     assert manifest["delegation"]["partitions"] == 1 and manifest["delegation"]["cpu_ops"] == 0
     numerics = manifest["verification"]["numerics"]
     assert numerics["method"] == "tosa_reference_model" and numerics["samples"] == vad.spec().evaluation.size  # type: ignore[union-attr]
     checks = {c["name"]: c for c in numerics["checks"]}
     assert all(checks[f"vs_fake_quant[{k}]"]["passed"] for k in range(3))
-    assert {name for name, c in checks.items() if not c["passed"]} == {f"vs_float[{k}]" for k in range(3)}
+    assert all(c["passed"] for c in checks.values())
+    judged = [o["vs_float"]["judged_by_metrics"] for o in numerics["outputs"]]
+    assert any(judged), numerics["outputs"]
+    assert all("declared metrics" in checks[f"vs_float[{k}]"]["detail"] for k in range(3) if judged[k])
     metrics = {m["name"]: m for m in numerics["metrics"]}
     for name, declared in vad.REFERENCE.items():
         assert metrics[name]["float"] == pytest.approx(declared, abs=5e-5)

@@ -19,9 +19,8 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo_audio import silero_net as net
-
 from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, WeightsVariant, f1_at, roc_auc
+from zoo_audio import silero_net as net
 
 VERSION = "1"
 DATA = Path(__file__).parent / "data" / "vad"
