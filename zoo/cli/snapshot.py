@@ -129,11 +129,11 @@ def replay(argv: Sequence[str]) -> bool:
     return True
 
 
-def _hand_out(handouts: Sequence[Handout]) -> bool:
+def _hand_out(handouts: Sequence[tuple[str | None, str, str, Stat]]) -> bool:
     from hashlib import sha256
 
     writes: list[tuple[str, bytes]] = []
-    for dest, source, digest in handouts:
+    for dest, source, digest, written in handouts:
         try:
             with open(source, "rb") as f:
                 data = f.read()
@@ -148,6 +148,8 @@ def _hand_out(handouts: Sequence[Handout]) -> bool:
         if present is None:
             writes.append((dest, data))
             continue
+        if present == written:
+            continue  # the very file the full run wrote: its bytes were hashed then
         try:
             with open(dest, "rb") as f:
                 same = sha256(f.read()).hexdigest() == digest
@@ -302,7 +304,9 @@ class Recorder:
         path = _path(self.key)
         folder = os.path.dirname(path)
         os.makedirs(folder, exist_ok=True)
-        payload = (self.key, self._deps(), self.offered or [], self.chunks)
+        handouts = [(dest, source, digest, _stat(dest) if dest is not None else None)
+                    for dest, source, digest in self.offered or []]
+        payload = (self.key, self._deps(), handouts, self.chunks)
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
