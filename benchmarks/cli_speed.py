@@ -2,6 +2,10 @@
 own start (``python -c pass``, measured in the same rounds). Goals: under 0.3 s, and
 ``list``, ``targets`` and ``info`` at most 3x the interpreter.
 
+Two columns: a repeated command, answered from its snapshot (zoo.cli.snapshot), and
+the full run that the first command after any change makes (``ZOO_SNAPSHOTS=0``).
+The goals are judged on the first; the second must stay under 0.3 s.
+
 Run: .venv/bin/python benchmarks/cli_speed.py [--runs N] [--extra "report --all" ...]
 """
 
@@ -36,14 +40,16 @@ def main() -> int:
     env.setdefault("ZOO_CACHE_DIR", tempfile.mkdtemp(prefix="zoo-bench-"))
     commands = COMMANDS + [extra.split() for extra in args.extra]
     base, times = medians(commands, args.runs, env)
-    print(f"python -c pass: {base:.3f} s (median of {args.runs})")
-    print(f"{'command':<40} {'median':>8} {'ratio':>7}   goals: < {GOAL_S:.1f} s; list/targets/info <= {GOAL_RATIO:.0f}x")
+    full_base, full = medians(commands, args.runs, {**env, "ZOO_SNAPSHOTS": "0"})
+    print(f"python -c pass: {base:.3f} s (median of {args.runs}); {full_base:.3f} s in the full runs' rounds")
+    print(f"goals: < {GOAL_S:.1f} s; list/targets/info <= {GOAL_RATIO:.0f}x (repeated)")
+    print(f"{'command':<36} {'repeated':>9} {'ratio':>6} {'full run':>9} {'ratio':>6}")
     ok = True
-    for cmd, t in zip(commands, times, strict=True):
+    for cmd, t, f in zip(commands, times, full, strict=True):
         ratio = t / base
-        good = t < GOAL_S and (cmd[0] not in RATIO_GOAL_FOR or ratio <= GOAL_RATIO)
+        good = t < GOAL_S and f < GOAL_S and (cmd[0] not in RATIO_GOAL_FOR or ratio <= GOAL_RATIO)
         ok &= good
-        print(f"zoo {' '.join(cmd):<36} {t:8.3f}s {ratio:6.1f}x  {'ok' if good else 'MISSED'}")
+        print(f"zoo {' '.join(cmd):<32} {t:8.3f}s {ratio:5.1f}x {f:8.3f}s {f / full_base:5.1f}x  {'ok' if good else 'MISSED'}")
     return 0 if ok else 1
 
 

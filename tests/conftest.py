@@ -161,6 +161,25 @@ def built(shared_cache: Path, boards_config: Path) -> dict[tuple[str, str], Arti
         return out
 
 
+@pytest.fixture(scope="session")
+def mnist_io_builds(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Artifact]:
+    """mnist for u55-128 with int8 I/O (and its u55-64 retarget, with the self-test bundle) and
+    with camera pixels, verified: the integer-I/O builds that tests/test_io_modes.py and the
+    Cortex-M55 firmware test (tests/firmware/) share."""
+    from zoo import Zoo
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
+        for name in ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS"):
+            mp.delenv(name, raising=False)
+        mp.chdir(tmp_path_factory.mktemp("mnist-io-builds"))
+        zoo = Zoo()
+        # u55-64 shares the u55-128 lowering: integer I/O is set before Vela, so retargeting keeps it.
+        int8, retargeted = zoo.fetch_many(["mnist"], ["u55-128", "u55-64"], verify=True, io="int8", bundle=True)
+        return {"mnist int8": int8, "mnist int8 u55-64": retargeted,
+                "mnist pixels": zoo.fetch("mnist", "u55-128", verify=True, io="pixels")}
+
+
 @pytest.fixture
 def use_shared_cache(shared_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("ZOO_CACHE_DIR", str(shared_cache))
@@ -179,3 +198,4 @@ def fake_compile(monkeypatch: pytest.MonkeyPatch) -> FakeCompile:
     fake = FakeCompile()
     monkeypatch.setattr(zoo.registry.compile, "compile_targets", fake)
     return fake
+

@@ -33,7 +33,9 @@ class FakeCompile:
     def __call__(self, spec: Any, targets: Sequence[Any], *, weights: str | None = None, calibration: Any = None,
                  progress: Any = None, verify: Sequence[bool] | None = None, evaluation: Any = None,
                  boundary: Any = None) -> list[Any]:
+        from zoo.registry import io_boundary
         from zoo.registry.compile import CompileResult
+        from zoo.registry.pte_structure import read_pte
 
         self.calls.append((spec.name, [t.name for t in targets]))
         if self.fail is not None:
@@ -49,5 +51,8 @@ class FakeCompile:
             if spec.name not in self.stand_ins or stored is None or (t.accelerator and (t.memory_mode, t.sram_budget) != ("Shared_Sram", None)):
                 raise BuildError(f"the fake compile only has add for u55-128 and portable, not {spec.name} for {t.name}")
             fields = json.loads((DATA / f"add_{stored}.json").read_text())
-            out.append(CompileResult(pte=(DATA / f"add_{stored}.pte").read_bytes(), tosa_graphs=[], **fields))
+            pte = (DATA / f"add_{stored}.pte").read_bytes()
+            # The boundary as the real compile records it, read from the stored program.
+            io = io_boundary.record(io_boundary.DEFAULT, read_pte(pte), [i.name for i in spec.inputs])
+            out.append(CompileResult(pte=pte, tosa_graphs=[], io=io, **fields))
         return out

@@ -20,7 +20,7 @@ import pytest
 from tests.conftest import ROOT, run_zoo
 from zoo import Artifact, UsageError, Zoo
 from zoo.registry.c_header import DEFINE
-from zoo.registry.io_boundary import DIM_ORDERS
+from zoo.registry.io_boundary import DIM_ORDERS, ROUNDING
 from zoo.registry.pte_structure import read_pte
 from zoo.registry.structure_check import Expected, check_structure
 from zoo.registry.vela_payload import find_payloads
@@ -94,19 +94,16 @@ def _fetch(zoo: Zoo, model: str, **kw: Any) -> Artifact:
 
 
 @pytest.fixture(scope="session")
-def io_builds(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Artifact]:
+def io_builds(shared_cache: Path, mnist_io_builds: dict[str, Artifact],
+              tmp_path_factory: pytest.TempPathFactory) -> dict[str, Artifact]:
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
         mp.setenv("ZOO_PLUGINS", "tests.rgb_plugin")
         mp.delenv("ZOO_CONFIG", raising=False)
         mp.chdir(tmp_path_factory.mktemp("io-builds"))
         zoo = Zoo()
-        # u55-64 shares the u55-128 lowering: integer I/O is set before Vela, so retargeting keeps it.
-        int8, retargeted = zoo.fetch_many(["mnist"], ["u55-128", "u55-64"], verify=True, io="int8", bundle=True)
         return {
-            "mnist int8": int8,
-            "mnist int8 u55-64": retargeted,
-            "mnist pixels": _fetch(zoo, "mnist", io="pixels"),
+            **mnist_io_builds,
             "rgb float": _fetch(zoo, "rgb-tiny"),
             "rgb int8 nhwc": _fetch(zoo, "rgb-tiny", io="int8", layout="nhwc"),
             "rgb pixels": _fetch(zoo, "rgb-tiny", io="pixels"),
@@ -132,7 +129,7 @@ def test_int8_io_leaves_the_cpu_nothing_and_the_npu_the_same_payload(
     (given,), (out,) = io["inputs"], io["outputs"]
     assert (given["dtype"], given["shape"], given["qmin"], given["qmax"]) == ("int8", [1, 1, 28, 28], -128, 127)
     assert out["dtype"] == "int8" and out["scale"] > 0
-    assert io["rounding"] == "q = clamp(round_half_even(x / scale) + zero_point, qmin, qmax)"
+    assert io["rounding"] == ROUNDING
     numerics = (art.manifest.verification or {})["numerics"]
     assert numerics["passed"], numerics["checks"]
     assert art.verification is not None and art.verification.passed

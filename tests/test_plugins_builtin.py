@@ -282,6 +282,7 @@ def test_mv2_url_matches_torchvision() -> None:
     assert mv2_spec().weights_variant("IMAGENET1K_V1").identity().startswith(f"{url};torchvision=")
 
 
+@pytest.mark.heavy
 def test_mv2_random_builds_and_classifies_1000_ways() -> None:
     import torch
 

@@ -159,6 +159,7 @@ def test_registration_and_identities_import_no_torch() -> None:
 # --- building (torch, no lowering) ---------------------------------------------------------------
 
 
+@pytest.mark.heavy
 def test_random_batchnorm_is_reestimated_so_outputs_vary() -> None:
     import torch
 
@@ -177,6 +178,7 @@ def test_random_batchnorm_is_reestimated_so_outputs_vary() -> None:
     assert float(after.std(dim=0).mean()) > 1e-3
 
 
+@pytest.mark.heavy
 def test_random_variant_is_deterministic() -> None:
     s = spec("shufflenet_v2_x0_5")
     first, second = s.build("random").state_dict(), s.build("random").state_dict()

@@ -8,30 +8,39 @@ from __future__ import annotations
 from typing import TYPE_CHECKING as _TYPE_CHECKING
 from typing import Any as _Any
 
-from zoo._errors import (
-    BuildError,
-    CacheError,
-    ConfigError,
-    IntegrityError,
-    MissingExtraError,
-    PluginError,
-    PublishConflict,
-    RemoteError,
-    RemoteUnavailable,
-    SpecError,
-    UnknownModelError,
-    UnknownTargetError,
-    UsageError,
-    VerificationError,
-    ZooError,
-)
-from zoo._hookspecs import hookimpl, hookspec
-from zoo._options import Choices, FetchArgs, FetchOptions
-from zoo._spec import Board, Dataset, InputSpec, Metric, MetricFn, ModelSpec, Sample, WeightsVariant
 from zoo._version import __version__
 
 if _TYPE_CHECKING:
     from zoo._api import Zoo, ZooOptions, build, fetch
+    from zoo._errors import (
+        BuildError,
+        CacheError,
+        ConfigError,
+        IntegrityError,
+        MissingExtraError,
+        PluginError,
+        PublishConflict,
+        RemoteError,
+        RemoteUnavailable,
+        SpecError,
+        UnknownModelError,
+        UnknownTargetError,
+        UsageError,
+        VerificationError,
+        ZooError,
+    )
+    from zoo._hookspecs import hookimpl, hookspec
+    from zoo._options import Choices, FetchArgs, FetchOptions
+    from zoo._spec import (
+        Board,
+        Dataset,
+        InputSpec,
+        Metric,
+        MetricFn,
+        ModelSpec,
+        Sample,
+        WeightsVariant,
+    )
     from zoo.registry.evaluators.base import Evaluator
     from zoo.registry.evaluators.classification import top1
     from zoo.registry.evaluators.detection import map_at, recall_at
@@ -50,8 +59,19 @@ if _TYPE_CHECKING:
     from zoo.registry.targets import Target
     from zoo.registry.verification import Verification
 
-# Keep `import zoo` light: these load on first use.
+# Keep `import zoo` light: everything loads on first use.
 _LAZY = {
+    # The types a plugin names at registration, and the errors: `import zoo` itself stays
+    # nearly free, so a command answered from its snapshot (zoo.cli.snapshot) loads none of them.
+    **dict.fromkeys(["BuildError", "CacheError", "ConfigError", "IntegrityError", "MissingExtraError",
+                     "PluginError", "PublishConflict", "RemoteError", "RemoteUnavailable", "SpecError",
+                     "UnknownModelError", "UnknownTargetError", "UsageError", "VerificationError",
+                     "ZooError"], "zoo._errors"),
+    "hookimpl": "zoo._hookspecs",
+    "hookspec": "zoo._hookspecs",
+    **dict.fromkeys(["Choices", "FetchArgs", "FetchOptions"], "zoo._options"),
+    **dict.fromkeys(["Board", "Dataset", "InputSpec", "Metric", "MetricFn", "ModelSpec", "Sample",
+                     "WeightsVariant"], "zoo._spec"),
     "Zoo": "zoo._api",
     "ZooOptions": "zoo._api",
     "fetch": "zoo._api",

@@ -1,5 +1,5 @@
 """``python -m zoo``: the zoo command line."""
 
-from zoo.cli import main
+from zoo.cli import run
 
-main()
+run()

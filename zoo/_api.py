@@ -302,6 +302,7 @@ class Zoo:
             artifact = hand_out(entry, source, HandOut(
                 out_dir=opts.out_dir / r.stem if several and opts.out_dir else opts.out_dir,
                 header=header, labels=opts.labels_header, bundle=opts.bundle, verify=opts.verify,
+                overwrite=opts.overwrite,
             ), derived_root=cache.base / "derived")
             if measured is not None and artifact.verification is not None:
                 artifact.verification.numerics = measured

@@ -16,7 +16,7 @@ import stat
 import sys
 import tempfile
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 _CHUNK = 1 << 20
@@ -228,3 +228,42 @@ def remove_dir(path: Path, trash: Path) -> None:
     trash.parent.mkdir(parents=True, exist_ok=True)
     os.rename(path, trash)
     shutil.rmtree(trash, ignore_errors=True)
+
+
+def replace_folder(final: Path, files: Mapping[str, bytes], *, mode: int | None = None) -> None:
+    """Make ``final`` a folder holding exactly ``files`` (relative ``/`` paths → bytes), in place of
+    whatever folder is there: built complete under a temporary name beside it, then swapped in by
+    two renames, so a reader sees the old folder, none for an instant, or the whole new one."""
+    final.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".zoo-tmp", dir=final.parent))
+    trash: Path | None = None
+    try:
+        for name, data in files.items():
+            parts = name.split("/")
+            if not name or name.startswith("/") or any(p in ("", ".", "..") for p in parts):
+                raise ValueError(f"refusing to write {name!r}: not a relative path inside {final}")
+            path = staging.joinpath(*parts)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            with path.open("xb") as out:
+                out.write(data)
+                out.flush()
+                os.fsync(out.fileno())
+                os.fchmod(out.fileno(), _default_mode())
+        if mode is None:  # what mkdir would have made; mkdtemp makes it private
+            umask = os.umask(0)
+            os.umask(umask)
+            mode = 0o777 & ~umask
+        os.chmod(staging, mode)
+        if final.exists() or final.is_symlink():
+            trash = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".zoo-old", dir=final.parent))
+            os.rename(final, trash / final.name)
+        try:
+            os.rename(staging, final)
+        except OSError:
+            if trash is not None:
+                os.rename(trash / final.name, final)
+            raise
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+        if trash is not None:
+            shutil.rmtree(trash, ignore_errors=True)

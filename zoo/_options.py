@@ -50,6 +50,9 @@ class FetchOptions(Choices):
     """``split``: a macros-only header and a .s with the array; ``single``: one header
     that defines the array where ``<ARRAY>_DEFINE`` is defined."""
     labels_header: bool = False
+    overwrite: bool = False
+    """Replace files in ``out_dir`` that belong to another artifact (``--force``); without it
+    such a hand-out is refused, so no variant silently replaces another."""
     build: bool = True
     """Compile here when neither the cache nor a remote has the artifact."""
     force_build: bool = False
@@ -124,6 +127,7 @@ class FetchArgs(TypedDict, total=False):
     header_section: str
     header_style: Literal["split", "single"]
     labels_header: bool
+    overwrite: bool
     build: bool
     force_build: bool
     verify: bool | None

@@ -49,7 +49,10 @@ def test_planted_symlinks_in_the_output_folder_are_replaced_never_followed(cache
         (out / name).symlink_to(victim)
         (out / f".{name}.zoo-tmp").symlink_to(victim)  # the temporary names zoo used to use
 
-    proc = run_zoo("fetch", "add", "-t", "u55-128", "-o", str(out))
+    refused = run_zoo("fetch", "add", "-t", "u55-128", "-o", str(out))  # files no manifest there describes
+    assert refused.returncode != 0 and "Pass --force to replace it" in refused.stderr
+    assert victim.read_text() == "precious"
+    proc = run_zoo("fetch", "add", "-t", "u55-128", "-o", str(out), "--force")
     assert proc.returncode == 0, proc.stderr
     assert victim.read_text() == "precious"
     for name in names:
@@ -77,6 +80,9 @@ def test_concurrent_fetches_into_one_output_folder_all_succeed_and_no_reader_see
     }
     assert cached.model_asm is not None
     want[cached.model_asm.name] = hashlib.sha256(cached.model_asm.read_bytes()).hexdigest()
+    for helper in (cached.io_header, cached.io_source):
+        assert helper is not None
+        want[helper.name] = hashlib.sha256(helper.read_bytes()).hexdigest()
     seen: list[str] = []
     stop = threading.Event()
 

@@ -119,7 +119,7 @@ def test_cli_keep_going_prints_what_built_reports_what_failed_and_exits_1(fake_c
 def test_cache_ls_shows_failures_and_prune_forgets_them(fake_compile: FakeCompile, isolated: Path) -> None:
     fake_compile.fail_on["portable"] = LOWERING
     Zoo().fetch_outcomes(["add"], ["u55-128", "portable"], keep_going=True)
-    listed = CliRunner().invoke(main, ["cache", "ls"])
+    listed = CliRunner().invoke(main, ["cache", "ls"], env={"COLUMNS": "200"})  # the variant columns are wide
     assert "FAILED at lower (aten.add.Tensor)" in listed.stdout
 
     pruned = CliRunner().invoke(main, ["cache", "prune", "--failures"])

@@ -89,7 +89,7 @@ def test_single_style_hands_out_one_header_with_the_array(fake_compile: FakeComp
     tmp_path = tmp_path / "fw"
     art = Zoo().fetch("add", "u55-128", out_dir=tmp_path, header_style="single", header_array="add_pte")
     assert art.model_asm is None and sorted(p.name for p in tmp_path.iterdir()) == [
-        "add_u55-128.h", "add_u55-128.pte", "manifest.json"]
+        "add_u55-128.h", "add_u55-128.pte", "add_u55-128_io.c", "add_u55-128_io.h", "manifest.json"]
     assert array_bytes(art.header, "add_pte") == art.pte.read_bytes()
     assert "#ifdef ADD_PTE_DEFINE\n" in art.header.read_text()
     if shutil.which("gcc") is None:

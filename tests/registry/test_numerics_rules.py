@@ -25,6 +25,17 @@ def test_int8_as_the_models_limit_waives_only_the_frobenius_bound() -> None:
     assert not compare.quantization_limited(Versus(cosines=[0.95], frobenius=[0.2]), trained)  # fake-quant is fine
 
 
+def test_a_comparison_fake_quant_fails_too_is_left_to_the_metrics_only_if_the_lowering_is_no_worse() -> None:
+    # silero-vad's cell state: fake-quant's own min cosine is 0.13 on some steps.
+    fake_quant = Versus(cosines=[0.13, 0.99], frobenius=[0.9, 0.1], failing=1)
+    assert compare.no_worse_than_fake_quant(Versus(cosines=[0.13, 0.99], frobenius=[0.9, 0.1], failing=1), fake_quant)
+    assert compare.no_worse_than_fake_quant(Versus(cosines=[0.10], frobenius=[0.93], failing=1), fake_quant)
+    assert not compare.no_worse_than_fake_quant(Versus(cosines=[0.05], frobenius=[0.9], failing=1), fake_quant)
+    assert not compare.no_worse_than_fake_quant(Versus(cosines=[0.2], frobenius=[1.0], failing=1), fake_quant)
+    passing = Versus(cosines=[0.99], frobenius=[0.05])
+    assert not compare.no_worse_than_fake_quant(Versus(cosines=[0.5], frobenius=[0.5], failing=1), passing)
+
+
 def test_the_perturbation_moves_a_fixed_tenth_of_a_percent_by_one_step() -> None:
     torch = pytest.importorskip("torch")
     x = torch.zeros(1, 3, 40, 50)

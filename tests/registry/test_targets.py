@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from zoo import UnknownTargetError, UsageError
+from zoo import UnknownModelError, UnknownTargetError, UsageError
 from zoo._config import load_config
 from zoo.registry.targets import (
     ACCELERATORS,
@@ -118,3 +118,14 @@ def test_board_with_invalid_memory_mode_names_the_file(tmp_path: Path) -> None:
 def test_slug_marks_non_default_options(table: TargetTable) -> None:
     assert table.resolve("u55-128").slug == "u55-128"
     assert table.resolve("imx93").slug == "u65-256-shared_sram"
+
+
+def test_a_mistyped_target_or_model_suggests_real_names() -> None:
+    from zoo import Zoo
+
+    with pytest.raises(UnknownTargetError, match=r"Did you mean: u55-32, u55-64, u55-128, u55-256\?") as typo:
+        Zoo().target("u55")
+    assert "u5564" not in str(typo.value) and "u85512" not in str(typo.value)
+    with pytest.raises(UnknownModelError, match=r"Did you mean: mobilenet-v3-large, mobilenet-v3-small"):
+        Zoo().model("mobilenetv3")
+    assert not Zoo().model("mnist").description.startswith("The seeds'")

@@ -252,8 +252,9 @@ def test_a_signature_that_covers_other_files_is_refused(source: Entry, keys: Key
         save_index(Path(place.to), index)
 
         search, notes = fetch(place.url, keys.ci.public)
-    assert_refused(search, notes, place.url, "its signature covers add_u55-128.pte, add_u55-128.s, manifest.json, but the "
-                   "artifact is add_u55-128.h, add_u55-128.pte, add_u55-128.s, manifest.json")
+    assert_refused(search, notes, place.url, "its signature covers add_u55-128.pte, add_u55-128.s, add_u55-128_io.c, "
+                   "add_u55-128_io.h, manifest.json, but the artifact is add_u55-128.h, add_u55-128.pte, add_u55-128.s, "
+                   "add_u55-128_io.c, add_u55-128_io.h, manifest.json")
 
 
 # 3. Unsigned artifacts.

@@ -12,17 +12,11 @@ from zoo._units import duration, human_bytes
 from zoo.cli.report_render import page
 from zoo.cli.table import render
 from zoo.registry.report import NOTE, Catalogue, Cell, ReportRow
+from zoo.registry.site.markup import short_op
 
 # Stops of matplotlib's viridis, fast (dark) to slow (light): ordered in lightness,
 # so the map still reads in grey and for colour-blind readers.
 _VIRIDIS = ((68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37))
-
-
-def short_op(name: str) -> str:
-    """``aten::hardswish.out`` or ``aten.hardswish.default`` → ``hardswish``."""
-    tail = name.split("::")[-1]
-    parts = [p for p in tail.split(".") if p not in ("aten", "default", "out", "Tensor", "Scalar", "int")]
-    return parts[0] if parts else tail
 
 
 def operators(row: ReportRow) -> str:

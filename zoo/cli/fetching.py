@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import click
 
 from zoo.cli.context import _dump, _zoo, notice
 from zoo.cli.format import _summary, _summary_table
 from zoo.cli.options import _model_name, _size, fetch_options
+
+if TYPE_CHECKING:
+    from zoo._api import Zoo
+    from zoo.registry.handout import Artifact
 
 
 @click.command()
@@ -60,7 +64,7 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
         memory_mode=kw["memory_mode"], sram_budget=_size(kw["sram_budget"]), io=kw["io"], layout=kw["layout"],
         out_dir=kw["out_dir"], header_array=kw["header_name"], header_section=kw["header_section"],
         header_style=kw["header_style"],
-        labels_header=kw["labels_header"], build=allow_build, force_build=force_build,
+        labels_header=kw["labels_header"], overwrite=kw["overwrite"], build=allow_build, force_build=force_build,
         verify=kw["verify"], bundle=kw["bundle"], remotes=remote or None, trusted_keys=trusted_keys, any_toolchain=any_toolchain,
         offline=offline or None, jobs=kw["jobs"], keep_going=kw["keep_going"],
         executor=kw["executor"], ray_address=kw["ray_address"], ray_results=kw["ray_results"],
@@ -97,6 +101,9 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
             click.echo(str(art.header))
             if art.model_asm:
                 click.echo(str(art.model_asm))
+            if art.io_header and art.io_source:
+                click.echo(str(art.io_header))
+                click.echo(str(art.io_source))
             if art.labels_header:
                 click.echo(str(art.labels_header))
             if art.bundle:
@@ -104,8 +111,30 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
                 click.echo(str(art.bundle_header))
         if not quiet and arts:
             click.echo(_summary(arts[0]) if len(done) == 1 else _summary_table(done), err=True)
+        if len(outcomes) == 1 and len(arts) == 1 and arts[0].source == "cache":
+            _offer_hit(zoo, arts[0], kw["out_dir"])
     if failures:
         raise BuildError(f"{len(failures)} of {len(done)} build(s) failed (listed above)")
+
+
+def _offer_hit(zoo: Zoo, art: Artifact, out_dir: Path | None) -> None:
+    """A hit may be replayed from its snapshot: what it handed out, with the sha256s checked here."""
+    from zoo.cli.snapshot import offer
+    from zoo.registry.cache import sha256_file
+
+    files = [p for p in (art.pte, art.header, art.model_asm, art.io_header, art.io_source, art.labels_header,
+                         art.bundle, art.bundle_header) if p]
+    if out_dir is None:
+        offer([(None, str(p.absolute()), sha256_file(p)) for p in files])
+        return
+    entry = zoo.cache.entry_path(art.key)
+    handouts = []
+    for path in [*files, out_dir / "manifest.json"]:
+        source, digest = entry / path.name, sha256_file(path)
+        if not source.is_file() or sha256_file(source) != digest:
+            return  # a header rendered for other names than the stored one: the full command renders it
+        handouts.append((str(path.absolute()), str(source.absolute()), digest))
+    offer(handouts)
 
 
 def _first_line(text: str) -> str:

@@ -7,6 +7,7 @@ import click
 from zoo._spec import ModelSpec
 from zoo._units import human_bytes
 from zoo.cli.context import _dump, _zoo
+from zoo.cli.snapshot import offer
 from zoo.cli.table import render
 
 
@@ -22,6 +23,7 @@ def list_cmd(ctx: click.Context, pattern: str | None, as_json: bool) -> None:
         return
     if not specs:
         click.echo(f"no model matches {pattern!r}" if pattern else "no models: no plugin registered any")
+        offer()
         return
     # Aliases stay in 'zoo info' and --json: with the torchvision names they would
     # leave the description no room on an 80-column terminal.
@@ -30,6 +32,7 @@ def list_cmd(ctx: click.Context, pattern: str | None, as_json: bool) -> None:
         for s in specs
     ]
     click.echo(render(("model", "task", "input", "description"), rows))
+    offer()
 
 
 @click.command()
@@ -75,6 +78,7 @@ def info(ctx: click.Context, model: str, as_json: bool) -> None:
         click.echo("  metric:      none declared: --verify judges it by the elementwise checks alone")
     if spec.label_count():
         click.echo(f"  labels:      {spec.label_count()}")
+    offer()
 
 
 def _unit(spec: ModelSpec, metric: str) -> str:
@@ -111,6 +115,7 @@ def targets(ctx: click.Context, as_json: bool) -> None:
     for f in ("u55", "u65", "u85"):
         click.echo(f"{f}: system configs {', '.join(family_system_configs(f))}")
         click.echo(f"{' ' * len(f)}  memory modes {', '.join(family_memory_modes(f))}")
+    offer()
 
 
 @click.command()
@@ -128,3 +133,4 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
         for p in statuses
     ]
     click.echo(render(("plugin", "from", "distribution", "status", "models / error"), rows))
+    offer()

@@ -63,6 +63,9 @@ def fetch_options(f: F) -> F:
                      help="split: the header has the macros and declares the array, which a .s beside it defines "
                           "(.incbin of the .pte). single: one header that defines the array in the one file that "
                           "defines <ARRAY>_DEFINE before including it."),
+        click.option("--force", "overwrite", is_flag=True,
+                     help="Replace files in -o that belong to another artifact (another model, variant or target); "
+                          "without it zoo refuses and names the file."),
         click.option("--labels-header", is_flag=True, help="Also hand out the output labels as a C string array."),
         click.option("--verify/--no-verify", "verify", default=None,
                      help="--verify: also run the numerical check (TOSA reference model, or the host runtime for portable) "

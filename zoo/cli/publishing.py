@@ -28,20 +28,33 @@ if TYPE_CHECKING:
               help="Sign each artifact with this elliptic-curve private key (PEM; OpenSSF model-signing) and publish "
                    "the signature beside it; readers that trust the public key check it. Encrypted keys take "
                    "ZOO_SIGN_KEY_PASSWORD. Needs: pip install 'ethosu-zoo[signing]'.")
+@click.option("--site", is_flag=True, help="Then (re)write a browsable site of everything the remote lists in its "
+              "_site/ folder, beside index.json (see 'zoo site'). Without MODEL or --all: only the site.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
 def publish(ctx: click.Context, model: str | None, target: str | None, system_config: str | None,
             memory_mode: str | None, sram_budget: str | None, weights: str | None, everything: bool, to: str | None,
-            sign_key: Path | None, as_json: bool) -> None:
+            sign_key: Path | None, site: bool, as_json: bool) -> None:
     """Publish cached artifacts to a remote. Only adds; never replaces a published artifact."""
+    if site and not model and not everything:
+        from zoo.cli.site import publish_site
+
+        click.echo(publish_site(_zoo(ctx), to))
+        return
     report = _zoo(ctx).publish(to, model=model, target=target, weights=weights, system_config=system_config,
                                memory_mode=memory_mode, sram_budget=_size(sram_budget), everything=everything,
                                sign_key=sign_key)
+    page = None
+    if site:
+        from zoo.cli.site import publish_site
+
+        page = publish_site(_zoo(ctx), report.remote)
     if as_json:
         _dump({
             "remote": report.remote, "revision": report.revision,
             "added": [_record(r) for r in report.added],
             "already": [_record(r) for r in report.already],
+            **({"site": page} if page else {}),
         })
         return
     for r in report.added:
@@ -50,6 +63,8 @@ def publish(ctx: click.Context, model: str | None, target: str | None, system_co
         click.echo(f"already    {r.model} for {r.target}  {r.key[:12]}  {r.folder}/{_signed(r, sign_key)}")
     commit = f" in commit {report.revision[:12]}" if report.revision else ""
     click.echo(f"{len(report.added)} published, {len(report.already)} already there: {report.remote}{commit}", err=True)
+    if page:
+        click.echo(f"site       {page}")
 
 
 def _record(r: IndexRecord) -> dict[str, Any]:

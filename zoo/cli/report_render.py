@@ -46,13 +46,13 @@ def render_text(report: Report, *, width: int | None = None) -> str:
     show_accel = any(r.accelerator and r.accelerator != r.target for r in rows)
     show_flags = any(r.extra_flags for r in rows)
     headers = ["target", *(["accelerator"] if show_accel else []), "weights", "system config", "memory mode",
-               *(["vela flags"] if show_flags else []), "I/O", "CPU ops", "est. time", "inf/s", "SRAM", "DRAM", "flash",
+               "SRAM budget", *(["vela flags"] if show_flags else []), "I/O", "CPU ops", "est. time", "inf/s", "SRAM", "DRAM", "flash",
                ".pte", "key"]
     body = []
     for r in rows:
         body.append([
             r.target, *([r.accelerator or "-"] if show_accel else []), r.weights or "-",
-            r.system_config or "-", r.memory_mode or "-", *([" ".join(r.extra_flags) or "-"] if show_flags else []),
+            r.system_config or "-", r.memory_mode or "-", human_bytes(r.sram_budget_bytes) if r.sram_budget_bytes else "-", *([" ".join(r.extra_flags) or "-"] if show_flags else []),
             r.io, "-" if r.cpu_run is None else str(r.cpu_run), duration(r.inference_time_ms), per_second(r.inferences_per_second), human_bytes(r.sram_bytes),
             human_bytes(r.dram_bytes), human_bytes(r.flash_bytes), human_bytes(r.pte_bytes), r.key[:12],
         ])

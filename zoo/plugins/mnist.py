@@ -28,8 +28,8 @@ SIDE = _mnist5k.SIDE
 DIR_PREPROCESSING = f"grey (PIL 'L'), PIL bilinear resize to {SIDE}x{SIDE} if needed, /255"
 
 DESCRIPTION = (
-    "The seeds' MNIST CNN (conv 16ch, max-pool, conv 32ch, max-pool, fc 1568→64, fc 64→10; "
-    "105,866 parameters), trained here on 4,000 real MNIST digits. Input: one 28×28 grey "
+    "A small handwritten-digit classifier: a convolutional network (conv 16ch, max-pool, conv 32ch, "
+    "max-pool, fc 1568→64, fc 64→10; 105,866 parameters) trained by zoo on 4,000 real MNIST digits. Input: one 28×28 grey "
     "image, white digit on black, values pixel/255 in [0, 1], as in MNIST; "
     "no mean/std normalisation."
 )

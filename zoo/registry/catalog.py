@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import fnmatch
 from collections.abc import Iterator
 
@@ -30,7 +29,9 @@ class Catalog:
     def get(self, name: str) -> ModelSpec:
         canonical = self._names.get(name) or self._names.get(name.lower())
         if canonical is None:
-            close = difflib.get_close_matches(name.lower(), list(self._names), n=3, cutoff=0.5)
+            from zoo.registry.suggest import suggest
+
+            close = suggest(name, self._names)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
             raise UnknownModelError(f"unknown model {name!r}.{hint} Run 'zoo list' to see them all.")
         return self._specs[canonical]

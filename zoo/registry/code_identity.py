@@ -21,7 +21,7 @@ from zoo._spec import ModelSpec
 def code_identity(spec: ModelSpec) -> dict[str, Any]:
     """``{"modules": {module: "sha256:…"}, "distribution": "NAME VERSION" | None}``.
     A module whose source cannot be read (typed into an interpreter) is recorded as
-    ``None``: a change there is not seen, as the README says."""
+    ``None``: a change there is not seen, as docs/reproducibility.md says."""
     names = sorted({n for n in (_module_of(spec.build), _module_of(spec.example_inputs)) if n})
     return {"modules": {n: _source_digest(n) for n in names}, "distribution": spec.distribution or None}
 

@@ -4,6 +4,7 @@ array) rendered for the caller's array and section names and header style."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -13,6 +14,7 @@ from zoo._fs import not_a_folder, replace_all, write_atomic
 from zoo.registry.c_header import HeaderOptions, asm_name, pte_asm, pte_header, stored_options
 from zoo.registry.cache import Entry, sha256_bytes, sha256_file
 from zoo.registry.manifest import Manifest
+from zoo.registry.model_io import io_names, render_io
 from zoo.registry.resolve import Source
 from zoo.registry.verification import Verification, gate, verify_entry
 
@@ -34,6 +36,9 @@ class Artifact:
     bundle_header: Path | None = None
     model_asm: Path | None = None
     """The .s that defines the header's array (``.incbin`` of the .pte); None for a single header."""
+    io_header: Path | None = None
+    io_source: Path | None = None
+    """The I/O helpers (``model_io.py``); None for an artifact built before them, or without I/O macros."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -45,6 +50,8 @@ class Artifact:
             "bundle": str(self.bundle) if self.bundle else None,
             "bundle_header": str(self.bundle_header) if self.bundle_header else None,
             "model_asm": str(self.model_asm) if self.model_asm else None,
+            "io_header": str(self.io_header) if self.io_header else None,
+            "io_source": str(self.io_source) if self.io_source else None,
             "manifest": self.manifest.to_json(),
             "verification": self.verification.to_json() if self.verification else None,
         }
@@ -60,6 +67,8 @@ class HandOut:
     bundle: bool = False
     verify: bool | None = None
     """False: hand out an artifact that fails a check (``--no-verify``)."""
+    overwrite: bool = False
+    """Replace the files of another artifact in ``out_dir`` (``--force``)."""
 
 
 def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) -> Artifact:
@@ -89,8 +98,15 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
     custom_header: bytes | None = None
     custom_asm: bytes | None = None
     custom_bundle_header: bytes | None = None
+    io_paths = [entry.file("io_header"), entry.file("io_source")]
+    io_sources: list[bytes | Path] = [p for p in io_paths if p is not None]
+    if len(io_sources) != 2:
+        io_sources = []
     if how.header != stored:
         custom_header = _render(header_path.name, pte, how.header, entry.manifest.header.get("macros", {}))
+        if io_sources:
+            io_sources = [text.encode("ascii") for text in
+                          render_io(header_path.name, how.header, entry.manifest.header.get("macros", {}))]
         if how.header.style == "split":
             custom_asm = pte_asm(pte_path.name, len(pte), how.header).encode("ascii")
         if bundle_path is not None and bundle_header_path is not None:
@@ -105,8 +121,11 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
             asm_path = _derived(derived_root, entry, how.header, asm_name(header_path.name), custom_asm)
         if custom_bundle_header is not None and bundle_header_path is not None:
             bundle_header_path = _derived(derived_root, entry, how.header, bundle_header_path.name, custom_bundle_header)
+        io_out = [src if isinstance(src, Path) else _derived(derived_root, entry, how.header, name, src)
+                  for name, src in zip(io_names(header_path.name), io_sources, strict=False)]
         return Artifact(entry.key, source, pte_path, header_path, entry.manifest, labels_path,
-                        verification=checked, bundle=bundle_path, bundle_header=bundle_header_path, model_asm=asm_path)
+                        verification=checked, bundle=bundle_path, bundle_header=bundle_header_path, model_asm=asm_path,
+                        io_header=io_out[0] if io_out else None, io_source=io_out[1] if io_out else None)
 
     out = how.out_dir
     plan: list[tuple[Path, bytes | Path]] = [
@@ -118,12 +137,16 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
     asm_source: bytes | Path | None = custom_asm if custom_asm is not None else asm_path
     if asm_source is not None:
         plan.append((out_asm, asm_source))
+    io_out = [out / name for name in io_names(header_path.name)][:len(io_sources)]
+    plan += zip(io_out, io_sources, strict=True)
     if labels_path is not None:
         plan.append((out / labels_path.name, labels_path))
     if bundle_path is not None and bundle_header_path is not None:
         plan.append((out / bundle_path.name, bundle_path))
         plan.append((out / bundle_header_path.name,
                      custom_bundle_header if custom_bundle_header is not None else bundle_header_path))
+    if not how.overwrite:
+        _refuse_another(out, entry.manifest, [path for path, _ in plan])
     _write_out(out, plan)
     return Artifact(
         entry.key, source, out / pte_path.name, out / header_path.name, entry.manifest,
@@ -132,7 +155,29 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
         bundle=out / bundle_path.name if bundle_path else None,
         bundle_header=out / bundle_header_path.name if bundle_header_path else None,
         model_asm=out_asm if asm_source is not None else None,
+        io_header=io_out[0] if io_out else None,
+        io_source=io_out[1] if io_out else None,
     )
+
+
+def _refuse_another(out: Path, manifest: Manifest, paths: list[Path]) -> None:
+    """A file in ``out`` that another artifact put there (its manifest.json has another key, or
+    there is none) is never replaced silently: a firmware build would pick up the wrong model."""
+    existing = [p for p in paths if p.name != "manifest.json" and p.exists()]
+    if not existing:
+        return
+    try:
+        other = Manifest.from_json(json.loads((out / "manifest.json").read_text(encoding="utf-8")))
+    except (OSError, ValueError, TypeError, KeyError, AttributeError):
+        other = None
+    if other is not None and other.key == manifest.key:
+        return  # the same artifact again (perhaps with other header names)
+    theirs = (f"another artifact ({other.model} for {other.target}: {other.variant}; key {other.key[:12]})"
+              if other is not None else "files that no manifest.json there describes")
+    raise UsageError(
+        f"-o {out}: {existing[0].name} there belongs to {theirs}; this is {manifest.model} for {manifest.target} "
+        f"({manifest.variant}; key {manifest.key[:12]}). Nothing was written. Pass --force to replace it, "
+        "or choose another -o folder")
 
 
 def _write_out(out: Path, plan: list[tuple[Path, bytes | Path]]) -> None:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import hashlib
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from zoo.registry.checks import Check
@@ -112,6 +113,35 @@ def check_stored_asm(pte_name: str, pte_size: int, asm: bytes, asm_name: str, ma
     line = _first_difference(asm.decode("ascii", errors="replace"), expected)
     return Check("model_asm", False, f"{asm_name} is not the assembly zoo writes for {pte_name} and the manifest's "
                  f"array and section: line {line[0]} is {line[1][:60]!r}, expected {line[2][:60]!r}")
+
+
+def check_stored_io(header_name: str, io_header: bytes, io_source: bytes, manifest: Manifest) -> Check:
+    """The I/O helpers (``<stem>_io.h``, ``<stem>_io.c``) must be exactly what zoo renders from the
+    manifest's header macros and array: they are code, and their constants are the rounding rule's."""
+    from zoo.registry.c_header import stored_options
+    from zoo.registry.model_io import io_names, render_io
+
+    names = io_names(header_name)
+    try:
+        expected = render_io(header_name, stored_options(manifest.header), manifest.header.get("macros") or {})
+    except (TypeError, ValueError, AttributeError) as exc:
+        return Check("model_io", False, f"the manifest's header record cannot give the I/O helpers ({exc})")
+    for name, data, want in zip(names, (io_header, io_source), expected, strict=True):
+        if data != want.encode("ascii"):
+            line = _first_difference(data.decode("ascii", errors="replace"), want)
+            return Check("model_io", False, f"{name} is not what zoo writes from the manifest's macros: "
+                         f"line {line[0]} is {line[1][:60]!r}, expected {line[2][:60]!r}")
+    return Check("model_io", True, f"{names[0]} and {names[1]}: the I/O helpers of the manifest's macros")
+
+
+def check_io_files(manifest: Manifest, read: Callable[[str], bytes]) -> Check | None:
+    """``check_stored_io`` on the helpers the manifest lists, read by name; None if it lists none
+    (artifacts built before them, and the portable target's)."""
+    header, io_h, io_c = manifest.file("header"), manifest.file("io_header"), manifest.file("io_source")
+    if header is None or io_h is None or io_c is None:
+        return None if io_h is None and io_c is None else Check(
+            "model_io", False, "the manifest lists only one of the I/O helpers' two files, or no header")
+    return check_stored_io(header.name, read(io_h.name), read(io_c.name), manifest)
 
 
 def check_asm_file(pte: bytes, pte_name: str, asm: Path, header_text: str) -> Check:

@@ -21,8 +21,10 @@ from zoo.registry.macros import float32_bits
 from zoo.registry.pte_structure import SCALAR_TYPES, ExecutionPlan, PteInfo, TensorValue
 from zoo.registry.targets import Target
 
-ROUNDING = "q = clamp(round_half_even(x / scale) + zero_point, qmin, qmax)"
-"""How a float becomes its integer: torch's quantize_per_tensor."""
+ROUNDING = ("q = clamp(round_half_even(x * inv_scale) + zero_point, qmin, qmax) in float32, "
+            "inv_scale = float32(1 / scale in double); x = (q - zero_point) * float32(scale)")
+"""How a float becomes its integer and back, step for step: torch's quantize_per_tensor
+(which multiplies by the inverse, not divides by the scale) and dequantize_per_tensor."""
 INTEGER_DTYPES = ("int8", "uint8", "int16")
 """The dtypes an integer boundary's tensors may have."""
 PIXEL_SCALE = 1 / 255
@@ -163,6 +165,10 @@ def macros(io: dict[str, Any]) -> dict[str, str | int | float | None]:
             out[prefix + "scale"] = t["scale"]
             # A float literal is the nearest float32 to the scale; the bits say which one, exactly.
             out[prefix + "scale_bits"] = float32_bits(t["scale"]) if t["scale"] is not None else None
+            if side == "inputs":  # what quantizing multiplies by (ROUNDING)
+                inverse = 1.0 / t["scale"] if t["scale"] else None
+                out[prefix + "inv_scale"] = inverse
+                out[prefix + "inv_scale_bits"] = float32_bits(inverse) if inverse is not None else None
             out[prefix + "zero_point"] = t["zero_point"]
             out[prefix + "qmin"] = t["qmin"]
             out[prefix + "qmax"] = t["qmax"]

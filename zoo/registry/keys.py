@@ -26,7 +26,9 @@ from zoo.registry.targets import Target
 #    depended on the host CPU's instruction set; the key also covers the model's code.
 # 4: the model comes out as a macros-only header and a .s holding the array (c_header.py),
 #    float macros are f-suffixed, and the header and manifest carry the memory plan.
-PIPELINE_VERSION = "4"
+# 5: integer inputs' headers carry the exact inverse scale (INV_SCALE, _BITS) quantizing multiplies by,
+#    and NPU artifacts come with their I/O helpers (<stem>_io.h, <stem>_io.c; model_io.py).
+PIPELINE_VERSION = "5"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 QUANTIZATION = {
     "quantizer": "EthosUQuantizer",

@@ -184,6 +184,22 @@ class Manifest:
     def sram_budget_bytes(self) -> int | None:
         return (self.memory_fit or {}).get("sram_budget_bytes")
 
+    @property
+    def io_text(self) -> str:
+        """``--io`` and, when not NCHW, ``--layout``: ``int8``, ``pixels nhwc`` (float before ``--io``)."""
+        io = self.io or {}
+        layout = io.get("layout", "nchw")
+        return str(io.get("mode", "float")) + ("" if layout == "nchw" else f" {layout}")
+
+    @property
+    def variant(self) -> str:
+        """What tells this artifact from its siblings of one model and target: weights, I/O, budget, memory mode."""
+        target = self.key_inputs.get("target") or {}
+        budget = self.sram_budget_bytes
+        parts = [f"weights {self.weights or '-'}", f"io {self.io_text}",
+                 f"memory mode {target.get('memory_mode') or '-'}"]
+        return ", ".join(parts + ([f"SRAM budget {budget:,} B"] if budget is not None else []))
+
     def file(self, kind: str) -> FileRecord | None:
         return next((f for f in self.files if f.kind == kind), None)
 

@@ -108,7 +108,7 @@ class ReportRow:
             built_at=m.built_at,
             cpu_fallback=tuple(str(op) for op in m.delegation.get("cpu_op_names") or ()),
             tools=m.tools,
-            io=str((m.io or {}).get("mode", "float")),
+            io=m.io_text,
             cpu_run=run,
             cpu_kernels=kernels,
             licence=(m.weights_info or {}).get("licence"),

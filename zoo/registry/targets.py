@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
@@ -258,7 +257,12 @@ class TargetTable:
         board = self.boards.get(key)
         accelerator = self._accelerators[board.name] if board else accelerator_of(key)
         if accelerator is None:
-            close = difflib.get_close_matches(key, self.names(), n=3, cutoff=0.5)
+            from zoo.registry.suggest import suggest
+
+            shown = {PORTABLE: PORTABLE, **{b: b for b in self.boards}}
+            for acc in ACCELERATORS:
+                shown.update({spelling: _aliases(acc)[0] for spelling in (acc, *_aliases(acc))})
+            close = suggest(key, shown)
             hint = f" Did you mean: {', '.join(close)}?" if close else ""
             raise UnknownTargetError(
                 f"unknown target {name!r}.{hint} Run 'zoo targets' to see them all."

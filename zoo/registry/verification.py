@@ -17,6 +17,7 @@ from zoo.registry.checks import Check
 from zoo.registry.header_check import (
     check_asm_file,
     check_header,
+    check_io_files,
     check_stored_asm,
     check_stored_header,
 )
@@ -110,6 +111,9 @@ def verify_entry(
             asm_path, pte_record = entry.file("model_asm"), m.file("pte")
             if asm_path is not None and pte_record is not None:
                 checks.append(check_stored_asm(pte_record.name, len(pte), asm_path.read_bytes(), asm_path.name, m))
+            io_check = check_io_files(m, lambda name: entry.path.joinpath(name).read_bytes())
+            if io_check is not None:
+                checks.append(io_check)
         else:
             record = m.file("header")
             checks.append(Check("header", True, f"{header_path.name}: sha256 {record.sha256[:16]}… as when it was "

@@ -66,6 +66,10 @@ def _check_structure(built: BuiltArtifact, where: str) -> None:
             from zoo.registry.header_check import check_stored_asm
 
             check = check_stored_asm(record.name, len(built.files[record.name]), built.files[asm.name], asm.name, m)
+        if check.passed:
+            from zoo.registry.header_check import check_io_files
+
+            check = check_io_files(m, lambda name: built.files[name]) or check
         if not check.passed:
             raise BuildError(f"{where}: {check.detail}")
     failed = [c for c in checks if not c["passed"]]

@@ -21,6 +21,7 @@ from zoo.registry.c_header import (
 from zoo.registry.cache import sha256_bytes
 from zoo.registry.keys import tool_versions
 from zoo.registry.manifest import FileRecord, Manifest
+from zoo.registry.model_io import has_io, io_names, render_io
 from zoo.registry.pte_structure import read_pte
 from zoo.registry.vela_payload import find_payloads
 from zoo.registry.verification import build_record
@@ -86,6 +87,9 @@ def assemble(
         header_name: ("header", header),
         asm_name(header_name): ("model_asm", pte_asm(pte_name, len(pte), options).encode("ascii")),
     }
+    if has_io(macros):
+        for name, text in zip(io_names(header_name), render_io(header_name, options, macros), strict=True):
+            files[name] = ("io_header" if name.endswith(".h") else "io_source", text.encode("ascii"))
     labels = spec.load_labels()
     if labels:
         name = f"{spec.name}_labels.h"

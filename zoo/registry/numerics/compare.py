@@ -116,6 +116,17 @@ def quantization_limited(got: Versus, fake_quant: Versus) -> bool:
             and max(got.frobenius, default=0.0) <= own + QUANTIZATION_LIMITED_MARGIN)
 
 
+def no_worse_than_fake_quant(got: Versus, fake_quant: Versus) -> bool:
+    """Whether fake-quant itself fails the float comparison, and the lowered program
+    is within the margin of fake-quant on both measures: int8 as such, not the
+    lowering, is what the comparison refuses. Only a model's declared metrics can
+    then say whether int8 is good enough (``reference.py``)."""
+    if not (got.cosines and fake_quant.cosines and fake_quant.failing):
+        return False
+    return (min(got.cosines) >= min(fake_quant.cosines) - QUANTIZATION_LIMITED_MARGIN
+            and max(got.frobenius, default=0.0) <= max(fake_quant.frobenius, default=0.0) + QUANTIZATION_LIMITED_MARGIN)
+
+
 def similar(got: Any, reference: Any, scale: float | None, stats: Versus, cos_min: float, frob_max: float | None) -> None:
     """ExecuTorch's float comparison (analyze_output_utils.compare_rel_frobenius_and_cosine_similarity),
     per sample: values below one quantization step are zeroed in the reference; an all-zero

@@ -12,8 +12,9 @@ from zoo._spec import Dataset, ModelSpec, Sample
 
 # Bump when the check changes what it measures or accepts: recorded results
 # from another version are run again by --verify.
-CHECK_VERSION = "3"
+CHECK_VERSION = "4"
 # 3: declared metrics (ModelSpec.metrics) replace the top-1 of models whose task named "classif".
+# 4: a float comparison that fake-quant fails too, and the lowering no worse, is left to the declared metrics.
 MAX_SAMPLES = 1000
 
 

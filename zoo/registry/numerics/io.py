@@ -22,6 +22,7 @@ class QParams:
 
     def quantize(self, x: Any) -> Any:
         import torch
+        import torch.ao.quantization.fx._decomposed  # registers the quantized_decomposed ops
 
         # torch's own kernel, so the rule is exactly the one the fake-quantized model used.
         return torch.ops.quantized_decomposed.quantize_per_tensor(

@@ -278,14 +278,20 @@ def check_ethosu(
                        + (", so this is rounding compounding through the layers" if fq_ok else ""))
         checks.append(compare.check(f"vs_fake_quant[{k}]" if len(vs_fq) > 1 else "vs_fake_quant", fq_ok, detail))
         limited = f.failing > 0 and compare.quantization_limited(f, fq_vs_float[k])
-        fl_ok = f.failing == 0 or limited
+        # With labelled data and declared metrics, those metrics judge int8 itself; the float
+        # comparison still refuses a lowering that does worse than fake-quant.
+        by_metrics = (f.failing > 0 and not limited and seen is not None
+                      and compare.no_worse_than_fake_quant(f, fq_vs_float[k]))
+        fl_ok = f.failing == 0 or limited or by_metrics
         detail = compare.float_detail("int8", f, n, scale is not None)
         if fq_vs_float[k].failing:
             own = fq_vs_float[k]
             detail += (f"; fake-quant itself: min cosine {min(own.cosines):.4f}, max relative Frobenius error "
                        f"{max(own.frobenius, default=0.0):.4f}"
                        + (": int8 is this model's limit, and the lowering adds at most "
-                          f"{compare.QUANTIZATION_LIMITED_MARGIN:g} to it" if limited else ""))
+                          f"{compare.QUANTIZATION_LIMITED_MARGIN:g} to it" if limited else "")
+                       + (": int8 itself fails this comparison and the lowering is no worse, so the model's "
+                          f"declared metrics ({', '.join(m.name for m in metrics)}) judge it" if by_metrics else ""))
         checks.append(compare.check(f"vs_float[{k}]" if len(vs_float) > 1 else "vs_float", fl_ok, detail))
         outputs.append({
             "index": k,
@@ -295,7 +301,8 @@ def check_ethosu(
                               "mismatched_elements": q.mismatched, "elements": q.elements, "passed": fq_ok,
                               "noise_floor": ({"max_error_steps": floor.max_steps, "mismatched_elements": floor.mismatched}
                                               if floor is not None else None)},
-            "vs_float": {**compare.versus_record(f), "passed": fl_ok, "quantization_limited": limited},
+            "vs_float": {**compare.versus_record(f), "passed": fl_ok, "quantization_limited": limited,
+                         "judged_by_metrics": by_metrics},
             "fake_quant_vs_float": compare.versus_record(fq_vs_float[k]),
         })
     record: dict[str, Any] = {

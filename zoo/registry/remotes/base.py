@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar
@@ -150,3 +150,12 @@ class Remote(ABC):
 
     def publish(self, entries: Sequence[Entry], *, say: Notice) -> PublishReport:
         raise UsageError(f"{self.url} is a read-only {self.kind} remote; publish to the directory it serves instead")
+
+    def public_url(self, path: str) -> str | None:
+        """A link a web browser can follow to the file at ``path``; None if there is none."""
+        return None
+
+    def put_site(self, folder: str, files: Mapping[str, bytes], *, say: Notice) -> None:
+        """Replace the static site in ``folder`` with ``files`` (paths inside it); a reader never
+        sees a page half written. ``zoo publish --site`` calls it after a publish."""
+        raise UsageError(f"zoo cannot put a site on a {self.kind} remote ({self.url})")

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 
 from zoo._errors import IntegrityError, RemoteError, RemoteUnavailable
@@ -70,6 +70,18 @@ class DirectoryRemote(Remote):
             raise RemoteError(f"{self.url}: {path} is listed but missing") from None
         except OSError as exc:
             raise RemoteUnavailable(f"{self.url}: cannot read {path}: {exc.strerror}") from None
+
+    def public_url(self, path: str) -> str | None:
+        return self._path(path).absolute().as_uri()
+
+    def put_site(self, folder: str, files: Mapping[str, bytes], *, say: Notice) -> None:
+        from filelock import FileLock
+
+        from zoo._fs import replace_folder
+
+        check_relative_path(folder, where=self.url)
+        with FileLock(str(self.root / LOCK)):
+            replace_folder(self.root / folder, files, mode=0o755)
 
     def _remove_leftovers(self) -> None:
         """The index temporaries (``zoo._fs`` names them ``.index.json.*.zoo-tmp``) and

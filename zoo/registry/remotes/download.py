@@ -1,6 +1,6 @@
 """Find a prebuilt artifact and bring it into the cache, verified.
 
-The rule for choosing (README, "Fetching prebuilt artifacts"):
+The rule for choosing (docs/remotes.md, "Fetching: which artifact is taken"):
 
 1. An artifact whose build key equals the local key, from the remotes in order.
 2. With ``--any-toolchain``, or on an install without the compile stack

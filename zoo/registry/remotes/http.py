@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urljoin, urlsplit
+from urllib.parse import quote, urljoin, urlsplit
 
 from zoo._errors import RemoteError
 from zoo.registry.events import ByteProgress
@@ -67,6 +67,9 @@ class HttpRemote(Remote):
     def _url(self, path: str) -> str:
         check_relative_path(path, where=self.url)
         return f"{self.url}/{path}"
+
+    def public_url(self, path: str) -> str | None:
+        return f"{self.url}/{quote(check_relative_path(path, where=self.url))}"
 
     def _transient(self, exc: BaseException) -> str | None:
         import httpx2

@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import os
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, cast
+from urllib.parse import quote
 
 from zoo._errors import IntegrityError, PublishConflict, RemoteError, RemoteUnavailable, UsageError
 from zoo.registry.cache import Entry
@@ -125,6 +126,23 @@ class HubRemote(Remote):
         assert commit is not None
         path = hf_hub_download(self.repo_id, INDEX, revision=commit, endpoint=self.endpoint)
         return Index.loads(Path(path).read_bytes(), source=self.url), commit
+
+    def public_url(self, path: str) -> str | None:
+        revision = quote(self.revision or "main", safe="")
+        return f"{self.endpoint}/{self.repo_id}/resolve/{revision}/{quote(check_relative_path(path, where=self.url))}"
+
+    def put_site(self, folder: str, files: Mapping[str, bytes], *, say: Notice) -> None:
+        """One commit: the Hub shows every page of it or none."""
+        from huggingface_hub import CommitOperationAdd, HfApi
+
+        if self.revision and _COMMIT.match(self.revision):
+            raise UsageError(f"{self.url} names a commit; publish to a branch, e.g. hf://{self.repo_id}")
+        operations = [CommitOperationAdd(path_in_repo=check_relative_path(f"{folder}/{name}", where=self.url),
+                                         path_or_fileobj=data) for name, data in sorted(files.items())]
+        with self._errors("publishing the site"):
+            HfApi(endpoint=self.endpoint).create_commit(
+                self.repo_id, operations, revision=self.revision or "main",
+                commit_message=f"zoo publish --site: {len(files)} files in {folder}/")
 
     def read_index(self) -> Index:
         with self._errors(f"reading {INDEX}"):

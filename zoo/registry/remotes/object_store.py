@@ -42,7 +42,7 @@ import random
 import tempfile
 import threading
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, ClassVar
@@ -238,6 +238,17 @@ class ObjectStoreRemote(Remote):
         """Replace the index if it is still at ``version`` (None: create it); Contended if not."""
         raise NotImplementedError
 
+    def _put_page(self, path: str, data: bytes) -> None:
+        """Write (or overwrite) one page of the site: a single PUT, whole or not at all."""
+        raise NotImplementedError
+
+    def put_site(self, folder: str, files: Mapping[str, bytes], *, say: Notice) -> None:
+        if not self.writable or type(self)._put_page is ObjectStoreRemote._put_page:
+            super().put_site(folder, files, say=say)
+        # Each page is one PUT; the index page goes last, so it never links to a page not yet there.
+        for name in sorted(files, key=lambda n: (n == "index.html", n)):
+            self._put_page(f"{folder}/{name}", files[name])
+
     def _publish(self, entries: Sequence[Entry], say: Notice) -> PublishReport:
         from zoo.registry.remotes.publish import plan
 
@@ -361,6 +372,9 @@ class MemoryRemote(ObjectStoreRemote):
 
     def _put_index(self, data: bytes, version: str | None) -> None:
         self._fs().pipe_file(self._fs_path(INDEX), data)
+
+    def _put_page(self, path: str, data: bytes) -> None:
+        self._fs().pipe_file(self._fs_path(path), data)
 
 
 __all__ = ["AzureRemote", "Backend", "GcsRemote", "MemoryRemote", "ObjectStoreRemote", "publish_attempts"]

@@ -34,7 +34,7 @@ def check_artifact(manifest: Manifest, folder: Path) -> None:
     """The checks a downloaded artifact passes before it is cached: the same
     torch-free checks every hand-out runs (the structure, and the header against
     the .pte and the manifest), so nothing is cached that could not be handed out."""
-    from zoo.registry.header_check import check_stored_asm, check_stored_header
+    from zoo.registry.header_check import check_io_files, check_stored_asm, check_stored_header
     from zoo.registry.labels_check import check_labels_header
     from zoo.registry.structure_check import Expected, check_structure
 
@@ -50,6 +50,9 @@ def check_artifact(manifest: Manifest, folder: Path) -> None:
     asm = manifest.file("model_asm")
     if asm is not None:
         checks.append(check_stored_asm(record.name, len(data), (folder / asm.name).read_bytes(), asm.name, manifest))
+    io_check = check_io_files(manifest, lambda name: (folder / name).read_bytes())
+    if io_check is not None:
+        checks.append(io_check)
     labels = manifest.file("labels_header")
     if labels is not None:
         checks.append(check_labels_header((folder / labels.name).read_bytes(), labels.name, manifest))

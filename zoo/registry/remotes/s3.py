@@ -31,7 +31,8 @@ from zoo.registry.remotes.object_store import CHUNK, Contended, ObjectStoreRemot
 if TYPE_CHECKING:
     from zoo.registry.cache import Entry
 
-_CONTENT_TYPES = {".json": "application/json", ".h": "text/x-c"}
+_CONTENT_TYPES = {".json": "application/json", ".h": "text/x-c", ".html": "text/html; charset=utf-8",
+                  ".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".png": "image/png"}
 
 class S3Remote(ObjectStoreRemote):
     """S3 and S3-compatible stores, through s3fs; publishes with conditional writes."""
@@ -198,6 +199,9 @@ class S3Remote(ObjectStoreRemote):
         folder = path.rpartition("/")[0]
         raise Contended(f"{self._where(path)} already holds other bytes, and index.json does not list that "
                          "artifact", taken=folder)
+
+    def _put_page(self, path: str, data: bytes) -> None:
+        self._put(path, data, {})
 
     def _put_index(self, data: bytes, version: str | None) -> None:
         condition = {"IfMatch": version} if version is not None else {"IfNoneMatch": "*"}

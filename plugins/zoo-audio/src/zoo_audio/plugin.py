@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zoo import ModelSpec, hookimpl
-from zoo_audio import ds_cnn, fc_autoencoder, wav2letter
+from zoo_audio import ds_cnn, fc_autoencoder, vad, wav2letter
 
 
 @hookimpl
@@ -13,3 +13,4 @@ def register_models(register: Callable[[ModelSpec], None]) -> None:
     register(ds_cnn.spec())
     register(wav2letter.spec())
     register(fc_autoencoder.spec())
+    register(vad.spec())

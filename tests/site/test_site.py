@@ -1,0 +1,162 @@
+"""``zoo site DIR`` and ``zoo publish --site``, read as HTML: what the pages say, that every
+link resolves inside the site, that what a plugin or remote supplied stays text, and that a
+site is replaced whole. Fast tier: the cache is the fake compile's (tests/site/conftest.py)."""
+
+from __future__ import annotations
+
+import uuid
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner, Result
+
+from tests.conftest import run_probed
+from tests.site.conftest import HOSTILE
+from tests.site.pages import broken_links, parse
+from zoo import Zoo
+from zoo.cli import main
+from zoo.registry.manifest import Manifest
+from zoo.registry.site.markup import page_name
+
+
+def zoo(*args: str) -> Result:
+    result = CliRunner().invoke(main, list(args))
+    assert result.exit_code == 0, result.output
+    return result
+
+
+def test_the_index_counts_groups_by_task_and_shows_every_variant(site_cache: dict[str, Manifest], tmp_path: Path) -> None:
+    zoo("site", str(tmp_path / "site"))
+    index = parse(tmp_path / "site" / "index.html")
+    text = index.plain()
+    assert "2 models, 4 builds, 1 failed builds; 3 heat-map rows are variants of a model." in text
+    assert "operator" in text and "task not recorded" in text  # add's task from its plugin; the hostile one has none
+    heat_rows = [r for r in index.rows if r and r[0].startswith("add")]
+    labels = sorted(r[0].removeprefix("add") for r in heat_rows[:3])
+    assert labels == ["float", "float, SRAM budget 256.0 KiB, --optimise=Size", "int8"]
+    assert not any(m.key[:8] in text for m in site_cache.values())  # variants are never named by hash
+    failed = [r for r in index.rows if "failed at lower (aten.add.Tensor)" in r]
+    assert len(failed) == 1 and failed[0][3] == "portable"
+
+
+def test_the_model_page_has_the_inputs_weights_fetch_lines_and_failures(site_cache: dict[str, Manifest],
+                                                                          tmp_path: Path) -> None:
+    zoo("site", str(tmp_path / "site"))
+    page = parse(tmp_path / "site" / "models" / "add.html")
+    text = page.plain()
+    assert "Task: operator" in text and "(1, 1, 1, 1)" in text and "float32" in text
+    assert "Origin: n/a. Licence: n/a." in text
+    assert "zoo fetch add --target ethos-u55-128 --weights none" in text
+    assert "zoo fetch add --target ethos-u55-128 --weights none --io int8 --layout nchw" in text
+    assert "zoo fetch add --target ethos-u55-128 --weights none --sram-budget 262144" in text
+    assert "3 builds on 1 target" in text and "What failed" in text and "lower (aten.add.Tensor)" in text
+    pte = site_cache["float"].file("pte")
+    assert pte is not None and f"sha256 {pte.sha256}" in text
+    assert "<svg" in (tmp_path / "site" / "models" / "add.html").read_text()  # the chart
+
+
+def test_every_link_resolves_inside_the_site(site_cache: dict[str, Manifest], tmp_path: Path) -> None:
+    zoo("site", str(tmp_path / "site"))
+    assert broken_links(tmp_path / "site") == []
+    index = parse(tmp_path / "site" / "index.html")
+    assert "models/add.html" in index.links and any(link.startswith("models/add.html#b-") for link in index.links)
+
+
+def test_what_a_plugin_or_cache_supplies_stays_text(site_cache: dict[str, Manifest], tmp_path: Path) -> None:
+    zoo("site", str(tmp_path / "site"))
+    pages = list((tmp_path / "site").rglob("*.html"))
+    assert len(pages) == 3
+    for path in pages:
+        raw = path.read_text(encoding="utf-8")
+        assert "<script>alert" not in raw and "\"'&<" not in raw
+        parsed = parse(path)
+        assert [s.get("src") for s in parsed.scripts] in (["site.js"], ["../site.js"])
+    hostile = parse(tmp_path / "site" / "models" / page_name(HOSTILE))
+    assert page_name(HOSTILE).startswith("m-")  # no name reaches outside models/
+    text = hostile.plain()
+    assert f"Licence: {HOSTILE}" in text and HOSTILE in "".join(hostile.text)
+
+
+def test_a_site_is_replaced_whole_and_never_a_foreign_folder(site_cache: dict[str, Manifest], tmp_path: Path) -> None:
+    site = tmp_path / "site"
+    zoo("site", str(site))
+    first = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    zoo("site", str(site))
+    again = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    assert again == first  # the same cache gives the same bytes
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith(".")) == []  # nothing staged is left
+    foreign = tmp_path / "mine"
+    foreign.mkdir()
+    (foreign / "notes.txt").write_text("keep me")
+    result = CliRunner().invoke(main, ["site", str(foreign)])
+    assert result.exit_code != 0 and "not empty and holds no site zoo wrote" in result.output
+    assert (foreign / "notes.txt").read_text() == "keep me"
+
+
+def test_nothing_cached_says_what_to_do(isolated: Path) -> None:
+    result = CliRunner().invoke(main, ["site", str(isolated / "site")])
+    assert result.exit_code != 0 and "nothing cached" in result.output and "--remote" in result.output
+    assert not (isolated / "site").exists()
+
+
+def test_a_site_from_a_directory_remote_links_every_file_with_its_sha256(site_cache: dict[str, Manifest],
+                                                                          tmp_path: Path) -> None:
+    share = tmp_path / "share"
+    Zoo().publish(str(share), model="add", target="u55-128", notice=lambda m: None)
+    zoo("site", str(tmp_path / "site"), "--remote", str(share))
+    page = tmp_path / "site" / "models" / "add.html"
+    parsed = parse(page)
+    downloads = [link for link in parsed.links if link.startswith("file://")]
+    m = site_cache["float"]
+    assert len(downloads) == len(m.files)
+    for f in m.files:
+        link = next(link for link in downloads if link.endswith("/" + f.name))
+        assert Path(link.removeprefix("file://")).is_file()
+        assert f"sha256 {f.sha256}" in parsed.plain()
+    assert f"--remote {share}" in parsed.plain()
+    assert "Each model page lists every file with its sha256 and a download link." in parse(page.parent.parent / "index.html").plain()
+
+
+def test_publish_site_puts_a_browsable_site_beside_the_index(site_cache: dict[str, Manifest], tmp_path: Path) -> None:
+    share = tmp_path / "share"
+    out = zoo("publish", "add", "-t", "u55-128", "--to", str(share), "--site")
+    assert f"site       {(share / '_site' / 'index.html').as_uri()}" in out.stdout
+    index_json = (share / "index.json").read_bytes()
+    site = share / "_site"
+    assert broken_links(site, within=share) == []
+    page = parse(site / "models" / "add.html")
+    relative = [link for link in page.links if link.startswith("../../add/")]
+    assert len(relative) == len(site_cache["float"].files)
+    assert all((site / "models" / link).resolve().is_file() for link in relative)  # the remote's own files
+    # --site alone rewrites the site and touches nothing else.
+    zoo("publish", "--to", str(share), "--site")
+    assert (share / "index.json").read_bytes() == index_json
+
+
+def test_publish_site_to_an_object_store(site_cache: dict[str, Manifest]) -> None:
+    from zoo.registry.remotes import parse_remote
+
+    url = f"memory://site-{uuid.uuid4().hex[:12]}/team"
+    zoo("publish", "add", "-t", "u55-128", "--to", url, "--site")
+    remote = parse_remote(url)
+    fs = remote._fs()  # type: ignore[attr-defined]
+    bucket = url.removeprefix("memory://")
+    names = sorted(p.split("/_site/", 1)[1] for p in fs.find(f"/{bucket}/_site"))
+    assert names == [".zoo-site", "index.html", "models/add.html", "site.css", "site.js"]
+    assert b"../../add/" in fs.cat_file(f"/{bucket}/_site/models/add.html")
+
+
+def test_a_remote_kind_without_pages_says_so(site_cache: dict[str, Manifest]) -> None:
+    from zoo.registry.remotes.base import Remote
+    from zoo.registry.remotes.http import HttpRemote
+
+    assert HttpRemote("https://example.com/zoo").public_url("add/u55-128/k/add.pte") == \
+        "https://example.com/zoo/add/u55-128/k/add.pte"
+    with pytest.raises(Exception, match="cannot put a site on a http remote"):
+        Remote.put_site(HttpRemote("https://example.com/zoo"), "_site", {}, say=print)
+
+
+def test_zoo_site_never_imports_torch(site_cache: dict[str, Manifest], tmp_path: Path) -> None:
+    probed = run_probed("site", str(tmp_path / "site"))
+    assert probed.returncode == 0, probed.stderr
+    assert probed.loaded == []

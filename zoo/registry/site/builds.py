@@ -1,0 +1,272 @@
+"""What the site shows, as one view over both sources: a cached manifest or a remote's
+index record becomes a ``Build``, a failure record a ``Failed``; ``Site`` groups them by model.
+
+Everything a remote supplies is its word, not checked here: numbers that are not numbers
+read as unknown, and every string is escaped where a page shows it.
+"""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from zoo._units import human_bytes
+from zoo.registry.manifest import TargetOptions
+
+if TYPE_CHECKING:
+    from zoo._spec import ModelSpec
+    from zoo.registry.failures import Failure
+    from zoo.registry.manifest import Manifest
+    from zoo.registry.remotes.index import IndexRecord
+
+
+def number(value: Any) -> float | None:
+    """A figure, or None for anything that is not a number (a remote's claim may be anything)."""
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
+
+
+def count(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+def _text(value: Any) -> str:
+    return "" if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class File:
+    name: str
+    kind: str
+    size: int
+    sha256: str
+    href: str | None = None
+    """Where to download it; None for a site made from the local cache."""
+
+
+@dataclass(frozen=True)
+class Build:
+    """One artifact: a model, weights variant, I/O boundary and Vela options on one target."""
+
+    model: str
+    weights: str
+    target: str
+    key: str
+    accelerator: str | None
+    system_config: str | None
+    memory_mode: str | None
+    extra_flags: tuple[str, ...]
+    sram_budget: int | None
+    io: str
+    layout: str
+    io_in_key: bool
+    """Whether the build key names the boundary (it does when it is not float NCHW)."""
+    inputs: tuple[dict[str, Any], ...]
+    time_ms: float | None
+    per_second: float | None
+    sram_bytes: float | None
+    flash_bytes: float | None
+    pte_bytes: int | None
+    npu_ops: int | None
+    cpu_ops: int | None
+    partitions: int | None
+    cpu_op_names: tuple[str, ...]
+    metrics: tuple[dict[str, Any], ...]
+    weights_info: dict[str, Any]
+    tools: dict[str, str]
+    built_at: str
+    files: tuple[File, ...] = ()
+    signed: bool = False
+    remote: str | None = None
+
+    @property
+    def npu_share(self) -> float | None:
+        if self.npu_ops is None:
+            return None
+        total = self.npu_ops + (self.cpu_ops or 0)
+        return self.npu_ops / total if total else None
+
+    @property
+    def variant(self) -> tuple[str, ...]:
+        """What sets this build apart from the model's other builds on any target."""
+        return (self.weights, self.io, self.layout, str(self.sram_budget or ""), " ".join(self.extra_flags))
+
+    def fetch_line(self) -> str:
+        """The ``zoo fetch`` command for exactly this build, quoted for a POSIX shell."""
+        options = TargetOptions(self.accelerator, self.system_config, self.memory_mode)
+        argv = ["zoo", "fetch", self.model, *options.fetch_argv(), "--weights", self.weights]
+        if self.io_in_key:
+            argv += ["--io", self.io, "--layout", self.layout]
+        if self.sram_budget:
+            argv += ["--sram-budget", str(self.sram_budget)]
+        if self.remote:
+            argv += ["--remote", self.remote]
+        return shlex.join(argv)
+
+    @classmethod
+    def from_manifest(cls, m: Manifest) -> Build:
+        total = m.vela_total
+        io = m.io or {}
+        key_io = m.key_inputs.get("io") or {}
+        pte = m.file("pte")
+        return cls(
+            model=m.model, weights=m.weights or "", target=m.target, key=m.key,
+            accelerator=m.target_options.accelerator, system_config=m.target_options.system_config,
+            memory_mode=m.target_options.memory_mode, extra_flags=m.vela_flags, sram_budget=m.sram_budget_bytes,
+            io=str(io.get("mode") or key_io.get("mode") or "float"),
+            layout=str(io.get("layout") or key_io.get("layout") or "nchw"), io_in_key=bool(key_io),
+            inputs=tuple(i for i in m.key_inputs.get("inputs") or () if isinstance(i, dict)),
+            time_ms=total.inference_time_ms if total else None,
+            per_second=total.inferences_per_second if total else None,
+            sram_bytes=total.sram_bytes if total else None, flash_bytes=total.flash_bytes if total else None,
+            pte_bytes=pte.size if pte else None,
+            npu_ops=count(m.delegation.get("npu_ops")), cpu_ops=count(m.delegation.get("cpu_ops")),
+            partitions=count(m.delegation.get("partitions")),
+            cpu_op_names=tuple(str(x) for x in m.delegation.get("cpu_op_names") or ()),
+            metrics=tuple({**x, "reference": m.reference.get(str(x.get("name")))} for x in m.metrics),
+            weights_info=dict(m.weights_info or {}), tools={k: _text(v) for k, v in m.tools.items()},
+            built_at=m.built_at or "",
+            files=tuple(File(f.name, f.kind, f.size, f.sha256) for f in m.files),
+            signed=bool((m.verification or {}).get("signature")),
+        )
+
+    @classmethod
+    def from_record(cls, r: IndexRecord, *, remote: str, href: Callable[[str], str | None]) -> Build:
+        """``href(path inside the remote)``: the link to download a file, or None where there is none."""
+        ki = r.key_inputs
+        target, key_io = _dict(ki.get("target")), _dict(ki.get("io"))
+        vela = r.vela or {}
+        d = r.delegation or {}
+        accuracy = r.accuracy.get("metrics") if isinstance(r.accuracy, dict) else None
+        pte = r.file("pte")
+        flags = target.get("extra_flags")
+        return cls(
+            model=r.model, weights=r.weights, target=r.target, key=r.key,
+            accelerator=_str_or_none(target.get("accelerator")), system_config=_str_or_none(target.get("system_config")),
+            memory_mode=_str_or_none(target.get("memory_mode")),
+            extra_flags=tuple(str(x) for x in flags) if isinstance(flags, list) else (),
+            sram_budget=count(target.get("sram_budget")),
+            io=_text(key_io.get("mode") or "float"), layout=_text(key_io.get("layout") or "nchw"), io_in_key=bool(key_io),
+            inputs=tuple(i for i in ki.get("inputs") or () if isinstance(i, dict)),
+            time_ms=number(vela.get("inference_time_ms")), per_second=number(vela.get("inferences_per_second")),
+            sram_bytes=number(vela.get("sram_bytes")), flash_bytes=number(vela.get("flash_bytes")),
+            pte_bytes=pte.size if pte else None,
+            npu_ops=count(d.get("npu_ops")), cpu_ops=count(d.get("cpu_ops")), partitions=count(d.get("partitions")),
+            cpu_op_names=tuple(str(x) for x in d.get("cpu_op_names") or () if isinstance(d.get("cpu_op_names"), list)),
+            metrics=tuple(x for x in accuracy or () if isinstance(x, dict)),
+            weights_info=dict(r.weights_info or {}), tools={k: _text(v) for k, v in r.tools.items()},
+            built_at=r.built_at,
+            files=tuple(File(f.name, f.kind, f.size, f.sha256, href(f"{r.folder}/{f.name}")) for f in r.files),
+            signed=r.signature is not None, remote=remote,
+        )
+
+
+def _dict(value: Any) -> dict[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _str_or_none(value: Any) -> str | None:
+    return None if value is None else str(value)
+
+
+@dataclass(frozen=True)
+class Failed:
+    """A build that failed and was recorded (only a local cache keeps these)."""
+
+    model: str
+    weights: str
+    target: str
+    where: str
+    message: str
+
+    @classmethod
+    def from_failure(cls, f: Failure) -> Failed:
+        return cls(f.model, f.weights, f.target, f.where, f.message)
+
+
+@dataclass
+class Model:
+    name: str
+    task: str
+    description: str
+    builds: list[Build] = field(default_factory=list)
+    failures: list[Failed] = field(default_factory=list)
+
+    def labels(self) -> dict[str, str]:
+        """Each build's variant named by what differs among this model's builds (weights,
+        I/O, SRAM budget, Vela options; then tools and build date), never by its key; "" if nothing does."""
+        return variant_labels(self.builds)
+
+
+_FACETS: tuple[Callable[[Build], str], ...] = (  # "" where a build has the default
+    lambda b: f"weights {b.weights}",
+    lambda b: b.io if b.layout == "nchw" else f"{b.io} {b.layout}",
+    lambda b: f"SRAM budget {human_bytes(b.sram_budget)}" if b.sram_budget else "",
+    lambda b: " ".join(b.extra_flags),
+    lambda b: f"{b.system_config}, {b.memory_mode}",
+    lambda b: ", ".join(f"{k} {v}" for k, v in sorted(b.tools.items()) if k in ("executorch", "ethos-u-vela", "torch")),
+    lambda b: f"built {b.built_at[:16].replace('T', ' ')}",
+)
+
+
+def variant_labels(builds: Iterable[Build]) -> dict[str, str]:
+    """key → label. The first facets (weights, I/O, budget, flags) name a variant across
+    targets; the rest only tell apart builds of one target that share all of those."""
+    builds = list(builds)
+    across = [f for f in _FACETS[:4] if len({f(b) for b in builds}) > 1]
+    labels = {b.key: ", ".join(filter(None, (f(b) for f in across))) for b in builds}
+    for b in builds:
+        same = [o for o in builds if o.target == b.target and labels[o.key] == labels[b.key]]
+        extra = [f for f in _FACETS[4:] if len({f(o) for o in same}) > 1]
+        if extra:
+            labels[b.key] = ", ".join(filter(None, [labels[b.key], *(f(b) for f in extra)]))
+    return labels
+
+
+@dataclass
+class Site:
+    source: str
+    """Where the figures come from: "the local cache" or the remote's URL."""
+    models: dict[str, Model]
+    from_remote: bool = False
+
+    @property
+    def builds(self) -> list[Build]:
+        return [b for m in self.models.values() for b in m.builds]
+
+    @property
+    def failures(self) -> list[Failed]:
+        return [f for m in self.models.values() for f in m.failures]
+
+    def targets(self, order: Mapping[str, int]) -> list[str]:
+        """Every target with a build or a failure, in ``order`` (zoo's own), then by name."""
+        names = {b.target for b in self.builds} | {f.target for f in self.failures}
+        return sorted(names, key=lambda t: (order.get(t, len(order)), t))
+
+    def tasks(self) -> dict[str, list[Model]]:
+        out: dict[str, list[Model]] = {}
+        for model in sorted(self.models.values(), key=lambda m: (m.task, m.name)):
+            out.setdefault(model.task, []).append(model)
+        return out
+
+
+def gather(source: str, builds: Iterable[Build], failures: Iterable[Failed],
+           specs: Mapping[str, ModelSpec], *, from_remote: bool) -> Site:
+    """Group by model; the task and description come from the model's plugin where it is installed."""
+    models: dict[str, Model] = {}
+
+    def model(name: str) -> Model:
+        if name not in models:
+            spec = specs.get(name)
+            models[name] = Model(name, spec.task if spec else "task not recorded", spec.description if spec else "")
+        return models[name]
+
+    for b in builds:
+        model(b.model).builds.append(b)
+    for f in failures:
+        model(f.model).failures.append(f)
+    for m in models.values():
+        m.builds.sort(key=lambda b: (b.target, b.variant, b.built_at, b.key))
+        m.failures.sort(key=lambda f: (f.target, f.weights))
+    return Site(source, models, from_remote)
