@@ -4,13 +4,14 @@ handing the module to the plugin manager, so they do not depend on what is insta
 from __future__ import annotations
 
 import io
+from collections.abc import Callable
 
 import pytest
 
 # zoo's own fixtures: every test isolated from the user's config and cache (and the
 # reproducible numerics pinned before torch computes, for the compile tier).
 from tests.conftest import isolated  # noqa: F401
-from zoo import Zoo
+from zoo import ModelSpec, Zoo, hookimpl
 from zoo.registry.plugin_loader import Registry
 
 
@@ -27,3 +28,21 @@ def audio_registry() -> Registry:
 def audio_zoo() -> Zoo:
     return Zoo(registry=audio_registry())
 
+
+@pytest.fixture
+def zoo_with() -> Callable[[ModelSpec], Zoo]:
+    """A Zoo whose only plugin, named ``audio`` as the pack is, registers ``spec``:
+    the pack's spec with one thing changed."""
+
+    def make(spec: ModelSpec) -> Zoo:
+        class Plugin:
+            @hookimpl
+            def register_models(self, register: Callable[[ModelSpec], None]) -> None:
+                register(spec)
+
+        registry = Registry(stderr=io.StringIO())
+        status = registry.add_plugin(Plugin(), "audio")
+        assert status.status == "ok", status.error
+        return Zoo(registry=registry)
+
+    return make

@@ -3,14 +3,18 @@ registering it stays light."""
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
 
 import pytest
 from zoo_audio import ds_cnn, fc_autoencoder, fsdd, wav2letter
 
 from tests.conftest import run_probed, run_zoo
-from zoo import Zoo
+from zoo import BuildError, Dataset, ModelSpec, Zoo
 
 MODELS = {"ds-cnn-fsdd": "keyword-spotting", "wav2letter": "speech-recognition",
           "fc-autoencoder-640": "anomaly-detection", "silero-vad": "voice-activity-detection"}
@@ -75,7 +79,23 @@ def test_every_spec_builds_a_model_that_takes_its_declared_input() -> None:
         assert torch.isfinite(out).all(), spec.name
 
 
-def test_zoo_list_with_the_pack_imports_neither_torch_nor_numpy(tmp_path: object) -> None:
+def test_random_wav2letter_gives_outputs_that_vary() -> None:
+    """PyTorch's default init alone leaves the log-probabilities nearly constant, which
+    would give the elementwise checks nothing to compare; the LSUV rescale keeps them alive."""
+    import torch
+
+    samples = wav2letter._calibration()
+    with torch.no_grad(), torch.random.fork_rng(devices=[]):
+        torch.manual_seed(wav2letter.RANDOM_SEED)
+        plain = wav2letter.network_class()().eval()
+        flat = torch.cat([plain(s[0]) for s in samples])
+        model = wav2letter.spec().build("random")
+        out = torch.cat([model(s[0]) for s in samples])
+    assert float(flat.max() - flat.min()) < 0.05  # why the rescale is there
+    assert float(out.std()) > 0.2 and float(out.max() - out.min()) > 1.0
+
+
+def test_zoo_list_with_the_pack_imports_neither_torch_nor_numpy() -> None:
     probed = run_probed("list", "--json", watch=("torch", "numpy", "executorch", "safetensors"))
     assert probed.returncode == 0, probed.stderr
     assert probed.loaded == []
@@ -93,12 +113,10 @@ def test_zoo_plugins_names_the_pack_distribution_and_version() -> None:
     assert sorted(audio["models"]) == sorted(MODELS)
 
 
-def test_a_pack_that_fails_to_import_is_named_with_its_distribution(tmp_path: pytest.TempPathFactory) -> None:
+def test_a_pack_that_fails_to_import_is_named_with_its_distribution(tmp_path: Path) -> None:
     """The installed entry point, but a zoo_audio whose plugin module raises on import
     (as a missing dependency would): the pack is an error, the rest of zoo works."""
-    from pathlib import Path
-
-    shadow = Path(str(tmp_path)) / "zoo_audio"
+    shadow = tmp_path / "zoo_audio"
     shadow.mkdir()
     (shadow / "__init__.py").write_text("__version__ = '0.1.0'\n")
     (shadow / "plugin.py").write_text("import sequentia_is_not_here\n")
@@ -110,4 +128,20 @@ def test_a_pack_that_fails_to_import_is_named_with_its_distribution(tmp_path: py
     assert fetched.returncode == 2 and "Traceback" not in fetched.stderr
     assert "skipped plugin 'audio' (zoo-audio 0.1.0): failed to import" in fetched.stderr
     assert "unknown model 'ds-cnn-fsdd'" in fetched.stderr
+    assert not list(Path(os.environ["ZOO_CACHE_DIR"]).glob("**/*.pte"))
+
+
+def test_clips_of_the_wrong_length_fail_naming_the_pack_and_model_and_cache_nothing(
+    zoo_with: Callable[[ModelSpec], Zoo]
+) -> None:
+    """Caught before anything is exported: no lowering, so in the fast tier."""
+    def short_clips() -> list[tuple[Any, ...]]:
+        features, _ = fsdd.load("calibration")
+        return [(features[i : i + 1, :, :16].clone(),) for i in range(4)]
+
+    spec = dataclasses.replace(ds_cnn.spec(), calibration=Dataset(4, "16-frame clips", short_clips, lambda: "short"))
+    with pytest.raises(BuildError) as caught:
+        zoo_with(spec).fetch("ds-cnn-fsdd", "u55-128")
+    text = str(caught.value)
+    assert "plugin 'audio'" in text and "ds-cnn-fsdd" in text and "[1, 1, 16, 13]" in text, text
     assert not list(Path(os.environ["ZOO_CACHE_DIR"]).glob("**/*.pte"))
