@@ -12,11 +12,9 @@ from zoo._units import duration, human_bytes
 from zoo.cli.report_render import page
 from zoo.cli.table import render
 from zoo.registry.report import NOTE, Catalogue, Cell, ReportRow
-from zoo.registry.site.markup import short_op
+from zoo.registry.site.markup import short_op, stop
 
-# Stops of matplotlib's viridis, fast (dark) to slow (light): ordered in lightness,
-# so the map still reads in grey and for colour-blind readers.
-_VIRIDIS = ((68, 1, 84), (59, 82, 139), (33, 145, 140), (94, 201, 98), (253, 231, 37))
+# The heat map's colours are the site's (site.markup.stop): one scale for the HTML report and the site.
 
 
 def operators(row: ReportRow) -> str:
@@ -59,16 +57,6 @@ def render_catalogue_text(catalogue: Catalogue) -> str:
     return render(headers, body, width=10**6) + f"\n\n{summary}. {NOTE}"
 
 
-def _colour(fraction: float) -> tuple[str, str]:
-    """Background and text colour for a point 0..1 along the scale."""
-    x = min(max(fraction, 0.0), 1.0) * (len(_VIRIDIS) - 1)
-    i = min(int(x), len(_VIRIDIS) - 2)
-    t = x - i
-    rgb = [round(a + (b - a) * t) for a, b in zip(_VIRIDIS[i], _VIRIDIS[i + 1], strict=True)]
-    luminance = 0.2126 * rgb[0] + 0.7152 * rgb[1] + 0.0722 * rgb[2]
-    return "#{:02x}{:02x}{:02x}".format(*rgb), "#111" if luminance > 140 else "#fff"
-
-
 def _e(value: object) -> str:
     return html.escape(str(value))
 
@@ -100,7 +88,7 @@ def _heat_cell(cell: Cell | None, low: float, high: float) -> str:
     t = r.inference_time_ms
     if not t:
         return f'<td class="cpu" title="{_e(r.key)}">CPU only</td>'
-    background, ink = _colour(0.5 if high == low else (math.log10(t) - low) / (high - low))
+    background, ink = stop(0.5 if high == low else (math.log10(t) - low) / (high - low))
     share = r.npu_share
     note = f"<small>{share:.0%} NPU</small>" if share is not None and share < 1 else ""
     tip = f"{duration(t)}; {operators(r)}; CPU: {cpu_ops(r)}; SRAM {human_bytes(r.sram_bytes)}"
@@ -111,7 +99,7 @@ def _heat_cell(cell: Cell | None, low: float, high: float) -> str:
 def _legend(low: float, high: float) -> str:
     if high <= low:
         return ""
-    stops = ", ".join(_colour(i / 4)[0] for i in range(5))
+    stops = ", ".join(stop(i / 4)[0] for i in range(5))
     return (f'<div class="legend"><span>≤ {_e(duration(10 ** low))}</span>'
             f'<span class="bar" style="background:linear-gradient(to right, {stops})"></span>'
             f"<span>{_e(duration(10 ** high))}</span> estimated time per inference (log scale); "
