@@ -85,14 +85,16 @@ def test_output_dir_gets_pte_header_manifest_and_labels(built: dict[tuple[str, s
     proc = run_zoo("fetch", "mnist", "-t", "u55-128", "-o", str(out), "--labels-header", "--header-name", "mnist_model", "--header-section", ".rodata.model")
     assert proc.returncode == 0, proc.stderr
     names = sorted(p.name for p in out.iterdir())
-    assert names == ["manifest.json", "mnist_labels.h", "mnist_u55-128.h", "mnist_u55-128.pte", "mnist_u55-128.s"]
+    assert names == ["manifest.json", "mnist_labels.h", "mnist_u55-128.h", "mnist_u55-128.pte", "mnist_u55-128.s",
+                     "mnist_u55-128_io.c", "mnist_u55-128_io.h"]
     header = (out / "mnist_u55-128.h").read_text()
     assert '.section ".rodata.model"' in (out / "mnist_u55-128.s").read_text()
     assert "mnist_model[MNIST_MODEL_LEN]" in header and "#ifndef MNIST_MODEL_H_" in header
     assert array_bytes(out / "mnist_u55-128.h", "mnist_model") == (out / "mnist_u55-128.pte").read_bytes()
     assert '"7",' in (out / "mnist_labels.h").read_text()
     assert proc.stdout.split() == [str(out / "mnist_u55-128.pte"), str(out / "mnist_u55-128.h"),
-                                   str(out / "mnist_u55-128.s"), str(out / "mnist_labels.h")]
+                                   str(out / "mnist_u55-128.s"), str(out / "mnist_u55-128_io.h"),
+                                   str(out / "mnist_u55-128_io.c"), str(out / "mnist_labels.h")]
 
 
 def test_rebuild_from_scratch_is_byte_identical(built: dict[tuple[str, str], Artifact], tmp_path: Path) -> None:

@@ -261,6 +261,6 @@ def test_report_compares_the_cpu_work_of_each_boundary(io_builds: dict[str, Arti
     assert proc.returncode == 0, proc.stderr
     rows = {(r["io"], tuple(r["cpu_kernels"])): r for r in json.loads(proc.stdout)["rows"]}
     assert rows[("float", ("quantized_decomposed::dequantize_per_tensor.out", "quantized_decomposed::quantize_per_tensor.out"))]["cpu_run"] == 2
-    assert rows[("int8", ())]["cpu_run"] == 0 and rows[("pixels", ())]["cpu_run"] == 0
+    assert rows[("int8 nhwc", ())]["cpu_run"] == 0 and rows[("pixels nhwc", ())]["cpu_run"] == 0
     text = run_zoo("report", "rgb-tiny", env=RGB).stdout
     assert "I/O" in text and "CPU ops" in text

@@ -91,7 +91,7 @@ def test_parallel_jobs_build_the_same_bytes(built: dict[tuple[str, str], Artifac
     again = run_zoo("fetch", "add", "--target", "u55-128,u85-256,portable", "-q",
                     env={"ZOO_CACHE_DIR": str(tmp_path / "cache")})
     assert again.returncode == 0
-    assert again.stdout.split() == [p for a in arts for p in (a["pte"], a["header"], a.get("model_asm")) if p]
+    assert again.stdout.split() == [p for a in arts for p in (a["pte"], a["header"], a.get("model_asm"), a["io_header"], a["io_source"]) if p]
 
 
 # --- memory fit ---------------------------------------------------------------------------------

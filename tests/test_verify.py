@@ -422,7 +422,8 @@ def test_lowering_again_adds_numerics_and_a_bundle_with_the_same_bytes(built: di
     assert float(macros["MODEL_PTE_BUNDLE_ATOL"].rstrip("f")) == pytest.approx(bundle["atol"])
     assert sorted(p.name for p in out.iterdir()) == [
         "add_u65-256-shared_sram.bpte", "add_u65-256-shared_sram.h", "add_u65-256-shared_sram.pte",
-        "add_u65-256-shared_sram.s", "add_u65-256-shared_sram_bundle.h", "manifest.json",
+        "add_u65-256-shared_sram.s", "add_u65-256-shared_sram_bundle.h", "add_u65-256-shared_sram_io.c",
+        "add_u65-256-shared_sram_io.h", "manifest.json",
     ]
     again = json.loads(run_zoo("verify", "add", "-t", "imx93", "--json", "--no-build", env=env).stdout)
     assert again["passed"] and again["bundle"]["test_cases"] == 3
