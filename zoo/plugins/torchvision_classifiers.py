@@ -10,13 +10,23 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, WeightsVariant, hookimpl, top1
+from zoo import (
+    BuildError,
+    Dataset,
+    InputSpec,
+    Metric,
+    ModelSpec,
+    WeightsVariant,
+    hookimpl,
+    reestimate_batchnorm,
+    top1,
+)
 from zoo.plugins import _imagenet
 
 VERSION = "1"
@@ -227,27 +237,6 @@ def random_init(e: Entry) -> Any:
         torch.manual_seed(RANDOM_SEED)
         model = get_model(e.torchvision_name, weights=None, **RANDOM_KWARGS.get(e.torchvision_name, {}))
     return model.eval()
-
-
-def reestimate_batchnorm(model: Any, samples: Sequence[tuple[Any, ...]]) -> int:
-    """Set every BatchNorm's running statistics to those of ``samples``, run as one
-    batch, and return how many layers there were. Untrained BatchNorm layers keep
-    mean 0 and variance 1, so the activations shrink layer by layer until the
-    output barely depends on the input; measured statistics keep them alive."""
-    import torch
-
-    norms = _batchnorms(model)
-    model.eval()
-    momenta = [m.momentum for m in norms]
-    for m in norms:
-        m.reset_running_stats()
-        m.momentum = None  # a cumulative average: exactly the batch's statistics
-        m.train()
-    with torch.no_grad():
-        model(torch.cat([s[0] for s in samples]))
-    for m, momentum in zip(norms, momenta, strict=True):
-        m.momentum = momentum
-    return len(norms)
 
 
 def _build(e: Entry, calibration: Dataset, variant: str) -> Any:

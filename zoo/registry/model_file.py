@@ -50,6 +50,9 @@ def spec_from_model_file(path: Path) -> ModelSpec:
     path = Path(path).expanduser().resolve()
     if not path.is_file() or path.suffix != ".py":
         raise UsageError(f"--model-file {path}: expected an existing .py file defining ModelUnderTest and ModelInputs")
+    from zoo.registry import reproducible
+
+    reproducible.pin()  # the file's own module-level torch code runs in the build's numerics mode
     try:
         import torch
     except ImportError:

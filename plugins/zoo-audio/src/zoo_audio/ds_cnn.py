@@ -7,7 +7,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, WeightsVariant, top1
+from zoo import (
+    BuildError,
+    Dataset,
+    InputSpec,
+    Metric,
+    ModelSpec,
+    WeightsVariant,
+    reestimate_batchnorm,
+    top1,
+)
 from zoo_audio import fsdd
 
 NAME = "ds-cnn-fsdd"
@@ -77,25 +86,10 @@ def _build(variant: str) -> Any:
             raise BuildError(f"{NAME}: the shipped weights {WEIGHTS_FILE} are missing; reinstall zoo-audio")
         model.load_state_dict(load_file(str(WEIGHTS_FILE)), strict=True)
     elif variant == "random":
-        _reestimate_batchnorm(model, _calibration())
+        reestimate_batchnorm(model, _calibration())
     else:
         raise BuildError(f"{NAME} has no weights variant {variant!r}; choose fsdd or random")
     return model.eval()
-
-
-def _reestimate_batchnorm(model: Any, samples: list[tuple[Any, ...]]) -> None:
-    """Untrained BatchNorms keep mean 0, variance 1 and the signal fades layer by layer:
-    set their statistics to those of the calibration clips, run as one batch."""
-    import torch
-
-    norms = [m for m in model.modules() if isinstance(m, torch.nn.BatchNorm2d)]
-    for m in norms:
-        m.reset_running_stats()
-        m.momentum = None
-        m.train()
-    with torch.no_grad():
-        model(torch.cat([s[0] for s in samples]))
-    model.eval()
 
 
 def _calibration() -> list[tuple[Any, ...]]:

@@ -1,0 +1,28 @@
+"""The vision pack's tests: registered the way simonw/llm's tests register a plugin, by
+handing the module to the plugin manager, so they do not depend on what is installed."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+# zoo's own fixtures: every test isolated from the user's config and cache (and the
+# reproducible numerics pinned before torch computes, for the compile tier).
+from tests.conftest import isolated  # noqa: F401
+from zoo import Zoo
+from zoo.registry.plugin_loader import Registry
+
+
+def vision_registry() -> Registry:
+    import zoo_vision.plugin
+
+    registry = Registry(stderr=io.StringIO())
+    status = registry.add_plugin(zoo_vision.plugin, "vision")
+    assert status.status == "ok", status.error
+    return registry
+
+
+@pytest.fixture
+def vision_zoo() -> Zoo:
+    return Zoo(registry=vision_registry())
