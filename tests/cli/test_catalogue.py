@@ -43,6 +43,28 @@ def test_the_catalogue_has_a_cell_per_model_and_target(catalogue_cache: None) ->
     assert failed.failure.where == "lower (aten.add.Tensor)"
 
 
+def test_a_models_own_report_lists_its_recorded_failures(catalogue_cache: None, tmp_path: Path) -> None:
+    env = {"COLUMNS": "200"}
+    text = CliRunner().invoke(main, ["report", "add"], env=env)
+    assert text.exit_code == 0, text.output
+    assert "ethos-u55-128" in text.output
+    assert "FAILED on portable (weights none) at lower (aten.add.Tensor): add for portable: lowering failed" in text.output
+    data = json.loads(CliRunner().invoke(main, ["report", "add", "--json"]).stdout)
+    assert [r["target"] for r in data["rows"]] == ["ethos-u55-128"]
+    assert [(f["target"], f["stage"], f["operator"]) for f in data["failures"]] == [("portable", "lower", "aten.add.Tensor")]
+    page = tmp_path / "add.html"
+    assert CliRunner().invoke(main, ["report", "add", "--html", str(page)]).exit_code == 0
+    assert "<h2>Failed</h2>" in page.read_text() and "aten.add.Tensor" in page.read_text()
+
+
+def test_a_model_that_only_failed_reports_the_failure_not_an_empty_cache(fake_compile: FakeCompile) -> None:
+    fake_compile.fail_on["portable"] = BuildError("lowering failed", stage="lower", operator="aten.add.Tensor")
+    Zoo().fetch_outcomes(["add"], ["portable"], keep_going=True)
+    result = CliRunner().invoke(main, ["report", "add"], env={"COLUMNS": "200"})
+    assert result.exit_code == 0, result.output
+    assert result.stdout.startswith("nothing built\nFAILED on portable")
+
+
 def test_the_cpu_column_says_what_the_firmware_runs_around_the_npu(catalogue_cache: None) -> None:
     zoo = Zoo()
     cell = collect_catalogue(zoo.cache, target_order=["ethos-u55-128"]).cell("add", "none", "ethos-u55-128")

@@ -61,7 +61,9 @@ def render_text(report: Report, *, width: int | None = None) -> str:
         for r, line in zip(rows, body, strict=True):
             line.insert(-1, r.metrics_text)
     # No column may be cut short (the key is last), so the table is as wide as it needs to be.
-    text = render(headers, body, width=width or 10**6)
+    text = render(headers, body, width=width or 10**6) if rows else "nothing built"
+    for f in report.failures:
+        text += f"\nFAILED on {f.target} (weights {f.weights}) at {f.where}: {f.message}"
     weights = {(r.weights, r.licence, r.origin) for r in rows if r.licence or r.origin}
     for name, licence, origin in sorted(weights, key=lambda w: tuple(str(x) for x in w)):
         text += f"\nweights {name or '-'}: licence {licence or 'not recorded'}; origin {origin or 'not recorded'}"
@@ -195,6 +197,11 @@ def render_html(report: Report, *, png: bytes | None = None) -> str:
                  f'width="{width * 2 // 3}" height="{height * 2 // 3}" alt="{_e(alt)}"></figure>')
     else:
         chart = "<p>No chart: none of these artifacts has a Vela estimate (the portable target runs on the CPU).</p>"
+    failed = ""
+    if report.failures:
+        failed = "<h2>Failed</h2><ul>" + "".join(
+            f"<li><strong>{_e(f.target)}</strong> (weights {_e(f.weights)}) at {_e(f.where)}: {_e(f.message)}</li>"
+            for f in report.failures) + "</ul>"
     skipped = ""
     if report.skipped:
         skipped = ("<p>Skipped corrupt cache entries: "
@@ -204,6 +211,7 @@ def render_html(report: Report, *, png: bytes | None = None) -> str:
         f'<p class="note">{_e(NOTE)}</p>',
         f"<table>\n<thead><tr>{head}</tr></thead>\n<tbody>\n" + "\n".join(body) + "\n</tbody>\n</table>",
         chart,
+        failed,
         skipped,
         "<h2>Tools</h2>",
         _tools_html(report.rows),

@@ -165,12 +165,15 @@ class Report:
     model: str
     rows: list[ReportRow]
     skipped: list[Skipped] = field(default_factory=list)
+    failures: list[Failure] = field(default_factory=list)
+    """Recorded failures of this model on targets where nothing of its variant built."""
 
     def to_json(self) -> dict[str, Any]:
         return {
             "model": self.model,
             "note": NOTE,
             "rows": [r.to_json() for r in self.rows],
+            "failures": [f.to_json() for f in self.failures],
             "skipped": [asdict(s) for s in self.skipped],
         }
 
@@ -221,7 +224,15 @@ def collect(cache: Cache, spec: ModelSpec, *, weights: str | None = None,
         if weights is None or row.weights == weights:
             rows.append(row)
 
-    if not rows:
+    built = {(r.weights, r.target) for r in rows}
+    failed: dict[tuple[str, str], Failure] = {}
+    for key, failure, problem in cache.failures():
+        if failure is None:
+            skip(key, problem or "unreadable")
+        elif (failure.model == spec.name and (weights is None or failure.weights == weights)
+              and (failure.weights, failure.target) not in built):
+            failed.setdefault((failure.weights, failure.target), failure)
+    if not rows and not failed:
         if weights is not None and weights not in spec.weights_names and weights not in seen_weights:
             raise UsageError(
                 f"model {spec.name!r} has no weights variant {weights!r}; choose one of: {', '.join(spec.weights_names)}"
@@ -233,7 +244,7 @@ def collect(cache: Cache, spec: ModelSpec, *, weights: str | None = None,
             f"or 'zoo fetch {spec.name} -t TARGET{flag}' for one target"
         )
     rows.sort(key=_order)
-    return Report(spec.name, rows, skipped)
+    return Report(spec.name, rows, skipped, [failed[k] for k in sorted(failed)])
 
 
 UNREGISTERED = "(not registered)"

@@ -71,12 +71,12 @@ def _build(unit: BuildUnit, catalog: Catalog | None, progress: Progress | None) 
     if progress:
         progress("header", None, None)
     return tuple(
-        _checked(assemble(r, result, seconds=seconds, built_with=shared, bundle=t.bundle), r)
+        _checked(assemble(r, result, seconds=seconds, built_with=shared, bundle=t.bundle), r, result.tosa_graphs)
         for r, result, t in zip(requests, results, unit.targets, strict=True)
     )
 
 
-def _checked(built: BuiltArtifact, request: BuildRequest) -> Outcome:
+def _checked(built: BuiltArtifact, request: BuildRequest, tosa_graphs: list[bytes]) -> Outcome:
     """An artifact whose .pte fails a structure check is a failure, never an entry: a
     firmware engineer would get a program the board rejects (e.g. a delegate whose Vela
     payload has fewer outputs than the program passes it). Recorded under its key, so
@@ -87,6 +87,10 @@ def _checked(built: BuiltArtifact, request: BuildRequest) -> Outcome:
         return built
     first = failed[0]
     more = f" (and {len(failed) - 1} more check(s))" if len(failed) > 1 else ""
+    if first["name"] == "io_shapes":
+        from zoo.registry.compile.tosa_outputs import lost_output_hint
+
+        more += lost_output_hint(tosa_graphs)
     return UnitFailure(
         "BuildError",
         f"model {request.spec.name!r} (weights {request.weights.name!r}) for target {request.target.name!r}: "

@@ -70,7 +70,7 @@ def single_threaded(fn: Callable[P, R]) -> Callable[P, R]:
 
 
 def _graph_io(tosa: bytes) -> tuple[list[tuple[int, ...]], list[tuple[int, ...]]]:
-    from tosa.TosaGraph import TosaGraph  # type: ignore[import-untyped]
+    from tosa.TosaGraph import TosaGraph
 
     block = TosaGraph.GetRootAs(tosa, 0).Regions(0).Blocks(0)
     tensors = {block.Tensors(i).Name(): block.Tensors(i) for i in range(block.TensorsLength())}
