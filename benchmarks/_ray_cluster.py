@@ -11,7 +11,7 @@ import time
 from collections.abc import Iterator
 from pathlib import Path
 
-from zoo.registry.build.ray_executor import recorded_cluster
+from zoo.registry.build_units.ray_executor import recorded_cluster
 
 RAY = Path(sys.executable).with_name("ray")
 

@@ -201,7 +201,7 @@ def test_a_budget_answered_from_the_cached_default_is_byte_identical_to_a_real_b
     built: dict[tuple[str, str], Artifact], tmp_path: Path
 ) -> None:
     """mnist's default build fits 512 KiB with its own Vela options, so the budget is
-    answered from it (build/derive.py); a real budget build in an empty cache must give
+    answered from it (build_units/derive.py); a real budget build in an empty cache must give
     the very .pte and header."""
     import shutil
 

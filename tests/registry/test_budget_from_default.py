@@ -1,5 +1,5 @@
 """``--sram-budget`` answered from the cached default build when its own Vela options
-win (``zoo/registry/build/derive.py``): no compile, the default's .pte, the budget's
+win (``zoo/registry/build_units/derive.py``): no compile, the default's .pte, the budget's
 header and manifest. The compile tier checks the bytes against a real budget build
 (tests/test_multi_target.py)."""
 

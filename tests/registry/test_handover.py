@@ -15,9 +15,15 @@ import pytest
 from tests.fake_compile import FakeCompile
 from zoo import ConfigError, FetchOptions, UsageError, Zoo
 from zoo._config import load_config
-from zoo.registry.build.handover import hand_over, handed_over, results_remote, take_over
-from zoo.registry.build.run import run_unit
-from zoo.registry.build.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitResult, UnitTarget
+from zoo.registry.build_units.handover import hand_over, handed_over, results_remote, take_over
+from zoo.registry.build_units.run import run_unit
+from zoo.registry.build_units.unit import (
+    BuildUnit,
+    BuiltArtifact,
+    UnitFailure,
+    UnitResult,
+    UnitTarget,
+)
 from zoo.registry.cache import sha256_bytes
 
 NODE = "ray node 10.0.0.2 (ffffffff)"

@@ -8,7 +8,7 @@ import pytest
 
 from zoo.cli.report_render import render_text
 from zoo.plugins import mnist
-from zoo.registry.build.assemble import weights_info
+from zoo.registry.build_units.assemble import weights_info
 from zoo.registry.manifest import FileRecord, Manifest
 from zoo.registry.report import Report, ReportRow
 

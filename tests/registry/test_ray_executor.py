@@ -32,10 +32,16 @@ from tests.conftest import ROOT, run_probed
 from tests.fake_compile import FakeCompile
 from zoo import Artifact, ModelSpec, Zoo, ZooOptions, hookimpl
 from zoo._errors import UsageError
-from zoo.registry.build.executors import executor_for
-from zoo.registry.build.ray_executor import recorded_cluster
-from zoo.registry.build.run import run_unit
-from zoo.registry.build.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitResult, UnitTarget
+from zoo.registry.build_units.executors import executor_for
+from zoo.registry.build_units.ray_executor import recorded_cluster
+from zoo.registry.build_units.run import run_unit
+from zoo.registry.build_units.unit import (
+    BuildUnit,
+    BuiltArtifact,
+    UnitFailure,
+    UnitResult,
+    UnitTarget,
+)
 from zoo.registry.cache import sha256_bytes
 from zoo.registry.keys import tool_versions
 
@@ -281,7 +287,7 @@ def test_a_worker_killed_mid_build_is_retried_and_the_cache_stays_clean(cluster:
 @pytest.mark.compile
 def test_a_worker_that_always_dies_fails_only_its_own_unit(cluster: Cluster) -> None:
     zoo = Zoo(ZooOptions(plugins=("tests.crash_plugin",)))
-    from zoo.registry.build.ray_executor import RayExecutor
+    from zoo.registry.build_units.ray_executor import RayExecutor
 
     units = [unit_for(zoo, "crasher", "u55-128"), unit_for(zoo, "add", "u85-256")]
     results = {r.unit.model: r for r in RayExecutor(max_retries=1).map(units, lambda u: None)}
@@ -295,7 +301,7 @@ def test_a_worker_that_always_dies_fails_only_its_own_unit(cluster: Cluster) -> 
 @pytest.mark.ray
 @pytest.mark.compile  # the worker imports the compile stack before it loads the calibration
 def test_a_task_that_raises_fails_its_targets_once_without_a_retry(cluster: Cluster, tmp_path: Path) -> None:
-    from zoo.registry.build.ray_executor import RayExecutor
+    from zoo.registry.build_units.ray_executor import RayExecutor
 
     zoo = Zoo(ZooOptions(plugins=(THIS,)))
     unit = dataclasses.replace(unit_for(zoo, "picky", "u55-128", "u55-256"), calibration_dir=tmp_path)
@@ -315,7 +321,7 @@ def test_a_node_with_other_tool_versions_is_refused_before_it_builds(cluster: Cl
     other = tmp_path / "other-vela" / "ethos_u_vela-0.0.1.dist-info"
     other.mkdir(parents=True)
     (other / "METADATA").write_text("Metadata-Version: 2.1\nName: ethos-u-vela\nVersion: 0.0.1\n")
-    from zoo.registry.build.ray_executor import RayExecutor
+    from zoo.registry.build_units.ray_executor import RayExecutor
 
     executor = RayExecutor(runtime_env={"env_vars": {"PYTHONPATH": str(other.parent)}})
     started = time.perf_counter()
@@ -331,7 +337,7 @@ def test_a_node_with_other_tool_versions_is_refused_before_it_builds(cluster: Cl
 
 @pytest.mark.compile
 def test_the_driver_refuses_manifests_built_with_other_tool_versions(isolated: Path) -> None:
-    from zoo.registry.build.ray_output import Node, TaskOutput, checked, environment
+    from zoo.registry.build_units.ray_output import Node, TaskOutput, checked, environment
 
     unit = unit_for(Zoo(), "add", "u55-128")
     result = run_unit(unit)
@@ -352,7 +358,7 @@ def test_the_driver_refuses_manifests_built_with_other_tool_versions(isolated: P
 def test_units_spread_over_both_nodes_and_a_cluster_it_did_not_start_stays_up(cluster: Cluster) -> None:
     import ray
 
-    from zoo.registry.build.ray_executor import RayExecutor
+    from zoo.registry.build_units.ray_executor import RayExecutor
 
     zoo = Zoo()
     units = [unit_for(zoo, "add", "u55-128"), unit_for(zoo, "add", "u85-256")]
@@ -376,7 +382,7 @@ def test_units_spread_over_both_nodes_and_a_cluster_it_did_not_start_stays_up(cl
 def test_ctrl_c_cancels_the_tasks_still_running(cluster: Cluster) -> None:
     import ray
 
-    from zoo.registry.build.ray_executor import RayExecutor
+    from zoo.registry.build_units.ray_executor import RayExecutor
 
     def interrupt_once_started(unit: BuildUnit) -> Callable[[str, int | None, int | None], None]:
         def progress(stage: str, done: int | None = None, total: int | None = None) -> None:
@@ -406,14 +412,14 @@ def test_light_commands_and_the_executor_modules_never_import_ray() -> None:
     probed = run_probed("list", watch=("ray",))
     assert probed.returncode == 0, probed.stderr
     assert probed.loaded == []
-    imports = ("import sys, zoo.registry.build.executors, zoo.registry.build.ray_executor, zoo.registry.build.shard; "
+    imports = ("import sys, zoo.registry.build_units.executors, zoo.registry.build_units.ray_executor, zoo.registry.build_units.shard; "
                "print(sorted(m for m in sys.modules if m.split('.')[0] == 'ray'))")
     out = subprocess.run([sys.executable, "-c", imports], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"
 
 
 def test_a_failure_message_names_the_unit_for_every_target() -> None:
-    from zoo.registry.build.ray_output import Node, TaskOutput, checked, environment
+    from zoo.registry.build_units.ray_output import Node, TaskOutput, checked, environment
 
     unit = unit_for(Zoo(), "add", "u55-128", "u55-256")
     node = Node("a" * 56, "10.0.0.2")
@@ -440,7 +446,7 @@ def not_connected() -> Iterator[None]:
 
 def test_an_address_where_nothing_answers_is_refused_at_once() -> None:
     pytest.importorskip("ray")
-    from zoo.registry.build.ray_executor import _reachable
+    from zoo.registry.build_units.ray_executor import _reachable
 
     address = f"127.0.0.1:{_free_port()}"  # free: nothing listens there
     started = time.perf_counter()
@@ -480,7 +486,7 @@ def foreign_server() -> Iterator[str]:
 
 def test_an_address_where_something_else_listens_is_refused_within_seconds(foreign_server: str, not_connected: None) -> None:
     pytest.importorskip("ray")
-    from zoo.registry.build.ray_executor import RayExecutor
+    from zoo.registry.build_units.ray_executor import RayExecutor
 
     started = time.perf_counter()
     with pytest.raises(UsageError, match=rf"^--ray-address {foreign_server}: something listens there, but it is "
@@ -491,7 +497,7 @@ def test_an_address_where_something_else_listens_is_refused_within_seconds(forei
 
 def test_ray_address_from_the_environment_is_checked_and_named(monkeypatch: pytest.MonkeyPatch, not_connected: None) -> None:
     pytest.importorskip("ray")
-    from zoo.registry.build.ray_executor import RayExecutor
+    from zoo.registry.build_units.ray_executor import RayExecutor
 
     address = f"127.0.0.1:{_free_port()}"
     monkeypatch.setenv("RAY_ADDRESS", address)
@@ -505,7 +511,7 @@ def test_a_dead_recorded_cluster_is_passed_over_for_a_local_one_and_said(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     pytest.importorskip("ray")
-    from zoo.registry.build.ray_executor import RayExecutor
+    from zoo.registry.build_units.ray_executor import RayExecutor
 
     monkeypatch.delenv("RAY_ADDRESS", raising=False)
     monkeypatch.setenv("RAY_TMPDIR", str(tmp_path))

@@ -18,9 +18,9 @@ from tests.conftest import run_zoo
 from tests.fake_compile import DATA, FakeCompile
 from tests.memory_remote import MemoryRemote
 from zoo import BuildError, FetchArgs, FetchOptions, IntegrityError, Zoo
-from zoo.registry.build.accept import accept
-from zoo.registry.build.run import run_unit
-from zoo.registry.build.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitTarget
+from zoo.registry.build_units.accept import accept
+from zoo.registry.build_units.run import run_unit
+from zoo.registry.build_units.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitTarget
 from zoo.registry.cache import Cache
 from zoo.registry.resolve import Resolver
 
@@ -226,7 +226,7 @@ def test_a_cached_header_is_checked_in_full_by_verify_and_by_cache_verify(
 def test_a_build_whose_header_does_not_match_is_refused_before_it_is_cached(
     fake_compile: FakeCompile, isolated: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from zoo.registry.build import assemble as assembling
+    from zoo.registry.build_units import assemble as assembling
 
     real = assembling.pte_header
 

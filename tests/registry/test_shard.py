@@ -12,8 +12,15 @@ import pytest
 
 from zoo import Zoo
 from zoo._errors import UsageError
-from zoo.registry.build.shard import assign, in_shard, parse_shard, shard, unit_cost, unit_identity
-from zoo.registry.build.unit import BuildUnit
+from zoo.registry.build_units.shard import (
+    assign,
+    in_shard,
+    parse_shard,
+    shard,
+    unit_cost,
+    unit_identity,
+)
+from zoo.registry.build_units.unit import BuildUnit
 from zoo.registry.keys import BuildRequest
 from zoo.registry.resolve import Resolver, _Pending
 

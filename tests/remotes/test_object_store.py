@@ -441,9 +441,9 @@ def test_a_missing_bucket_or_endpoint_is_named(source: dict[str, Entry], s3: S3B
 # 6. Ray's results through S3 (--ray-results): the worker's and the driver's halves, without the cluster.
 
 def test_ray_results_handed_over_through_s3_come_back_byte_identical(fake_compile: FakeCompile, s3: S3Bucket) -> None:
-    from zoo.registry.build.handover import hand_over, handed_over, results_remote, take_over
-    from zoo.registry.build.run import run_unit
-    from zoo.registry.build.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitTarget
+    from zoo.registry.build_units.handover import hand_over, handed_over, results_remote, take_over
+    from zoo.registry.build_units.run import run_unit
+    from zoo.registry.build_units.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitTarget
 
     request = Zoo().request("add", "u55-128")
     unit = BuildUnit(model="add", weights=request.weights.name, targets=(UnitTarget(request.target, request.key_inputs()),))

@@ -144,6 +144,7 @@ def _first_line(text: str) -> str:
 def _shard(text: str | None) -> tuple[int, int] | None:
     if text is None:
         return None
-    from zoo.registry.build.shard import parse_shard  # only a sharded run loads the build units
+    # Only a sharded run loads the build units.
+    from zoo.registry.build_units.shard import parse_shard
 
     return parse_shard(text)

@@ -4,7 +4,7 @@ costs only itself: the next remote, then the build, is tried.
 
 What must be built is grouped into build units (one per model and TOSA
 specification), built by an executor under the lock of every key the units
-make, and checked before it is stored (``build/accept.py``). The cache's
+make, and checked before it is stored (``build_units/accept.py``). The cache's
 locks make one build per key, across threads and processes.
 
 A build that fails is a ``Failure``: the cache records the deterministic ones
@@ -35,7 +35,7 @@ from zoo.registry.skipped import Skipped
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from zoo.registry.build.unit import BuildUnit, UnitFailure, UnitTarget
+    from zoo.registry.build_units.unit import BuildUnit, UnitFailure, UnitTarget
     from zoo.registry.catalog import Catalog
     from zoo.registry.remotes import Remote
 
@@ -116,7 +116,7 @@ class Resolver:
         shard = self.options.shard
         if shard is not None:
             # Before any lookup, so that jobs with different caches agree on the partition.
-            from zoo.registry.build.shard import in_shard
+            from zoo.registry.build_units.shard import in_shard
 
             for i, (request, mine) in enumerate(zip(requests, in_shard(requests, *shard), strict=True)):
                 if not mine:
@@ -237,9 +237,9 @@ class Resolver:
             return None
 
     def _build(self, pending: list[_Pending], done: dict[int, Outcome]) -> None:
-        from zoo.registry.build.accept import accept
-        from zoo.registry.build.executors import executor_for
-        from zoo.registry.build.unit import BuiltArtifact, UnitFailure
+        from zoo.registry.build_units.accept import accept
+        from zoo.registry.build_units.executors import executor_for
+        from zoo.registry.build_units.unit import BuiltArtifact, UnitFailure
 
         opts = self.options
         with contextlib.ExitStack() as locks:
@@ -322,10 +322,10 @@ class Resolver:
 
     def _from_default(self, p: _Pending, done: dict[int, Outcome]) -> bool:
         """An SRAM budget that the cached default build's own Vela options meet best is
-        answered from it, without compiling (``build/derive.py``); the caller holds p's lock."""
-        from zoo.registry.build import derive
-        from zoo.registry.build.accept import accept
-        from zoo.registry.build.unit import UnitTarget
+        answered from it, without compiling (``build_units/derive.py``); the caller holds p's lock."""
+        from zoo.registry.build_units import derive
+        from zoo.registry.build_units.accept import accept
+        from zoo.registry.build_units.unit import UnitTarget
 
         r = p.request
         if r.target.sram_budget is None or p.previous is not None or p.bundle or self.options.eval_dir is not None:
@@ -347,7 +347,7 @@ class Resolver:
         return True
 
     def _units(self, todo: list[_Pending]) -> tuple[list[BuildUnit], list[list[_Pending]]]:
-        from zoo.registry.build.unit import BuildUnit, UnitTarget
+        from zoo.registry.build_units.unit import BuildUnit, UnitTarget
 
         """One unit per model, weights, calibration and TOSA specification, in request order."""
         groups: dict[tuple[str, str, int, str, Boundary], list[_Pending]] = {}

@@ -1,5 +1,5 @@
 """A request another shard builds (``--shard K/N``): an outcome that is neither
-an artifact nor a failure. Apart from ``build/shard.py`` so that a fetch that
+an artifact nor a failure. Apart from ``build_units/shard.py`` so that a fetch that
 does not shard never imports the build units."""
 
 from __future__ import annotations

@@ -198,7 +198,7 @@ def _finish_ethosu(lowered: lower._Lowered, target: Target, where: str, report: 
         if target.sram_budget is None:
             vela = vela_report.summarize([vela_report.run_vela(g, final) for g in graphs])
             # What a budget would choose among, so --sram-budget can later be answered
-            # from this cached build when its options win (build/derive.py).
+            # from this cached build when its options win (build_units/derive.py).
             size = vela_report.summarize([vela_report.run_vela(g, final, extra_flags=(memory_fit.SIZE,)) for g in graphs])
             vela["alternatives"] = [{"flags": [memory_fit.SIZE], "sram_bytes": int(size["total"]["sram_bytes"]),
                                      "inference_time_ms": float(size["total"]["inference_time_ms"])}]

@@ -39,8 +39,8 @@ from collections.abc import Callable, Iterator, Sequence
 from typing import TYPE_CHECKING, Any
 
 from zoo._errors import UsageError
-from zoo.registry.build.handover import hand_over, results_remote, take_over
-from zoo.registry.build.ray_output import (
+from zoo.registry.build_units.handover import hand_over, results_remote, take_over
+from zoo.registry.build_units.ray_output import (
     Node,
     TaskOutput,
     checked,
@@ -49,8 +49,8 @@ from zoo.registry.build.ray_output import (
     failed,
     first_line,
 )
-from zoo.registry.build.run import run_unit
-from zoo.registry.build.unit import BuildUnit, UnitResult
+from zoo.registry.build_units.run import run_unit
+from zoo.registry.build_units.unit import BuildUnit, UnitResult
 from zoo.registry.events import Notice, stderr_notice
 
 if TYPE_CHECKING:

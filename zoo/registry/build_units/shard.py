@@ -22,7 +22,7 @@ import re
 from collections.abc import Sequence
 
 from zoo._errors import UsageError
-from zoo.registry.build.unit import BuildUnit
+from zoo.registry.build_units.unit import BuildUnit
 from zoo.registry.keys import BuildRequest
 from zoo.registry.targets import PORTABLE
 

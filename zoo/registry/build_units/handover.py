@@ -24,7 +24,13 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from zoo._errors import RemoteError, UsageError, ZooError
-from zoo.registry.build.unit import BuiltArtifact, Outcome, UnitFailure, UnitResult, UnitTarget
+from zoo.registry.build_units.unit import (
+    BuiltArtifact,
+    Outcome,
+    UnitFailure,
+    UnitResult,
+    UnitTarget,
+)
 from zoo.registry.cache import Cache, sha256_bytes
 from zoo.registry.remotes import Remote, parse_remote
 

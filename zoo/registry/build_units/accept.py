@@ -12,7 +12,7 @@ import platform
 from typing import Any
 
 from zoo._errors import BuildError
-from zoo.registry.build.unit import BuiltArtifact, UnitTarget
+from zoo.registry.build_units.unit import BuiltArtifact, UnitTarget
 from zoo.registry.cache import Cache, Entry, sha256_bytes
 from zoo.registry.keys import key_of
 

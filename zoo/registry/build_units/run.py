@@ -10,8 +10,8 @@ import time
 from typing import TYPE_CHECKING
 
 from zoo._errors import ZooError
-from zoo.registry.build.assemble import assemble
-from zoo.registry.build.unit import BuildUnit, BuiltArtifact, Outcome, UnitFailure, UnitResult
+from zoo.registry.build_units.assemble import assemble
+from zoo.registry.build_units.unit import BuildUnit, BuiltArtifact, Outcome, UnitFailure, UnitResult
 from zoo.registry.keys import BuildRequest
 
 if TYPE_CHECKING:

@@ -9,7 +9,7 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from zoo.registry import io_boundary, memory_plan
-from zoo.registry.build.unit import BuiltArtifact
+from zoo.registry.build_units.unit import BuiltArtifact
 from zoo.registry.c_header import (
     HeaderOptions,
     asm_name,

@@ -8,6 +8,12 @@ results; ``accept`` checks a result before the cache stores it.
 
 from __future__ import annotations
 
-from zoo.registry.build.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitResult, UnitTarget
+from zoo.registry.build_units.unit import (
+    BuildUnit,
+    BuiltArtifact,
+    UnitFailure,
+    UnitResult,
+    UnitTarget,
+)
 
 __all__ = ["BuildUnit", "BuiltArtifact", "UnitFailure", "UnitResult", "UnitTarget"]

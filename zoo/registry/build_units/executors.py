@@ -20,8 +20,8 @@ from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, Protocol
 
 from zoo._errors import UsageError
-from zoo.registry.build.run import run_unit
-from zoo.registry.build.unit import BuildUnit, UnitFailure, UnitResult
+from zoo.registry.build_units.run import run_unit
+from zoo.registry.build_units.unit import BuildUnit, UnitFailure, UnitResult
 
 if TYPE_CHECKING:
     from zoo.registry.catalog import Catalog
@@ -120,7 +120,7 @@ def executor_for(name: str | None, *, jobs: int, units: int, catalog: Catalog | 
     if chosen not in EXECUTORS:
         raise UsageError(f"unknown executor {chosen!r}: choose one of {', '.join(EXECUTORS)}")
     if chosen == "ray":
-        from zoo.registry.build.ray_executor import RayExecutor
+        from zoo.registry.build_units.ray_executor import RayExecutor
 
         return RayExecutor(ray_address, results=ray_results, address_from=ray_address_from)
     if chosen == "inline" or units <= 1:

@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 
 from zoo._errors import BuildError
 from zoo.registry import memory_fit
-from zoo.registry.build.assemble import assemble
+from zoo.registry.build_units.assemble import assemble
 from zoo.registry.compile.result import CompileResult
 
 if TYPE_CHECKING:
-    from zoo.registry.build.unit import BuiltArtifact
+    from zoo.registry.build_units.unit import BuiltArtifact
     from zoo.registry.cache import Entry
     from zoo.registry.keys import BuildRequest
 
