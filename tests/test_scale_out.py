@@ -12,6 +12,7 @@ import pytest
 from tests.conftest import run_zoo
 from tests.fake_compile import FakeCompile
 from zoo import Artifact, ConfigError, FetchOptions, Skipped, UsageError, Zoo
+from zoo._api.fetching import executor_options
 
 
 def test_shards_build_disjoint_units_that_together_cover_the_request(fake_compile: FakeCompile) -> None:
@@ -45,10 +46,10 @@ def test_the_cli_refuses_a_shard_that_does_not_exist() -> None:
 def test_executor_table_in_zoo_toml(tmp_path: Path) -> None:
     (tmp_path / "zoo.toml").write_text('[executor]\nname = "ray"\nray_address = "ray://head:10001"\n')
     zoo = Zoo()
-    opts = zoo._with_executor(FetchOptions())
+    opts = executor_options(zoo, FetchOptions())
     assert (opts.executor, opts.ray_address) == ("ray", "ray://head:10001")
     # A command's own choice wins; the address is only for Ray.
-    assert zoo._with_executor(FetchOptions(executor="processes", jobs=2)).ray_address is None
+    assert executor_options(zoo, FetchOptions(executor="processes", jobs=2)).ray_address is None
     (tmp_path / "zoo.toml").write_text('[executor]\nname = "slurm"\n')
     with pytest.raises(ConfigError, match=r"key 'executor.name' must be one of inline, processes, ray, got 'slurm'"):
         Zoo().config  # noqa: B018
@@ -58,7 +59,7 @@ def test_executor_table_in_zoo_toml(tmp_path: Path) -> None:
 
 
 def test_a_ray_address_alone_means_ray_and_is_refused_for_processes() -> None:
-    opts = Zoo()._with_executor(FetchOptions(ray_address="auto"))
+    opts = executor_options(Zoo(), FetchOptions(ray_address="auto"))
     assert opts.executor == "ray"
     with pytest.raises(UsageError, match=r"--ray-address auto is for --executor ray, not --executor processes"):
         FetchOptions(executor="processes", ray_address="auto")

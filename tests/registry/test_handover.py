@@ -14,6 +14,7 @@ import pytest
 
 from tests.fake_compile import FakeCompile
 from zoo import ConfigError, FetchOptions, UsageError, Zoo
+from zoo._api.fetching import executor_options
 from zoo._config import load_config
 from zoo.registry.build_units.handover import hand_over, handed_over, results_remote, take_over
 from zoo.registry.build_units.run import run_unit
@@ -167,7 +168,7 @@ def test_a_relative_directory_is_made_absolute_for_the_nodes(isolated: Path) -> 
 def test_ray_results_implies_ray_and_belongs_to_it(isolated: Path) -> None:
     with pytest.raises(UsageError, match=r"^--ray-results /x is for --executor ray, not --executor processes$"):
         FetchOptions(executor="processes", ray_results="/x")
-    opts = Zoo()._with_executor(FetchOptions(ray_results="/x"))
+    opts = executor_options(Zoo(), FetchOptions(ray_results="/x"))
     assert (opts.executor, opts.ray_results) == ("ray", "/x")
 
 

@@ -422,7 +422,7 @@ def test_light_commands_never_import_the_signing_stack(keys: Keys, tmp_path: Pat
     assert out.stdout.strip() == "[]", out
 
 
-# 7. The command line, end to end (needs zoo/_api.py's lines).
+# 7. The command line, end to end (needs zoo/_api/publishing.py).
 
 def test_cli_publish_signed_then_fetch_trusting_zoo_toml_or_the_flag(source: Entry, keys: Keys, tmp_path: Path) -> None:
     share = tmp_path / "share"

@@ -258,82 +258,10 @@ class Zoo:
         ``keep_going`` every other build still runs; without it the first failure
         is raised. A failure that would recur is recorded in the cache, so the
         next fetch reports it without compiling; ``force_build`` tries again."""
-        from zoo._errors import UsageError
-        from zoo._fs import not_a_folder
-        from zoo.registry.c_header import HeaderOptions
-        from zoo.registry.failures import Failure
-        from zoo.registry.handout import HandOut, hand_out
-        from zoo.registry.resolve import Resolver
-        from zoo.registry.skipped import Skipped
-        from zoo.registry.verification import Verification, gate
+        from zoo._api.fetching import fetch_outcomes
 
-        given = _options(options, changes)
-        opts = self._with_executor(given)
-        blocker = not_a_folder(opts.out_dir) if opts.out_dir is not None else None
-        if blocker is not None:  # said before anything compiles, not after
-            raise UsageError(f"-o {opts.out_dir}: {blocker} is not a folder, so nothing can be written under it; "
-                             "choose another output folder")
-        try:
-            header = HeaderOptions(opts.header_array, opts.header_section, opts.header_style)
-        except ValueError as exc:
-            raise UsageError(str(exc)) from None
-        requests = self._requests(models, targets, opts, notice or stderr_notice)
-        cache = self.cache
-        resolver = Resolver(
-            cache, opts,
-            remotes=[] if opts.force_build else self.remotes(opts.remotes, trusted_keys=opts.trusted_keys),
-            offline=self.config.offline if opts.offline is None else opts.offline,
-            plugins=self.load_options, catalog=self.registry.catalog,
-            progress=progress, progress_for=progress_for, notice=notice or stderr_notice,
-            ray_address_from=("--ray-address" if given.ray_address or opts.ray_address is None
-                              else f"{self.config.path or 'zoo.toml'}'s [executor] ray_address"),
-        )
-        several = len(requests) > 1
-        out: list[Artifact | Failure | Skipped] = []
-        for r, outcome in zip(requests, resolver.outcomes(requests), strict=True):
-            if isinstance(outcome, (Failure, Skipped)):
-                out.append(outcome)
-                continue
-            entry, source = outcome
-            measured = resolver.evaluated.get(entry.key) if opts.eval_dir is not None else None
-            if measured is not None:  # asked for: this fetch is gated on the user's data too, no other
-                gate(Verification(f"{entry.manifest.model} for {entry.manifest.target} on {opts.eval_dir}", [],
-                                  measured), opts.verify)
-            artifact = hand_out(entry, source, HandOut(
-                out_dir=opts.out_dir / r.stem if several and opts.out_dir else opts.out_dir,
-                header=header, labels=opts.labels_header, bundle=opts.bundle, verify=opts.verify,
-                overwrite=opts.overwrite,
-            ), derived_root=cache.base / "derived")
-            if measured is not None and artifact.verification is not None:
-                artifact.verification.numerics = measured
-            out.append(artifact)
-        return out
-
-    def _with_executor(self, opts: FetchOptions) -> FetchOptions:
-        """zoo.toml's ``[executor]`` where the caller left it open; a Ray address or results remote alone means Ray."""
-        executor = opts.executor or ("ray" if opts.ray_address or opts.ray_results else None) or self.config.executor
-        address = opts.ray_address or (self.config.ray_address if executor == "ray" else None)
-        results = opts.ray_results or (self.config.ray_results if executor == "ray" else None)
-        if (executor, address, results) == (opts.executor, opts.ray_address, opts.ray_results):
-            return opts
-        return dataclasses.replace(opts, executor=executor, ray_address=address,  # type: ignore[arg-type]
-                                   ray_results=results)
-
-    def _requests(self, models: Sequence[str], targets: Sequence[str | None], opts: FetchOptions,
-                  notice: Notice) -> list[BuildRequest]:
-        """Every model for every target. Across several models, ``weights`` names a
-        variant some lack (``random`` for the catalogue; ``add`` has no weights at
-        all): those build with their own default, and the notice says so."""
-        choices = vars(opts.choices)
-        lacking = [m for m in models if opts.weights not in self.model(m).weights_names] if opts.weights else []
-        if len(models) > 1 and 0 < len(lacking) < len(models):
-            notice(f"{', '.join(lacking)} ha{'s' if len(lacking) == 1 else 've'} no {opts.weights!r} weights: "
-                   "building with the model's default")
-            return [
-                self.request(m, t, **{**choices, "weights": None if m in lacking else opts.weights})
-                for m in models for t in targets
-            ]
-        return [self.request(m, t, **choices) for m in models for t in targets]
+        return fetch_outcomes(self, models, targets, _options(options, changes), progress=progress,
+                              progress_for=progress_for, notice=notice)
 
     def verify(
         self,
@@ -396,56 +324,11 @@ class Zoo:
         """Publish cached artifacts to a remote: one model for one target, or ``everything``.
         With ``sign_key`` (an elliptic-curve private key, PEM) each is signed, and its
         signature published beside it (``zoo.registry.signing``)."""
-        from zoo._errors import UsageError
-        from zoo.registry.cache import CorruptEntry
-        from zoo.registry.remotes import parse_remote
+        from zoo._api.publishing import publish
 
-        say = notice or stderr_notice
-        if to:
-            remote = parse_remote(to, schemes=self.registry.remote_schemes)
-        elif self.config.remotes:
-            remote = self.remotes()[0]
-        else:
-            raise UsageError("say where to publish: --to REMOTE (hf://ORG/REPO, s3://BUCKET/PREFIX, a directory), or set remotes in zoo.toml")
-        if not remote.writable:
-            instead = "; publish to the directory it serves instead" if remote.kind == "http" else ""
-            raise UsageError(f"{remote} is a read-only {remote.kind} remote{instead}")
-        if remote.network and self.config.offline:
-            raise UsageError(f"offline mode is on (offline in zoo.toml or ZOO_OFFLINE): cannot publish to {remote}")
-        cache = self.cache
-        if everything:
-            if model:
-                raise UsageError("give a MODEL or --all, not both")
-            entries = []
-            for key, entry, problem in cache.scan(verify=True):
-                if entry is None:
-                    say(f"skipping cache entry {key[:12]}: {problem} (run 'zoo cache prune --corrupt')")
-                else:
-                    entries.append(entry)
-            if not entries:
-                raise UsageError("the cache is empty: nothing to publish")
-        else:
-            if not model:
-                raise UsageError("give a MODEL to publish (see 'zoo cache ls'), or --all")
-            req = self.request(model, target, weights=weights, system_config=system_config, memory_mode=memory_mode,
-                               sram_budget=sram_budget)
-            try:
-                found = cache.get(req.key())
-            except CorruptEntry as exc:
-                raise UsageError(f"{exc}: run 'zoo build {req.spec.name} -t {req.target.name}' and publish again") from None
-            if found is None:
-                raise UsageError(
-                    f"{req.spec.name} for {req.target.name} is not in the cache (with this install's tool versions); "
-                    f"run 'zoo build {req.spec.name} -t {req.target.name}' first"
-                )
-            entries = [found]
-        if sign_key is None:
-            return remote.publish(entries, say=say)
-        from zoo.registry.signing import signed_entries
-
-        with signed_entries(entries, sign_key) as signed:
-            return remote.publish(signed, say=say)
-
+        return publish(self, to, model=model, target=target, weights=weights, system_config=system_config,
+                       memory_mode=memory_mode, sram_budget=sram_budget, everything=everything,
+                       sign_key=sign_key, notice=notice)
 
 def _options(options: FetchOptions | None, changes: FetchArgs) -> FetchOptions:
     opts = options or FetchOptions()

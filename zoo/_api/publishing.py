@@ -1,0 +1,80 @@
+"""``Zoo.publish``: cached artifacts, signed if asked, put on a remote."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from zoo.registry.events import stderr_notice
+
+if TYPE_CHECKING:
+    from zoo._api import Zoo
+    from zoo.registry.events import Notice
+    from zoo.registry.remotes.base import PublishReport
+
+
+def publish(
+    zoo: Zoo,
+    to: str | None = None,
+    *,
+    model: str | None = None,
+    target: str | None = None,
+    weights: str | None = None,
+    system_config: str | None = None,
+    memory_mode: str | None = None,
+    sram_budget: int | None = None,
+    everything: bool = False,
+    sign_key: Path | None = None,
+    notice: Notice | None = None,
+) -> PublishReport:
+    """See ``Zoo.publish``."""
+
+    from zoo._errors import UsageError
+    from zoo.registry.cache import CorruptEntry
+    from zoo.registry.remotes import parse_remote
+
+    say = notice or stderr_notice
+    if to:
+        remote = parse_remote(to, schemes=zoo.registry.remote_schemes)
+    elif zoo.config.remotes:
+        remote = zoo.remotes()[0]
+    else:
+        raise UsageError("say where to publish: --to REMOTE (hf://ORG/REPO, s3://BUCKET/PREFIX, a directory), or set remotes in zoo.toml")
+    if not remote.writable:
+        instead = "; publish to the directory it serves instead" if remote.kind == "http" else ""
+        raise UsageError(f"{remote} is a read-only {remote.kind} remote{instead}")
+    if remote.network and zoo.config.offline:
+        raise UsageError(f"offline mode is on (offline in zoo.toml or ZOO_OFFLINE): cannot publish to {remote}")
+    cache = zoo.cache
+    if everything:
+        if model:
+            raise UsageError("give a MODEL or --all, not both")
+        entries = []
+        for key, entry, problem in cache.scan(verify=True):
+            if entry is None:
+                say(f"skipping cache entry {key[:12]}: {problem} (run 'zoo cache prune --corrupt')")
+            else:
+                entries.append(entry)
+        if not entries:
+            raise UsageError("the cache is empty: nothing to publish")
+    else:
+        if not model:
+            raise UsageError("give a MODEL to publish (see 'zoo cache ls'), or --all")
+        req = zoo.request(model, target, weights=weights, system_config=system_config, memory_mode=memory_mode,
+                           sram_budget=sram_budget)
+        try:
+            found = cache.get(req.key())
+        except CorruptEntry as exc:
+            raise UsageError(f"{exc}: run 'zoo build {req.spec.name} -t {req.target.name}' and publish again") from None
+        if found is None:
+            raise UsageError(
+                f"{req.spec.name} for {req.target.name} is not in the cache (with this install's tool versions); "
+                f"run 'zoo build {req.spec.name} -t {req.target.name}' first"
+            )
+        entries = [found]
+    if sign_key is None:
+        return remote.publish(entries, say=say)
+    from zoo.registry.signing import signed_entries
+
+    with signed_entries(entries, sign_key) as signed:
+        return remote.publish(signed, say=say)
