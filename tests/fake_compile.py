@@ -29,6 +29,8 @@ class FakeCompile:
     """Raise this when the unit has a target of this name (e.g. ``portable``)."""
     stand_ins: tuple[str, ...] = ("add",)
     """Models built as ``add`` is: a test's own plugin that declares add's inputs."""
+    on_call: Any = None
+    """Called with no arguments at each compile, where a plugin's ``build`` would run."""
 
     def __call__(self, spec: Any, targets: Sequence[Any], *, weights: str | None = None, calibration: Any = None,
                  progress: Any = None, verify: Sequence[bool] | None = None, evaluation: Any = None,
@@ -38,6 +40,8 @@ class FakeCompile:
         from zoo.registry.pte_structure import read_pte
 
         self.calls.append((spec.name, [t.name for t in targets]))
+        if self.on_call is not None:
+            self.on_call()
         if self.fail is not None:
             raise self.fail
         for t in targets:

@@ -159,6 +159,11 @@ def test_mv2_imagenet_weights_offline_error_says_what_to_do(tmp_path: Path) -> N
     assert proc.returncode == 1
     assert "--weights random" in proc.stderr
     assert not list((tmp_path / "cache").rglob("*.pte"))
+    # --offline: the download is refused before a connection opens, and the error says so.
+    offline = run_zoo("fetch", "mv2", "-t", "u55-128", "--offline", env={"TORCH_HOME": str(tmp_path / "torch-home")})
+    said = " ".join(offline.stderr.split())
+    assert offline.returncode == 1 and "--weights random" in said
+    assert "zoo is offline (--offline, offline in zoo.toml or ZOO_OFFLINE) and refused a connection to download.pytorch.org:443 before it opened" in said
 
 
 

@@ -372,6 +372,7 @@ class Resolver:
                 boundary=boundary,
                 eval_dir=self.options.eval_dir,
                 built_with=tuple(together[(model, weights, calibration)]),
+                offline=self.offline,
             )
             units.append(unit)
             members.append(group)

@@ -13,6 +13,7 @@ from zoo._errors import ZooError
 from zoo.registry.build_units.assemble import assemble
 from zoo.registry.build_units.unit import BuildUnit, BuiltArtifact, Outcome, UnitFailure, UnitResult
 from zoo.registry.keys import BuildRequest
+from zoo.registry.offline import no_network
 
 if TYPE_CHECKING:
     from zoo.registry.catalog import Catalog
@@ -29,7 +30,7 @@ def run_unit(unit: BuildUnit, *, catalog: Catalog | None = None, progress: Progr
     started = time.perf_counter()
     try:
         # A model's code may print; stdout carries zoo's paths and JSON.
-        with contextlib.redirect_stdout(sys.stderr):
+        with contextlib.redirect_stdout(sys.stderr), no_network(unit.offline):
             outcomes = _build(unit, catalog, progress)
     except ZooError as exc:
         failure = UnitFailure.of(exc)

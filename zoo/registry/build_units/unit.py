@@ -51,6 +51,8 @@ class BuildUnit:
     built_with: tuple[str, ...] = ()
     """Every target of this model built in the same run, this unit's and others'
     (recorded in the manifest; it does not change the bytes)."""
+    offline: bool = False
+    """Build without opening a connection (``--offline``): a plugin that downloads fails."""
 
     @property
     def label(self) -> str:
