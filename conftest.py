@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-_SLOW_MARKS = ("compile", "ray", "browser", "heavy")
+_SLOW_MARKS = ("compile", "ray", "browser", "heavy", "stack", "server", "slow")
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -2,9 +2,12 @@
 
 from __future__ import annotations
 
+import pytest
+
 import zoo
 
 
+@pytest.mark.stack
 def test_statistics_become_those_of_the_samples_and_the_model_stays_in_eval_mode() -> None:
     import torch
 

@@ -29,6 +29,7 @@ def test_the_example_has_no_undefined_names(tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stdout + proc.stderr
 
 
+@pytest.mark.stack
 def test_the_example_registers_builds_and_its_labels_pass(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "my_models.py").write_text(example())
     monkeypatch.syspath_prepend(str(tmp_path))

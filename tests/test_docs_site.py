@@ -48,6 +48,7 @@ def sections(page: str) -> dict[str, str]:
     return {parts[i]: html.unescape(parts[i + 1]) for i in range(1, len(parts) - 1, 2)}
 
 
+@pytest.mark.slow
 def test_the_cli_reference_lists_every_command_and_option(site: Path) -> None:
     page = sections((site / "cli" / "index.html").read_text())
     root = click.Context(main, info_name="zoo")
@@ -64,6 +65,7 @@ def test_the_cli_reference_lists_every_command_and_option(site: Path) -> None:
                         f"{' '.join(path)}: {flag} is not in the CLI reference"
 
 
+@pytest.mark.slow
 def test_the_api_reference_documents_everything_zoo_exports(site: Path) -> None:
     page = (site / "api" / "index.html").read_text()
     missing = [name for name in zoo.__all__ if f'id="zoo.{name}"' not in page]

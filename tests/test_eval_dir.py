@@ -259,6 +259,7 @@ def test_a_failing_evaluation_on_the_users_data_does_not_block_later_fetches(tmp
     assert str(root) in again.stderr
 
 
+@pytest.mark.stack
 def test_a_16_bit_png_is_scaled_to_8_bits_not_clipped(tmp_path: Path) -> None:
     import numpy as np
     from PIL import Image

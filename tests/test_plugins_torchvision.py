@@ -37,6 +37,7 @@ def regenerated() -> dict[str, Any]:
     return tvc.snapshot()
 
 
+@pytest.mark.stack
 def test_the_rule_is_torchvisions_metadata(regenerated: dict[str, Any]) -> None:
     import torchvision
     from torchvision.models import get_model_weights, list_models
@@ -51,6 +52,7 @@ def test_the_rule_is_torchvisions_metadata(regenerated: dict[str, Any]) -> None:
     assert not {"resnet34", "efficientnet_b3", "fcn_resnet50", "quantized_mobilenet_v2"} & small
 
 
+@pytest.mark.stack
 def test_snapshot_is_what_the_script_writes(regenerated: dict[str, Any]) -> None:
     # If this fails after a torchvision upgrade: python scripts/snapshot_torchvision.py
     assert tvc.dumps(regenerated) == tvc.SNAPSHOT.read_text(encoding="utf-8")
@@ -89,6 +91,7 @@ def test_mv2_resolves_as_before() -> None:
     )
 
 
+@pytest.mark.stack
 def test_input_sizes_are_the_weights_crop_sizes() -> None:
     sides = {s.name: s.inputs[0].shape for s in specs()}
     assert sides["efficientnet-b1"] == (1, 3, 240, 240)
@@ -187,6 +190,7 @@ def test_random_variant_is_deterministic() -> None:
     assert int(first["conv1.1.num_batches_tracked"]) == 1  # statistics of one batch: the 16 images
 
 
+@pytest.mark.stack
 def test_pretrained_offline_says_what_to_do(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import torch.hub
 
@@ -205,6 +209,7 @@ def test_pretrained_offline_says_what_to_do(tmp_path: Path, monkeypatch: pytest.
     assert str(tmp_path / "hub" / "checkpoints" / "mobilenet_v3_small-047dcff4.pth") in message
 
 
+@pytest.mark.stack
 def test_pretrained_rejects_a_wrong_placed_file(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("TORCH_HOME", str(tmp_path))
     placed = tmp_path / "hub" / "checkpoints" / "shufflenetv2_x0.5-f707e7126e.pth"
@@ -219,6 +224,7 @@ def test_unknown_variant_names_the_choices() -> None:
         spec("googlenet").build("v2")
 
 
+@pytest.mark.stack
 def test_calibration_dir_uses_the_models_side(tmp_path: Path) -> None:
     from PIL import Image
 

@@ -41,6 +41,7 @@ def _python(code: str, env: dict[str, str]) -> dict[str, object]:
     return result
 
 
+@pytest.mark.stack
 def test_a_build_process_computes_with_the_kernels_that_have_no_runtime_dispatch() -> None:
     seen = _python("""
         import json
@@ -61,6 +62,7 @@ def test_a_build_process_computes_with_the_kernels_that_have_no_runtime_dispatch
     assert seen["inside"] == [1, False, False] and seen["same"]
 
 
+@pytest.mark.stack
 def test_a_process_where_torch_already_chose_its_kernels_refuses_to_build() -> None:
     seen = _python("""
         import json

@@ -238,6 +238,7 @@ def test_verify_sram_budget_fails_an_artifact_whose_scratch_does_not_fit(
 
 # --- a --model-file that fails to load ------------------------------------------------------------
 
+@pytest.mark.stack
 def test_a_model_file_with_a_syntax_error_says_so_not_unknown_model(tmp_path: Path) -> None:
     path = tmp_path / "syntax.py"
     path.write_text("import torch\ndef forward(:\n    pass\n")
@@ -248,6 +249,7 @@ def test_a_model_file_with_a_syntax_error_says_so_not_unknown_model(tmp_path: Pa
     assert "unknown model" not in proc.stderr
 
 
+@pytest.mark.stack
 def test_a_model_file_that_raises_names_the_line_and_the_error(tmp_path: Path) -> None:
     path = tmp_path / "raises.py"
     path.write_text("import torch\n\ndef make():\n    return 1 / 0\n\nModelUnderTest = make()\n")
@@ -297,6 +299,7 @@ def test_zoo_load_plugins_naming_no_plugin_is_said(tmp_path: Path) -> None:
     assert strict.returncode != 0 and "ZOO_LOAD_PLUGINS names 'tiyn'" in _one_error_line(strict)
 
 
+@pytest.mark.stack
 def test_ctrl_c_exits_130(tmp_path: Path) -> None:
     import signal
     import time

@@ -84,6 +84,7 @@ def test_a_new_zoo_toml_in_the_working_folder_is_read(tmp_path: Path) -> None:
     assert "my-board" in run_zoo("targets", cwd=work).stdout
 
 
+@pytest.mark.slow
 def test_a_distribution_installed_later_is_found(tmp_path: Path) -> None:
     site = tmp_path / "site"
     site.mkdir()

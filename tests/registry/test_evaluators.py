@@ -48,6 +48,7 @@ def test_top1_tie_takes_the_lowest_index_and_a_constant_output_predicts_nothing(
     assert top1(outs([0.0, 0.0, 0.0]), [0]) == 0.0
 
 
+@pytest.mark.stack
 def test_top1_takes_numpy_and_tensor_labels_and_rejects_names() -> None:
     import torch
 

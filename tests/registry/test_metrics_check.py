@@ -35,6 +35,7 @@ def kws(labels: list[Any], metrics: tuple[Metric, ...] | None = None) -> ModelSp
     return spec
 
 
+@pytest.mark.stack
 def test_names_as_labels_fail_before_anything_is_lowered(monkeypatch: pytest.MonkeyPatch) -> None:
     """issue 21 §1b: labels given as names failed only after a 13 s lowering, with int()'s raw message."""
     from zoo.registry.compile import lower, targets
@@ -52,6 +53,7 @@ def test_names_as_labels_fail_before_anything_is_lowered(monkeypatch: pytest.Mon
     assert "item 0's label is 'three' (str) is not a class index" in text and "not a class name" in text
 
 
+@pytest.mark.stack
 def test_labels_beyond_the_classes_and_items_that_are_not_pairs() -> None:
     with pytest.raises(BuildError, match="beyond the model's 10 classes"):
         numerics.load_labelled(kws([1, 12]), None, "model 'kws'")
@@ -99,6 +101,7 @@ def test_a_non_finite_figure_is_a_build_error_naming_plugin_model_and_metric(val
         measure([metric], Outputs(outs(1.0), outs(1.0)), [1], [], "evaluation", "int8", "model 'kws'", "plugin 'my-models'")
 
 
+@pytest.mark.stack
 def test_the_portable_check_records_float_and_program_figures_and_an_evaluator_that_raises_fails() -> None:
     """Through check_portable on add's real .pte: the figures land in verification.numerics."""
     import torch

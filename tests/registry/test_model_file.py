@@ -41,6 +41,7 @@ def model_file(tmp_path: Path) -> Path:
     return path
 
 
+@pytest.mark.stack
 def test_model_file_becomes_a_spec(model_file: Path) -> None:
     spec = spec_from_model_file(model_file)
     spec.validate()
@@ -52,6 +53,7 @@ def test_model_file_becomes_a_spec(model_file: Path) -> None:
     assert tuple(out.shape) == (1, 10)
 
 
+@pytest.mark.stack
 def test_same_file_gives_same_weights_and_identity(model_file: Path) -> None:
     import torch
 
@@ -62,12 +64,14 @@ def test_same_file_gives_same_weights_and_identity(model_file: Path) -> None:
         assert torch.equal(pa, pb)
 
 
+@pytest.mark.stack
 def test_calibration_data_is_used_when_defined(tmp_path: Path) -> None:
     path = tmp_path / "withcal.py"
     path.write_text(SEED_STYLE + "\nCalibrationData = [(torch.rand(1, 1, 8, 8),) for _ in range(5)]\n")
     assert spec_from_model_file(path).calibration.size == 5
 
 
+@pytest.mark.stack
 def test_missing_model_inputs_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "bad.py"
     path.write_text("import torch\nModelUnderTest = torch.nn.Identity()\n")
@@ -75,12 +79,14 @@ def test_missing_model_inputs_is_a_clear_error(tmp_path: Path) -> None:
         spec_from_model_file(path)
 
 
+@pytest.mark.stack
 def test_cli_lists_and_describes_a_model_file(model_file: Path) -> None:
     proc = run_zoo("--model-file", str(model_file), "info", "my_net", "--json")
     assert proc.returncode == 0, proc.stderr
     assert json.loads(proc.stdout)["inputs"][0]["shape"] == [1, 1, 8, 8]
 
 
+@pytest.mark.stack
 def test_broken_model_file_is_skipped_not_fatal(tmp_path: Path) -> None:
     path = tmp_path / "broken.py"
     path.write_text("raise ValueError('oops')\n")

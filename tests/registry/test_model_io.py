@@ -35,6 +35,7 @@ def test_helpers_are_named_after_the_array_and_need_the_exact_constants() -> Non
         render_io("m.h", HeaderOptions(), broken)
 
 
+@pytest.mark.stack
 def test_host_gcc_runs_the_helpers_as_torch_rounds(tmp_path: Path) -> None:
     if shutil.which("gcc") is None:
         pytest.skip("gcc is not installed")

@@ -36,6 +36,7 @@ def test_a_comparison_fake_quant_fails_too_is_left_to_the_metrics_only_if_the_lo
     assert not compare.no_worse_than_fake_quant(Versus(cosines=[0.5], frobenius=[0.5], failing=1), passing)
 
 
+@pytest.mark.stack
 def test_the_perturbation_moves_a_fixed_tenth_of_a_percent_by_one_step() -> None:
     torch = pytest.importorskip("torch")
     x = torch.zeros(1, 3, 40, 50)

@@ -484,6 +484,7 @@ def foreign_server() -> Iterator[str]:
     server.close()
 
 
+@pytest.mark.server
 def test_an_address_where_something_else_listens_is_refused_within_seconds(foreign_server: str, not_connected: None) -> None:
     pytest.importorskip("ray")
     from zoo.registry.build_units.ray_executor import RayExecutor

@@ -44,6 +44,7 @@ def test_aliases_resolve(table: TargetTable, name: str, accelerator: str) -> Non
         ("ethos-u85-256", "Ethos_U85_SYS_DRAM_Mid", "Sram_Only"),
     ],
 )
+@pytest.mark.stack
 def test_defaults_match_executorch(table: TargetTable, accelerator: str, system_config: str, memory_mode: str) -> None:
     from executorch.backends.arm.ethosu import EthosUCompileSpec
 

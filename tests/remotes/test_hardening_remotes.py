@@ -239,6 +239,7 @@ def test_a_manifest_cannot_declare_more_than_the_index(published: Published, tmp
     assert server.sent == {}, "nothing of the .pte was asked for"
 
 
+@pytest.mark.server
 def test_a_trickling_server_is_cut_at_the_deadline(published: Published, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ZOO_HTTP_DEADLINE", "1.5")
     monkeypatch.setenv("ZOO_HTTP_TIMEOUT", "3")

@@ -44,6 +44,8 @@ from zoo.registry.remotes.s3 import S3Remote
 from zoo.registry.remotes.stores import BACKENDS
 from zoo.registry.signing import SIGNATURE, signed_entries
 
+pytestmark = pytest.mark.server  # moto's S3 on loopback
+
 PTE = "add_u55-128.pte"
 OBJECT_STACK = ("fsspec", "s3fs", "botocore", "aiobotocore", "aiohttp", "boto3")
 

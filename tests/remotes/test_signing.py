@@ -424,6 +424,7 @@ def test_light_commands_never_import_the_signing_stack(keys: Keys, tmp_path: Pat
 
 # 7. The command line, end to end (needs zoo/_api/publishing.py).
 
+@pytest.mark.slow
 def test_cli_publish_signed_then_fetch_trusting_zoo_toml_or_the_flag(source: Entry, keys: Keys, tmp_path: Path) -> None:
     share = tmp_path / "share"
     published = run_checked("publish", "add", "-t", "u55-128", "--to", str(share), "--sign-key", str(keys.ci.private),
@@ -453,6 +454,7 @@ def test_cli_publish_signed_then_fetch_trusting_zoo_toml_or_the_flag(source: Ent
     assert cache_is_clean(tmp_path / "refused")
 
 
+@pytest.mark.slow
 def test_a_light_install_checks_signatures_with_the_signing_extra(source: Entry, keys: Keys, tmp_path: Path,
                                                                   light: Path) -> None:
     share = tmp_path / "share"
@@ -555,6 +557,7 @@ def test_the_signers_key_file_is_recorded_from_the_root(source: Entry, keys: Key
     assert (art.manifest.verification or {})["signature"]["key_file"] == str(keys.ci.public)
 
 
+@pytest.mark.slow
 def test_a_trusted_key_from_a_pipe_or_a_fifo_is_read_once(source: Entry, keys: Keys, tmp_path: Path) -> None:
     share = tmp_path / "share"
     publish(source, str(share), keys.ci.private)

@@ -43,6 +43,7 @@ def test_the_split_follows_the_clips_bytes_not_their_order() -> None:
         assert {clips[perm[i]].tobytes() for i in shuffled[name]} == {clips[i].tobytes() for i in part}
 
 
+@pytest.mark.stack
 def test_loaded_clips_have_the_declared_shape_and_are_standardised() -> None:
     features, labels = fsdd.load("train")
     assert tuple(features.shape) == (fsdd.snapshot()["split"]["train"], 1, fsdd.CLIP_FRAMES, fsdd.COEFFICIENTS)
@@ -68,6 +69,7 @@ def test_the_pack_registers_its_models_with_tasks_metrics_and_licences(audio_zoo
     assert sorted(names) == sorted(MODELS)  # architecture and data; no benchmark names
 
 
+@pytest.mark.stack
 def test_every_spec_builds_a_model_that_takes_its_declared_input() -> None:
     import torch
 
@@ -79,6 +81,7 @@ def test_every_spec_builds_a_model_that_takes_its_declared_input() -> None:
         assert torch.isfinite(out).all(), spec.name
 
 
+@pytest.mark.stack
 def test_random_wav2letter_gives_outputs_that_vary() -> None:
     """PyTorch's default init alone leaves the log-probabilities nearly constant, which
     would give the elementwise checks nothing to compare; the LSUV rescale keeps them alive."""
@@ -131,6 +134,7 @@ def test_a_pack_that_fails_to_import_is_named_with_its_distribution(tmp_path: Pa
     assert not list(Path(os.environ["ZOO_CACHE_DIR"]).glob("**/*.pte"))
 
 
+@pytest.mark.stack
 def test_clips_of_the_wrong_length_fail_naming_the_pack_and_model_and_cache_nothing(
     zoo_with: Callable[[ModelSpec], Zoo]
 ) -> None:

@@ -135,6 +135,7 @@ def test_the_script_makes_the_same_bytes_again(tmp_path: Path, monkeypatch: pyte
         k: v for k, v in meta().items() if k not in ("numpy", "scipy")}
 
 
+@pytest.mark.stack
 def test_evaluation_items_carry_the_float_state_and_pass_the_label_check(vad_plugin: str) -> None:
     import torch
 
@@ -169,6 +170,7 @@ def test_windows_prepend_the_previous_steps_context() -> None:
     assert rows[2, net.CONTEXT + 1200 - 2 * net.CHUNK:].sum() == 0  # the last chunk is zero-padded
 
 
+@pytest.mark.stack
 @pytest.mark.skipif(importlib.util.find_spec("silero_vad") is None,
                     reason="silero-vad is not installed (the pack's test extra installs it)")
 def test_the_network_matches_silero_vads_own_model_on_every_clip() -> None:
