@@ -5,10 +5,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zoo import ModelSpec, hookimpl
+from zoo_vision import vww
 
 
 @hookimpl
 def register_models(register: Callable[[ModelSpec], None]) -> None:
-    specs: tuple[ModelSpec, ...] = ()
-    for spec in specs:
-        register(spec)
+    register(vww.spec())
