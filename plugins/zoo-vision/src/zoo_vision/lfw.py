@@ -129,8 +129,8 @@ def dumps(data: dict[str, Any]) -> str:
 
 
 @cache
-def _prepared() -> tuple[Any, Any, dict[str, tuple[int, ...]]]:
-    """Every crop preprocessed (200, 3, 96, 96) float32, the labels, and the split checked against the snapshot."""
+def _prepared(side: int = SIDE) -> tuple[Any, Any, dict[str, tuple[int, ...]]]:
+    """Every crop preprocessed (200, 3, side, side) float32, the labels, and the split checked against the snapshot."""
     import numpy as np
     import torch
 
@@ -140,15 +140,16 @@ def _prepared() -> tuple[Any, Any, dict[str, tuple[int, ...]]]:
         raise BuildError("zoo-vision: the lfw_subset split differs from the snapshot's; regenerate it with "
                          "python plugins/zoo-vision/scripts/snapshot_lfw.py")
     grey = torch.from_numpy(crops.astype(np.float32))[:, None]
-    big = torch.nn.functional.interpolate(grey, size=(SIDE, SIDE), mode="bilinear", align_corners=False)
+    big = torch.nn.functional.interpolate(grey, size=(side, side), mode="bilinear", align_corners=False)
     images = (big.clamp(0.0, 1.0) * 2.0 - 1.0).repeat(1, 3, 1, 1).contiguous()
     labels = torch.tensor([label_of(i) for i in range(crops.shape[0])], dtype=torch.int64)
     return images, labels, splits
 
 
-def load(split: str) -> tuple[Any, Any]:
-    """Images (n, 3, 96, 96) and labels (n,) of one split, as new torch tensors."""
-    images, labels, splits = _prepared()
+def load(split: str, side: int = SIDE) -> tuple[Any, Any]:
+    """Images (n, 3, side, side) and labels (n,) of one split, as new torch tensors
+    (:data:`PREPROCESSING`, at ``side`` instead of 96)."""
+    images, labels, splits = _prepared(side)
     if split not in splits:
         raise BuildError(f"zoo-vision: lfw_subset has no split {split!r}; choose one of {', '.join(splits)}")
     index = list(splits[split])
