@@ -78,10 +78,11 @@ def select(boxes: Any, scores: Any, classes: Any, *, score_threshold: float, iou
 
 
 def decode_ssd(regression: Any, logits: Any, anchors: Any, size: tuple[int, int], *, score_threshold: float = 0.01,
-               iou_threshold: float = 0.55, keep: int = 10, background: int = 0) -> list[Detection]:
+               iou_threshold: float = 0.55, keep: int = 10, candidates: int = 300,
+               background: int = 0) -> list[Detection]:
     """torchvision's SSD postprocessing: ``regression`` (A, 4) against ``anchors`` (A, 4, x1 y1 x2 y2),
-    softmax over ``logits`` (A, C), every non-background (anchor, class) pair a candidate,
-    clipped to the image ``size`` (height, width)."""
+    softmax over ``logits`` (A, C), boxes clipped to the image ``size`` (height, width); per
+    non-background class the ``candidates`` best anchors, then per-class NMS and the ``keep`` best."""
     import numpy as np
 
     regression = np.asarray(regression, dtype=np.float64).reshape(-1, 4)
@@ -99,10 +100,17 @@ def decode_ssd(regression: Any, logits: Any, anchors: Any, size: tuple[int, int]
                       np.clip(px + pw / 2, 0, w), np.clip(py + ph / 2, 0, h)], axis=1)
     shifted = logits - logits.max(axis=1, keepdims=True)
     probs = np.exp(shifted) / np.exp(shifted).sum(axis=1, keepdims=True)
-    classes = [c for c in range(probs.shape[1]) if c != background]
-    n = boxes.shape[0]
-    return select(np.tile(boxes, (len(classes), 1)), probs[:, classes].T.reshape(-1),
-                  np.repeat(classes, n), score_threshold=score_threshold, iou_threshold=iou_threshold, keep=keep)
+    picked_boxes, picked_scores, picked_classes = [], [], []
+    for c in range(probs.shape[1]):
+        if c == background:
+            continue
+        # torchvision's per-class cut before NMS: the best `candidates` anchors (ties: lower index).
+        best = np.lexsort((np.arange(probs.shape[0]), -probs[:, c]))[:candidates]
+        picked_boxes.append(boxes[best])
+        picked_scores.append(probs[best, c])
+        picked_classes.append(np.full(best.size, c))
+    return select(np.concatenate(picked_boxes), np.concatenate(picked_scores), np.concatenate(picked_classes),
+                  score_threshold=score_threshold, iou_threshold=iou_threshold, keep=keep)
 
 
 def _sigmoid(x: Any) -> Any:
