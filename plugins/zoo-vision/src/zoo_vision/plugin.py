@@ -5,10 +5,14 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zoo import ModelSpec, hookimpl
+from zoo_vision import mtcnn, resnet8, ssdlite, vww, yolo_tiny
 
 
 @hookimpl
 def register_models(register: Callable[[ModelSpec], None]) -> None:
-    specs: tuple[ModelSpec, ...] = ()
-    for spec in specs:
-        register(spec)
+    register(vww.spec())
+    register(resnet8.spec())
+    register(ssdlite.spec())
+    register(yolo_tiny.spec())
+    for key in mtcnn.NETS:
+        register(mtcnn.spec(key))

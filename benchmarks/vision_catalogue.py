@@ -1,0 +1,129 @@
+"""Build vision pack models for three Ethos-U targets and print their catalogue as a markdown table.
+
+Runs, in a fresh cache unless --cache-dir is given, for each model named (default: every model
+of the vision pack) and each of its weights variants
+
+    zoo build MODEL --weights W -t u55-128,u65-256,u85-256 --keep-going --verify
+
+then reads ``zoo report --all --json`` and prints one row per model, weights and
+target: built or the failure (stage and operator or pass), operators on the NPU and
+the CPU with the partitions, Vela's estimated time, SRAM and flash, and the metric
+(float → int8, beside the declared figure). A variant whose weights cannot be had (torchvision's
+COCO weights offline, MTCNN's facenet weights without ZOO_MTCNN_WEIGHTS) is a failed row at the load stage.
+Tens of minutes on two cores.
+
+    .venv/bin/python benchmarks/vision_catalogue.py [MODEL ...] [--targets u55-128,u65-256,u85-256]
+        [--cache-dir CACHE] [--report-only] [--json PATH]
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ZOO = [sys.executable, "-m", "zoo"]
+PLUGIN = "vision"
+
+
+def pack_models(env: dict[str, str]) -> list[str]:
+    listed = json.loads(subprocess.run([*ZOO, "plugins", "--json"], env=env, check=True, capture_output=True,
+                                       text=True).stdout)
+    (pack,) = [p for p in listed if p["name"] == PLUGIN] or [None]
+    if pack is None or pack["status"] != "ok":
+        raise SystemExit(f"the vision pack is not loaded ({pack}): pip install --no-deps -e plugins/zoo-vision")
+    return list(pack["models"])
+
+
+def weights_of(model: str, env: dict[str, str]) -> list[str]:
+    info = json.loads(subprocess.run([*ZOO, "info", model, "--json"], env=env, check=True, capture_output=True,
+                                     text=True).stdout)
+    return [w["name"] for w in info["weights"]]
+
+
+def size(n: int | None) -> str:
+    return "-" if n is None else f"{n / 1024:,.0f} KiB" if n < 1024 * 1024 else f"{n / 1024 / 1024:,.2f} MiB"
+
+
+def row(cell: dict[str, Any]) -> str:
+    head = f"| {cell['model']} | {cell['weights']} | {cell['target']} |"
+    failure = cell.get("failure")
+    if failure:
+        culprit = failure.get("operator") or failure.get("pass_name")
+        where = (failure.get("stage") or "build") + (f" ({culprit})" if culprit else "")
+        message = " ".join(str(failure["message"]).split())
+        message = message if len(message) <= 160 else message[:157] + "..."
+        return f"{head} failed: {where}: {message.replace('|', '/')} | | | | | | |"
+    a = cell["artifact"]
+    ops = f"{a['npu_ops']} / {a['cpu_ops']} / {a['partitions']}"
+    # The operators left on the CPU besides the boundary's quantize/dequantize.
+    fallback = ", ".join(sorted(set(a.get("cpu_fallback") or []))) or "-"
+    ms = "-" if a["inference_time_ms"] is None else f"{a['inference_time_ms']:.3g}"
+    # Vela puts the weights in flash, or in DRAM where the system config has it (U65's).
+    stored = f"{size(a['flash_bytes'])} flash" if a["flash_bytes"] else f"{size(a['dram_bytes'])} DRAM"
+    metrics = "; ".join(
+        f"{m['name']} {m['float']:.4g} → {m['program']:.4g}{m.get('unit') or ''}"
+        + (f" (declared {m['reference']:.4g})" if m.get("reference") is not None else "")
+        + ("" if m.get("passed", True) else " FAILED")
+        for m in a["metrics"]
+    ) or "elementwise only"
+    return f"{head} built | {ops} | {fallback} | {ms} | {size(a['sram_bytes'])} | {stored} | {metrics} |"
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("models", nargs="*", help="Models to build (default: every model of the vision pack).")
+    parser.add_argument("--targets", default="u55-128,u65-256,u85-256")
+    parser.add_argument("--cache-dir", type=Path, help="Reuse this cache (default: a fresh one).")
+    parser.add_argument("--json", type=Path, help="Also write zoo report --all --json here.")
+    parser.add_argument("--report-only", action="store_true", help="Build nothing: the table of --cache-dir as it is.")
+    args = parser.parse_args()
+
+    cache = args.cache_dir or Path(tempfile.mkdtemp(prefix="zoo-vision-catalogue-"))
+    env = {**os.environ, "ZOO_CACHE_DIR": str(cache)}
+    known = pack_models(env)
+    unknown = [m for m in args.models if m not in known]
+    if unknown:
+        raise SystemExit(f"not models of the vision pack: {', '.join(unknown)} (it has: {', '.join(known)})")
+    models = args.models or known
+    print(f"# cache: {cache}", flush=True)
+    seconds: dict[str, float] = {}
+    for model in [] if args.report_only else models:
+        for variant in weights_of(model, env):
+            command = [*ZOO, "build", model, "--weights", variant, "-t", args.targets, "--keep-going", "--verify", "-q"]
+            print("$ zoo", " ".join(command[3:]), flush=True)
+            started = time.perf_counter()
+            proc = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            seconds[f"{model} ({variant})"] = time.perf_counter() - started
+            for line in proc.stderr.splitlines():
+                if line.startswith(("failed:", "zoo: error")):
+                    print("  " + line, flush=True)
+
+    report = subprocess.run([*ZOO, "report", "--all", "--json"], env=env, check=True, capture_output=True, text=True)
+    data = json.loads(report.stdout)
+    if args.json:
+        args.json.write_text(report.stdout)
+    order = {t: i for i, t in enumerate(args.targets.split(","))}
+    cells = sorted((c for c in data["cells"] if c["model"] in models),
+                   key=lambda c: (models.index(c["model"]), c["weights"], order.get(c["target"], len(order))))
+    print(f"\nzoo vision pack, {datetime.date.today().isoformat()}, targets {args.targets}\n")
+    print("| model | weights | target | result | NPU / CPU ops / partitions | CPU operators | est. ms | SRAM "
+          "| flash or DRAM | metric |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    for cell in cells:
+        print(row(cell))
+    if seconds:
+        print("\nwall time per model and weights (build of every target, --verify): "
+              + ", ".join(f"{m} {s:.0f} s" for m, s in seconds.items()))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
