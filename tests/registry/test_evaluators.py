@@ -199,3 +199,19 @@ def test_metric_declaration_is_checked() -> None:
         (zoo.Metric("top1", "top1", higher_is_better=True, max_drop=1.0), "not callable"),  # type: ignore[arg-type]
     ):
         assert any(words in p for p in bad.problems()), bad
+
+
+def test_an_evaluator_that_wants_float_is_given_the_float_outputs_for_both_figures() -> None:
+    from zoo.registry.numerics.metrics import Outputs, measure
+
+    def agreement(outputs: list[list[float]], labels: list[None], *, reference: list[list[float]]) -> float:
+        return 100.0 * sum(o == r for o, r in zip(outputs, reference, strict=True)) / len(outputs)
+
+    fn = zoo.Evaluator("agreement", agreement, unit="%", wants_float=True, label_format="None",
+                       check_label=lambda _: None)
+    metric = zoo.Metric("agreement", fn, higher_is_better=True, max_drop=10.0)
+    seen = Outputs(float=[[1.0], [2.0], [3.0], [4.0]], program=[[1.0], [2.0], [3.5], [4.0]])
+    record, (check,) = measure([metric], seen, [None] * 4, [((0.0,),)] * 4, "hand-made", "int8", "here", "test")
+    (m,) = record["metrics"]
+    assert (m["float"], m["program"], m["drop"]) == (100.0, 75.0, 25.0)
+    assert not check["passed"] and "float 100%, int8 75%" in check["detail"]

@@ -62,18 +62,18 @@ def test_pnet_and_refine_decoding() -> None:
 
 
 def test_recall_against_float_counts_the_float_boxes_found_again() -> None:
-    import torch
-
     def decode(outputs: object) -> list[boxes.Detection]:
         x1, y1 = (float(v) for v in np.asarray(outputs[0]).reshape(-1)[:2])  # type: ignore[index]
         return [(x1, y1, x1 + 10, y1 + 10, 1.0, 0)]
 
     evaluator = float_boxes.recall_vs_float("hand-made", decode)
-    samples = [(torch.tensor([[0.0, 0.0]]),), (torch.tensor([[50.0, 50.0]]),)]
-    with pytest.raises(ValueError, match="not built in this process"):
-        evaluator([[s[0]] for s in samples], [None, None], samples)
-    float_boxes.remember("hand-made", torch.nn.Identity())
-    assert evaluator([[s[0]] for s in samples], [None, None], samples) == 100.0
-    moved = [[torch.tensor([[1.0, 1.0]])], [torch.tensor([[58.0, 50.0]])]]  # IoU 0.68 and 0.11
-    assert evaluator(moved, [None, None], samples) == 50.0
+    reference = [[np.array([[0.0, 0.0]])], [np.array([[50.0, 50.0]])]]
+    with pytest.raises(ValueError, match="needs the float model's outputs"):
+        evaluator(reference, [None, None])
+    assert evaluator(reference, [None, None], reference=reference) == 100.0
+    moved = [[np.array([[1.0, 1.0]])], [np.array([[58.0, 50.0]])]]  # IoU 0.68 and 0.11
+    assert evaluator(moved, [None, None], reference=reference) == 50.0
+    nothing = [[np.array([[0.0, 0.0]])]]
+    with pytest.raises(ValueError, match="finds no box"):
+        float_boxes.recall_vs_float("empty", lambda _: [])(nothing, [None], reference=nothing)
     assert evaluator.check_label([(0, 0, 1, 1, 0)]) is not None and evaluator.check_label(None) is None

@@ -23,10 +23,10 @@ class Evaluator:
     every zoo command runs, and a dataclass costs a millisecond to define.
     """
 
-    __slots__ = ("check_label", "compute", "label_format", "name", "unit", "wants_samples")
+    __slots__ = ("check_label", "compute", "label_format", "name", "unit", "wants_float", "wants_samples")
 
     def __init__(self, name: str, compute: Callable[..., float], *, unit: str, label_format: str,
-                 check_label: LabelCheck, wants_samples: bool = False) -> None:
+                 check_label: LabelCheck, wants_samples: bool = False, wants_float: bool = False) -> None:
         self.name = name
         self.compute = compute
         self.unit = unit
@@ -37,18 +37,29 @@ class Evaluator:
         self.wants_samples = wants_samples
         """``compute`` takes the samples too, ``compute(outputs, labels, samples)``: a score
         made from the input and the output, like an autoencoder's reconstruction error."""
+        self.wants_float = wants_float
+        """``compute`` also takes ``reference=``, the float model's outputs on the same
+        samples: a score against what float does where no labels exist, like a detector's
+        recall of the float model's own boxes. The float figure is then the reference's
+        score against itself."""
 
     def __call__(self, outputs: Sequence[Sequence[Any]], labels: Sequence[Any],
-                 samples: Sequence[Sequence[Any]] | None = None) -> float:
+                 samples: Sequence[Sequence[Any]] | None = None,
+                 reference: Sequence[Sequence[Any]] | None = None) -> float:
         if len(outputs) != len(labels):
             raise ValueError(f"{self.name}: {len(outputs)} outputs for {len(labels)} labels")
         if not outputs:
             raise ValueError(f"{self.name}: no samples to evaluate")
+        args: list[Any] = [outputs, labels]
         if self.wants_samples:
             if samples is None or len(samples) != len(outputs):
                 raise ValueError(f"{self.name} needs the {len(outputs)} samples beside their outputs")
-            return float(self.compute(outputs, labels, samples))
-        return float(self.compute(outputs, labels))
+            args.append(samples)
+        if self.wants_float:
+            if reference is None or len(reference) != len(outputs):
+                raise ValueError(f"{self.name} needs the float model's outputs on the {len(outputs)} samples")
+            return float(self.compute(*args, reference=reference))
+        return float(self.compute(*args))
 
     def __repr__(self) -> str:
         return f"zoo.{self.name}"

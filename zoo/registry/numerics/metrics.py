@@ -82,12 +82,16 @@ def _check_labels(spec: ModelSpec, metric: Metric, labels: Sequence[Any], name: 
 
 
 def _evaluate(metric: Metric, outputs: Sequence[Sequence[Any]], labels: Sequence[Any],
-              samples: Sequence[Sample], where: str, of: str, plugin: str) -> float:
+              samples: Sequence[Sample], where: str, of: str, plugin: str,
+              reference: Sequence[Sequence[Any]]) -> float:
     try:
+        args: list[Any] = [outputs, labels]
         if getattr(metric.fn, "wants_samples", False):
-            value = metric.fn(outputs, labels, samples)  # type: ignore[call-arg]
+            args.append(samples)
+        if getattr(metric.fn, "wants_float", False):
+            value = metric.fn(*args, reference=reference)  # type: ignore[call-arg]
         else:
-            value = metric.fn(outputs, labels)
+            value = metric.fn(*args)
         value = float(value)
     except Exception as e:
         raise BuildError(
@@ -120,8 +124,8 @@ def measure(metrics: Sequence[Metric], seen: Outputs, labels: Sequence[Any] | No
         return {"metrics": [], "metrics_note": NO_LABELS}, []
     records, checks = [], []
     for metric in metrics:
-        f = _evaluate(metric, seen.float, labels, samples, where, "float", plugin)
-        p = _evaluate(metric, seen.program, labels, samples, where, program_kind, plugin)
+        f = _evaluate(metric, seen.float, labels, samples, where, "float", plugin, seen.float)
+        p = _evaluate(metric, seen.program, labels, samples, where, program_kind, plugin, seen.float)
         drop = metric.drop(f, p)
         passed = drop <= metric.max_drop + 1e-9
         unit = metric.unit_text

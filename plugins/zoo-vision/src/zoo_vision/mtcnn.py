@@ -149,7 +149,7 @@ def build(key: str, variant: str) -> Any:
         model.load_state_dict(state, strict=True)
     elif variant != "random":  # MTCNN has no BatchNorm: PyTorch's init is the whole random variant
         raise BuildError(f"{net.name} has no weights variant {variant!r}; choose facenet or random")
-    return float_boxes.remember(net.name, model.eval())
+    return model.eval()
 
 
 def samples(key: str, split: str) -> list[tuple[Any, ...]]:
