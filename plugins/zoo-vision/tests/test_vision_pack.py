@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from zoo_vision import float_boxes, lfw, mtcnn, resnet8, ssdlite, vww, yolo_tiny
+from zoo_vision import lfw, mtcnn, resnet8, ssdlite, vww, yolo_tiny
 
 from tests.conftest import run_probed
 from zoo import BuildError, Zoo
@@ -41,6 +41,7 @@ def test_the_split_is_stratified_and_follows_the_crops_bytes_not_their_order() -
         assert {crops[order[i]].tobytes() for i in again[name]} == {crops[i].tobytes() for i in part}
 
 
+@pytest.mark.stack
 def test_loaded_crops_have_the_declared_shape_and_range() -> None:
     images, labels = lfw.load("held_out")
     assert tuple(images.shape) == (40, 3, 96, 96) and labels.tolist().count(1) == 20
@@ -50,6 +51,7 @@ def test_loaded_crops_have_the_declared_shape_and_range() -> None:
     assert tuple(small.shape) == (40, 3, 24, 24)
 
 
+@pytest.mark.stack
 def test_the_anchor_snapshot_is_torchvisions() -> None:
     stored = json.loads(ssdlite.ANCHORS.read_text())
     assert stored["anchors"] == ssdlite.generate_anchors() and len(stored["anchors"]) == 3234
@@ -69,6 +71,7 @@ def test_the_pack_registers_its_models_with_tasks_metrics_and_weights(vision_zoo
     assert vision_zoo.model("mtcnn-onet").weights_names == ("random", "facenet")
 
 
+@pytest.mark.stack
 def test_every_spec_builds_a_model_that_takes_its_declared_input() -> None:
     import torch
 
@@ -81,6 +84,7 @@ def test_every_spec_builds_a_model_that_takes_its_declared_input() -> None:
             assert torch.isfinite(tensor).all() and float(tensor.std()) > 0, spec.name
 
 
+@pytest.mark.stack
 def test_the_detectors_find_boxes_and_score_themselves_perfectly() -> None:
     """The float model against its own boxes: recall 100 (the figure --verify records for float)."""
     import torch
@@ -91,7 +95,7 @@ def test_the_detectors_find_boxes_and_score_themselves_perfectly() -> None:
         samples = [s for s, _ in items]
         with torch.no_grad():
             outputs = [list(o) if isinstance(o, tuple) else [o] for o in (model(*s) for s in samples)]
-        assert spec.metrics[0].fn(outputs, [None] * 3, samples) == 100.0, spec.name  # type: ignore[call-arg]
+        assert spec.metrics[0].fn(outputs, [None] * 3, reference=outputs) == 100.0, spec.name  # type: ignore[call-arg]
         if spec.name == "mtcnn-onet":
             continue  # random O-Net barely moves its window: any perturbation finds the same box
         # Another model's outputs are not this one's boxes.
@@ -100,8 +104,7 @@ def test_the_detectors_find_boxes_and_score_themselves_perfectly() -> None:
             for p in other.parameters():
                 p.add_(torch.randn_like(p) * 0.5 * float(p.std() if p.numel() > 1 else 1.0))
             moved = [list(o) if isinstance(o, tuple) else [o] for o in (other(*s) for s in samples)]
-        float_boxes.remember(spec.name, model)
-        assert spec.metrics[0].fn(moved, [None] * 3, samples) < 100.0, spec.name  # type: ignore[call-arg]
+        assert spec.metrics[0].fn(moved, [None] * 3, reference=outputs) < 100.0, spec.name  # type: ignore[call-arg]
 
 
 def test_zoo_list_with_the_pack_imports_neither_torch_nor_numpy() -> None:
@@ -112,6 +115,7 @@ def test_zoo_list_with_the_pack_imports_neither_torch_nor_numpy() -> None:
     assert {n: listed.get(n) for n in MODELS} == MODELS, "is zoo-vision installed?"
 
 
+@pytest.mark.stack
 def test_mtcnn_facenet_weights_without_the_folder_name_the_variable_and_random(
         monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv(mtcnn.WEIGHTS_ENV, raising=False)
@@ -119,6 +123,7 @@ def test_mtcnn_facenet_weights_without_the_folder_name_the_variable_and_random(
         mtcnn.build("pnet", "facenet")
 
 
+@pytest.mark.stack
 def test_a_tampered_mtcnn_weights_file_is_refused_with_its_digest(
         tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     import torch
@@ -134,6 +139,7 @@ def test_a_tampered_mtcnn_weights_file_is_refused_with_its_digest(
         mtcnn.build("rnet", "facenet")
 
 
+@pytest.mark.stack
 @pytest.mark.skipif(not __import__("os").environ.get(mtcnn.WEIGHTS_ENV), reason=f"{mtcnn.WEIGHTS_ENV} is not set")
 def test_facenets_own_weights_load_and_tell_faces_from_non_faces() -> None:
     import torch
