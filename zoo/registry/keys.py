@@ -28,7 +28,8 @@ from zoo.registry.targets import Target
 #    float macros are f-suffixed, and the header and manifest carry the memory plan.
 # 5: integer inputs' headers carry the exact inverse scale (INV_SCALE, _BITS) quantizing multiplies by,
 #    and NPU artifacts come with their I/O helpers (<stem>_io.h, <stem>_io.c; model_io.py).
-PIPELINE_VERSION = "5"
+# 6: headers name the CPU kernels the runtime must register and their libraries (cpu_kernels.py).
+PIPELINE_VERSION = "6"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 QUANTIZATION = {
     "quantizer": "EthosUQuantizer",

@@ -8,7 +8,7 @@ import platform
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from zoo.registry import io_boundary, memory_plan
+from zoo.registry import cpu_kernels, io_boundary, memory_plan
 from zoo.registry.build_units.unit import BuiltArtifact
 from zoo.registry.c_header import (
     HeaderOptions,
@@ -74,6 +74,7 @@ def assemble(
     memory = memory_plan.from_pte(read_pte(pte), scratch_bytes=scratch,
                                   arena_cache_bytes=vela_total.get("arena_cache_size_bytes") if dedicated else None)
     macros.update(memory_plan.macros(memory))
+    macros.update(cpu_kernels.macros(result.cpu_operators))
     if result.memory_fit is not None:
         macros["sram_budget_bytes"] = result.memory_fit["sram_budget_bytes"]
         macros["vela_flags"] = " ".join(result.memory_fit["selected_flags"]) or None
