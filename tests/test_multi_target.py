@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 
 from tests.conftest import run_zoo
+from tests.split_model import SPLIT_MODEL
 from zoo import Artifact, BuildError, Zoo
 from zoo.registry.compile import lower
 from zoo.registry.memory_fit import SIZE
@@ -220,3 +221,17 @@ def test_a_budget_answered_from_the_cached_default_is_byte_identical_to_a_real_b
         assert (tmp_path / "d" / name).read_bytes() == (tmp_path / "r" / name).read_bytes(), name
     made, compiled = (json.loads((tmp_path / d / "manifest.json").read_text()) for d in ("d", "r"))
     assert made["key"] == compiled["key"] and made["memory_fit"] == compiled["memory_fit"]
+
+
+def test_a_model_with_two_partitions_is_retargeted_delegate_by_delegate(tmp_path: Path) -> None:
+    """Each delegate gets Vela with its own compile spec: ExecuTorch's vela_compile appends a
+    graph's output folder and .tosa path to the spec's flags, so a shared spec broke the second."""
+    model = tmp_path / "split_net.py"
+    model.write_text(SPLIT_MODEL)
+    built = run_zoo("--model-file", str(model), "build", "-t", "u55-128,u65-256", "--json",
+                    env={"ZOO_CACHE_DIR": str(tmp_path / "cache")})
+    assert built.returncode == 0, built.stderr
+    arts = json.loads(built.stdout)
+    assert [a["manifest"]["target"] for a in arts] == ["ethos-u55-128", "ethos-u65-256"]
+    assert [a["manifest"]["delegation"]["partitions"] for a in arts] == [2, 2]
+    assert arts[1]["manifest"]["build"]["built_with"] == ["ethos-u55-128", "ethos-u65-256"]

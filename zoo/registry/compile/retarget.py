@@ -60,7 +60,9 @@ def retarget(pte: bytes, tosa_graphs: Sequence[bytes], payloads: Sequence[bytes]
                     raise BuildError(
                         f"retargeting to {target.name}: a delegate's payload is not one this build compiled"
                     ) from None
-                result = EthosUBackend._compile_tosa_flatbuffer(tosa, spec)
+                # A fresh spec per delegate: ExecuTorch's vela_compile appends this graph's
+                # --output-dir and .tosa path to the spec's compiler flags in place.
+                result = EthosUBackend._compile_tosa_flatbuffer(tosa, ethosu_compile_spec(target))
                 if result.external_blocks:  # zoo ships one self-contained file
                     raise BuildError(f"retargeting to {target.name}: Vela placed data outside the .pte")
                 compiled[old] = bytes(result.processed_bytes)
