@@ -5,10 +5,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zoo import ModelSpec, hookimpl
+from zoo_vision import segmentation, transformers
 
 
 @hookimpl
 def register_models(register: Callable[[ModelSpec], None]) -> None:
-    specs: tuple[ModelSpec, ...] = ()
-    for spec in specs:
+    for spec in (*segmentation.specs(), *transformers.specs()):
         register(spec)
