@@ -30,9 +30,11 @@ from pathlib import Path
 from typing import Any
 
 ZOO = [sys.executable, "-m", "zoo"]
-MODELS = ("lraspp-mobilenetv3-large", "lraspp-mobilenetv3-large-nearest", "deeplabv3-mobilenetv3-large",
-          "deit-tiny", "mobilevit-xs")
-REWRITES = {"lraspp-mobilenetv3-large-nearest": "lraspp-mobilenetv3-large"}
+MODELS = ("lraspp-mobilenetv3-large", "lraspp-mobilenetv3-large-nearest", "lraspp-mobilenetv3-large-convt",
+          "deeplabv3-mobilenetv3-large", "deeplabv3-mobilenetv3-large-convt", "deit-tiny", "mobilevit-xs")
+REWRITES = {"lraspp-mobilenetv3-large-nearest": "lraspp-mobilenetv3-large",
+            "lraspp-mobilenetv3-large-convt": "lraspp-mobilenetv3-large",
+            "deeplabv3-mobilenetv3-large-convt": "deeplabv3-mobilenetv3-large"}
 ALIASES = {"u55-128": "ethos-u55-128", "u65-256": "ethos-u65-256", "u85-256": "ethos-u85-256"}
 
 

@@ -14,7 +14,8 @@ from zoo_vision import agreement, photos, seg_networks, segmentation, snapshot, 
 from tests.conftest import run_probed
 from zoo import BuildError, Zoo
 
-SEGMENTERS = ("lraspp-mobilenetv3-large", "deeplabv3-mobilenetv3-large", "lraspp-mobilenetv3-large-nearest")
+SEGMENTERS = ("lraspp-mobilenetv3-large", "deeplabv3-mobilenetv3-large", "lraspp-mobilenetv3-large-nearest",
+              "lraspp-mobilenetv3-large-convt", "deeplabv3-mobilenetv3-large-convt")
 CLASSIFIERS = ("deit-tiny", "mobilevit-xs")
 SCRIPT = Path(segmentation.__file__).resolve().parents[2] / "scripts" / "snapshot_vision.py"
 
@@ -65,7 +66,7 @@ def test_the_photo_tensors_follow_the_declared_preprocessing() -> None:
     mirrored = photos.crops(prep, "mobilevit-xs", mirrored=True, count=1)
     assert len(crops) == photos.CALIBRATION_SIZE and len(mirrored) == 2
     assert tuple(crops[0].shape) == (1, 3, 256, 256)
-    assert 0.0 <= float(crops[0].min()) and float(crops[0].max()) <= 1.0
+    assert float(crops[0].min()) >= 0.0 and float(crops[0].max()) <= 1.0
     assert bool((mirrored[0] == crops[0].flip(-1)).float().mean() > 0.95)  # the same crop, mirrored
     assert photos.identity(prep, "m") != photos.identity(prep, "m", mirrored=True)
 
@@ -112,7 +113,19 @@ def test_the_rewrite_changes_only_the_upsampling(name: str) -> None:
         # The rewrite's own code, still bilinear, is torchvision's forward: only the mode differs.
         assert torch.equal(rewrite(x), model(x))
         nearest = seg_networks.logits_class()(network, "nearest")(x)
-    assert nearest.shape == (1, 21, 224, 224) and not torch.equal(nearest, model(x))
+        transposed = seg_networks.logits_class()(network, "transposed")(x)
+    assert nearest.shape == transposed.shape == (1, 21, 224, 224) and not torch.equal(nearest, model(x))
+    assert not torch.equal(transposed, model(x))  # x8 and x16 as x2 steps: close, not equal
+
+
+def test_the_transposed_convolution_is_bilinear_upsampling_by_two() -> None:
+    import torch
+    from torch.nn import functional as F
+
+    twice = seg_networks.logits_class()(seg_networks.random_init("lraspp_mobilenet_v3_large"), "transposed").twice
+    x = torch.randn(1, 21, 14, 14, generator=torch.Generator().manual_seed(1))
+    with torch.no_grad():
+        assert torch.allclose(twice(x), F.interpolate(x, scale_factor=2, mode="bilinear"), atol=1e-6)
 
 
 def test_a_wrong_weights_file_is_refused_and_random_is_named(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:

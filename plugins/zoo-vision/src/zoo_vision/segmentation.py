@@ -43,6 +43,15 @@ NETWORKS = (
             "(14→28 in the head, 28→224 at the end) replaced by nearest-neighbour ones, so that "
             "upsample_bilinear2d is gone from the graph; the accuracy this costs is measured in "
             "docs/vision-limits.md"),
+    Network("lraspp-mobilenetv3-large-convt", "lraspp_mobilenet_v3_large", "transposed",
+            "A rewrite of lraspp-mobilenetv3-large: the same weights, each bilinear upsampling made of exact ×2 "
+            "steps, each a stride-2 transposed convolution with the fixed bilinear kernel over the input with its "
+            "border repeated (28→224 as three of them, close to one ×8 bilinear); the head's 1×1 high classifier "
+            "runs before its ×2 upsampling, which is exact, so 21 channels are upsampled, not 128"),
+    Network("deeplabv3-mobilenetv3-large-convt", "deeplabv3_mobilenet_v3_large", "transposed",
+            "A rewrite of deeplabv3-mobilenetv3-large: the same weights, the final 14→224 bilinear upsampling made "
+            "of four exact ×2 steps, each a stride-2 transposed convolution with the fixed bilinear kernel over the "
+            "input with its border repeated, and the ASPP image-pooling branch broadcast with expand"),
 )
 
 

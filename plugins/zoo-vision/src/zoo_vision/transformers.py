@@ -10,7 +10,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, WeightsVariant, reestimate_batchnorm, top1
+from zoo import (
+    BuildError,
+    Dataset,
+    InputSpec,
+    Metric,
+    ModelSpec,
+    WeightsVariant,
+    reestimate_batchnorm,
+    top1,
+)
 from zoo_vision import agreement, photos, snapshot
 
 VERSION = "1"
