@@ -23,7 +23,7 @@ def test_light_commands_never_import_the_heavy_stack(args: list[str]) -> None:
 
 
 def test_list_filters_with_a_glob() -> None:
-    result = CliRunner().invoke(main, ["list", "mobile*", "--json"])
+    result = CliRunner().invoke(main, ["list", "mobilenet*", "--json"])
     assert result.exit_code == 0, result.output
     assert [m["name"] for m in json.loads(result.stdout)] == ["mobilenet-v3-large", "mobilenet-v3-small", "mv2"]
 
@@ -32,6 +32,8 @@ def test_list_table_fits_the_terminal() -> None:
     result = CliRunner().invoke(main, ["list"], terminal_width=80, env={"COLUMNS": "80"})
     assert result.exit_code == 0
     assert all(len(line) <= 80 for line in result.stdout.splitlines()), result.stdout
+    wide = CliRunner().invoke(main, ["list"], terminal_width=200, env={"COLUMNS": "200"})
+    assert "description" in wide.stdout.splitlines()[0]  # narrow terminals lose it, wide ones keep it
 
 
 def test_info_shows_inputs_weights_and_labels() -> None:

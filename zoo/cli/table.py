@@ -10,8 +10,13 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[object]], *, width: i
     cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
     widths = [max(len(row[i]) for row in cells) for i in range(len(headers))]
     total = width or shutil.get_terminal_size((100, 24)).columns
-    # Shrink the last column (usually a description) so lines fit the terminal.
+    # Shrink the last column (usually a description) so lines fit the terminal; where not
+    # even 10 characters of it would fit, leave it out rather than wrap every line.
     fixed = sum(widths[:-1]) + 2 * (len(widths) - 1)
+    if total - fixed < 10 and len(widths) > 2:
+        cells = [row[:-1] for row in cells]
+        widths = widths[:-1]
+        fixed = sum(widths[:-1]) + 2 * (len(widths) - 1)
     widths[-1] = max(min(widths[-1], total - fixed), 10)
     lines = []
     for n, row in enumerate(cells):
