@@ -227,3 +227,17 @@ def test_sys_exit_in_a_plugin_is_its_failure_not_zoos_exit(tmp_path: Path) -> No
     assert "skipped plugin 'exiting_plugin': hook register_models raised SystemExit: 0" in proc.stderr
     strict = run_zoo("--strict", "-p", "exiting_plugin", "list", pythonpath=tmp_path)
     assert strict.returncode != 0 and "SystemExit" in strict.stderr
+
+
+def test_a_plugin_that_imports_a_heavy_library_at_registration_is_named(tmp_path: Path) -> None:
+    (tmp_path / "heavy_plugin.py").write_text("import numpy\n" + NOISY_PLUGIN.replace('"noisy"', '"heavy"'))
+    (tmp_path / "light_plugin.py").write_text(NOISY_PLUGIN)
+    proc = run_zoo("-p", "heavy_plugin", "list", "--json", pythonpath=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    said = " ".join(proc.stderr.split())
+    assert "zoo: warning: plugin 'heavy_plugin' imported numpy while registering (" in said
+    assert "import them inside the functions that build or load data" in said
+    light = run_zoo("-p", "light_plugin", "plugins", "--json", pythonpath=tmp_path)
+    assert "warning" not in light.stderr
+    (status,) = [p for p in json.loads(light.stdout) if p["name"] == "light_plugin"]
+    assert status["heavy"] == [] and 0 <= status["seconds"] < 1.0

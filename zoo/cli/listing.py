@@ -129,8 +129,9 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
         return
     rows = [
         (p.name, p.kind, f"{p.dist} {p.version}" if p.dist else "-", p.status,
+         "-" if p.seconds is None else f"{p.seconds * 1000:.0f} ms",
          p.error if p.status in ("error", "empty") else ", ".join(p.models))
         for p in statuses
     ]
-    click.echo(render(("plugin", "from", "distribution", "status", "models / error"), rows))
+    click.echo(render(("plugin", "from", "distribution", "status", "load", "models / error"), rows))
     offer()

@@ -29,6 +29,7 @@ from zoo import _hookspecs
 from zoo._env import flag
 from zoo._errors import PluginError, SpecError, UsageError
 from zoo._spec import Board, ModelSpec
+from zoo.registry import plugin_cost
 from zoo.registry.catalog import Catalog
 from zoo.registry.dists import name_version
 from zoo.registry.plugin_faults import checked_factory, debug_traceback, error_text, why_empty
@@ -56,6 +57,10 @@ class PluginStatus:
     remotes: list[str] = field(default_factory=list)
     """The URL schemes this plugin added."""
     error: str | None = None
+    seconds: float | None = None
+    """Import and registration time."""
+    heavy: list[str] = field(default_factory=list)
+    """Heavy libraries (plugin_cost.HEAVY) that loading it imported."""
 
     @property
     def distribution(self) -> str | None:
@@ -228,8 +233,11 @@ class Registry:
 
     def _guarded(self, status: PluginStatus, load: Callable[[], object]) -> None:
         # What a plugin prints must not reach stdout, which carries paths and JSON.
-        with contextlib.redirect_stdout(sys.stderr):
+        with contextlib.redirect_stdout(sys.stderr), plugin_cost.measured(status):
             self._guarded_quietly(status, load)
+        slow = plugin_cost.warning(status) if status.kind in ("entry point", "module") else None
+        if slow and status.status == "ok":
+            print(f"zoo: warning: {status.label} {slow}", file=self._stderr or sys.stderr)
 
     def _guarded_quietly(self, status: PluginStatus, load: Callable[[], object]) -> None:
         self.plugins.append(status)
