@@ -31,7 +31,7 @@ def list_cmd(ctx: click.Context, pattern: str | None, as_json: bool) -> None:
         (s.name, s.task, "x".join(map(str, s.inputs[0].shape)), s.description.split(". ")[0])
         for s in specs
     ]
-    click.echo(render(("model", "task", "input", "description"), rows))
+    click.echo(render(("model", "task", "input", "description"), rows, optional_last=True))
     offer()
 
 

@@ -108,18 +108,28 @@ def test_labels_are_the_float_models_own_answers() -> None:
 @pytest.mark.parametrize("name", ["lraspp_mobilenet_v3_large", "deeplabv3_mobilenet_v3_large"])
 def test_the_rewrite_changes_only_the_upsampling(name: str) -> None:
     import torch
+    from torch.nn import functional as F
 
     network = seg_networks.random_init(name)
     model = seg_networks.logits_class()(network, "bilinear")
     rewrite = model._lraspp if "lraspp" in name else model._deeplab
     x = torch.randn(1, 3, 224, 224, generator=torch.Generator().manual_seed(0))
     with torch.no_grad():
+        bilinear = model(x)
         # The rewrite's own code, still bilinear, is torchvision's forward: only the mode differs.
-        assert torch.equal(rewrite(x), model(x))
+        assert torch.equal(rewrite(x), bilinear)
         nearest = seg_networks.logits_class()(network, "nearest")(x)
-        transposed = seg_networks.logits_class()(network, "transposed")(x)
-    assert nearest.shape == transposed.shape == (1, 21, 224, 224) and not torch.equal(nearest, model(x))
-    assert not torch.equal(transposed, model(x))  # x8 and x16 as x2 steps: close, not equal
+        as_steps = seg_networks.logits_class()(network, "transposed")
+        transposed = as_steps(x)
+        if "deeplab" in name:  # one upsampling, at the end: the rest must be exactly torchvision's
+            coarse = network.classifier(network.backbone(x)["out"])
+            assert torch.equal(nearest, F.interpolate(coarse, size=(224, 224), mode="nearest"))
+            assert torch.equal(bilinear, F.interpolate(coarse, size=(224, 224), mode="bilinear", align_corners=False))
+            assert torch.equal(transposed, as_steps._resize(coarse, (224, 224)))
+    assert nearest.shape == transposed.shape == (1, 21, 224, 224)
+    if "lraspp" in name:  # two upsamplings inside the head
+        assert not torch.equal(nearest, bilinear)
+        assert not torch.equal(transposed, bilinear)  # x8 and x16 as x2 steps: close, not equal
 
 
 @pytest.mark.stack
