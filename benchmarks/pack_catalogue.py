@@ -1,17 +1,19 @@
-"""Build the audio pack for three Ethos-U targets and print its catalogue as a markdown table.
+"""Build a model pack's models (audio or vision) for three Ethos-U targets and print their catalogue as a markdown table.
 
-Runs, in a fresh cache unless --cache-dir is given, for each of the pack's models
-and each of its weights variants
+Runs, in a fresh cache unless --cache-dir is given, for each model named (default: every model
+of the pack) and each of its weights variants
 
     zoo build MODEL --weights W -t u55-128,u65-256,u85-256 --keep-going --verify
 
 then reads ``zoo report --all --json`` and prints one row per model, weights and
 target: built or the failure (stage and operator or pass), operators on the NPU and
 the CPU with the partitions, Vela's estimated time, SRAM and flash, and the metric
-(float → int8, beside the declared figure). Tens of minutes on two cores.
+(float → int8, beside the declared figure). A variant whose weights cannot be had (torchvision's
+COCO weights offline, MTCNN's facenet weights without ZOO_MTCNN_WEIGHTS) is a failed row at the load stage.
+Tens of minutes on two cores.
 
-    .venv/bin/python benchmarks/audio_catalogue.py [--targets u55-128,u65-256,u85-256] [--cache-dir CACHE]
-        [--report-only] [--json PATH]
+    .venv/bin/python benchmarks/pack_catalogue.py {audio,vision} [MODEL ...] [--targets u55-128,u65-256,u85-256]
+        [--cache-dir CACHE] [--report-only] [--json PATH]
 """
 
 from __future__ import annotations
@@ -28,16 +30,17 @@ from pathlib import Path
 from typing import Any
 
 ZOO = [sys.executable, "-m", "zoo"]
-PLUGIN = "audio"
+PACKS = ("audio", "vision")
+"""The entry-point name of each pack in plugins/ (its folder is plugins/zoo-NAME)."""
 
 
-def pack_models(env: dict[str, str]) -> list[str]:
+def pack_models(pack_name: str, env: dict[str, str]) -> list[str]:
     listed = json.loads(subprocess.run([*ZOO, "plugins", "--json"], env=env, check=True, capture_output=True,
                                        text=True).stdout)
-    (audio,) = [p for p in listed if p["name"] == PLUGIN] or [None]
-    if audio is None or audio["status"] != "ok":
-        raise SystemExit(f"the audio pack is not loaded ({audio}): pip install --no-deps -e plugins/zoo-audio")
-    return list(audio["models"])
+    (pack,) = [p for p in listed if p["name"] == pack_name] or [None]
+    if pack is None or pack["status"] != "ok":
+        raise SystemExit(f"the {pack_name} pack is not loaded ({pack}): pip install --no-deps -e plugins/zoo-{pack_name}")
+    return list(pack["models"])
 
 
 def weights_of(model: str, env: dict[str, str]) -> list[str]:
@@ -58,9 +61,11 @@ def row(cell: dict[str, Any]) -> str:
         where = (failure.get("stage") or "build") + (f" ({culprit})" if culprit else "")
         message = " ".join(str(failure["message"]).split())
         message = message if len(message) <= 160 else message[:157] + "..."
-        return f"{head} failed: {where}: {message.replace('|', '/')} | | | | | |"
+        return f"{head} failed: {where}: {message.replace('|', '/')} | | | | | | |"
     a = cell["artifact"]
     ops = f"{a['npu_ops']} / {a['cpu_ops']} / {a['partitions']}"
+    # The operators left on the CPU besides the boundary's quantize/dequantize.
+    fallback = ", ".join(sorted(set(a.get("cpu_fallback") or []))) or "-"
     ms = "-" if a["inference_time_ms"] is None else f"{a['inference_time_ms']:.3g}"
     # Vela puts the weights in flash, or in DRAM where the system config has it (U65's).
     stored = f"{size(a['flash_bytes'])} flash" if a["flash_bytes"] else f"{size(a['dram_bytes'])} DRAM"
@@ -70,20 +75,26 @@ def row(cell: dict[str, Any]) -> str:
         + ("" if m.get("passed", True) else " FAILED")
         for m in a["metrics"]
     ) or "elementwise only"
-    return f"{head} built | {ops} | {ms} | {size(a['sram_bytes'])} | {stored} | {metrics} |"
+    return f"{head} built | {ops} | {fallback} | {ms} | {size(a['sram_bytes'])} | {stored} | {metrics} |"
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("pack", choices=PACKS)
+    parser.add_argument("models", nargs="*", help="Models to build (default: every model of the pack).")
     parser.add_argument("--targets", default="u55-128,u65-256,u85-256")
     parser.add_argument("--cache-dir", type=Path, help="Reuse this cache (default: a fresh one).")
     parser.add_argument("--json", type=Path, help="Also write zoo report --all --json here.")
     parser.add_argument("--report-only", action="store_true", help="Build nothing: the table of --cache-dir as it is.")
     args = parser.parse_args()
 
-    cache = args.cache_dir or Path(tempfile.mkdtemp(prefix="zoo-audio-catalogue-"))
+    cache = args.cache_dir or Path(tempfile.mkdtemp(prefix=f"zoo-{args.pack}-catalogue-"))
     env = {**os.environ, "ZOO_CACHE_DIR": str(cache)}
-    models = pack_models(env)
+    known = pack_models(args.pack, env)
+    unknown = [m for m in args.models if m not in known]
+    if unknown:
+        raise SystemExit(f"not models of the {args.pack} pack: {', '.join(unknown)} (it has: {', '.join(known)})")
+    models = args.models or known
     print(f"# cache: {cache}", flush=True)
     seconds: dict[str, float] = {}
     for model in [] if args.report_only else models:
@@ -104,9 +115,10 @@ def main() -> int:
     order = {t: i for i, t in enumerate(args.targets.split(","))}
     cells = sorted((c for c in data["cells"] if c["model"] in models),
                    key=lambda c: (models.index(c["model"]), c["weights"], order.get(c["target"], len(order))))
-    print(f"\nzoo audio pack, {datetime.date.today().isoformat()}, targets {args.targets}\n")
-    print("| model | weights | target | result | NPU / CPU ops / partitions | est. ms | SRAM | flash or DRAM | metric |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print(f"\nzoo {args.pack} pack, {datetime.date.today().isoformat()}, targets {args.targets}\n")
+    print("| model | weights | target | result | NPU / CPU ops / partitions | CPU operators | est. ms | SRAM "
+          "| flash or DRAM | metric |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for cell in cells:
         print(row(cell))
     if seconds:
