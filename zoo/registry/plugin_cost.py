@@ -8,7 +8,7 @@ import contextlib
 import sys
 import time
 from collections.abc import Iterator
-from typing import Protocol
+from typing import Protocol, TextIO
 
 HEAVY = ("torch", "torchvision", "torchaudio", "executorch", "timm", "tensorflow", "jax", "sklearn", "scipy",
          "pandas", "numpy", "PIL", "cv2")
@@ -21,10 +21,20 @@ class Measured(Protocol):
     seconds: float | None
     heavy: list[str]
 
+    @property
+    def kind(self) -> str: ...
+
+    @property
+    def status(self) -> str: ...
+
+    @property
+    def label(self) -> str: ...
+
 
 @contextlib.contextmanager
-def measured(status: Measured) -> Iterator[None]:
-    """Record on ``status`` how long the block took and which heavy libraries it imported."""
+def measured(status: Measured, stderr: TextIO) -> Iterator[None]:
+    """Record on ``status`` how long the block took and which heavy libraries it imported,
+    and name an installed or ``-p`` plugin that loaded fine but slows every command down."""
     before = set(sys.modules)
     started = time.perf_counter()
     try:
@@ -32,6 +42,9 @@ def measured(status: Measured) -> Iterator[None]:
     finally:
         status.seconds = round(time.perf_counter() - started, 3)
         status.heavy = [m for m in HEAVY if m in sys.modules and m not in before]
+    slow = warning(status) if status.kind in ("entry point", "module") and status.status == "ok" else None
+    if slow:
+        print(f"zoo: warning: {status.label} {slow}", file=stderr)
 
 
 def warning(status: Measured) -> str | None:

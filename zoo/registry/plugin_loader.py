@@ -233,11 +233,8 @@ class Registry:
 
     def _guarded(self, status: PluginStatus, load: Callable[[], object]) -> None:
         # What a plugin prints must not reach stdout, which carries paths and JSON.
-        with contextlib.redirect_stdout(sys.stderr), plugin_cost.measured(status):
+        with contextlib.redirect_stdout(sys.stderr), plugin_cost.measured(status, self._stderr or sys.stderr):
             self._guarded_quietly(status, load)
-        slow = plugin_cost.warning(status) if status.kind in ("entry point", "module") else None
-        if slow and status.status == "ok":
-            print(f"zoo: warning: {status.label} {slow}", file=self._stderr or sys.stderr)
 
     def _guarded_quietly(self, status: PluginStatus, load: Callable[[], object]) -> None:
         self.plugins.append(status)
