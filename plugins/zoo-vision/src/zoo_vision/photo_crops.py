@@ -13,13 +13,14 @@ from pathlib import Path
 from typing import Any
 
 from zoo import BuildError
+from zoo_vision import photos
 
 VERSION = "1"
 """Bump when the bytes of the tensors change."""
 
 IMAGENET_MEAN = (0.485, 0.456, 0.406)
 IMAGENET_STD = (0.229, 0.224, 0.225)
-PHOTOS = ("china.jpg", "flower.jpg")
+PHOTOS = photos.FILES
 # (left, top, right, bottom) in the 640×427 photos: three full-height squares, four corner
 # squares and a central one, so calibration sees whole scenes and close-ups.
 BOXES = (
@@ -69,14 +70,12 @@ class Preprocessing:
 
 
 def photo_paths(model: str) -> tuple[Path, ...]:
-    """The photos inside the installed scikit-learn, found without importing it."""
-    spec = importlib.util.find_spec("sklearn")
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        paths = tuple(Path(location) / "datasets" / "images" / name for name in PHOTOS)
-        if all(p.is_file() for p in paths):
-            return paths
-    raise BuildError(f"{model}: scikit-learn's sample photos ({', '.join(PHOTOS)}) are not installed; "
-                     "pip install scikit-learn")
+    """The photos inside the installed scikit-learn (``photos.paths``), found without importing it."""
+    try:
+        return tuple(photos.paths())
+    except BuildError:
+        raise BuildError(f"{model}: scikit-learn's sample photos ({', '.join(PHOTOS)}) are not installed; "
+                         "pip install scikit-learn") from None
 
 
 @cache
