@@ -19,13 +19,18 @@ $(VENV)/.installed: pyproject.toml plugins/zoo-audio/pyproject.toml plugins/zoo-
 setup: $(VENV)/.installed arm-toolchain chromium
 
 # The Cortex-M55 tests (tests/registry/test_c_header.py links, tests/firmware/ runs in QEMU's
-# mps3-an547) need Debian's bare-metal gcc, newlib and qemu-system-arm; each is installed only
-# where it is missing, and only as root (the tests are skipped otherwise).
-ARM_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm
+# mps3-an547) need Debian's bare-metal gcc, newlib and qemu-system-arm; the allocator tests
+# (tests/firmware/test_method_allocator.py) compile ExecuTorch's C++ headers with its C++
+# library and link the wheel's runtime with the host's g++. Each is installed only where it
+# is missing, and only as root (the tests are skipped otherwise).
+ARM_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm g++
 arm-toolchain:
 	@missing=""; \
 	command -v arm-none-eabi-gcc >/dev/null || missing="gcc-arm-none-eabi libnewlib-arm-none-eabi"; \
+	echo '#include <optional>' | arm-none-eabi-g++ -x c++ -E - >/dev/null 2>&1 || \
+		missing="$$missing libstdc++-arm-none-eabi-newlib"; \
 	command -v qemu-system-arm >/dev/null || missing="$$missing qemu-system-arm"; \
+	command -v g++ >/dev/null || missing="$$missing g++"; \
 	[ -z "$$missing" ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 		apt-get update -qq && apt-get install -y -qq $$missing; } || \
 		echo "missing: $$missing (apt-get install $(ARM_PACKAGES) as root); their tests are skipped"

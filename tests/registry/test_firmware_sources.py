@@ -58,6 +58,26 @@ def test_structure_check_compares_the_memory_plan(add_entry: Artifact) -> None:
     wrong = dataclasses.replace(m, memory={**m.memory, "planned_bytes": m.memory["planned_bytes"] + 16})
     memory = next(c for c in check_structure(pte, Expected.from_manifest(wrong)) if c.name == "memory")
     assert not memory.passed and "planned_bytes is" in memory.detail
+    for name in ("method_allocator_bytes", "load_temp_bytes_lp64"):
+        wrong = dataclasses.replace(m, memory={**m.memory, name: m.memory[name] + 8})
+        memory = next(c for c in check_structure(pte, Expected.from_manifest(wrong)) if c.name == "memory")
+        assert not memory.passed and f"{name} is" in memory.detail
+
+
+def test_the_header_carries_the_allocators_needs(add_entry: Artifact) -> None:
+    """The method allocator's figure is the 32-bit replay's; the temp pool holds the larger of the
+    Ethos-U scratch and the kernels' load-time metadata (tests/firmware checks both against the runtime)."""
+    from zoo.registry.method_allocator import ILP32, LP64, need
+
+    pte = add_entry.pte.read_bytes()
+    small, large = need(pte, ILP32), need(pte, LP64)
+    assert small.method_bytes < large.method_bytes and small.load_temp_bytes < large.load_temp_bytes
+    m = add_entry.manifest.memory or {}
+    assert (m["method_allocator_bytes"], m["method_allocator_bytes_lp64"]) == (small.method_bytes, large.method_bytes)
+    header = add_entry.header.read_text()
+    assert f"#define MODEL_PTE_METHOD_ALLOCATOR_BYTES {small.method_bytes}\n" in header
+    temp = max(small.load_temp_bytes, m["scratch_bytes"])
+    assert f"#define MODEL_PTE_TEMP_ALLOCATOR_BYTES {temp}\n" in header
 
 
 def test_a_changed_s_fails_its_check(add_entry: Artifact) -> None:

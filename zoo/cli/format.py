@@ -51,6 +51,9 @@ def _summary(art: Artifact) -> str:
             f"  Vela estimate: {duration(t.inference_time_ms)}/inference ({t.inferences_per_second or 0:,.0f}/s), "
             f"SRAM {human_bytes(t.sram_bytes)}, flash {human_bytes(t.flash_bytes or 0)}, DRAM {human_bytes(t.dram_bytes)}"
         )
+    reserve = _reserve_text(m.memory)
+    if reserve:
+        lines.append(f"  RAM to reserve on a Cortex-M: {reserve}")
     fit = m.memory_fit
     if fit:
         chosen = " ".join(fit["selected_flags"]) or "Vela's default options"
@@ -65,6 +68,15 @@ def _summary(art: Artifact) -> str:
     if v is not None:
         lines.append(f"  verification: {_verification_line(v)}")
     return "\n".join(lines)
+
+
+def _reserve_text(memory: dict[str, Any] | None) -> str | None:
+    """The header's pool sizes, for the summary (absent from manifests before pipeline 7)."""
+    if not memory or memory.get("method_allocator_bytes") is None:
+        return None
+    temp = max(memory["load_temp_bytes"], memory.get("scratch_bytes") or 0)
+    return (f"planned {human_bytes(memory['planned_bytes'])}, method allocator "
+            f"{human_bytes(memory['method_allocator_bytes'])}, temp allocator {human_bytes(temp)}")
 
 
 def _cpu_text(m: Manifest) -> str:

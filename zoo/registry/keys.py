@@ -29,7 +29,8 @@ from zoo.registry.targets import Target
 # 5: integer inputs' headers carry the exact inverse scale (INV_SCALE, _BITS) quantizing multiplies by,
 #    and NPU artifacts come with their I/O helpers (<stem>_io.h, <stem>_io.c; model_io.py).
 # 6: headers name the CPU kernels the runtime must register and their libraries (cpu_kernels.py).
-PIPELINE_VERSION = "6"
+# 7: the memory plan carries the method and temp allocators' needs (method_allocator.py).
+PIPELINE_VERSION = "7"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 QUANTIZATION = {
     "quantizer": "EthosUQuantizer",

@@ -122,7 +122,7 @@ class Manifest:
     and per input and output its dtype, shape, dim_order and quantization."""
     memory: dict[str, Any] | None = None
     """What the firmware reserves (``memory_plan.py``): planned buffers, scratch,
-    arena cache, constant, delegate and flash bytes."""
+    arena cache, constant, delegate and flash bytes, and the method and temp allocators' needs."""
     weights_info: dict[str, Any] | None = None
     """The weights' name, description, origin, licence and declared ``reference`` figures;
     not in the key (words do not change the bytes); None in manifests from before it."""
@@ -349,6 +349,8 @@ def _nested_rules() -> tuple[tuple[str, Any, bool], ...]:
         ("memory.planned_buffers", list[int], True),
         *((f"memory.{name}", int, True) for name in ("planned_bytes", "constant_bytes", "delegate_bytes", "flash_bytes")),
         *((f"memory.{name}", int | None, True) for name in ("scratch_bytes", "arena_cache_bytes")),
+        *((f"memory.{name}{abi}", int | None, False) for name in ("method_allocator_bytes", "load_temp_bytes")
+          for abi in ("", "_lp64")),
         ("header.style", str, False),
         ("memory_fit.sram_budget_bytes", int | None, False),
         ("memory_fit.selected_flags", list[str], False),

@@ -31,7 +31,8 @@ PROGRAM = {"version": 0, "execution_plan": 1, "constant_buffer": 2, "backend_del
 EXECUTION_PLAN = {"name": 0, "container_meta_type": 1, "values": 2, "inputs": 3, "outputs": 4,
                   "chains": 5, "operators": 6, "delegates": 7, "non_const_buffer_sizes": 8}
 EVALUE = {"val_type": 0, "val": 1}
-TENSOR = {"scalar_type": 0, "storage_offset": 1, "sizes": 2, "dim_order": 3}
+TENSOR = {"scalar_type": 0, "storage_offset": 1, "sizes": 2, "dim_order": 3, "allocation_info": 6,
+          "shape_dynamism": 8, "extra_tensor_info": 9}
 OPERATOR = {"name": 0, "overload": 1}
 CHAIN = {"inputs": 0, "outputs": 1, "instructions": 2}
 INSTRUCTION = {"instr_args_type": 0, "instr_args": 1}
@@ -178,7 +179,7 @@ class PteInfo:
         return out
 
 
-class _Reader:
+class Reader:
     """Bounds-checked reads of little-endian flatbuffer data in ``data[:end]``."""
 
     def __init__(self, data: bytes, end: int) -> None:
@@ -198,13 +199,13 @@ class _Reader:
         value: int = struct.unpack_from(fmt, self.data, pos)[0]
         return value
 
-    def table(self, pos: int, what: str) -> _Table:
+    def table(self, pos: int, what: str) -> Table:
         vtable = pos - self.scalar("<i", pos, f"the {what} table")
         vsize = self.scalar("<H", vtable, f"the {what} vtable")
         if vsize < 4 or vsize % 2:
             raise PteFormatError(f"the program flatbuffer is damaged: the {what} vtable has size {vsize}")
         self._check(vtable, vsize, f"the {what} vtable")
-        return _Table(self, pos, vtable, vsize, what)
+        return Table(self, pos, vtable, vsize, what)
 
     def target(self, pos: int, what: str) -> int:
         return pos + self.scalar("<I", pos, what)
@@ -216,8 +217,8 @@ class _Reader:
         return start + 4, length
 
 
-class _Table:
-    def __init__(self, reader: _Reader, pos: int, vtable: int, vsize: int, what: str) -> None:
+class Table:
+    def __init__(self, reader: Reader, pos: int, vtable: int, vsize: int, what: str) -> None:
         self.r = reader
         self.pos = pos
         self.vtable = vtable
@@ -243,7 +244,7 @@ class _Table:
         value: int | float = struct.unpack_from(fmt, self.r.data, at)[0]
         return value
 
-    def table(self, fid: int, what: str) -> _Table | None:
+    def table(self, fid: int, what: str) -> Table | None:
         at = self._field(fid)
         return self.r.table(self.r.target(at, what), what) if at else None
 
@@ -268,7 +269,7 @@ class _Table:
         start, n = span
         return struct.unpack_from(f"<{n}{fmt.lstrip('<')}", self.r.data, start) if n else ()
 
-    def tables(self, fid: int, what: str) -> list[_Table]:
+    def tables(self, fid: int, what: str) -> list[Table]:
         span = self.span(fid, what, 4)
         if span is None:
             return []
@@ -310,7 +311,7 @@ def read_pte(data: bytes) -> PteInfo:
                 f"{header.segment_base_offset + header.segment_data_size:,}, but the file is only {size:,} bytes"
             )
         end = header.program_size
-    reader = _Reader(data, end)
+    reader = Reader(data, end)
     try:
         root = reader.table(reader.scalar("<I", 0, "the root offset"), "Program")
         return _program(reader, root, data, header, identifier)
@@ -320,7 +321,7 @@ def read_pte(data: bytes) -> PteInfo:
         raise
 
 
-def _program(r: _Reader, root: _Table, data: bytes, header: ExtendedHeader | None, identifier: bytes) -> PteInfo:
+def _program(r: Reader, root: Table, data: bytes, header: ExtendedHeader | None, identifier: bytes) -> PteInfo:
     base = header.segment_base_offset if header else 0
     segments = []
     for seg in root.tables(PROGRAM["segments"], "Program.segments"):
@@ -360,7 +361,7 @@ def _program(r: _Reader, root: _Table, data: bytes, header: ExtendedHeader | Non
     )
 
 
-def _plan(r: _Reader, t: _Table, segments: list[tuple[int, int]], inline: list[tuple[int, int]]) -> ExecutionPlan:
+def _plan(r: Reader, t: Table, segments: list[tuple[int, int]], inline: list[tuple[int, int]]) -> ExecutionPlan:
     name = t.string(EXECUTION_PLAN["name"], "ExecutionPlan.name") or ""
     operators = []
     for op in t.tables(EXECUTION_PLAN["operators"], "ExecutionPlan.operators"):
@@ -416,7 +417,7 @@ def _plan(r: _Reader, t: _Table, segments: list[tuple[int, int]], inline: list[t
     return plan
 
 
-def _delegate(index: int, d: _Table, segments: list[tuple[int, int]], inline: list[tuple[int, int]]) -> Delegate:
+def _delegate(index: int, d: Table, segments: list[tuple[int, int]], inline: list[tuple[int, int]]) -> Delegate:
     backend_id = d.string(BACKEND_DELEGATE["id"], "BackendDelegate.id") or ""
     specs: dict[str, bytes] = {}
     for cs in d.tables(BACKEND_DELEGATE["compile_specs"], "BackendDelegate.compile_specs"):

@@ -94,7 +94,7 @@ def check_structure(pte: bytes, expected: Expected) -> list[Check]:
     if expected.io is not None:
         checks.append(check_boundary(info, expected.io, expected.source))
     if expected.memory is not None:
-        checks.append(check_memory(info, expected.memory, expected.source))
+        checks.append(check_memory(pte, info, expected.memory, expected.source))
     return checks
 
 

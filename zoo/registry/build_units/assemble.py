@@ -71,7 +71,7 @@ def assemble(
         "delegates": len(payloads),
     }
     dedicated = target.memory_mode == "Dedicated_Sram"
-    memory = memory_plan.from_pte(read_pte(pte), scratch_bytes=scratch,
+    memory = memory_plan.from_pte(pte, read_pte(pte), scratch_bytes=scratch,
                                   arena_cache_bytes=vela_total.get("arena_cache_size_bytes") if dedicated else None)
     macros.update(memory_plan.macros(memory))
     macros.update(cpu_kernels.macros(result.cpu_operators))
