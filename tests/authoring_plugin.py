@@ -19,5 +19,7 @@ def register_models(register: Callable[[ModelSpec], None]) -> None:
     register(dataclasses.replace(add.spec(), name="add-ok"))
     register(dataclasses.replace(add.spec(), name="add-missing", weights=(
         WeightsVariant("trained", "trained here", "weights/kws.safetensors", "MIT", _missing_file),)))
+    register(dataclasses.replace(add.spec(), name="add-named", outputs=("total",)))
+    register(dataclasses.replace(add.spec(), name="add-misnamed", outputs=("total", "carry")))
     register(dataclasses.replace(add.spec(), name="add-zero", weights=(
         WeightsVariant("trained", "trained here", "here", "MIT", lambda: str(1 / 0)),)))

@@ -37,6 +37,7 @@ class FakeCompile:
                  boundary: Any = None) -> list[Any]:
         from zoo.registry import io_boundary
         from zoo.registry.compile import CompileResult
+        from zoo.registry.compile.blame import _stage
         from zoo.registry.pte_structure import read_pte
 
         self.calls.append((spec.name, [t.name for t in targets]))
@@ -56,7 +57,8 @@ class FakeCompile:
                 raise BuildError(f"the fake compile only has add for u55-128 and portable, not {spec.name} for {t.name}")
             fields = json.loads((DATA / f"add_{stored}.json").read_text())
             pte = (DATA / f"add_{stored}.pte").read_bytes()
-            # The boundary as the real compile records it, read from the stored program.
-            io = io_boundary.record(io_boundary.DEFAULT, read_pte(pte), [i.name for i in spec.inputs])
+            # The boundary as the real compile records it, read from the stored program, at its stage.
+            with _stage(f"{spec.name} → {t.name}", "serialize"):
+                io = io_boundary.record(io_boundary.DEFAULT, read_pte(pte), spec)
             out.append(CompileResult(pte=pte, tosa_graphs=[], io=io, **fields))
         return out

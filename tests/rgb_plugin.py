@@ -15,15 +15,20 @@ STD = (0.229, 0.224, 0.225)
 SAMPLES = 24
 
 
-def _build(variant: str) -> Any:
+def two_conv_classifier(channels: int, classes: int, seed: int) -> Any:
+    """Two convolutions, a global pool and a linear layer, seeded: the tests' tiny plugin networks."""
     import torch
 
-    torch.manual_seed(7)
+    torch.manual_seed(seed)
     return torch.nn.Sequential(
-        torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.ReLU(),
+        torch.nn.Conv2d(channels, 8, 3, padding=1), torch.nn.ReLU(),
         torch.nn.Conv2d(8, 16, 3, stride=2, padding=1), torch.nn.ReLU(),
-        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(16, 5),
+        torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(16, classes),
     ).eval()
+
+
+def _build(variant: str) -> Any:
+    return two_conv_classifier(3, 5, seed=7)
 
 
 def _images() -> list[tuple[Any, ...]]:

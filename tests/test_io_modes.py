@@ -264,3 +264,32 @@ def test_report_compares_the_cpu_work_of_each_boundary(io_builds: dict[str, Arti
     assert rows[("int8 nhwc", ())]["cpu_run"] == 0 and rows[("pixels nhwc", ())]["cpu_run"] == 0
     text = run_zoo("report", "rgb-tiny", env=RGB).stdout
     assert "I/O" in text and "CPU ops" in text
+
+
+@pytest.mark.compile
+def test_pixels_take_features_normalised_per_coefficient(shared_cache: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """An MFCC-like model declares its statistics along the last axis (tests/feature_plugin.py):
+    the pixels program takes the 8-bit features, normalises them on the NPU, and names its output."""
+    import torch
+
+    from tests import feature_plugin
+    from zoo.registry.compile.boundary import _pixels_model, to_unit_range
+
+    monkeypatch.setenv("ZOO_CACHE_DIR", str(shared_cache))
+    monkeypatch.setenv("ZOO_PLUGINS", "tests.feature_plugin")
+    zoo = Zoo()
+    spec = zoo.model("features-tiny")
+    model = feature_plugin._build("seeded")
+    wrapped = _pixels_model(model, feature_plugin.MEAN, feature_plugin.STD, 3, 4)
+    with torch.no_grad():
+        for sample in feature_plugin._features()[:4]:
+            (unit,) = to_unit_range(sample, spec)
+            assert torch.allclose(wrapped(unit), model(*sample), atol=1e-5)
+    art = _fetch(zoo, "features-tiny", io="pixels")
+    io = art.manifest.io or {}
+    (given,), (out,) = io["inputs"], io["outputs"]
+    assert (given["name"], given["dtype"], given["scale"], given["zero_point"]) == ("mfcc", "uint8", 1 / 255, 0)
+    assert out["name"] == "scores" and read_pte(art.pte.read_bytes()).operators == []
+    assert art.manifest.verification["numerics"]["passed"]  # type: ignore[index]
+    macros = dict(DEFINE.findall(art.header.read_text()))
+    assert (macros["MODEL_PTE_INPUT_MFCC"], macros["MODEL_PTE_OUTPUT_SCORES"]) == ("0", "0")

@@ -16,6 +16,7 @@ from typing import Any
 from zoo._errors import SpecError
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+_IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
 LAYOUTS = ("nchw", "nhwc")
 """How a 4-D image input lies in memory: planar (torch's default) or channels last."""
 _DTYPES = ("float32", "float16", "int8", "uint8", "int16", "int32", "int64", "bool")
@@ -27,7 +28,8 @@ Sample = tuple[Any, ...]
 @dataclass(frozen=True)
 class InputSpec:
     """One model input. ``range`` is the value range the model expects after
-    preprocessing; ``mean``/``std`` document the normalisation applied to raw data."""
+    preprocessing; ``mean``/``std`` the normalisation applied to raw data scaled to
+    [0, 1] (``(x - mean) / std``), one value per index of ``normalise_axis``."""
 
     name: str
     shape: tuple[int, ...]
@@ -35,9 +37,13 @@ class InputSpec:
     range: tuple[float, float] | None = None
     mean: tuple[float, ...] | None = None
     std: tuple[float, ...] | None = None
+    normalise_axis: int = 1
+    """The axis ``mean`` and ``std`` run along: 1, an image's channels (the default), or
+    another, e.g. the last axis of (1, 1, frames, coefficients) for per-coefficient MFCC
+    statistics. ``--io pixels`` runs the normalisation on the NPU along this axis."""
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        out: dict[str, Any] = {
             "name": self.name,
             "shape": list(self.shape),
             "dtype": self.dtype,
@@ -45,6 +51,32 @@ class InputSpec:
             "mean": list(self.mean) if self.mean else None,
             "std": list(self.std) if self.std else None,
         }
+        if self.normalise_axis != 1:  # absent for the default, so earlier specs keep their JSON
+            out["normalise_axis"] = self.normalise_axis
+        return out
+
+    def problems(self) -> list[str]:
+        out = []
+        if not all(isinstance(d, int) and d > 0 for d in self.shape):
+            out.append(f"input {self.name!r} has a bad shape {self.shape!r}")
+        if self.dtype not in _DTYPES:
+            out.append(f"input {self.name!r} has unknown dtype {self.dtype!r}")
+        if (self.mean is None) != (self.std is None):
+            out.append(f"input {self.name!r} declares {'mean' if self.std is None else 'std'} without "
+                       f"{'std' if self.std is None else 'mean'}")
+        elif self.mean is not None and self.std is not None:
+            rank = len(self.shape)
+            if not -rank <= self.normalise_axis < rank:
+                out.append(f"input {self.name!r}: normalise_axis {self.normalise_axis} is not an axis of its "
+                           f"shape {list(self.shape)}")
+            else:
+                size = self.shape[self.normalise_axis]
+                if len(self.mean) != size or len(self.std) != size:
+                    out.append(f"input {self.name!r}: mean and std need one value per index of axis "
+                               f"{self.normalise_axis} ({size}), got {len(self.mean)} and {len(self.std)}")
+            if any(not s > 0 for s in self.std):
+                out.append(f"input {self.name!r}: std must be positive, got {list(self.std)}")
+        return out
 
 
 @dataclass(frozen=True)
@@ -209,6 +241,10 @@ class ModelSpec:
     layouts: tuple[str, ...] = ("nchw",)
     """The input layouts the model can be built for (``--layout``), its default
     first. ``nhwc`` exports the model channels-last; the graph is the same."""
+    outputs: tuple[str, ...] = ()
+    """The outputs' names, in the model's order, e.g. ``("boxes", "scores")``: the manifest
+    and the C header use them (``MODEL_PTE_OUTPUT1_NAME``, ``MODEL_PTE_OUTPUT_SCORES``).
+    Undeclared outputs are ``output0``, ``output1`` …"""
     source: str = field(default="", compare=False)
     """Set by the registry: the plugin that registered this spec."""
     distribution: str = field(default="", compare=False)
@@ -259,10 +295,13 @@ class ModelSpec:
         if not self.inputs:
             out.append("declares no inputs")
         for i in self.inputs:
-            if not all(isinstance(d, int) and d > 0 for d in i.shape):
-                out.append(f"input {i.name!r} has a bad shape {i.shape!r}")
-            if i.dtype not in _DTYPES:
-                out.append(f"input {i.name!r} has unknown dtype {i.dtype!r}")
+            out += i.problems()
+        if not isinstance(self.outputs, tuple) or not all(isinstance(o, str) and _IDENTIFIER.match(o)
+                                                          for o in self.outputs):
+            out.append(f"outputs {self.outputs!r} must be a tuple of names of lower-case letters, digits and '_', "
+                       "each starting with a letter (they become C macro names)")
+        elif len(set(self.outputs)) != len(self.outputs):
+            out.append(f"output names repeat: {list(self.outputs)}")
         for attr in ("build", "example_inputs"):
             if not callable(getattr(self, attr)):
                 out.append(f"{attr} is not callable")
@@ -313,6 +352,7 @@ class ModelSpec:
             "description": self.description,
             "task": self.task,
             "inputs": [i.to_json() for i in self.inputs],
+            "outputs": list(self.outputs),
             "weights": [
                 {
                     "name": w.name,

@@ -57,7 +57,11 @@ def info(ctx: click.Context, model: str, as_json: bool) -> None:
             extra += f", range {list(i.range)}"
         if i.mean:
             extra += f", mean {list(i.mean)}, std {list(i.std or ())}"
+            if i.normalise_axis != 1:
+                extra += f" along axis {i.normalise_axis}"
         click.echo(f"  input:       {i.name} {list(i.shape)} {i.dtype}{extra}")
+    if spec.outputs:
+        click.echo(f"  outputs:     {', '.join(spec.outputs)}")
     click.echo(f"  layouts:     {', '.join(spec.layouts)} (--layout; the first is the default)")
     for w in data["weights"]:
         default = " (default)" if w["default"] else ""

@@ -18,8 +18,7 @@ def check_boundary(info: PteInfo, io: dict[str, Any], source: str = "manifest") 
     """The .pte's inputs and outputs, with the quantization its constant methods state,
     against the manifest's ``io``; integer I/O must leave the CPU nothing to run."""
     try:
-        names = [str(t["name"]) for t in io["inputs"]]
-        have = read_boundary(info, names)
+        have = read_boundary(info, [str(t["name"]) for t in io["inputs"]], [str(t["name"]) for t in io["outputs"]])
         mode = str(io["mode"])
         problems: list[str] = []
         for side in ("inputs", "outputs"):

@@ -11,6 +11,8 @@ boundary back from a .pte with this module.
 
 from __future__ import annotations
 
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,6 +33,8 @@ PIXEL_SCALE = 1 / 255
 """A pixel byte p stands for p / 255: the [0, 1] image the normalisation starts from."""
 _PARAMS = ("scale", "zp", "quant_min", "quant_max", "dtype")
 DIM_ORDERS = {"nchw": (0, 1, 2, 3), "nhwc": (0, 2, 3, 1)}
+_MACRO_SAFE = re.compile(r"[a-z][a-z0-9_]{0,50}\Z")
+"""A tensor name that can follow ``input_`` in a macro name."""
 
 
 @dataclass(frozen=True)
@@ -91,15 +95,16 @@ def _pixel_channels(spec: ModelSpec) -> int:
     i = spec.inputs[0]
     if len(i.shape) != 4 or i.shape[0] != 1:
         raise UsageError(f"--io pixels needs an image input (1, C, H, W); {spec.name!r} takes {i.name!r} {list(i.shape)}")
-    channels = i.shape[1]
-    if i.mean is None or i.std is None or len(i.mean) != channels or len(i.std) != channels:
+    axis = i.normalise_axis
+    size = i.shape[axis] if -4 <= axis < 4 else 0
+    if i.mean is None or i.std is None or len(i.mean) != size or len(i.std) != size:
         raise UsageError(
             f"--io pixels needs the input's normalisation: {spec.name!r} must declare InputSpec.mean and std "
-            f"with one value per channel ({channels})"
+            f"with one value per index of its normalise_axis ({axis}, {size} values), e.g. per channel"
         )
     if any(s <= 0 for s in i.std):
         raise UsageError(f"--io pixels: {spec.name!r} declares a std that is not positive: {list(i.std)}")
-    return channels
+    return i.shape[1]
 
 
 def _tensor_record(name: str, t: TensorValue, params: dict[str, Any]) -> dict[str, Any]:
@@ -119,27 +124,32 @@ def _params(constants: dict[str, int | float], side: str, index: int) -> dict[st
     return {p: constants[f"{side}{index}_{p}"] for p in _PARAMS if f"{side}{index}_{p}" in constants}
 
 
-def read_boundary(info: PteInfo, input_names: list[str]) -> dict[str, list[dict[str, Any]]]:
+def read_boundary(info: PteInfo, input_names: Sequence[str],
+                  output_names: Sequence[str] = ()) -> dict[str, list[dict[str, Any]]]:
     """Each input and output of ``forward`` as the .pte holds it: dtype, shape,
     dim order, and the quantization its constant methods (``input0_scale`` …) state."""
     plan: ExecutionPlan | None = next((p for p in info.plans if p.name == "forward"), None)
     if plan is None:
         raise ValueError("the program has no 'forward' method")
+    if output_names and len(output_names) != len(plan.outputs):
+        raise ValueError(f"the model declares {len(output_names)} output name(s) ({', '.join(output_names)}), "
+                         f"but its program has {len(plan.outputs)} output(s): declare one name per output")
     out: dict[str, list[dict[str, Any]]] = {"inputs": [], "outputs": []}
     constants = info.constant_methods()
-    for side, values in (("input", plan.inputs), ("output", plan.outputs)):
+    for side, values, names in (("input", plan.inputs, input_names), ("output", plan.outputs, output_names)):
         for i, v in enumerate(values):
             t = plan.tensor(v)
             if t is None:
                 raise ValueError(f"{side} {i} of 'forward' is not a tensor")
-            name = input_names[i] if side == "input" and i < len(input_names) else f"{side}{i}"
+            name = names[i] if i < len(names) else f"{side}{i}"
             out[f"{side}s"].append(_tensor_record(name, t, _params(constants, side, i)))
     return out
 
 
-def record(boundary: Boundary, info: PteInfo, input_names: list[str]) -> dict[str, Any]:
-    """The manifest's ``io``."""
-    return {"mode": boundary.mode, "layout": boundary.layout, "rounding": ROUNDING, **read_boundary(info, input_names)}
+def record(boundary: Boundary, info: PteInfo, spec: ModelSpec) -> dict[str, Any]:
+    """The manifest's ``io``, its inputs and outputs named as ``spec`` declares them."""
+    names = read_boundary(info, [i.name for i in spec.inputs], spec.outputs)
+    return {"mode": boundary.mode, "layout": boundary.layout, "rounding": ROUNDING, **names}
 
 
 def macros(io: dict[str, Any]) -> dict[str, str | int | float | None]:
@@ -150,6 +160,9 @@ def macros(io: dict[str, Any]) -> dict[str, str | int | float | None]:
     for side in ("inputs", "outputs"):
         for i, t in enumerate(io[side]):
             prefix = f"{side[:-1]}{i}_"
+            if _MACRO_SAFE.match(t["name"]):  # and C can index by name: inputs[MODEL_PTE_INPUT_IMAGE]
+                out[prefix + "name"] = t["name"]
+                out[f"{side[:-1]}_{t['name']}"] = i
             physical = physical_shape(t)
             size = 1
             for d in physical:

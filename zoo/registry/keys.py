@@ -29,7 +29,8 @@ from zoo.registry.targets import Target
 # 5: integer inputs' headers carry the exact inverse scale (INV_SCALE, _BITS) quantizing multiplies by,
 #    and NPU artifacts come with their I/O helpers (<stem>_io.h, <stem>_io.c; model_io.py).
 # 6: headers name the CPU kernels the runtime must register and their libraries (cpu_kernels.py).
-# 7: the memory plan carries the method and temp allocators' needs (method_allocator.py).
+# 7: the memory plan carries the method and temp allocators' needs (method_allocator.py), and
+#    headers name each input and output (MODEL_PTE_INPUT0_NAME, MODEL_PTE_INPUT_IMAGE …).
 PIPELINE_VERSION = "7"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 QUANTIZATION = {
@@ -80,6 +81,8 @@ class BuildRequest:
             "model": {"name": self.spec.name, "version": self.spec.version, "code": code_identity(self.spec)},
             "weights": {"name": self.weights.name, "identity": self._identity("weights", self.weights.identity)},
             "inputs": [i.to_json() for i in self.spec.inputs],
+            # The header and manifest carry the names; absent when none are declared.
+            **({"outputs": list(self.spec.outputs)} if self.spec.outputs else {}),
             "calibration": (
                 {"size": self.calibration.size, "identity": self._identity("calibration data", self.calibration.identity)}
                 if quantized else None

@@ -26,38 +26,52 @@ from zoo.registry.numerics.io import IoParams, QParams
 from zoo.registry.pte_structure import SCALAR_TYPES
 
 
-def _pixels_model(model: Any, mean: tuple[float, ...], std: tuple[float, ...]) -> Any:
+def _pixels_model(model: Any, mean: tuple[float, ...], std: tuple[float, ...], axis: int, rank: int) -> Any:
     import torch
 
     class FromUnitRange(torch.nn.Module):
-        """(x - mean) / std, so the program's input is the [0, 1] image: a depthwise 1x1
-        convolution, the form the NPU runs best (elementwise ops with broadcast
-        per-channel constants cost mv2 30 ms more on a U55-128)."""
+        """(x - mean) / std, so the program's input is the [0, 1] data. Along an image's
+        channels, a depthwise 1x1 convolution, the form the NPU runs best (elementwise ops
+        with broadcast per-channel constants cost mv2 30 ms more on a U55-128); along any
+        other axis (an MFCC's coefficients), a multiply and an add with broadcast constants."""
 
         def __init__(self, inner: Any) -> None:
             super().__init__()
             self.inner = inner
-            channels = len(mean)
-            self.normalise = torch.nn.Conv2d(channels, channels, 1, groups=channels)
             scale = 1 / torch.tensor(std, dtype=torch.float32)
-            self.normalise.weight = torch.nn.Parameter(scale.reshape(-1, 1, 1, 1), requires_grad=False)
-            self.normalise.bias = torch.nn.Parameter(-torch.tensor(mean, dtype=torch.float32) * scale, requires_grad=False)
+            bias = -torch.tensor(mean, dtype=torch.float32) * scale
+            self.by_channel = axis % rank == 1 and rank == 4
+            if self.by_channel:
+                channels = len(mean)
+                self.normalise = torch.nn.Conv2d(channels, channels, 1, groups=channels)
+                self.normalise.weight = torch.nn.Parameter(scale.reshape(-1, 1, 1, 1), requires_grad=False)
+                self.normalise.bias = torch.nn.Parameter(bias, requires_grad=False)
+            else:
+                self.register_buffer("scale", _along(scale, axis, rank))
+                self.register_buffer("bias", _along(bias, axis, rank))
 
         def forward(self, x: Any) -> Any:
-            return self.inner(self.normalise(x))
+            return self.inner(self.normalise(x) if self.by_channel else x * self.scale + self.bias)
 
     return FromUnitRange(model).eval()
 
 
+def _along(values: Any, axis: int, rank: int) -> Any:
+    """``values`` shaped to broadcast along ``axis`` of a rank-``rank`` tensor."""
+    shape = [1] * rank
+    shape[axis] = -1
+    return values.reshape(shape)
+
+
 def to_unit_range(sample: Sample, spec: ModelSpec) -> Sample:
-    """A normalised sample as the [0, 1] image it came from, on the pixel grid."""
+    """A normalised sample as the [0, 1] data it came from, on the 8-bit grid."""
     import torch
 
     (x,) = sample
     i = spec.inputs[0]
     assert i.mean is not None and i.std is not None
-    mean = torch.tensor(i.mean, dtype=x.dtype).reshape(1, -1, 1, 1)
-    std = torch.tensor(i.std, dtype=x.dtype).reshape(1, -1, 1, 1)
+    mean = _along(torch.tensor(i.mean, dtype=x.dtype), i.normalise_axis, x.dim())
+    std = _along(torch.tensor(i.std, dtype=x.dtype), i.normalise_axis, x.dim())
     return (torch.round((x * std + mean).clamp(0, 1) / PIXEL_SCALE) * PIXEL_SCALE,)
 
 
@@ -78,7 +92,7 @@ def prepare(
     if boundary.mode == "pixels":
         i = spec.inputs[0]
         assert i.mean is not None and i.std is not None
-        model = _pixels_model(model, i.mean, i.std)
+        model = _pixels_model(model, i.mean, i.std, i.normalise_axis, len(i.shape))
         example = to_unit_range(example, spec)
         samples = [to_unit_range(s, spec) for s in samples]
     if boundary.layout == "nhwc":

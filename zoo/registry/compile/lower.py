@@ -136,7 +136,7 @@ def _lower_ethosu(
     with _stage(where, "serialize"):
         pte = _canonical(_program_bytes(program))
         info = read_pte(pte)
-        io = io_boundary.record(boundary, info, [i.name for i in spec.inputs])
+        io = io_boundary.record(boundary, info, spec)
         left = info.operators
     if boundary.integer and left:
         raise BuildError(

@@ -133,7 +133,8 @@ def _compile_families(
                 example = _as_sample(spec.example_inputs())
             if family == PORTABLE:
                 result = _compile_portable(model, example, where, report)
-                result.io = io_boundary.record(DEFAULT, read_pte(result.pte), [i.name for i in spec.inputs])
+                with _stage(where, "serialize"):
+                    result.io = io_boundary.record(DEFAULT, read_pte(result.pte), spec)
                 if any(wanted[i] for i in members):
                     report("verify", None, None)
                     with _stage(where, "numerical check"):

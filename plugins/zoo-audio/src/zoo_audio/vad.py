@@ -129,6 +129,7 @@ def spec() -> ModelSpec:
             InputSpec("h", (1, net.HIDDEN), "float32", range=(-1.0, 1.0)),
             InputSpec("c", (1, net.HIDDEN), "float32"),
         ),
+        outputs=("probability", "h_next", "c_next"),
         build=_build,
         example_inputs=_example_inputs,
         calibration=Dataset(

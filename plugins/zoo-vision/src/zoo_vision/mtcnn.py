@@ -185,6 +185,7 @@ def spec(key: str) -> ModelSpec:
                      f"{net.side}×{net.side}×3; outputs: {net.outputs}. Input: {PREPROCESSING}."),
         task="face-detection",
         inputs=(InputSpec("image", (1, 3, net.side, net.side), "float32", range=(-1.0, 1.0)),),
+        outputs=("regression", "landmarks", "probability") if key == "onet" else ("regression", "probability"),
         build=lambda variant: build(key, variant),
         example_inputs=lambda: samples(key, "calibration")[0],
         calibration=Dataset(split["calibration"], f"{split['calibration']} lfw_subset training crops, half faces",
