@@ -30,6 +30,7 @@ from dataclasses import dataclass
 from zoo.registry.pte_structure import (
     BACKEND_DELEGATE,
     CHAIN,
+    DELEGATE_CALL,
     ETHOSU_BACKEND_ID,
     EVALUE,
     EXECUTION_PLAN,
@@ -147,14 +148,15 @@ def need(pte: bytes, abi: Abi, method: str = "forward") -> RuntimeNeed:
     temp_peak = 0
     for chain in chains:
         instructions = chain.tables(CHAIN["instructions"], "Chain.instructions")
-        pool.take("pointer", len(instructions))  # OpFunction per instruction
-        pool.take("Span", len(instructions))     # its argument list
+        pool.take("pointer", len(instructions))  # an OpFunction per instruction
+        pool.take("Span", len(instructions))  # and its argument list
         for ins in instructions:
             kind = ins.scalar(INSTRUCTION["instr_args_type"], "<B")
             if kind not in (_KERNEL_CALL, _DELEGATE_CALL):
                 continue
             call = ins.table(INSTRUCTION["instr_args"], INSTRUCTION_ARGUMENTS[kind])
-            args = call.scalars(KERNEL_CALL["args"], "i", "call args") if call else ()
+            fields = KERNEL_CALL if kind == _KERNEL_CALL else DELEGATE_CALL
+            args = call.scalars(fields["args"], "i", "call args") if call else ()
             pool.take("pointer", len(args))
             if kind == _KERNEL_CALL:
                 temp = _Pool(abi)
