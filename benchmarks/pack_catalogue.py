@@ -13,7 +13,7 @@ COCO weights offline, MTCNN's facenet weights without ZOO_MTCNN_WEIGHTS) is a fa
 Tens of minutes on two cores.
 
     .venv/bin/python benchmarks/pack_catalogue.py {audio,vision} [MODEL ...] [--targets u55-128,u65-256,u85-256]
-        [--cache-dir CACHE] [--report-only] [--json PATH]
+        [--cache-dir CACHE] [--report-only] [--matrix] [--json PATH]
 """
 
 from __future__ import annotations
@@ -22,6 +22,7 @@ import argparse
 import datetime
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -78,6 +79,39 @@ def row(cell: dict[str, Any]) -> str:
     return f"{head} built | {ops} | {fallback} | {ms} | {size(a['sram_bytes'])} | {stored} | {metrics} |"
 
 
+def _short(target: str) -> str:
+    return target.removeprefix("ethos-")
+
+
+def matrix_cell(cell: dict[str, Any]) -> str:
+    """One target's result in a few words: partitions and Vela's time, what the CPU keeps, or where it failed."""
+    failure = cell.get("failure")
+    if failure:
+        check = re.search(r"structure check (\w+):", str(failure.get("message")))
+        culprit = failure.get("operator") or failure.get("pass_name") or (check.group(1) if check else None)
+        return f"fails at {failure.get('stage') or 'build'}" + (f" ({culprit})" if culprit else "")
+    a = cell["artifact"]
+    t = a["inference_time_ms"]
+    ms = "-" if t is None else f"{t:.3g} ms" if t < 100 else f"{t:,.0f} ms"
+    # "aten.upsample_bilinear2d.vec" → "upsample_bilinear2d"
+    fallback = sorted({op.replace("::", ".").split(".")[1] for op in a.get("cpu_fallback") or []})
+    return f"{a['partitions']}p, {ms}" + (f"; CPU: {', '.join(fallback)}" if fallback else "")
+
+
+def matrix(cells: list[dict[str, Any]], weights: dict[str, str], targets: list[str]) -> list[str]:
+    """Model × target: one row per model (its ``weights[model]`` variant), the metric of its first built cell."""
+    lines = ["| model | weights | " + " | ".join(targets) + " | metric (float → int8) |",
+             "| --- | --- | " + " | ".join("---" for _ in targets) + " | --- |"]
+    for model, variant in weights.items():
+        mine = {_short(c["target"]): c for c in cells if c["model"] == model and c["weights"] == variant}
+        built = [mine[t]["artifact"] for t in targets if t in mine and not mine[t].get("failure")]
+        metric = "; ".join(f"{m['name']} {m['float']:.4g} → {m['program']:.4g}{m.get('unit') or ''}"
+                           for m in (built[0]["metrics"] if built else [])) or "-"
+        lines.append(f"| {model} | {variant} | " + " | ".join(matrix_cell(mine[t]) if t in mine else "-" for t in targets)
+                     + f" | {metric} |")
+    return lines
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
     parser.add_argument("pack", choices=PACKS)
@@ -86,6 +120,8 @@ def main() -> int:
     parser.add_argument("--cache-dir", type=Path, help="Reuse this cache (default: a fresh one).")
     parser.add_argument("--json", type=Path, help="Also write zoo report --all --json here.")
     parser.add_argument("--report-only", action="store_true", help="Build nothing: the table of --cache-dir as it is.")
+    parser.add_argument("--matrix", action="store_true",
+                        help="Print the model × target grid (one weights variant per model) instead of the long table.")
     args = parser.parse_args()
 
     cache = args.cache_dir or Path(tempfile.mkdtemp(prefix=f"zoo-{args.pack}-catalogue-"))
@@ -112,9 +148,18 @@ def main() -> int:
     data = json.loads(report.stdout)
     if args.json:
         args.json.write_text(report.stdout)
-    order = {t: i for i, t in enumerate(args.targets.split(","))}
+    targets = args.targets.split(",")
+    order = {t: i for i, t in enumerate(targets)}
     cells = sorted((c for c in data["cells"] if c["model"] in models),
-                   key=lambda c: (models.index(c["model"]), c["weights"], order.get(c["target"], len(order))))
+                   key=lambda c: (models.index(c["model"]), c["weights"], order.get(_short(c["target"]), len(order))))
+    if args.matrix:
+        # One variant per model: the first that is not random (the real weights), else random.
+        chosen = {}
+        for c in cells:
+            if c["model"] not in chosen or chosen[c["model"]] == "random":
+                chosen[c["model"]] = c["weights"]
+        print("\n".join(matrix(cells, chosen, targets)))
+        return 0
     print(f"\nzoo {args.pack} pack, {datetime.date.today().isoformat()}, targets {args.targets}\n")
     print("| model | weights | target | result | NPU / CPU ops / partitions | CPU operators | est. ms | SRAM "
           "| flash or DRAM | metric |")
