@@ -3,7 +3,7 @@
 Runs, in a fresh cache unless --cache-dir is given, for each model named (default: every model
 of the pack) and each of its weights variants
 
-    zoo build MODEL --weights W -t u55-128,u65-256,u85-256 --keep-going --verify
+    zoo build MODEL --weights W -t u55-128,u65-256,u85-256 --keep-going --verify --jobs 2
 
 then reads ``zoo report --all --json`` and prints one row per model, weights and
 target: built or the failure (stage and operator or pass), operators on the NPU and
@@ -13,7 +13,7 @@ COCO weights offline, MTCNN's facenet weights without ZOO_MTCNN_WEIGHTS) is a fa
 Tens of minutes on two cores.
 
     .venv/bin/python benchmarks/pack_catalogue.py {audio,vision} [MODEL ...] [--targets u55-128,u65-256,u85-256]
-        [--cache-dir CACHE] [--report-only] [--matrix] [--json PATH]
+        [--cache-dir CACHE] [--report-only] [--matrix full|compact] [--json PATH]
 """
 
 from __future__ import annotations
@@ -83,22 +83,27 @@ def _short(target: str) -> str:
     return target.removeprefix("ethos-")
 
 
-def matrix_cell(cell: dict[str, Any]) -> str:
-    """One target's result in a few words: partitions and Vela's time, what the CPU keeps, or where it failed."""
+def matrix_cell(cell: dict[str, Any], compact: bool = False) -> str:
+    """One target's result in a few words: partitions and Vela's time, what the CPU keeps, or where it failed.
+    ``compact``: the time alone when the NPU runs it whole, ``2p`` before it otherwise, ``✗`` and the cause."""
     failure = cell.get("failure")
     if failure:
         check = re.search(r"structure check (\w+):", str(failure.get("message")))
         culprit = failure.get("operator") or failure.get("pass_name") or (check.group(1) if check else None)
+        if compact:
+            return f"✗ {culprit or failure.get('stage') or 'build'}"
         return f"fails at {failure.get('stage') or 'build'}" + (f" ({culprit})" if culprit else "")
     a = cell["artifact"]
     t = a["inference_time_ms"]
-    ms = "-" if t is None else f"{t:.3g} ms" if t < 100 else f"{t:,.0f} ms"
+    ms = "-" if t is None else f"{t:.3g}" if t < 100 else f"{t:,.0f}"
     # "aten.upsample_bilinear2d.vec" → "upsample_bilinear2d"
     fallback = sorted({op.replace("::", ".").split(".")[1] for op in a.get("cpu_fallback") or []})
-    return f"{a['partitions']}p, {ms}" + (f"; CPU: {', '.join(fallback)}" if fallback else "")
+    if compact:
+        return ms if a["partitions"] == 1 and not fallback else f"{a['partitions']}p {ms}"
+    return f"{a['partitions']}p, {ms} ms" + (f"; CPU: {', '.join(fallback)}" if fallback else "")
 
 
-def matrix(cells: list[dict[str, Any]], weights: dict[str, str], targets: list[str]) -> list[str]:
+def matrix(cells: list[dict[str, Any]], weights: dict[str, str], targets: list[str], compact: bool = False) -> list[str]:
     """Model × target: one row per model (its ``weights[model]`` variant), the metric of its first built cell."""
     lines = ["| model | weights | " + " | ".join(targets) + " | metric (float → int8) |",
              "| --- | --- | " + " | ".join("---" for _ in targets) + " | --- |"]
@@ -106,8 +111,9 @@ def matrix(cells: list[dict[str, Any]], weights: dict[str, str], targets: list[s
         mine = {_short(c["target"]): c for c in cells if c["model"] == model and c["weights"] == variant}
         built = [mine[t]["artifact"] for t in targets if t in mine and not mine[t].get("failure")]
         metric = "; ".join(f"{m['name']} {m['float']:.4g} → {m['program']:.4g}{m.get('unit') or ''}"
+                           + ("" if m.get("passed", True) else " (over its allowed drop)")
                            for m in (built[0]["metrics"] if built else [])) or "-"
-        lines.append(f"| {model} | {variant} | " + " | ".join(matrix_cell(mine[t]) if t in mine else "-" for t in targets)
+        lines.append(f"| {model} | {variant} | " + " | ".join(matrix_cell(mine[t], compact) if t in mine else "-" for t in targets)
                      + f" | {metric} |")
     return lines
 
@@ -120,8 +126,9 @@ def main() -> int:
     parser.add_argument("--cache-dir", type=Path, help="Reuse this cache (default: a fresh one).")
     parser.add_argument("--json", type=Path, help="Also write zoo report --all --json here.")
     parser.add_argument("--report-only", action="store_true", help="Build nothing: the table of --cache-dir as it is.")
-    parser.add_argument("--matrix", action="store_true",
-                        help="Print the model × target grid (one weights variant per model) instead of the long table.")
+    parser.add_argument("--matrix", choices=("full", "compact"),
+                        help="Print the model × target grid (one weights variant per model) instead of the long table; "
+                             "compact: Vela's ms alone where the NPU runs it whole.")
     args = parser.parse_args()
 
     cache = args.cache_dir or Path(tempfile.mkdtemp(prefix=f"zoo-{args.pack}-catalogue-"))
@@ -135,7 +142,9 @@ def main() -> int:
     seconds: dict[str, float] = {}
     for model in [] if args.report_only else models:
         for variant in weights_of(model, env):
-            command = [*ZOO, "build", model, "--weights", variant, "-t", args.targets, "--keep-going", "--verify", "-q"]
+            # Worker processes (--jobs 2): a crash in native code then fails only its own targets, and is recorded.
+            command = [*ZOO, "build", model, "--weights", variant, "-t", args.targets, "--keep-going", "--verify",
+                       "--jobs", "2", "-q"]
             print("$ zoo", " ".join(command[3:]), flush=True)
             started = time.perf_counter()
             proc = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
@@ -158,7 +167,7 @@ def main() -> int:
         for c in cells:
             if c["model"] not in chosen or chosen[c["model"]] == "random":
                 chosen[c["model"]] = c["weights"]
-        print("\n".join(matrix(cells, chosen, targets)))
+        print("\n".join(matrix(cells, chosen, targets, compact=args.matrix == "compact")))
         return 0
     print(f"\nzoo {args.pack} pack, {datetime.date.today().isoformat()}, targets {args.targets}\n")
     print("| model | weights | target | result | NPU / CPU ops / partitions | CPU operators | est. ms | SRAM "

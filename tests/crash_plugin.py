@@ -1,6 +1,7 @@
-"""A plugin whose models fail in several ways: ``crasher`` kills its worker process
-(as a crash in native code would), ``broken`` raises an ordinary error, ``exits``
-calls ``sys.exit()``, and ``chatty`` prints before it fails."""
+"""A plugin whose models fail in several ways: ``crasher`` ends its worker process
+without a result, ``segfaults`` crashes it in native code while it is exported (as
+Vela 5.1.0 does on MobileViT-XS for a U55), ``broken`` raises an ordinary error,
+``exits`` calls ``sys.exit()``, and ``chatty`` prints before it fails."""
 
 from __future__ import annotations
 
@@ -31,6 +32,19 @@ def _crash(variant: str) -> Any:
     os._exit(70)
 
 
+def _segfault(variant: str) -> Any:
+    import ctypes
+
+    import torch
+
+    class ReadsAddressZero(torch.nn.Module):
+        def forward(self, x: Any) -> Any:
+            ctypes.string_at(0)  # SIGSEGV, in native code
+            return x
+
+    return ReadsAddressZero()
+
+
 def _raise(variant: str) -> Any:
     raise BuildError("broken: no weights here")
 
@@ -47,6 +61,7 @@ def _chat(variant: str) -> Any:
 @hookimpl
 def register_models(register: Callable[[ModelSpec], None]) -> None:
     register(_spec("crasher", _crash))
+    register(_spec("segfaults", _segfault))
     register(_spec("broken", _raise))
     register(_spec("exits", _exit))
     register(_spec("chatty", _chat))

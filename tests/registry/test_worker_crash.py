@@ -1,4 +1,5 @@
-"""Model code that misbehaves fails only its own build: a worker process that dies,
+"""Model code that misbehaves fails only its own build: a worker process that dies (and
+one that crashes in native code, which is recorded with its stage),
 ``sys.exit()`` in a model's code, and prints that would corrupt stdout."""
 
 from __future__ import annotations
@@ -13,11 +14,16 @@ from zoo import Failure, Zoo, ZooOptions
 @pytest.mark.compile  # spawns workers that import the compile stack (~45 s)
 def test_a_dying_worker_fails_only_its_own_unit(isolated: Path) -> None:
     zoo = Zoo(ZooOptions(plugins=("tests.crash_plugin",)))
-    crashed, broken = zoo.fetch_outcomes(["crasher", "broken"], ["u55-128"], jobs=2, keep_going=True)
-    assert isinstance(crashed, Failure) and isinstance(broken, Failure)
-    assert "the worker process died" in crashed.message and not crashed.recorded
+    crashed, segfaults, broken = zoo.fetch_outcomes(["crasher", "segfaults", "broken"], ["u55-128"], jobs=2,
+                                                    keep_going=True)
+    assert isinstance(crashed, Failure) and isinstance(segfaults, Failure) and isinstance(broken, Failure)
+    assert "the worker process died: it exited with status 70 during load without returning a result" in crashed.message
+    assert not crashed.recorded
     assert broken.message.endswith("broken: no weights here") and broken.stage == "load"
-    assert list(zoo.cache.failures()) == []
+    # A fault in native code comes back the same for the same graph: recorded, with where it happened.
+    assert "the worker process died: it crashed with SIGSEGV during export: a fault in native code" in segfaults.message
+    assert segfaults.stage == "export" and segfaults.recorded
+    assert [f.model for _, f, _ in zoo.cache.failures() if f is not None] == ["segfaults"]
 
 
 @pytest.mark.compile  # imports the compile stack

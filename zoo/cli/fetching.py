@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import contextlib
+import faulthandler
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -72,6 +74,10 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
     )
     several = len(models) * len(targets) > 1
     label = f"{zoo.model(models[0]).name} → {zoo.target(targets[0]).name}"
+    # A crash in native code (Vela segfaults on some graphs) then says where before zoo dies;
+    # --executor processes contains it instead, as a recorded failure.
+    with contextlib.suppress(RuntimeError, ValueError, OSError, AttributeError):  # stderr without a file descriptor
+        faulthandler.enable()
     with StageReporter(label, enabled=not (quiet or as_json)) as progress:
         outcomes = zoo.fetch_outcomes(models, targets, options, progress=progress,
                                       progress_for=progress.for_label if several else None, notice=notice)

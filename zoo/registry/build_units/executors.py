@@ -14,7 +14,9 @@ from __future__ import annotations
 import concurrent.futures
 import multiprocessing
 import queue
+import signal
 import threading
+import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, Protocol
@@ -62,7 +64,8 @@ class ProcessExecutor:
         events = context.Queue()
         stop = threading.Event()
         by_label = {u.label: u for u in units}
-        relay = threading.Thread(target=_relay, args=(events, stop, by_label, progress_for), daemon=True)
+        stages: dict[str, str] = {}
+        relay = threading.Thread(target=_relay, args=(events, stop, by_label, progress_for, stages), daemon=True)
         relay.start()
         finished: set[int] = set()
         try:
@@ -74,10 +77,7 @@ class ProcessExecutor:
                 # one that kills its worker fails.
                 for n, unit in enumerate(units):
                     if n not in finished:
-                        try:
-                            yield from self._pool([unit], 1, context, events, set())
-                        except BrokenProcessPool as exc:
-                            yield _died(unit, exc)
+                        yield _alone(unit, context, events, stages)
         finally:
             stop.set()
             relay.join()
@@ -99,11 +99,50 @@ class ProcessExecutor:
                     f.cancel()
 
 
-def _died(unit: BuildUnit, exc: BaseException) -> UnitResult:
-    failure = UnitFailure(
-        "BuildError", f"{unit.label}: the worker process died while building ({exc}); "
-        "run it alone with --jobs 1 to see the crash",
-    )
+# Signals by which native code kills its own process: the same graph crashes the same way
+# every time, so the failure is recorded under its stage. SIGKILL (the OOM killer) is not.
+_CRASHES = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT})
+
+
+def _alone(unit: BuildUnit, context: Any, events: Any, stages: dict[str, str]) -> UnitResult:
+    """``unit`` in a worker of its own, whose exit status says how it died if it does."""
+    receive, send = context.Pipe(duplex=False)
+    worker = context.Process(target=_run_alone, args=(unit, events, send), daemon=True)
+    worker.start()
+    send.close()
+    try:
+        result: UnitResult = receive.recv()
+    except EOFError:  # the worker died before it could send
+        worker.join()
+        deadline = time.monotonic() + 1.0
+        while not events.empty() and time.monotonic() < deadline:  # let the relay read where it died
+            time.sleep(0.05)
+        return _died(unit, worker.exitcode, stages.get(unit.label))
+    worker.join()
+    return result
+
+
+def _run_alone(unit: BuildUnit, events: Any, send: Any) -> None:
+    _init(events)
+    send.send(_run(unit))
+
+
+def _died(unit: BuildUnit, exitcode: int | None, stage: str | None) -> UnitResult:
+    where = f" during {stage}" if stage else ""
+    crashed = False
+    if exitcode is not None and exitcode < 0:
+        try:
+            name = signal.Signals(-exitcode).name
+            crashed = signal.Signals(-exitcode) in _CRASHES
+        except ValueError:
+            name = f"signal {-exitcode}"
+        why = (f"it crashed with {name}{where}: a fault in native code (Vela, the TOSA serializer or torch), "
+               "not a Python error" if crashed else
+               f"it was killed with {name}{where}, from outside (the out-of-memory killer, or a user)")
+    else:
+        why = f"it exited with status {exitcode}{where} without returning a result"
+    failure = UnitFailure("BuildError", f"{unit.label}: the worker process died: {why}",
+                          stage=stage if crashed else None)
     return UnitResult(unit, tuple(failure for _ in unit.targets))
 
 
@@ -111,11 +150,12 @@ def executor_for(name: str | None, *, jobs: int, units: int, catalog: Catalog | 
                  ray_address: str | None = None, ray_results: str | None = None,
                  ray_address_from: str = "--ray-address") -> Executor:
     """``name`` (None: ``processes`` for ``jobs`` > 1); one unit runs inline, where a
-    worker process would only add its start-up, except on Ray, which was asked for to
-    build on the cluster. ``ray_address``: the Ray cluster (None: RAY_ADDRESS, else a
-    local one); ``ray_results``: the shared remote Ray tasks hand their artifacts over
-    through (None: Ray's object store); ``ray_address_from`` names where the address
-    came from in errors. The other executors ignore them."""
+    worker process would only add its start-up, unless an executor is named (Ray to
+    build on the cluster, ``processes`` to contain a crash). ``ray_address``: the Ray
+    cluster (None: RAY_ADDRESS, else a local one); ``ray_results``: the shared remote
+    Ray tasks hand their artifacts over through (None: Ray's object store);
+    ``ray_address_from`` names where the address came from in errors. The other
+    executors ignore them."""
     chosen = name or ("processes" if jobs > 1 else "inline")
     if chosen not in EXECUTORS:
         raise UsageError(f"unknown executor {chosen!r}: choose one of {', '.join(EXECUTORS)}")
@@ -123,7 +163,9 @@ def executor_for(name: str | None, *, jobs: int, units: int, catalog: Catalog | 
         from zoo.registry.build_units.ray_executor import RayExecutor
 
         return RayExecutor(ray_address, results=ray_results, address_from=ray_address_from)
-    if chosen == "inline" or units <= 1:
+    # One unit runs inline unless worker processes were asked for by name: a worker then
+    # contains a crash in native code, which inline would take the whole command down with.
+    if chosen == "inline" or (units <= 1 and name is None):
         return InlineExecutor(catalog)
     return ProcessExecutor(jobs)
 
@@ -143,7 +185,8 @@ def _run(unit: BuildUnit) -> UnitResult:
     return run_unit(unit, progress=report)
 
 
-def _relay(events: Any, stop: threading.Event, units: dict[str, BuildUnit], progress_for: ProgressFor) -> None:
+def _relay(events: Any, stop: threading.Event, units: dict[str, BuildUnit], progress_for: ProgressFor,
+           stages: dict[str, str]) -> None:
     reporters: dict[str, Progress | None] = {}
     while not (stop.is_set() and events.empty()):
         try:
@@ -152,6 +195,7 @@ def _relay(events: Any, stop: threading.Event, units: dict[str, BuildUnit], prog
             continue
         except (EOFError, OSError):
             return
+        stages[label] = stage  # where a worker that dies died
         if label not in reporters:
             reporters[label] = progress_for(units[label])
         report = reporters[label]
