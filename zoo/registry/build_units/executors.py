@@ -106,6 +106,7 @@ _CRASHES = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFP
 
 def _alone(unit: BuildUnit, context: Any, events: Any, stages: dict[str, str]) -> UnitResult:
     """``unit`` in a worker of its own, whose exit status says how it died if it does."""
+    stages.pop(unit.label, None)  # where it got to in the pool that broke is not where it dies now
     receive, send = context.Pipe(duplex=False)
     worker = context.Process(target=_run_alone, args=(unit, events, send), daemon=True)
     worker.start()
