@@ -293,7 +293,7 @@ def test_a_worker_that_always_dies_fails_only_its_own_unit(cluster: Cluster) -> 
     results = {r.unit.model: r for r in RayExecutor(max_retries=1).map(units, lambda u: None)}
     [died] = results["crasher"].failures
     assert died.message.startswith("crasher → ethos-u55-128: the Ray worker died while building, 2 tries (")
-    assert died.message.endswith("run it alone with --jobs 1 to see the crash")
+    assert died.message.endswith("run it alone with --executor processes to see how it died")
     assert died.stage is None  # never recorded as the key's failure: another try may succeed
     assert isinstance(results["add"].outcomes[0], BuiltArtifact)
 

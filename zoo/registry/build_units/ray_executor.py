@@ -299,7 +299,7 @@ class _Run:
             tries = self.executor.max_retries + 1
             return failed(unit, f"{unit.label}: the Ray worker died while building, {tries} tr"
                                  f"{'y' if tries == 1 else 'ies'} ({type(exc).__name__}: {first_line(exc)}); run it "
-                                 "alone with --jobs 1 to see the crash")
+                                 "alone with --executor processes to see how it died")
         except ray.exceptions.RayError as exc:
             return failed(unit, f"{unit.label}: Ray could not run its task ({type(exc).__name__}: "
                                  f"{first_line(exc)}); run it alone with --jobs 1")
