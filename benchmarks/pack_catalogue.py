@@ -85,7 +85,8 @@ def _short(target: str) -> str:
 
 def matrix_cell(cell: dict[str, Any], compact: bool = False) -> str:
     """One target's result in a few words: partitions and Vela's time, what the CPU keeps, or where it failed.
-    ``compact``: the time alone when the NPU runs it whole, ``2p`` before it otherwise, ``✗`` and the cause."""
+    ``compact``: the time alone when the NPU runs it whole; else the partitions, ``+CPU`` if operators
+    are left on the CPU; ``✗`` and the cause for a failure."""
     failure = cell.get("failure")
     if failure:
         check = re.search(r"structure check (\w+):", str(failure.get("message")))
@@ -99,7 +100,9 @@ def matrix_cell(cell: dict[str, Any], compact: bool = False) -> str:
     # "aten.upsample_bilinear2d.vec" → "upsample_bilinear2d"
     fallback = sorted({op.replace("::", ".").split(".")[1] for op in a.get("cpu_fallback") or []})
     if compact:
-        return ms if a["partitions"] == 1 and not fallback else f"{a['partitions']}p {ms}"
+        if fallback:
+            return f"{a['partitions']}p+CPU {ms}"
+        return ms if a["partitions"] == 1 else f"{a['partitions']}p {ms}"
     return f"{a['partitions']}p, {ms} ms" + (f"; CPU: {', '.join(fallback)}" if fallback else "")
 
 
