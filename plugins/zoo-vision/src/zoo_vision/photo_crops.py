@@ -12,7 +12,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError
+from zoo import BuildError, Dataset
 from zoo_vision import photos
 
 VERSION = "1"
@@ -104,3 +104,15 @@ def identity(prep: Preprocessing, model: str, mirrored: bool = False, count: int
     files = ",".join(f"{p.name}:{_sha256(p)}" for p in photo_paths(model))
     return (f"sklearn-photos:{files};boxes={BOXES[:count]};mirrored={mirrored};{prep.describe()};"
             f"pillow={importlib.metadata.version('pillow')};zoo-vision-photos={VERSION}")
+
+
+def calibration(prep: Preprocessing, model: str) -> Dataset:
+    """Every crop of both photos, prepared by ``prep``: a model's calibration set."""
+    return Dataset(
+        size=CALIBRATION_SIZE,
+        description=(f"{CALIBRATION_SIZE} fixed square crops of scikit-learn's two sample photos "
+                     f"({' and '.join(PHOTOS)}), {prep.describe()}"),
+        load=lambda: [(x,) for x in crops(prep, model)],
+        identity=lambda: identity(prep, model),
+    )
+

@@ -78,13 +78,7 @@ def build(net: Network, variant: str) -> Any:
 
 
 def calibration(net: Network) -> Dataset:
-    return Dataset(
-        size=photo_crops.CALIBRATION_SIZE,
-        description=(f"{photo_crops.CALIBRATION_SIZE} fixed square crops of scikit-learn's two sample photos "
-                     f"({' and '.join(photo_crops.PHOTOS)}), {PREPROCESSING.describe()}"),
-        load=lambda: [(x,) for x in photo_crops.crops(PREPROCESSING, net.name)],
-        identity=lambda: photo_crops.identity(PREPROCESSING, net.name),
-    )
+    return photo_crops.calibration(PREPROCESSING, net.name)
 
 
 def evaluation(net: Network) -> Dataset:

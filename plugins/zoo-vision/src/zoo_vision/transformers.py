@@ -94,14 +94,7 @@ def build(t: Transformer, variant: str) -> Any:
 
 
 def calibration(t: Transformer) -> Dataset:
-    prep = preprocessing(t)
-    return Dataset(
-        size=photo_crops.CALIBRATION_SIZE,
-        description=(f"{photo_crops.CALIBRATION_SIZE} fixed square crops of scikit-learn's two sample photos "
-                     f"({' and '.join(photo_crops.PHOTOS)}), {prep.describe()}"),
-        load=lambda: [(x,) for x in photo_crops.crops(prep, t.name)],
-        identity=lambda: photo_crops.identity(prep, t.name),
-    )
+    return photo_crops.calibration(preprocessing(t), t.name)
 
 
 def evaluation(t: Transformer) -> Dataset:
