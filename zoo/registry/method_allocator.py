@@ -74,7 +74,7 @@ def _abi(name: str, pointer: Layout, **public: Layout) -> Abi:
     return Abi(name, types)
 
 
-# sizeof and alignof under ExecuTorch 1.5.1's headers (tests/firmware/runtime_types.cpp prints them).
+# sizeof and alignof under ExecuTorch 1.5.1's headers, as tests/firmware/runtime_types.cpp compiles them for each ABI.
 ILP32 = _abi(
     "ilp32", (4, 4), EValue=(16, 8), TensorImpl=(32, 4), Tensor=(4, 4), FreeableBuffer=(32, 8),
     CompileSpec=(12, 4), TensorMeta=(12, 4), BoxedEvalueList=(12, 4), OptionalTensor=(8, 4),
