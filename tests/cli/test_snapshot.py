@@ -153,3 +153,57 @@ def test_a_tampered_cache_entry_is_never_handed_out_from_a_snapshot(cached_add: 
     assert not replayed(again)
     assert "no longer has the sha256" in again.stderr
     assert again.returncode != 0 or again.stdout != first.stdout or "corrupt" in again.stderr.lower()
+
+
+# --- what a snapshot holds, and what it proves --------------------------------------------------
+
+
+def test_credentials_in_the_environment_never_reach_the_cache(isolated: Path) -> None:
+    secrets = {"HF_TOKEN": "hf_canary0123456789", "AWS_SECRET_ACCESS_KEY": "aws-canary-0123456789",
+               "MY_SERVICE_PASSWORD": "pw-canary-0123456789"}
+    for _ in range(2):
+        assert run_zoo("list", env=secrets).returncode == 0
+    assert replayed(run_zoo("list", env={**secrets, **TRACE}))
+    stored = b"".join(p.read_bytes() for p in (isolated / "cache").rglob("*") if p.is_file())
+    assert stored, "the listing recorded nothing"
+    for value in secrets.values():
+        assert value.encode() not in stored
+    # Nor the rest of the environment in clear: the key is stored only as its hash.
+    assert b"XDG_CONFIG_HOME" not in stored
+
+
+def test_an_edited_snapshot_is_not_replayed(isolated: Path) -> None:
+    first = run_zoo("list")
+    (snap,) = (isolated / "cache" / "snapshots").glob("*.snap")
+    data = snap.read_bytes()
+    assert b"mnist" in data
+    snap.write_bytes(data.replace(b"mnist", b"FORGD"))
+    again = run_zoo("list", env=TRACE)
+    assert again.returncode == 0 and not replayed(again)
+    assert again.stdout == first.stdout and "FORGD" not in again.stdout
+    assert "not sealed by this user's key" in again.stderr
+
+
+def test_a_forged_handout_in_a_snapshot_writes_nothing(cached_add: None, isolated: Path, tmp_path: Path) -> None:
+    """The handout names the cache file and its sha256: pointing it at other bytes, with a digest
+    to match, breaks the seal, and the full command hands out the real, checked artifact."""
+    import hashlib
+    import marshal
+
+    out = tmp_path / "out"
+    first = run_zoo("fetch", "add", "-t", "u55-128", "-o", str(out))
+    assert first.returncode == 0, first.stderr
+    real = {p.name: p.read_bytes() for p in out.iterdir()}
+    for p in out.iterdir():
+        p.unlink()
+    forged = tmp_path / "forged.pte"
+    forged.write_bytes(b"not a program")
+    (snap,) = (isolated / "cache" / "snapshots").glob("*.snap")
+    data = snap.read_bytes()
+    digest, deps, handouts, chunks = marshal.loads(data[32:])
+    handouts = [(dest, str(forged), hashlib.sha256(b"not a program").hexdigest(), None) if dest and dest.endswith(".pte")
+                else (dest, source, sha, stat) for dest, source, sha, stat in handouts]
+    snap.write_bytes(data[:32] + marshal.dumps((digest, deps, handouts, chunks)))
+    again = run_zoo("fetch", "add", "-t", "u55-128", "-o", str(out), env=TRACE)
+    assert again.returncode == 0 and not replayed(again), again.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == real

@@ -11,6 +11,13 @@ folder, ``sys.path`` and the interpreter. A later run with the same key replays 
 only if none of those files changed (size, mtime and inode, as Python's own import
 cache decides); anything else runs the command in full and records afresh.
 
+Caches are shared, uploaded and baked into images, so a snapshot holds no secret and
+cannot vouch for itself. The key is stored only as its sha256, and variables whose
+names say they hold a credential (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, …) are left
+out of it entirely. Each snapshot is sealed with an HMAC under a key kept outside the
+cache (``snapshot.key`` in the user's state folder, made on first use): a snapshot
+edited, or copied from another machine, does not verify and the command runs in full.
+
 A fetch is replayed only if it was answered from the cache without touching the
 network; the replay hashes each file it hands out against the sha256 the full run
 verified, and writes into ``-o`` only files that are missing there (a file that
@@ -27,14 +34,16 @@ import io
 import marshal
 import os
 import sys
-import zlib
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
-FORMAT = 1
+FORMAT = 2
 COMMANDS = frozenset({"list", "targets", "info", "plugins", "fetch"})
 # Differs between two shells that would print the same thing; the rest of the environment is keyed.
 _VOLATILE_ENV = frozenset({"_", "OLDPWD", "PWD", "SHLVL", "ZOO_SNAPSHOT_TRACE", "PYTEST_CURRENT_TEST"})
+_SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE", "API_KEY", "APIKEY",
+                 "ACCESS_KEY", "AUTH", "SESSION", "COOKIE")
+"""Words in a variable's name that mark it as a credential: never keyed, so never stored in any form."""
 _KEEP = 256  # snapshot files kept; the oldest half goes when there are more
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
@@ -87,16 +96,63 @@ def _key(argv: Sequence[str]) -> tuple[Any, ...]:
         columns, lines = os.get_terminal_size(sys.__stdout__.fileno() if sys.__stdout__ else 1)
     except (OSError, ValueError):
         columns = lines = 0
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if k not in _VOLATILE_ENV))
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if k not in _VOLATILE_ENV and not _secret(k)))
     return (FORMAT, sys.executable, sys.version, tuple(sys.path), os.getcwd(), tuple(argv), env,
             (_tty(0), _tty(1), _tty(2)), (columns, lines))
 
 
-def _path(key: tuple[Any, ...]) -> str:
+def _secret(name: str) -> bool:
+    upper = name.upper()
+    return any(word in upper for word in _SECRET_WORDS)
+
+
+def _digest(key: tuple[Any, ...]) -> str:
+    """What a snapshot stores of its key: the environment and paths are in it only as a hash."""
+    from hashlib import sha256
+
     # repr, not marshal: marshal's bytes depend on which objects happen to be shared.
-    blob = repr(key).encode("utf-8", "surrogateescape")
-    name = f"{zlib.crc32(blob):08x}{zlib.adler32(blob):08x}"
-    return os.path.join(_folder(), name + ".snap")
+    return sha256(repr(key).encode("utf-8", "surrogateescape")).hexdigest()
+
+
+def _path(digest: str) -> str:
+    return os.path.join(_folder(), digest[:32] + ".snap")
+
+
+def _seal_key() -> bytes | None:
+    """This user's key for sealing snapshots, outside the cache; made on first use. None
+    (snapshots off) where it can be neither read nor made."""
+    from platformdirs import user_state_dir
+
+    path = os.path.join(user_state_dir("zoo"), "snapshot.key")
+    try:
+        with open(path, "rb") as f:
+            key = f.read(64)
+        if len(key) == 32:
+            return key
+    except OSError:
+        pass
+    try:
+        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+    except FileExistsError:  # another zoo made it first (or it is unreadable): use what is there
+        try:
+            with open(path, "rb") as f:
+                key = f.read(64)
+        except OSError:
+            return None
+        return key if len(key) == 32 else None
+    except OSError:
+        return None
+    key = os.urandom(32)
+    with os.fdopen(fd, "wb") as f:
+        f.write(key)
+    return key
+
+
+def _seal(key: bytes, body: bytes) -> bytes:
+    import hmac
+
+    return hmac.new(key, body, "sha256").digest()
 
 
 # --- replay ------------------------------------------------------------------------------
@@ -108,13 +164,22 @@ def replay(argv: Sequence[str]) -> bool:
     if not (_eligible(argv) and _enabled()):
         return False
     try:
-        key = _key(argv)
-        path = _path(key)
+        digest = _digest(_key(argv))
+        path = _path(digest)
         with open(path, "rb") as f:
-            stored = marshal.load(f)
+            sealed = f.read()
+        seal_key = _seal_key()
+        if seal_key is None:
+            return False
+        import hmac
+
+        if not hmac.compare_digest(sealed[:32], _seal(seal_key, sealed[32:])):
+            _trace(f"{path} is not sealed by this user's key (edited, or from another machine); running the command")
+            return False
+        stored = marshal.loads(sealed[32:])
     except (OSError, EOFError, ValueError, TypeError):
         return False
-    if not (isinstance(stored, tuple) and len(stored) == 4 and stored[0] == key):
+    if not (isinstance(stored, tuple) and len(stored) == 4 and stored[0] == digest):
         return False
     _, deps, handouts, chunks = stored
     for dep, recorded in deps:
@@ -238,7 +303,7 @@ class Recorder:
 
     def __init__(self, argv: Sequence[str]) -> None:
         self.argv = tuple(argv)
-        self.key = _key(argv)
+        self.digest = _digest(_key(argv))
         self.read: set[str] = set()
         self.listed: set[str] = set()
         self.network = False
@@ -301,16 +366,20 @@ class Recorder:
     def _save(self) -> None:
         import tempfile
 
-        path = _path(self.key)
+        seal_key = _seal_key()
+        if seal_key is None:
+            _trace("not recorded: no key to seal snapshots with")
+            return
+        path = _path(self.digest)
         folder = os.path.dirname(path)
         os.makedirs(folder, exist_ok=True)
         handouts = [(dest, source, digest, _stat(dest) if dest is not None else None)
                     for dest, source, digest in self.offered or []]
-        payload = (self.key, self._deps(), handouts, self.chunks)
+        body = marshal.dumps((self.digest, self._deps(), handouts, self.chunks))
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
-                marshal.dump(payload, f)
+                f.write(_seal(seal_key, body) + body)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)
