@@ -76,6 +76,11 @@ class InputSpec:
                                f"{self.normalise_axis} ({size}), got {len(self.mean)} and {len(self.std)}")
             if any(not s > 0 for s in self.std):
                 out.append(f"input {self.name!r}: std must be positive, got {list(self.std)}")
+        for what in ("range", "mean", "std"):
+            values = getattr(self, what)
+            if values is not None and not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
+                out.append(f"input {self.name!r}: {what} must hold finite numbers, got {list(values)} "
+                           "(a non-finite constant zeroes a channel, and is not JSON)")
         return out
 
 
@@ -296,6 +301,9 @@ class ModelSpec:
             out.append("declares no inputs")
         for i in self.inputs:
             out += i.problems()
+        input_names = [i.name for i in self.inputs]
+        if len(set(input_names)) != len(input_names):
+            out.append(f"input names repeat: {input_names} (the header indexes inputs by name)")
         if not isinstance(self.outputs, tuple) or not all(isinstance(o, str) and _IDENTIFIER.match(o)
                                                           for o in self.outputs):
             out.append(f"outputs {self.outputs!r} must be a tuple of names of lower-case letters, digits and '_', "

@@ -161,3 +161,21 @@ def test_two_models_and_two_variants_link_into_one_cortex_m55_elf(tmp_path: Path
     for array, size in (("add_pte", 100), ("mnist_pte", len(PTE)), ("mnist_int8_pte", len(PTE)), ("self_test", 48)):
         address, length = symbols[array]
         assert (length, address % 16) == (size, 0), array
+
+
+def test_integer_macros_at_the_64_bit_extremes_compile_under_werror(tmp_path: Path) -> None:
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    extremes = {"big": (1 << 64) - 1, "top": (1 << 63), "most": (1 << 63) - 1, "least": -(1 << 63), "small": -1}
+    (tmp_path / "m.h").write_text(pte_header(PTE, file_name="m.h", options=HeaderOptions(), macros=extremes))
+    (tmp_path / "use.c").write_text(
+        '#include "m.h"\n'
+        "_Static_assert(MODEL_PTE_BIG == 18446744073709551615ull, \"u64 max\");\n"
+        "_Static_assert(MODEL_PTE_TOP - 1 == 9223372036854775807ull, \"2^63\");\n"
+        "_Static_assert(MODEL_PTE_MOST == 9223372036854775807ll, \"i64 max\");\n"
+        "_Static_assert(MODEL_PTE_LEAST + 1 == -9223372036854775807ll, \"i64 min\");\n"
+        "_Static_assert(MODEL_PTE_SMALL == -1, \"-1\");\n"
+        "int unused;\n")
+    build = subprocess.run(["gcc", *STRICT, "-Wpedantic", "-c", "use.c", "-o", "use.o"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr

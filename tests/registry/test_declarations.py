@@ -38,6 +38,12 @@ def test_per_coefficient_normalisation_lets_pixels_take_features(features: Zoo) 
     (InputSpec("m", (1, 1, 4, 3), mean=(0.5,) * 3, normalise_axis=-1), "input 'm' declares mean without std"),
     (InputSpec("m", (1, 1, 4, 3), mean=(0.5,) * 3, std=(0.1, 0.0, 0.1), normalise_axis=-1),
      "input 'm': std must be positive, got [0.1, 0.0, 0.1]"),
+    (InputSpec("m", (1, 3, 2, 2), mean=(0.5,) * 3, std=(0.1, float("inf"), 0.1)),
+     "input 'm': std must hold finite numbers, got [0.1, inf, 0.1]"),
+    (InputSpec("m", (1, 3, 2, 2), mean=(0.5, float("nan"), 0.5), std=(0.1,) * 3),
+     "input 'm': mean must hold finite numbers, got [0.5, nan, 0.5]"),
+    (InputSpec("m", (1, 3, 2, 2), range=(0.0, float("inf"))),
+     "input 'm': range must hold finite numbers, got [0.0, inf]"),
 ])
 def test_a_normalisation_that_does_not_fit_is_refused_at_registration(given: InputSpec, problem: str) -> None:
     with pytest.raises(SpecError, match=r"invalid ModelSpec 'toy': .*" + problem.replace("[", r"\[").replace("(", r"\(")
@@ -83,3 +89,9 @@ def test_a_name_for_each_output_or_the_build_says_which(named: Zoo) -> None:
     with pytest.raises(BuildError, match=r"declares 2 output name\(s\) \(total, carry\), but its program has 1 "
                                          r"output\(s\): declare one name per output"):
         named.fetch("add-misnamed", "u55-128")
+
+
+def test_repeated_input_names_are_refused_at_registration() -> None:
+    """The header indexes inputs by name (``MODEL_PTE_INPUT_X``): two inputs named x would give one index."""
+    with pytest.raises(SpecError, match=r"input names repeat: \['x', 'x'\]"):
+        _spec(inputs=(InputSpec("x", (1, 4)), InputSpec("x", (1, 4)))).validate()

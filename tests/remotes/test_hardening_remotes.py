@@ -447,3 +447,63 @@ def test_zoo_toml_trusted_keys_apply_however_the_remote_is_spelled(published: Pu
     for spelling in ("../good", "../good/", str(published.good), f"file://{published.good}", "./../good"):
         with pytest.raises(IntegrityError, match="it is unsigned, and this remote's artifacts must be signed"):
             fetch(spelling)
+
+
+# 6. Every figure of a header from a remote is the .pte's own (issue 29): a consistent forgery,
+#    its header and I/O helpers rendered by zoo itself from forged macros, is refused.
+
+def _forge_macros(root: Path, change: dict[str, Any]) -> None:
+    from zoo.registry.c_header import HeaderOptions, pte_header
+    from zoo.registry.model_io import io_names, render_io
+
+    rec = record(root, "add", "u55-128")[1]
+    folder = artifact_dir(root, rec)
+    macros = json.loads((root / rec["manifest"]).read_text())["header"]["macros"]
+    macros.update(change)
+    pte = (folder / PTE).read_bytes()
+    files = {"add_u55-128.h": ("header", pte_header(pte, file_name="add_u55-128.h", options=HeaderOptions(),
+                                                      macros=macros).encode())}
+    for name, text in zip(io_names("add_u55-128.h"), render_io("add_u55-128.h", HeaderOptions(), macros), strict=True):
+        files[name] = ("io_header" if name.endswith(".h") else "io_source", text.encode())
+    _respin(root, lambda m: m["header"]["macros"].update(change), files)
+
+
+@pytest.mark.parametrize("change", [
+    {"method_allocator_bytes": 64}, {"temp_allocator_bytes": 1}, {"planned_bytes": 4}, {"planned_buffer0_bytes": 4},
+    {"input0_bytes": 28}, {"input0_dim3": 7}, {"input0_dtype_code": 1}, {"output0_elements": 2},
+    {"target": "ethos-u85-256"}, {"memory_mode": "Dedicated_Sram"}, {"scratch_bytes": 16}, {"delegates": 0},
+    {"cpu_kernels": 0}, {"flash_bytes": 1}, {"sha256": "0" * 64},
+    {"define": 1}, {"h_": 1}, {"io_h_": 1}, {"input_x": 1},
+], ids=lambda c: next(iter(c)))
+def test_a_header_figure_a_remote_rewrote_is_refused(change: dict[str, Any], published: Published, tmp_path: Path) -> None:
+    share = published.bad_copy(tmp_path)
+    _forge_macros(share, change)
+    with pytest.raises(ZooError) as caught:
+        fetch(str(share))
+    name = next(iter(change))
+    assert "the header's macros are not the .pte's" in str(caught.value), caught.value
+    assert name.upper() in str(caught.value) or repr(name) in str(caught.value), caught.value
+    assert not any(Cache(Path(os.environ["ZOO_CACHE_DIR"])).scan())
+    art, _ = fetch(str(share), str(published.good))  # the next remote's honest header is taken
+    assert change.items() - art.manifest.header["macros"].items()
+
+
+def test_cache_verify_finds_a_header_figure_rewritten_in_the_cache(published: Published) -> None:
+    from zoo.registry.c_header import HeaderOptions, pte_header
+    from zoo.registry.verification import verify_entry
+
+    (entry,) = [e for _, e, _ in Cache(published.cache).scan() if e and e.manifest.target == "ethos-u55-128"]
+    manifest_path = entry.path / "manifest.json"
+    data = json.loads(manifest_path.read_text())
+    data["header"]["macros"]["method_allocator_bytes"] = 16
+    pte = entry.file("pte").read_bytes()
+    header = pte_header(pte, file_name="add_u55-128.h", options=HeaderOptions(), macros=data["header"]["macros"]).encode()
+    entry.file("header").write_bytes(header)
+    for f in data["files"]:
+        if f["kind"] == "header":
+            f["size"], f["sha256"] = len(header), hashlib.sha256(header).hexdigest()
+    manifest_path.write_text(json.dumps(data, indent=2, sort_keys=True) + "\n")
+    (again,) = [e for _, e, _ in Cache(published.cache).scan() if e and e.manifest.target == "ethos-u55-128"]
+    result = verify_entry(again)
+    (header_check,) = [c for c in result.checks if c.name == "header"]
+    assert not header_check.passed and "METHOD_ALLOCATOR_BYTES is 16" in header_check.detail, header_check.detail

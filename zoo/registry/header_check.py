@@ -63,7 +63,15 @@ def check_stored_header(pte: bytes, header: bytes, header_name: str, manifest: M
     A header that is consistent in every hash can still hold another program or another
     target's macros."""
     from zoo.registry.c_header import DEFINE, pte_header, stored_options
+    from zoo.registry.header_macros import check_macros
+    from zoo.registry.pte_structure import PteFormatError, read_pte
 
+    try:
+        derived = check_macros(pte, read_pte(pte), manifest)
+    except PteFormatError as exc:
+        return Check("header", False, f"{header_name}: cannot read its .pte ({exc})")
+    if not derived.passed:
+        return Check("header", False, f"{header_name}: {derived.detail}")
     meta = manifest.header
     try:
         options = stored_options(meta)
@@ -76,7 +84,8 @@ def check_stored_header(pte: bytes, header: bytes, header_name: str, manifest: M
         expected = pte_header(pte, file_name=header_name, options=options, macros=macros)
     except (TypeError, ValueError, AttributeError) as exc:
         return Check("header", False, f"the manifest's header record is unusable ({exc})")
-    passed = Check("header", True, f"{header_name}: the .pte's {len(pte):,} bytes, with the manifest's section and macros")
+    passed = Check("header", True, f"{header_name}: the .pte's {len(pte):,} bytes, with the manifest's section, "
+                   "and macros that are zoo's own, each figure as the .pte and the build give it")
     if header == expected.encode("ascii"):
         return passed
     text = header.decode("ascii", errors="replace")

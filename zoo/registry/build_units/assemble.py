@@ -8,7 +8,6 @@ import platform
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from zoo.registry import cpu_kernels, io_boundary, memory_plan
 from zoo.registry.build_units.unit import BuiltArtifact
 from zoo.registry.c_header import (
     HeaderOptions,
@@ -19,6 +18,7 @@ from zoo.registry.c_header import (
     pte_header,
 )
 from zoo.registry.cache import sha256_bytes
+from zoo.registry.header_macros import Macros, header_macros, memory_of
 from zoo.registry.keys import tool_versions
 from zoo.registry.manifest import FileRecord, Manifest
 from zoo.registry.model_io import has_io, io_names, render_io
@@ -30,9 +30,6 @@ if TYPE_CHECKING:
     from zoo._spec import WeightsVariant
     from zoo.registry.compile import CompileResult
     from zoo.registry.keys import BuildRequest
-
-Macros = dict[str, str | int | float | None]
-
 
 def weights_info(w: WeightsVariant) -> dict[str, Any]:
     """What travels with the artifact about its weights: origin, licence, declared figures."""
@@ -55,31 +52,12 @@ def assemble(
     tools = tool_versions()
     vela_total = (result.vela or {}).get("total", {})
     header_name = f"{request.stem}.h"
-    scratch = max((p.scratch_size for p in payloads), default=None)
-    macros: Macros = {
-        "model": spec.name,
-        "model_version": spec.version,
-        "weights": request.weights.name,
-        "target": target.accelerator or "portable",
-        "system_config": target.system_config,
-        "memory_mode": target.memory_mode,
-        "sha256": sha256_bytes(pte),
-        "build_key": key,
-        "tools": "; ".join(f"{k} {v}" for k, v in tools.items() if v),
-        "vela_sram_bytes": vela_total.get("sram_bytes"),
-        "scratch_bytes": scratch,
-        "delegates": len(payloads),
-    }
-    dedicated = target.memory_mode == "Dedicated_Sram"
-    memory = memory_plan.from_pte(pte, read_pte(pte), scratch_bytes=scratch,
-                                  arena_cache_bytes=vela_total.get("arena_cache_size_bytes") if dedicated else None)
-    macros.update(memory_plan.macros(memory))
-    macros.update(cpu_kernels.macros(result.cpu_operators))
-    if result.memory_fit is not None:
-        macros["sram_budget_bytes"] = result.memory_fit["sram_budget_bytes"]
-        macros["vela_flags"] = " ".join(result.memory_fit["selected_flags"]) or None
-    if result.io is not None:  # float I/O gets its dtype, layout and shape; integer I/O its quantization too
-        macros.update(io_boundary.macros(result.io))
+    info = read_pte(pte)
+    macros: Macros = header_macros(
+        pte, info, target=target, model=spec.name, model_version=spec.version, weights=request.weights.name,
+        build_key=key, tools=tools, vela_total=vela_total, memory_fit=result.memory_fit, io=result.io,
+    )
+    memory = memory_of(pte, info, target, vela_total)
     options = HeaderOptions()
     header = pte_header(pte, file_name=header_name, options=options, macros=macros).encode("ascii")
     pte_name = f"{request.stem}.pte"
