@@ -35,6 +35,39 @@ def test_helpers_are_named_after_the_array_and_need_the_exact_constants() -> Non
         render_io("m.h", HeaderOptions(), broken)
 
 
+def test_a_cpp_translation_unit_calls_the_helpers(tmp_path: Path) -> None:
+    """ExecuTorch firmware is C++: the helpers are compiled as C and called from C++ (extern "C")."""
+    if shutil.which("gcc") is None or shutil.which("g++") is None:
+        pytest.skip("gcc and g++ are not installed (make setup installs g++)")
+    (tmp_path / "m.h").write_text(pte_header(b"\0" * 32, file_name="m.h", options=HeaderOptions(), macros=macros(IO)))
+    for name, text in zip(io_names("m.h"), render_io("m.h", HeaderOptions(), macros(IO)), strict=True):
+        (tmp_path / name).write_text(text)
+    (tmp_path / "main.cpp").write_text(
+        '#include "m_io.h"\n'
+        "int main() {\n  float x[MODEL_PTE_INPUT0_ELEMENTS] = {1.0f}; model_pte_input0_t q[MODEL_PTE_INPUT0_ELEMENTS];\n"
+        "  model_pte_quantize_input0(x, q);\n  float y[MODEL_PTE_OUTPUT0_ELEMENTS];\n"
+        "  model_pte_dequantize_output0(q, y);\n"
+        "  return q[0] == 78 && model_pte_argmax_output0(q) == 0 ? 0 : 1;\n}\n")
+    strict = ["-Wall", "-Wextra", "-Werror"]
+    subprocess.run(["gcc", "-std=c11", *strict, "-c", "m_io.c", "-o", "m_io.o"], cwd=tmp_path, check=True)
+    link = subprocess.run(["g++", "-std=c++17", *strict, "main.cpp", "m_io.o", "-lm", "-o", "prog"], cwd=tmp_path,
+                          capture_output=True, text=True)
+    assert link.returncode == 0, link.stderr
+    assert subprocess.run([str(tmp_path / "prog")]).returncode == 0  # round(1 / 0.0123) - 3 = 78
+
+
+def test_helpers_rendered_before_extern_c_still_pass_their_check() -> None:
+    from zoo.registry.header_check import check_stored_io
+    from zoo.registry.manifest import Manifest
+
+    h, c = render_io("m.h", HeaderOptions(), macros(IO), c_only=True)
+    assert "extern \"C\"" not in h and "extern \"C\"" in render_io("m.h", HeaderOptions(), macros(IO))[0]
+    m = Manifest(key="k", model="m", target="t", key_inputs={}, files=[],
+                 header={"array": "model_pte", "section": "network_model_sec", "style": "split", "macros": macros(IO)})
+    assert check_stored_io("m.h", h.encode(), c.encode(), m).passed
+    assert not check_stored_io("m.h", h.replace("kws", "x").encode() + b"/* */", c.encode(), m).passed
+
+
 @pytest.mark.stack
 def test_host_gcc_runs_the_helpers_as_torch_rounds(tmp_path: Path) -> None:
     if shutil.which("gcc") is None:
