@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import BUILDS, run_probed, run_zoo
-from tests.registry.test_c_header import array_bytes
+from tests.firmware.test_c_header import array_bytes
 from tests.split_model import SPLIT_MODEL
 from zoo import Artifact, Zoo
 

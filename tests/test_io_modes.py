@@ -19,7 +19,7 @@ import pytest
 
 from tests.conftest import ROOT, run_zoo
 from zoo import Artifact, UsageError, Zoo
-from zoo.registry.c_header import DEFINE
+from zoo.registry.firmware.c_header import DEFINE
 from zoo.registry.io_boundary import DIM_ORDERS, ROUNDING
 from zoo.registry.pte_structure import read_pte
 from zoo.registry.structure_check import Expected, check_structure

@@ -375,7 +375,7 @@ def test_lowering_again_adds_numerics_and_a_bundle_with_the_same_bytes(built: di
         deserialize_from_flatbuffer_to_bundled_program,
     )
 
-    from zoo.registry.c_header import parse_array
+    from zoo.registry.firmware.c_header import parse_array
 
     art = built[("add", "imx93")]
     assert ("add", "imx93") in UNVERIFIED and (art.manifest.verification or {})["numerics"] is None

@@ -1,5 +1,5 @@
 // The size and alignment of each runtime type zoo's method-allocator replay counts
-// (zoo/registry/method_allocator.py), under ExecuTorch's headers, for the compiler at hand.
+// (zoo/registry/firmware/method_allocator.py), under ExecuTorch's headers, for the compiler at hand.
 // Compiled to assembly only: the test reads zoo_runtime_types from the .s file.
 #include <optional>
 

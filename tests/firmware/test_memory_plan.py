@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from zoo import Artifact, Zoo
-from zoo.registry.c_header import DEFINE
+from zoo.registry.firmware.c_header import DEFINE
 
 pytestmark = pytest.mark.compile
 

@@ -1,4 +1,4 @@
-"""The allocators' needs zoo records (``zoo/registry/method_allocator.py``) against ExecuTorch's own runtime.
+"""The allocators' needs zoo records (``zoo/registry/firmware/method_allocator.py``) against ExecuTorch's own runtime.
 
 - Each type size and alignment the replay counts is what ``g++`` (64-bit) and
   ``arm-none-eabi-g++`` for a Cortex-M55 (32-bit) compute from ExecuTorch's headers.
@@ -24,8 +24,8 @@ from pathlib import Path
 import pytest
 
 from zoo import Artifact
-from zoo.registry.c_header import DEFINE
-from zoo.registry.method_allocator import ILP32, LP64, Abi, need
+from zoo.registry.firmware.c_header import DEFINE
+from zoo.registry.firmware.method_allocator import ILP32, LP64, Abi, need
 
 HERE = Path(__file__).parent
 DATA = HERE.parent / "data" / "fake_compile"

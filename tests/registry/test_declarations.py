@@ -11,7 +11,7 @@ import pytest
 from tests.fake_compile import FakeCompile
 from tests.registry.test_plugin_loader import _spec
 from zoo import BuildError, InputSpec, SpecError, Zoo
-from zoo.registry.c_header import DEFINE
+from zoo.registry.firmware.c_header import DEFINE
 
 
 @pytest.fixture

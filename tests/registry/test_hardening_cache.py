@@ -293,7 +293,7 @@ def _add_labels(entry_dir: Path, labels: list[str], header: bytes) -> None:
 
 
 def test_a_labels_header_with_code_appended_is_corrupt(add_entry: Artifact) -> None:
-    from zoo.registry.c_header import labels_header
+    from zoo.registry.firmware.c_header import labels_header
 
     entry_dir = Cache(Zoo().cache_dir).entry_path(add_entry.key)
     honest = labels_header(["sum"], file_name="add_labels.h", array="add_labels").encode()

@@ -110,7 +110,7 @@ def tamper_pte(read: Callable[[str], bytes], write: Callable[[str, bytes], None]
     """Flip one bit of the published .pte, and make everything else agree with it: the
     header's array and sha256 macro, the manifest's records and macro, and the index's
     digests. Only a signature can tell that this is not what was published."""
-    from zoo.registry.c_header import _hex_lines
+    from zoo.registry.firmware.c_header import _hex_lines
 
     index_text = read("index.json").decode()
     key, rec = next(iter(json.loads(index_text)["models"][model][slug].items()))

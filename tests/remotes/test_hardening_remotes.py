@@ -385,7 +385,7 @@ def test_a_macro_outside_the_grammar_is_refused_from_a_remote(case: str, publish
 
 
 def _labels_header(labels: list[str]) -> bytes:
-    from zoo.registry.c_header import labels_header
+    from zoo.registry.firmware.c_header import labels_header
 
     return labels_header(labels, file_name="add_labels.h", array="add_labels").encode()
 
@@ -453,8 +453,8 @@ def test_zoo_toml_trusted_keys_apply_however_the_remote_is_spelled(published: Pu
 #    its header and I/O helpers rendered by zoo itself from forged macros, is refused.
 
 def _forge_macros(root: Path, change: dict[str, Any]) -> None:
-    from zoo.registry.c_header import HeaderOptions, pte_header
-    from zoo.registry.model_io import io_names, render_io
+    from zoo.registry.firmware.c_header import HeaderOptions, pte_header
+    from zoo.registry.firmware.model_io import io_names, render_io
 
     rec = record(root, "add", "u55-128")[1]
     folder = artifact_dir(root, rec)
@@ -489,7 +489,7 @@ def test_a_header_figure_a_remote_rewrote_is_refused(change: dict[str, Any], pub
 
 
 def test_cache_verify_finds_a_header_figure_rewritten_in_the_cache(published: Published) -> None:
-    from zoo.registry.c_header import HeaderOptions, pte_header
+    from zoo.registry.firmware.c_header import HeaderOptions, pte_header
     from zoo.registry.verification import verify_entry
 
     (entry,) = [e for _, e, _ in Cache(published.cache).scan() if e and e.manifest.target == "ethos-u55-128"]

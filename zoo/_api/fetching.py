@@ -34,8 +34,8 @@ def fetch_outcomes(
 
     from zoo._errors import UsageError
     from zoo._fs import not_a_folder
-    from zoo.registry.c_header import HeaderOptions
     from zoo.registry.failures import Failure
+    from zoo.registry.firmware.c_header import HeaderOptions
     from zoo.registry.handout import HandOut, hand_out
     from zoo.registry.resolve import Resolver
     from zoo.registry.skipped import Skipped

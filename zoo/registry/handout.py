@@ -11,10 +11,16 @@ from typing import Any
 
 from zoo._errors import BuildError, CacheError, UsageError, ZooError
 from zoo._fs import not_a_folder, replace_all, write_atomic
-from zoo.registry.c_header import HeaderOptions, asm_name, pte_asm, pte_header, stored_options
 from zoo.registry.cache import Entry, sha256_bytes, sha256_file
+from zoo.registry.firmware.c_header import (
+    HeaderOptions,
+    asm_name,
+    pte_asm,
+    pte_header,
+    stored_options,
+)
+from zoo.registry.firmware.model_io import io_names, render_io
 from zoo.registry.manifest import Manifest
-from zoo.registry.model_io import io_names, render_io
 from zoo.registry.resolve import Source
 from zoo.registry.verification import Verification, gate, verify_entry
 

@@ -14,13 +14,16 @@ from collections.abc import Callable
 from pathlib import Path
 
 from zoo.registry.checks import Check
+from zoo.registry.firmware.header_macros import Macros, header_macros
+from zoo.registry.keys import PIPELINE_VERSION
 from zoo.registry.manifest import Manifest
+from zoo.registry.pte_structure import PteInfo
 
 
 def check_header(pte: bytes, header_text: str, header_name: str, array: str | None = None) -> Check:
     """A header from anywhere against a .pte: its array, if it holds one, must hold exactly the
     .pte's bytes; its LEN/SHA256 macros must agree (a macros-only header must have both)."""
-    from zoo.registry.c_header import DEFINE, declared_array, foreign_line, parse_array
+    from zoo.registry.firmware.c_header import DEFINE, declared_array, foreign_line, parse_array
 
     declared = declared_array(header_text)
     data: bytes | None = None
@@ -62,8 +65,7 @@ def check_stored_header(pte: bytes, header: bytes, header_name: str, manifest: M
     every macro (target, length, sha256, alignment, scratch, …) as the manifest records it.
     A header that is consistent in every hash can still hold another program or another
     target's macros."""
-    from zoo.registry.c_header import DEFINE, pte_header, stored_options
-    from zoo.registry.header_macros import check_macros
+    from zoo.registry.firmware.c_header import DEFINE, pte_header, stored_options
     from zoo.registry.pte_structure import PteFormatError, read_pte
 
     try:
@@ -110,7 +112,7 @@ def check_stored_asm(pte_name: str, pte_size: int, asm: bytes, asm_name: str, ma
     """The ``.s`` of a split header: it must include the manifest's .pte by name, check its
     length, and define the manifest's array, aligned, in the manifest's section; that is,
     be exactly what zoo renders from the manifest."""
-    from zoo.registry.c_header import pte_asm, stored_options
+    from zoo.registry.firmware.c_header import pte_asm, stored_options
 
     try:
         expected = pte_asm(pte_name, pte_size, stored_options(manifest.header))
@@ -127,8 +129,8 @@ def check_stored_asm(pte_name: str, pte_size: int, asm: bytes, asm_name: str, ma
 def check_stored_io(header_name: str, io_header: bytes, io_source: bytes, manifest: Manifest) -> Check:
     """The I/O helpers (``<stem>_io.h``, ``<stem>_io.c``) must be exactly what zoo renders from the
     manifest's header macros and array: they are code, and their constants are the rounding rule's."""
-    from zoo.registry.c_header import stored_options
-    from zoo.registry.model_io import io_names, render_io
+    from zoo.registry.firmware.c_header import stored_options
+    from zoo.registry.firmware.model_io import io_names, render_io
 
     names = io_names(header_name)
     try:
@@ -160,7 +162,7 @@ def check_io_files(manifest: Manifest, read: Callable[[str], bytes]) -> Check | 
 def check_asm_file(pte: bytes, pte_name: str, asm: Path, header_text: str) -> Check:
     """A ``.s`` from anywhere (``zoo verify PATH.pte``): it must be what zoo writes for this .pte
     beside it, with the header's array, in the section it names."""
-    from zoo.registry.c_header import HeaderOptions, declared_array, pte_asm
+    from zoo.registry.firmware.c_header import HeaderOptions, declared_array, pte_asm
 
     try:
         text = asm.read_text(encoding="ascii", errors="replace")
@@ -181,6 +183,44 @@ def check_asm_file(pte: bytes, pte_name: str, asm: Path, header_text: str) -> Ch
     line = _first_difference(text, expected)
     return Check("model_asm", False, f"{asm.name} is not the assembly zoo writes for {pte_name} and the header's "
                  f"array {array}[]: line {line[0]} is {line[1][:60]!r}, expected {line[2][:60]!r}")
+
+
+def manifest_macros(pte: bytes, info: PteInfo, m: Manifest) -> Macros:
+    """``header_macros`` for the manifest's .pte, from what the manifest alone can know."""
+    return header_macros(
+        pte, info, target=m.built_target, model=m.model, model_version=m.model_version, weights=m.weights,
+        build_key=m.key, tools=dict(m.build.get("tools") or {}), vela_total=dict((m.vela or {}).get("total") or {}),
+        memory_fit=m.memory_fit, io=m.io,
+    )
+
+
+def check_macros(pte: bytes, info: PteInfo, m: Manifest) -> Check:
+    """The manifest's header macros against those derived from its .pte. A manifest of an
+    earlier pipeline is held to the macros both have: it may lack a figure added since."""
+    recorded = m.header.get("macros")
+    if not isinstance(recorded, dict):
+        return Check("header_macros", False, "the manifest's header record has no macros")
+    try:
+        derived = manifest_macros(pte, info, m)
+    except (KeyError, TypeError, ValueError) as exc:
+        return Check("header_macros", False, f"cannot derive the header's macros from the .pte: {exc}")
+    current = m.key_inputs.get("zoo_pipeline") == PIPELINE_VERSION
+    problems = [f"{name!r} is not a macro zoo writes for this program" for name in recorded if name not in derived]
+    problems += [f"{name.upper()} is {recorded[name]!r} in the manifest; the .pte gives {value!r}"
+                 for name, value in derived.items()
+                 if name in recorded and not _same(recorded[name], value)]
+    if current:
+        problems += [f"{name.upper()} is missing; the .pte gives {value!r}" for name, value in derived.items()
+                     if name not in recorded and value is not None]
+    if problems:
+        return Check("header_macros", False, "the header's macros are not the .pte's: " + "; ".join(problems))
+    return Check("header_macros", True, f"all {len(recorded)} macros are zoo's own, each figure as the .pte "
+                 "and the build give it")
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal and of one kind: ``1`` for ``1.0`` or ``True`` would render another C literal."""
+    return type(a) is type(b) and a == b
 
 
 def _first_difference(text: str, expected: str) -> tuple[int, str, str]:

@@ -19,7 +19,6 @@ from typing import Any
 from zoo._errors import UsageError
 from zoo._options import IO_MODES as MODES
 from zoo._spec import LAYOUTS, ModelSpec
-from zoo.registry.macros import float32_bits
 from zoo.registry.pte_structure import SCALAR_TYPES, ExecutionPlan, PteInfo, TensorValue
 from zoo.registry.targets import Target
 
@@ -33,7 +32,7 @@ PIXEL_SCALE = 1 / 255
 """A pixel byte p stands for p / 255: the [0, 1] image the normalisation starts from."""
 _PARAMS = ("scale", "zp", "quant_min", "quant_max", "dtype")
 DIM_ORDERS = {"nchw": (0, 1, 2, 3), "nhwc": (0, 2, 3, 1)}
-_MACRO_SAFE = re.compile(r"[a-z][a-z0-9_]{0,50}\Z")
+MACRO_SAFE = re.compile(r"[a-z][a-z0-9_]{0,50}\Z")
 """A tensor name that can follow ``input_`` in a macro name."""
 
 
@@ -150,42 +149,6 @@ def record(boundary: Boundary, info: PteInfo, spec: ModelSpec) -> dict[str, Any]
     """The manifest's ``io``, its inputs and outputs named as ``spec`` declares them."""
     names = read_boundary(info, [i.name for i in spec.inputs], spec.outputs)
     return {"mode": boundary.mode, "layout": boundary.layout, "rounding": ROUNDING, **names}
-
-
-def macros(io: dict[str, Any]) -> dict[str, str | int | float | None]:
-    """The C header's I/O macros: what firmware needs to fill the input and read the output.
-    Shapes are in memory order (``DIM0`` outermost)."""
-    out: dict[str, str | int | float | None] = {"io": io["mode"], "inputs": len(io["inputs"]),
-                                                "outputs": len(io["outputs"])}
-    for side in ("inputs", "outputs"):
-        for i, t in enumerate(io[side]):
-            prefix = f"{side[:-1]}{i}_"
-            if _MACRO_SAFE.match(t["name"]):  # and C can index by name: inputs[MODEL_PTE_INPUT_IMAGE]
-                out[prefix + "name"] = t["name"]
-                out[f"{side[:-1]}_{t['name']}"] = i
-            physical = physical_shape(t)
-            size = 1
-            for d in physical:
-                size *= d
-            code, element = DTYPE_CODES[t["dtype"]]
-            out[prefix + "dtype"] = t["dtype"]
-            out[prefix + "dtype_code"] = code  # ExecuTorch's ScalarType, so #if and static_assert can test it
-            out[prefix + "layout"] = layout_name(t["dim_order"])
-            out[prefix + "rank"] = len(physical)
-            out.update({f"{prefix}dim{k}": d for k, d in enumerate(physical)})
-            out[prefix + "elements"] = size
-            out[prefix + "bytes"] = size * element
-            out[prefix + "scale"] = t["scale"]
-            # A float literal is the nearest float32 to the scale; the bits say which one, exactly.
-            out[prefix + "scale_bits"] = float32_bits(t["scale"]) if t["scale"] is not None else None
-            if side == "inputs":  # what quantizing multiplies by (ROUNDING)
-                inverse = 1.0 / t["scale"] if t["scale"] else None
-                out[prefix + "inv_scale"] = inverse
-                out[prefix + "inv_scale_bits"] = float32_bits(inverse) if inverse is not None else None
-            out[prefix + "zero_point"] = t["zero_point"]
-            out[prefix + "qmin"] = t["qmin"]
-            out[prefix + "qmax"] = t["qmax"]
-    return out
 
 
 DTYPE_CODES: dict[str, tuple[int, int]] = {name: (code, size) for code, (name, size) in SCALAR_TYPES.items()}

@@ -10,7 +10,7 @@ from zoo.registry.manifest import Manifest
 
 
 def check_labels_header(header: bytes, header_name: str, manifest: Manifest) -> Check:
-    from zoo.registry.c_header import labels_array, labels_header
+    from zoo.registry.firmware.c_header import labels_array, labels_header
 
     if manifest.labels is None:
         return Check("labels header", False, f"{header_name}: the manifest records no labels to render it from")

@@ -402,8 +402,8 @@ def _validate(data: dict[str, Any]) -> None:
 def _check_header_grammar(data: dict[str, Any]) -> None:
     """What a header is rendered from keeps the grammar of ``macros.py``: a manifest
     that carries anything else (a newline in a macro, say) is corrupt, wherever it came from."""
-    from zoo.registry.c_header import labels_array, stored_options
-    from zoo.registry.macros import labels_problem, macros_problem
+    from zoo.registry.firmware.c_header import labels_array, stored_options
+    from zoo.registry.firmware.macros import labels_problem, macros_problem
 
     header = data.get("header") or {}
     bundle = (data.get("verification") or {}).get("bundle") or {}

@@ -16,8 +16,8 @@ from typing import Any
 from zoo._spec import InputSpec
 from zoo.registry.boundary_check import check_boundary
 from zoo.registry.checks import Check
+from zoo.registry.firmware.memory_plan import check_memory
 from zoo.registry.manifest import Manifest
-from zoo.registry.memory_plan import check_memory
 from zoo.registry.pte_structure import ETHOSU_BACKEND_ID as BACKEND_ID
 from zoo.registry.pte_structure import Delegate, ExecutionPlan, PteFormatError, PteInfo, read_pte
 from zoo.registry.targets import Target

@@ -9,7 +9,8 @@ from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
 from zoo.registry.build_units.unit import BuiltArtifact
-from zoo.registry.c_header import (
+from zoo.registry.cache import sha256_bytes
+from zoo.registry.firmware.c_header import (
     HeaderOptions,
     asm_name,
     labels_array,
@@ -17,11 +18,10 @@ from zoo.registry.c_header import (
     pte_asm,
     pte_header,
 )
-from zoo.registry.cache import sha256_bytes
-from zoo.registry.header_macros import Macros, header_macros, memory_of
+from zoo.registry.firmware.header_macros import Macros, header_macros, memory_of
+from zoo.registry.firmware.model_io import has_io, io_names, render_io
 from zoo.registry.keys import tool_versions
 from zoo.registry.manifest import FileRecord, Manifest
-from zoo.registry.model_io import has_io, io_names, render_io
 from zoo.registry.pte_structure import read_pte
 from zoo.registry.vela_payload import find_payloads
 from zoo.registry.verification import build_record

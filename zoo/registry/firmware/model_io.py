@@ -28,7 +28,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from zoo.registry.c_header import HeaderOptions
+from zoo.registry.firmware.c_header import HeaderOptions
 
 C_TYPES = {"float32": "float", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t"}
 """The dtypes the helpers serve; a tensor of another dtype gets none (its comment says so)."""

@@ -12,9 +12,9 @@ import pytest
 
 from tests.fake_compile import FakeCompile
 from zoo import Zoo
-from zoo.registry.c_header import HeaderOptions, pte_header
-from zoo.registry.io_boundary import macros
-from zoo.registry.model_io import io_names, render_io
+from zoo.registry.firmware.c_header import HeaderOptions, pte_header
+from zoo.registry.firmware.header_macros import io_macros as macros
+from zoo.registry.firmware.model_io import io_names, render_io
 
 SCALE = 0.0123  # float32(1 / scale) is not 1.0f / float32(scale) here: the rule's inverse matters
 INT8 = {"name": "x", "dtype": "int8", "shape": [1, 64], "dim_order": [0, 1], "scale": SCALE, "zero_point": -3,

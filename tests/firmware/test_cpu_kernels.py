@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from tests.fake_compile import FakeCompile
 from zoo import Zoo
-from zoo.registry.cpu_kernels import libraries
+from zoo.registry.firmware.cpu_kernels import libraries
 
 
 def test_each_namespace_names_its_library() -> None:

@@ -30,7 +30,7 @@ from __future__ import annotations
 from typing import Any
 
 from zoo.registry.checks import Check
-from zoo.registry.method_allocator import ILP32, LP64, need
+from zoo.registry.firmware.method_allocator import ILP32, LP64, need
 from zoo.registry.pte_structure import PteFormatError, PteInfo
 
 

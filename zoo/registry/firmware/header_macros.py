@@ -20,10 +20,10 @@ from __future__ import annotations
 
 from typing import Any
 
-from zoo.registry import cpu_kernels, io_boundary, memory_plan
-from zoo.registry.checks import Check
-from zoo.registry.keys import PIPELINE_VERSION, TOOLS
-from zoo.registry.manifest import Manifest
+from zoo.registry import io_boundary
+from zoo.registry.firmware import cpu_kernels, memory_plan
+from zoo.registry.firmware.macros import float32_bits
+from zoo.registry.keys import TOOLS
 from zoo.registry.pte_structure import PteInfo
 from zoo.registry.targets import Target
 from zoo.registry.vela_payload import find_payloads
@@ -72,8 +72,43 @@ def header_macros(
         macros["sram_budget_bytes"] = memory_fit["sram_budget_bytes"]
         macros["vela_flags"] = " ".join(memory_fit["selected_flags"]) or None
     if io is not None:
-        macros.update(io_boundary.macros(boundary_of(info, io)))
+        macros.update(io_macros(boundary_of(info, io)))
     return macros
+
+
+def io_macros(io: dict[str, Any]) -> Macros:
+    """The C header's I/O macros: what firmware needs to fill the input and read the output.
+    Shapes are in memory order (``DIM0`` outermost)."""
+    out: Macros = {"io": io["mode"], "inputs": len(io["inputs"]), "outputs": len(io["outputs"])}
+    for side in ("inputs", "outputs"):
+        for i, t in enumerate(io[side]):
+            prefix = f"{side[:-1]}{i}_"
+            if io_boundary.MACRO_SAFE.match(t["name"]):  # and C can index by name: inputs[MODEL_PTE_INPUT_IMAGE]
+                out[prefix + "name"] = t["name"]
+                out[f"{side[:-1]}_{t['name']}"] = i
+            physical = io_boundary.physical_shape(t)
+            size = 1
+            for d in physical:
+                size *= d
+            code, element = io_boundary.DTYPE_CODES[t["dtype"]]
+            out[prefix + "dtype"] = t["dtype"]
+            out[prefix + "dtype_code"] = code  # ExecuTorch's ScalarType, so #if and static_assert can test it
+            out[prefix + "layout"] = io_boundary.layout_name(t["dim_order"])
+            out[prefix + "rank"] = len(physical)
+            out.update({f"{prefix}dim{k}": d for k, d in enumerate(physical)})
+            out[prefix + "elements"] = size
+            out[prefix + "bytes"] = size * element
+            out[prefix + "scale"] = t["scale"]
+            # A float literal is the nearest float32 to the scale; the bits say which one, exactly.
+            out[prefix + "scale_bits"] = float32_bits(t["scale"]) if t["scale"] is not None else None
+            if side == "inputs":  # what quantizing multiplies by (ROUNDING)
+                inverse = 1.0 / t["scale"] if t["scale"] else None
+                out[prefix + "inv_scale"] = inverse
+                out[prefix + "inv_scale_bits"] = float32_bits(inverse) if inverse is not None else None
+            out[prefix + "zero_point"] = t["zero_point"]
+            out[prefix + "qmin"] = t["qmin"]
+            out[prefix + "qmax"] = t["qmax"]
+    return out
 
 
 def memory_of(pte: bytes, info: PteInfo, target: Target, vela_total: dict[str, Any]) -> dict[str, Any]:
@@ -97,43 +132,5 @@ def boundary_of(info: PteInfo, io: dict[str, Any]) -> dict[str, Any]:
     return {**{k: v for k, v in io.items() if k not in ("inputs", "outputs")}, **tensors}
 
 
-def manifest_macros(pte: bytes, info: PteInfo, m: Manifest) -> Macros:
-    """``header_macros`` for the manifest's .pte, from what the manifest alone can know."""
-    return header_macros(
-        pte, info, target=m.built_target, model=m.model, model_version=m.model_version, weights=m.weights,
-        build_key=m.key, tools=dict(m.build.get("tools") or {}), vela_total=dict((m.vela or {}).get("total") or {}),
-        memory_fit=m.memory_fit, io=m.io,
-    )
-
-
-def check_macros(pte: bytes, info: PteInfo, m: Manifest) -> Check:
-    """The manifest's header macros against those derived from its .pte. A manifest of an
-    earlier pipeline is held to the macros both have: it may lack a figure added since."""
-    recorded = m.header.get("macros")
-    if not isinstance(recorded, dict):
-        return Check("header_macros", False, "the manifest's header record has no macros")
-    try:
-        derived = manifest_macros(pte, info, m)
-    except (KeyError, TypeError, ValueError) as exc:
-        return Check("header_macros", False, f"cannot derive the header's macros from the .pte: {exc}")
-    current = m.key_inputs.get("zoo_pipeline") == PIPELINE_VERSION
-    problems = [f"{name!r} is not a macro zoo writes for this program" for name in recorded if name not in derived]
-    problems += [f"{name.upper()} is {recorded[name]!r} in the manifest; the .pte gives {value!r}"
-                 for name, value in derived.items()
-                 if name in recorded and not _same(recorded[name], value)]
-    if current:
-        problems += [f"{name.upper()} is missing; the .pte gives {value!r}" for name, value in derived.items()
-                     if name not in recorded and value is not None]
-    if problems:
-        return Check("header_macros", False, "the header's macros are not the .pte's: " + "; ".join(problems))
-    return Check("header_macros", True, f"all {len(recorded)} macros are zoo's own, each figure as the .pte "
-                 "and the build give it")
-
-
 def _tool_order(name: str) -> tuple[int, str]:
     return (TOOLS.index(name), "") if name in TOOLS else (len(TOOLS), name)
-
-
-def _same(a: object, b: object) -> bool:
-    """Equal and of one kind: ``1`` for ``1.0`` or ``True`` would render another C literal."""
-    return type(a) is type(b) and a == b

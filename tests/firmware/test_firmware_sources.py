@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.fake_compile import FakeCompile
-from tests.registry.test_c_header import array_bytes
+from tests.firmware.test_c_header import array_bytes
 from zoo import Artifact, Zoo
 from zoo.registry.header_check import check_stored_asm
 from zoo.registry.pte_structure import read_pte
@@ -38,8 +38,8 @@ def test_split_artifact_has_a_small_s_and_the_memory_plan(add_entry: Artifact) -
 
 
 def test_io_macros_have_counts_codes_bytes_and_float_bits() -> None:
-    from zoo.registry.io_boundary import macros
-    from zoo.registry.macros import float32_bits
+    from zoo.registry.firmware.header_macros import io_macros as macros
+    from zoo.registry.firmware.macros import float32_bits
 
     q = {"name": "x", "dtype": "int8", "shape": [1, 3, 2, 2], "dim_order": [0, 2, 3, 1], "scale": 0.0186,
          "zero_point": -3, "qmin": -128, "qmax": 127}
@@ -67,7 +67,7 @@ def test_structure_check_compares_the_memory_plan(add_entry: Artifact) -> None:
 def test_the_header_carries_the_allocators_needs(add_entry: Artifact) -> None:
     """The method allocator's figure is the 32-bit replay's; the temp pool holds the larger of the
     Ethos-U scratch and the kernels' load-time metadata (tests/firmware checks both against the runtime)."""
-    from zoo.registry.method_allocator import ILP32, LP64, need
+    from zoo.registry.firmware.method_allocator import ILP32, LP64, need
 
     pte = add_entry.pte.read_bytes()
     small, large = need(pte, ILP32), need(pte, LP64)

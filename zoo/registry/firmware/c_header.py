@@ -30,7 +30,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from zoo.registry.macros import c_number, c_string, labels_problem, macro_problem
+from zoo.registry.firmware.macros import c_number, c_string, labels_problem, macro_problem
 
 _IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 _PER_LINE = 16

@@ -12,8 +12,14 @@ from pathlib import Path
 
 import pytest
 
-from zoo.registry.c_header import HeaderOptions, labels_header, parse_array, pte_asm, pte_header
-from zoo.registry.macros import float32_bits
+from zoo.registry.firmware.c_header import (
+    HeaderOptions,
+    labels_header,
+    parse_array,
+    pte_asm,
+    pte_header,
+)
+from zoo.registry.firmware.macros import float32_bits
 
 PTE = bytes(range(256)) * 3 + b"\x01\x02\x03"
 M55 = ["-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-O2"]
