@@ -507,3 +507,60 @@ def test_cache_verify_finds_a_header_figure_rewritten_in_the_cache(published: Pu
     result = verify_entry(again)
     (header_check,) = [c for c in result.checks if c.name == "header"]
     assert not header_check.passed and "METHOD_ALLOCATOR_BYTES is 16" in header_check.detail, header_check.detail
+
+
+# 7. A directory remote holds only regular files (issue 29): a FIFO or a device never hangs
+#    a fetch or fills memory, and a full cache disk is named as such, not as the remote's fault.
+
+def _fetch_within(seconds: float, *remotes: str) -> tuple[Artifact | None, list[str], BaseException | None]:
+    out: dict[str, Any] = {"notes": []}
+
+    def run() -> None:
+        try:
+            out["art"] = Zoo().fetch("add", "u55-128", remotes=remotes, build=False, notice=out["notes"].append)
+        except BaseException as exc:
+            out["error"] = exc
+
+    thread = threading.Thread(target=run, daemon=True)
+    thread.start()
+    thread.join(seconds)
+    assert not thread.is_alive(), f"the fetch still runs after {seconds} s"
+    return out.get("art"), out["notes"], out.get("error")
+
+
+@pytest.mark.parametrize("what", ["index fifo", "index device", "pte fifo"])
+def test_a_pipe_or_a_device_in_a_directory_remote_is_refused_at_once(what: str, published: Published,
+                                                                    tmp_path: Path) -> None:
+    share = published.bad_copy(tmp_path)
+    if what.startswith("index"):
+        target = share / "index.json"
+    else:
+        target = artifact_dir(share, record(share, "add", "u55-128")[1]) / PTE
+    target.unlink()
+    if what.endswith("fifo"):
+        os.mkfifo(target)
+    else:
+        target.symlink_to("/dev/zero")
+    art, notes, error = _fetch_within(30, str(share), str(published.good))
+    assert error is None and art is not None, error
+    assert_from(art, notes, str(published.good))
+    assert any("is not a regular file" in n for n in notes), notes
+
+
+def test_a_full_cache_disk_during_a_download_is_named_as_the_cache(published: Published, tmp_path: Path) -> None:
+    """RLIMIT_FSIZE makes every write past 2 KiB fail, as a full disk does (the manifest is larger)."""
+    import subprocess
+    import sys
+
+    script = (
+        "import resource, signal\n"
+        "signal.signal(signal.SIGXFSZ, signal.SIG_IGN)\n"
+        "resource.setrlimit(resource.RLIMIT_FSIZE, (2048, 2048))\n"
+        "from zoo import Zoo, ZooError\n"
+        f"try:\n    Zoo().fetch('add', 'u55-128', remotes=[{str(published.good)!r}], build=False, notice=print)\n"
+        "except ZooError as exc:\n    print('ERROR', type(exc).__name__, exc)\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "ZOO_SNAPSHOTS": "0"})
+    assert "ERROR CacheError cannot write manifest.json into the cache (" in proc.stdout, proc.stdout + proc.stderr
+    assert "File too large" in proc.stdout and "cannot read" not in proc.stdout

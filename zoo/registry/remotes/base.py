@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import time
 from abc import ABC, abstractmethod
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, TypeVar
 
 from zoo._env import number
-from zoo._errors import IntegrityError, RemoteUnavailable, UsageError
+from zoo._errors import CacheError, IntegrityError, RemoteUnavailable, UsageError
 from zoo.registry.events import ByteProgress, Notice, stderr_notice
 
 if TYPE_CHECKING:
@@ -25,6 +26,38 @@ DEFAULT_RETRIES = 3
 BACKOFF_S = 0.5
 RETRY_STATUS = frozenset({408, 425, 429, 500, 502, 503, 504})
 """HTTP statuses worth another try, for every network remote."""
+
+
+MAX_INDEX_BYTES = 64 << 20
+"""The largest ``index.json`` any remote is read for: more is not a zoo index."""
+
+
+@contextmanager
+def cache_sink(dest: Path) -> Iterator[Callable[[bytes], object]]:
+    """A download's writer into the cache's staging folder. What fails there (a full disk, a
+    quota, a read-only cache) is the cache's problem, not the remote's: a CacheError that
+    says so, which no fallback to another remote can mend."""
+
+    def failed(exc: OSError) -> CacheError:
+        return CacheError(f"cannot write {dest.name} into the cache ({dest.parent}): "
+                          f"{exc.strerror or exc}; free space there, or point ZOO_CACHE_DIR elsewhere")
+
+    try:
+        f = dest.open("wb")
+    except OSError as exc:
+        raise failed(exc) from None
+
+    def write(chunk: bytes) -> object:
+        try:
+            return f.write(chunk)
+        except OSError as exc:
+            raise failed(exc) from None
+
+    try:
+        with f:
+            yield write
+    except OSError as exc:  # the close flushes the last chunk
+        raise failed(exc) from None
 
 
 def timeout_s() -> float:

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+import stat
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
 from pathlib import Path
+from typing import BinaryIO
 
 from zoo._errors import IntegrityError, RemoteError, RemoteUnavailable
 from zoo._fs import publish_dir, staging_dir, write_atomic
 from zoo.registry.cache import Entry
 from zoo.registry.events import ByteProgress, Notice
-from zoo.registry.remotes.base import PublishReport, Remote
+from zoo.registry.remotes.base import MAX_INDEX_BYTES, PublishReport, Remote, cache_sink
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
 from zoo.registry.remotes.publish import plan
 
@@ -43,27 +46,48 @@ class DirectoryRemote(Remote):
             raise IntegrityError(f"{self.url}: {path} resolves outside the remote (through a symbolic link)")
         return full
 
+    @contextmanager
+    def _open(self, path: Path, what: str) -> Iterator[BinaryIO]:
+        """``path`` opened for reading, if it is a regular file: a FIFO would block the read
+        forever, and a device (a link to /dev/zero) never ends. Non-blocking, so neither
+        can hang the open itself; the type is read from the open file, not the name."""
+        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+        try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise IntegrityError(f"{self.url}: {what} is not a regular file (a pipe, a device or a folder); "
+                                     "a zoo remote holds only files")
+            os.set_blocking(fd, True)
+            f = os.fdopen(fd, "rb")
+        except BaseException:
+            os.close(fd)
+            raise
+        with f:
+            yield f
+
     def read_index(self) -> Index:
         if not self.root.is_dir():
             raise RemoteUnavailable(f"{self.url}: no such directory")
         try:
-            text = (self.root / INDEX).read_bytes()
+            with self._open(self.root / INDEX, INDEX) as f:
+                text = f.read(MAX_INDEX_BYTES + 1)
         except FileNotFoundError:
             return Index()
         except OSError as exc:
             raise RemoteUnavailable(f"{self.url}: cannot read {INDEX}: {exc.strerror}") from None
+        if len(text) > MAX_INDEX_BYTES:
+            raise IntegrityError(f"{self.url}: {INDEX} is larger than {MAX_INDEX_BYTES >> 20} MiB; not a zoo index")
         return Index.loads(text, source=self.url)
 
     def download(self, path: str, dest: Path, *, size: int | None, progress: ByteProgress | None = None, fresh: bool = False) -> None:
         src = self._path(path)
         done = 0
         try:
-            with src.open("rb") as fin, dest.open("wb") as fout:
+            with self._open(src, path) as fin, cache_sink(dest) as write:
                 while chunk := fin.read(_CHUNK):
                     done += len(chunk)
                     if size is not None and done > size:
                         raise IntegrityError(f"{self.url}/{path} is longer than the {size} bytes its manifest lists")
-                    fout.write(chunk)
+                    write(chunk)
                     if progress:
                         progress(done, size)
         except FileNotFoundError:

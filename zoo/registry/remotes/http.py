@@ -16,13 +16,21 @@ from urllib.parse import quote, urljoin, urlsplit
 
 from zoo._errors import RemoteError
 from zoo.registry.events import ByteProgress
-from zoo.registry.remotes.base import RETRY_STATUS, Deadline, Remote, pump, timeout_s, with_retries
+from zoo.registry.remotes.base import (
+    MAX_INDEX_BYTES,
+    RETRY_STATUS,
+    Deadline,
+    Remote,
+    cache_sink,
+    pump,
+    timeout_s,
+    with_retries,
+)
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
 
 if TYPE_CHECKING:
     import httpx2
 
-MAX_INDEX_BYTES = 64 << 20
 MAX_REDIRECTS = 10
 _SCHEMES = ("http", "https")
 
@@ -131,9 +139,9 @@ class HttpRemote(Remote):
         deadline = Deadline(what)
 
         def attempt() -> None:
-            with dest.open("wb") as f:
+            with cache_sink(dest) as write:
                 try:
-                    self._stream(url, f.write, limit=size, progress=progress, deadline=deadline,
+                    self._stream(url, write, limit=size, progress=progress, deadline=deadline,
                                  too_long=f"{url} sends more than the {size} bytes its manifest lists")
                 except _Status as exc:
                     if exc.status == 404:

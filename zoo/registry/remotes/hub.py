@@ -25,7 +25,14 @@ from urllib.parse import quote
 from zoo._errors import IntegrityError, PublishConflict, RemoteError, RemoteUnavailable, UsageError
 from zoo.registry.cache import Entry
 from zoo.registry.events import ByteProgress, Notice
-from zoo.registry.remotes.base import RETRY_STATUS, Deadline, PublishReport, Remote, with_retries
+from zoo.registry.remotes.base import (
+    RETRY_STATUS,
+    Deadline,
+    PublishReport,
+    Remote,
+    cache_sink,
+    with_retries,
+)
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
 
 CARD = "README.md"
@@ -164,12 +171,12 @@ class HubRemote(Remote):
                 tqdm_class=cast(Any, bar),
             )
         done = 0
-        with open(local, "rb") as fin, dest.open("wb") as fout:
+        with open(local, "rb") as fin, cache_sink(dest) as write:
             while chunk := fin.read(_CHUNK):
                 done += len(chunk)
                 if size is not None and done > size:
                     raise IntegrityError(too_long)
-                fout.write(chunk)
+                write(chunk)
 
     @contextmanager
     def _errors(self, what: str) -> Iterator[None]:

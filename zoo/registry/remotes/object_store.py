@@ -58,9 +58,11 @@ from zoo._errors import (
 )
 from zoo.registry.events import ByteProgress, Notice
 from zoo.registry.remotes.base import (
+    MAX_INDEX_BYTES,
     Deadline,
     PublishReport,
     Remote,
+    cache_sink,
     pump,
     with_retries,
 )
@@ -70,7 +72,6 @@ if TYPE_CHECKING:
     from zoo.registry.cache import Entry
     from zoo.registry.remotes.publish import PublishItem
 
-MAX_INDEX_BYTES = 64 << 20
 DEFAULT_ATTEMPTS = 10
 CHUNK = 1 << 20
 _MEMORY_LOCK = threading.Lock()
@@ -216,8 +217,8 @@ class ObjectStoreRemote(Remote):
         deadline = Deadline(f"downloading {where}")
 
         def attempt() -> None:
-            with dest.open("wb") as f:
-                self._stream(path, f.write, limit=size, progress=progress, deadline=deadline,
+            with cache_sink(dest) as write:
+                self._stream(path, write, limit=size, progress=progress, deadline=deadline,
                              too_long=f"{where} is longer than the {size} bytes its manifest lists")
 
         self._retrying(f"downloading {where}", attempt, missing=f"{where} is listed in the index but missing")
