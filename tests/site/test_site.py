@@ -93,6 +93,20 @@ def test_a_site_is_replaced_whole_and_never_a_foreign_folder(site_cache: dict[st
     assert (foreign / "notes.txt").read_text() == "keep me"
 
 
+def test_a_site_in_the_working_folder_says_to_run_from_outside(site_cache: dict[str, Manifest], tmp_path: Path,
+                                                               monkeypatch: pytest.MonkeyPatch) -> None:
+    site = tmp_path / "site"
+    zoo("site", str(site))
+    before = {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()}
+    monkeypatch.chdir(site)
+    result = CliRunner().invoke(main, ["site", "."])
+    assert result.exit_code != 0 and "is the folder this command runs in" in result.output, result.output
+    assert f"cd {tmp_path} && zoo site site" in result.output.replace("\n", "")
+    assert {p.relative_to(site): p.read_bytes() for p in site.rglob("*") if p.is_file()} == before
+    monkeypatch.chdir(tmp_path)
+    zoo("site", "site")  # from outside, the same folder regenerates
+
+
 def test_nothing_cached_says_what_to_do(isolated: Path) -> None:
     result = CliRunner().invoke(main, ["site", str(isolated / "site")])
     assert result.exit_code != 0 and "nothing cached" in result.output and "--remote" in result.output

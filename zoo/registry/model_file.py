@@ -90,7 +90,12 @@ def spec_from_model_file(path: Path) -> ModelSpec:
         cal_samples = [inputs]
         cal_description = "the file's ModelInputs only (define CalibrationData for a better quantization)"
     else:
-        cal_samples = [_as_tuple(s, f"model file {path}: CalibrationData item") for s in raw_cal][:CALIBRATION_MAX_SAMPLES]
+        try:
+            items = list(raw_cal)
+        except TypeError:
+            raise SpecError(f"model file {path}: CalibrationData must be a list (or any iterable) of input tuples, "
+                            f"like ModelInputs; got {type(raw_cal).__name__}") from None
+        cal_samples = [_as_tuple(s, f"model file {path}: CalibrationData item") for s in items][:CALIBRATION_MAX_SAMPLES]
         cal_description = f"CalibrationData from {path.name}"
     cal_digest = digest_samples(cal_samples)
 

@@ -33,7 +33,12 @@ def render_site(site: Site, *, target_order: Mapping[str, int]) -> dict[str, byt
 def write_site(folder: Path, files: Mapping[str, bytes]) -> Path:
     """Put the site at ``folder``, replacing the site there before; UsageError for a folder that
     holds anything else (zoo does not delete what it did not write)."""
-    folder = Path(folder)
+    folder = Path(folder).absolute()
+    here = Path.cwd()
+    if folder.is_dir() and (here == folder.resolve() or folder.resolve() in here.parents):
+        raise UsageError(f"{folder} is the folder this command runs in (or holds it): zoo site replaces the whole "
+                         "folder, and a shell left inside the old one would see it vanish. Run it from outside, "
+                         f"e.g. cd {folder.parent} && zoo site {folder.name}")
     if folder.exists() and not folder.is_dir():
         raise UsageError(f"{folder} is a file; give zoo site a folder (it writes index.html and models/ in it)")
     if folder.is_dir() and any(folder.iterdir()) and not (folder / MARKER).is_file():
