@@ -75,7 +75,7 @@ def test_calibration_data_is_used_when_defined(tmp_path: Path) -> None:
 def test_calibration_data_that_is_no_list_is_a_clear_error(tmp_path: Path) -> None:
     path = tmp_path / "badcal.py"
     path.write_text(SEED_STYLE + "\nCalibrationData = 5\n")
-    with pytest.raises(SpecError, match="CalibrationData must be a list .* of input tuples, like ModelInputs; got int"):
+    with pytest.raises(SpecError, match=r"CalibrationData must be a list .* of input tuples, like ModelInputs; got int"):
         spec_from_model_file(path)
 
 
