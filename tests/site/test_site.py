@@ -174,3 +174,65 @@ def test_zoo_site_never_imports_torch(site_cache: dict[str, Manifest], tmp_path:
     probed = run_probed("site", str(tmp_path / "site"))
     assert probed.returncode == 0, probed.stderr
     assert probed.loaded == []
+
+
+@pytest.mark.parametrize("change", ["inputs not a list", "metrics not a list", "negative time", "nan time",
+                                    "lone surrogate"])
+def test_a_record_no_page_can_show_is_skipped_with_a_note(change: str, site_cache: dict[str, Manifest],
+                                                         tmp_path: Path) -> None:
+    """The index reader accepts these records; the site skips each with a note, and publishing
+    never removes a record, so a crash here would fail every later --site to that remote."""
+    import json
+
+    from zoo.registry.keys import key_of
+
+    share = tmp_path / "share"
+    Zoo().publish(str(share), model="add", target="u55-128", notice=lambda m: None)
+    data = json.loads((share / "index.json").read_text())
+    records = data["models"]["add"]["u55-128"]
+    (_, record), = records.items()
+    records.clear()
+    good = json.loads(json.dumps(record))  # a second, sound record beside the one made bad
+    good["key_inputs"]["note"] = "another build"
+    records[key_of(good["key_inputs"])] = {**good, "key": key_of(good["key_inputs"])}
+    if change == "inputs not a list":
+        record["key_inputs"]["inputs"] = 7
+    elif change == "metrics not a list":
+        record["accuracy"] = {"metrics": 3}
+    elif change == "negative time":
+        record["vela"]["inference_time_ms"] = -1.0
+    elif change == "nan time":
+        record["vela"]["inference_time_ms"] = float("nan")
+    else:
+        record["weights_info"] = {"description": "\udcff"}
+    key = key_of(record["key_inputs"])  # a record the index reader accepts: its key is its inputs' hash
+    records[key] = {**record, "key": key}
+    (share / "index.json").write_text(json.dumps(data), encoding="utf-8", errors="surrogatepass")
+    result = zoo("site", str(tmp_path / "site"), "--remote", str(share))
+    assert f"skipping 'add' for 'ethos-u55-128' (key '{key[:12]}')" in result.output, result.output
+    assert (tmp_path / "site" / "models" / "add.html").is_file()  # the sound record is still shown
+
+
+def test_variant_labels_are_linear_in_one_models_builds() -> None:
+    """6,000 builds of one model on one target (issue 29: 19 s for 6,000): each build's target is
+    read a bounded number of times, not once per other build."""
+    from zoo.registry.site.builds import Build, variant_labels
+
+    reads = [0]
+
+    class Counting(Build):
+        def __getattribute__(self, name: str) -> object:
+            if name == "target":
+                reads[0] += 1
+            return object.__getattribute__(self, name)
+
+    base = dict(model="m", weights="w", target="t", accelerator="ethos-u55-128", system_config="s", memory_mode="m",
+                extra_flags=(), sram_budget=None, io="float", layout="nchw", io_in_key=False, inputs=(), time_ms=1.0,
+                per_second=1.0, sram_bytes=1.0, flash_bytes=1.0, pte_bytes=1, npu_ops=1, cpu_ops=0, partitions=1,
+                cpu_op_names=(), metrics=(), weights_info={}, tools={})
+    n = 6000
+    builds = [Counting(key=f"{i:064x}", built_at=f"2026-11-{1 + i % 28:02d}T{i // 60 % 24:02d}:{i % 60:02d}",
+                       **base) for i in range(n)]  # type: ignore[arg-type]
+    labels = variant_labels(builds)
+    assert len(labels) == n and len(set(labels.values())) > 1  # the build dates tell them apart
+    assert reads[0] <= 4 * n, reads[0]

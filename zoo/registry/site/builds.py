@@ -80,6 +80,26 @@ class Build:
     signed: bool = False
     remote: str | None = None
 
+    def problem(self) -> str | None:
+        """Why a page cannot show this build (a remote's record may hold anything); None if it can.
+        The one place a record is judged: the figures, the inputs, the metrics and every string."""
+        import json
+        import math
+        from dataclasses import asdict
+
+        for name in ("time_ms", "per_second", "sram_bytes", "flash_bytes"):
+            value = getattr(self, name)
+            if value is not None and not (math.isfinite(value) and value >= 0):
+                return f"{name} is {value}, not a figure ≥ 0"
+        for what, items in (("inputs", self.inputs), ("metrics", self.metrics)):
+            if not all(isinstance(x, dict) for x in items):
+                return f"its {what} are not a list of records"
+        try:
+            json.dumps(asdict(self), allow_nan=False, ensure_ascii=False).encode("utf-8")
+        except (TypeError, ValueError) as exc:  # NaN, infinities, lone surrogates, objects
+            return f"it holds what no page can show ({exc})"
+        return None
+
     @property
     def npu_share(self) -> float | None:
         if self.npu_ops is None:
@@ -216,10 +236,12 @@ def variant_labels(builds: Iterable[Build]) -> dict[str, str]:
     builds = list(builds)
     across = [f for f in _FACETS[:4] if len({f(b) for b in builds}) > 1]
     labels = {b.key: ", ".join(filter(None, (f(b) for f in across))) for b in builds}
+    groups: dict[tuple[str, str], list[Build]] = {}  # one pass each way: linear in the builds
     for b in builds:
-        same = [o for o in builds if o.target == b.target and labels[o.key] == labels[b.key]]
+        groups.setdefault((b.target, labels[b.key]), []).append(b)
+    for same in groups.values():
         extra = [f for f in _FACETS[4:] if len({f(o) for o in same}) > 1]
-        if extra:
+        for b in same if extra else ():
             labels[b.key] = ", ".join(filter(None, [labels[b.key], *(f(b) for f in extra)]))
     return labels
 

@@ -43,5 +43,15 @@ def from_index(index: Index, remote: Remote, specs: Mapping[str, ModelSpec], *,
     for rejected in index.rejected:
         say(f"skipping part of {remote}'s index.json: {rejected.error}")
     link = href or remote.public_url
-    builds = [Build.from_record(r, remote=remote.url, href=link) for r in index]
+    builds: list[Build] = []
+    for r in index:
+        try:
+            build: Build | None = Build.from_record(r, remote=remote.url, href=link)
+            problem = build.problem() if build else None
+        except (TypeError, ValueError, KeyError, AttributeError) as exc:
+            build, problem = None, f"{type(exc).__name__}: {exc}"
+        if problem is not None or build is None:
+            say(f"skipping {r.model!r} for {r.target!r} (key {str(r.key)[:12]!r}) in {remote}'s index.json: {problem}")
+            continue
+        builds.append(build)
     return gather(remote.url, builds, [], specs, from_remote=True)
