@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import hashlib
+import math
 import time
 from pathlib import Path
 from typing import Any
@@ -38,9 +39,84 @@ def _deterministic() -> None:
     torch.use_deterministic_algorithms(True)
 
 
+# --- Adam's square root, the same on every x86_64 host ----------------------------------
+#
+# torch.Tensor.sqrt on a CPU float32 tensor calls MKL's vector math (vsSqrt, HA). In MKL's
+# COMPATIBLE mode that is the kernel mkl_vml_kernel_sSqrt_EXHAynn on Intel and on AMD alike,
+# and it is not correctly rounded: it starts from the RSQRTPS instruction, whose result each
+# CPU maker defines differently (Intel's is a 2 x 1024-entry table, AMD's is not the same),
+# and refines it once in float32. So Adam's update followed the CPU maker. The shipped
+# weights were trained on Intel; this computes that kernel's arithmetic in plain float32
+# tensor ops, with Intel's RSQRTPS table, so every host gets what Intel's MKL gave.
+
+
+def _intel_rsqrt_table(odd_exponent: bool) -> Any:
+    """Intel's RSQRTPS mantissas (Bochs' rsqrt_table0/1): 1/sqrt of each of 1,024 mantissa
+    buckets' midpoint, normalised to [1, 2), rounded to 12 fraction bits, as bits 22..8."""
+    entries = []
+    for i in range(1024):
+        m = 1.0 + (i + 0.5) / 1024.0
+        value = 2.0 / math.sqrt(m) if odd_exponent else math.sqrt(2.0 / m)
+        entries.append(8 * round((value - 1.0) * 4096.0))
+    return torch.tensor(entries, dtype=torch.int32)
+
+
+_RSQRT_EVEN = _intel_rsqrt_table(False)
+_RSQRT_ODD = _intel_rsqrt_table(True)
+
+
+def _sqrt(x: Any) -> Any:
+    """sqrt(x) for float32 x >= 0 exactly as MKL 2024's vsSqrt (HA, COMPATIBLE) computes it on Intel."""
+    bits = x.view(torch.int32)
+    exponent = (bits >> 23) & 0xFF
+    index = (bits & 0x7FFFFF) >> 13
+    mantissa = torch.where((exponent & 1) == 1, _RSQRT_ODD[index], _RSQRT_EVEN[index])
+    y = (((0x7E - ((exponent - 0x7F) >> 1)) << 23) | (mantissa << 8)).view(torch.float32)  # RSQRTPS(x)
+    s = x * y
+    h = y * 0.5
+    r = 0.5 - s * h
+    s = s * r + s
+    h = h * r + h
+    out = (x - s * s) * h + s
+    # MKL's own path for zeros, subnormals and x > 0x7f7ff000 (and negatives/inf/NaN): the
+    # correctly rounded sqrt (float64 sqrt, then float32: no double-rounding error for sqrt).
+    rare = (bits < 0x00800000) | (bits > 0x7F7FF000)
+    if bool(rare.any()):
+        out[rare] = torch.tensor([math.sqrt(v) for v in x[rare].tolist()], dtype=torch.float32)
+    return out
+
+
+class _Adam(torch.optim.Adam):
+    """torch.optim.Adam's update for this recipe (no weight decay, amsgrad, maximize), op for op
+    as torch 2.x's single-tensor path runs on CPU, with the square root above."""
+
+    @torch.no_grad()
+    def step(self, closure: Any = None) -> None:  # type: ignore[override]
+        for group in self.param_groups:
+            beta1, beta2 = group["betas"]
+            lr, eps = group["lr"], group["eps"]
+            for param in group["params"]:
+                if param.grad is None:
+                    continue
+                state = self.state[param]
+                if not state:
+                    state["step"] = torch.tensor(0.0, dtype=torch.float32)
+                    state["exp_avg"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+                    state["exp_avg_sq"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+                grad, exp_avg, exp_avg_sq = param.grad, state["exp_avg"], state["exp_avg_sq"]
+                state["step"] += 1
+                step = state["step"].item()
+                exp_avg.lerp_(grad, 1 - beta1)
+                exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                step_size = lr / (1 - beta1**step)
+                bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+                denom = (_sqrt(exp_avg_sq) / bias_correction2_sqrt).add_(eps)
+                param.addcdiv_(exp_avg, denom, value=-step_size)
+
+
 def train(images: Any, labels: Any) -> Any:
     model = mnist.new_network(SEED).train()
-    optimiser = torch.optim.Adam(model.parameters(), lr=LEARNING_RATE)
+    optimiser = _Adam(model.parameters(), lr=LEARNING_RATE)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=EPOCHS)
     loss_fn = torch.nn.CrossEntropyLoss()
     shuffle = torch.Generator().manual_seed(SEED)

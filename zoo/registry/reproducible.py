@@ -12,7 +12,12 @@ A build therefore runs with the kernels that have no runtime dispatch:
 - ATen's baseline (``default``) kernels;
 - oneDNN (mkldnn) and NNPACK switched off, so convolutions take ATen's own path;
 - MKL in conditional numerical reproducibility mode ``COMPATIBLE`` (its SSE2
-  code paths, the same on Intel and AMD);
+  code paths). That makes its matrix products the same on Intel and AMD, but not
+  all of its vector maths: its float32 sqrt, log2, log10, atan, asin, acos and tan
+  start from the ``RSQRTPS``/``RCPPS`` instructions, whose bits each CPU maker
+  defines differently. Training's Adam takes a square root, so ``scripts/train_mnist.py``
+  computes Intel's kernel itself; a model whose float forward pass calls one of these
+  may still depend on the CPU maker;
 - one thread (reductions sum in one order).
 
 ATen and MKL read their settings once, at their first use in a process, so
