@@ -1,8 +1,11 @@
 // Loads a .pte's "forward" with ExecuTorch's own runtime (the wheel's libexecutorch.so) and
 // prints what load_method took: the method allocator's use, and the temp allocator's peak.
 // The Ethos-U backend cannot run on the host; the one registered here allocates at init what
-// ExecuTorch's EthosUBackend::init does (an ExecutionHandle of two pointers) and no more.
+// ExecuTorch's EthosUBackend::init does: an ExecutionHandle of two pointers, on the heap, and
+// nothing from the runtime allocator (backends/arm/runtime/EthosUBackend.cpp).
 #include <cstdio>
+#include <cstdlib>
+#include <new>
 #include <vector>
 
 #include <executorch/extension/data_loader/buffer_data_loader.h>
@@ -37,9 +40,9 @@ struct ExecutionHandle {
 class InitOnlyEthosU final : public BackendInterface {
  public:
   bool is_available() const override { return true; }
-  Result<DelegateHandle*> init(BackendInitContext& context, FreeableBuffer* processed,
+  Result<DelegateHandle*> init(BackendInitContext&, FreeableBuffer* processed,
                                ArrayRef<CompileSpec>) const override {
-    auto* handle = context.get_runtime_allocator()->allocateInstance<ExecutionHandle>();
+    auto* handle = new (std::nothrow) ExecutionHandle();
     if (handle == nullptr) return Error::MemoryAllocationFailed;
     handle->processed = processed;
     return handle;
@@ -56,7 +59,7 @@ alignas(16) uint8_t temp_pool[1 << 20];
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (argc != 2) {
+  if (argc != 2 && argc != 3) {
     std::fprintf(stderr, "usage: %s PROGRAM.pte\n", argv[0]);
     return 2;
   }
@@ -84,7 +87,9 @@ int main(int argc, char** argv) {
   for (auto& b : buffers) spans.emplace_back(b.data(), b.size());
   HierarchicalAllocator planned({spans.data(), spans.size()});
   PeakAllocator method_allocator(sizeof(method_pool), method_pool);
-  PeakAllocator temp_allocator(sizeof(temp_pool), temp_pool);
+  // argv[2]: the temp pool's size (default: all of it), to find the runtime's floor.
+  uint32_t temp_size = argc > 2 ? static_cast<uint32_t>(std::strtoul(argv[2], nullptr, 10)) : sizeof(temp_pool);
+  PeakAllocator temp_allocator(temp_size, temp_pool);
   MemoryManager memory(&method_allocator, &planned, &temp_allocator);
   auto method = program->load_method("forward", &memory);
   if (!method.ok()) {

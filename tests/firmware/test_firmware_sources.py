@@ -65,8 +65,9 @@ def test_structure_check_compares_the_memory_plan(add_entry: Artifact) -> None:
 
 
 def test_the_header_carries_the_allocators_needs(add_entry: Artifact) -> None:
-    """The method allocator's figure is the 32-bit replay's; the temp pool holds the larger of the
-    Ethos-U scratch and the kernels' load-time metadata (tests/firmware checks both against the runtime)."""
+    """The method allocator's figure is the 32-bit replay's; the temp pool holds the largest of the
+    Ethos-U scratch, the kernels' load-time metadata and the floor below which the runtime moves that
+    metadata into the method allocator (tests/firmware checks them against the runtime)."""
     from zoo.registry.firmware.method_allocator import ILP32, LP64, need
 
     pte = add_entry.pte.read_bytes()
@@ -76,7 +77,9 @@ def test_the_header_carries_the_allocators_needs(add_entry: Artifact) -> None:
     assert (m["method_allocator_bytes"], m["method_allocator_bytes_lp64"]) == (small.method_bytes, large.method_bytes)
     header = add_entry.header.read_text()
     assert f"#define MODEL_PTE_METHOD_ALLOCATOR_BYTES {small.method_bytes}\n" in header
-    temp = max(small.load_temp_bytes, m["scratch_bytes"])
+    temp = max(small.load_temp_bytes, m["scratch_bytes"], small.temp_floor_bytes)
+    # A TensorMeta (12 bytes on a 32-bit core) and 16 dim-order bytes per argument of the widest kernel call.
+    assert m["temp_floor_bytes"] == small.temp_floor_bytes > 0 and small.temp_floor_bytes % (12 + 16) == 0
     assert f"#define MODEL_PTE_TEMP_ALLOCATOR_BYTES {temp}\n" in header
 
 

@@ -91,8 +91,9 @@ def load_method(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
-def _measured(load_method: Path, pte: Path) -> dict[str, int]:
-    proc = subprocess.run([str(load_method), str(pte)], capture_output=True, text=True, timeout=120)
+def _measured(load_method: Path, pte: Path, temp_pool: int | None = None) -> dict[str, int]:
+    extra = [str(temp_pool)] if temp_pool is not None else []
+    proc = subprocess.run([str(load_method), str(pte), *extra], capture_output=True, text=True, timeout=120)
     assert proc.returncode == 0, proc.stderr[-2000:]
     result: dict[str, int] = json.loads(proc.stdout.strip().splitlines()[-1])
     return result
@@ -110,6 +111,18 @@ def test_replay_is_the_runtimes_on_stored_programs(load_method: Path, name: str)
     assert _measured(load_method, pte) == _replayed(pte, LP64)
 
 
+@pytest.mark.slow
+def test_below_the_temp_floor_the_runtime_spends_the_method_allocator(load_method: Path) -> None:
+    """The runtime's own test (Method::resolve_operator): a temp pool smaller than a TensorMeta and
+    16 dim-order bytes per argument of a kernel call sends that kernel's metadata to the method allocator."""
+    pte = DATA / "add_portable.pte"
+    floor = need(pte.read_bytes(), LP64).temp_floor_bytes
+    assert floor > 0
+    assert _measured(load_method, pte, floor) == _replayed(pte, LP64)
+    below = _measured(load_method, pte, floor - 1)
+    assert below["method_bytes"] > _replayed(pte, LP64)["method_bytes"]
+
+
 @pytest.mark.compile
 def test_replay_is_the_runtimes_on_built_artifacts(load_method: Path, built: dict[tuple[str, str], Artifact],
                                                    mnist_io_builds: dict[str, Artifact]) -> None:
@@ -125,5 +138,5 @@ def test_replay_is_the_runtimes_on_built_artifacts(load_method: Path, built: dic
         assert memory["method_allocator_bytes"] == small["method_bytes"] < measured["method_bytes"], name
         macros = dict(DEFINE.findall(art.header.read_text()))
         assert macros["MODEL_PTE_METHOD_ALLOCATOR_BYTES"] == str(small["method_bytes"]), name
-        temp = max(small["load_temp_bytes"], memory.get("scratch_bytes") or 0)
+        temp = max(small["load_temp_bytes"], memory.get("scratch_bytes") or 0, need(art.pte.read_bytes(), ILP32).temp_floor_bytes)
         assert macros["MODEL_PTE_TEMP_ALLOCATOR_BYTES"] == str(temp), name

@@ -22,7 +22,8 @@ Each figure, and where it comes from:
   the method allocator (kept) and the most it holds in the temp allocator at once,
   for a 32-bit Cortex-M runtime; the ``_lp64`` pair for a 64-bit one. Replayed
   from the program by ``method_allocator.py``; None for a program the replay
-  does not cover.
+  does not cover. ``temp_floor_bytes``: the smallest temp pool for which that
+  holds (below it the runtime takes kernel metadata from the method allocator).
 """
 
 from __future__ import annotations
@@ -44,10 +45,12 @@ def _runtime(pte: bytes) -> dict[str, int | None]:
         try:
             found = need(pte, abi)
         except PteFormatError:
-            out.update({f"method_allocator_bytes{suffix}": None, f"load_temp_bytes{suffix}": None})
+            out.update({f"method_allocator_bytes{suffix}": None, f"load_temp_bytes{suffix}": None,
+                        f"temp_floor_bytes{suffix}": None})
         else:
             out.update({f"method_allocator_bytes{suffix}": found.method_bytes,
-                        f"load_temp_bytes{suffix}": found.load_temp_bytes})
+                        f"load_temp_bytes{suffix}": found.load_temp_bytes,
+                        f"temp_floor_bytes{suffix}": found.temp_floor_bytes})
     return out
 
 
@@ -77,14 +80,17 @@ def macros(record: dict[str, Any]) -> dict[str, int | None]:
                  "method_allocator_bytes"):
         out[name] = record.get(name)
     load_temp = record.get("load_temp_bytes")
-    # The temp pool holds the Ethos-U scratch while a delegate runs, and kernel metadata during load.
-    out["temp_allocator_bytes"] = None if load_temp is None else max(load_temp, record.get("scratch_bytes") or 0)
+    # The temp pool holds the Ethos-U scratch while a delegate runs, and kernel metadata during load;
+    # below the floor the runtime moves that metadata into the method allocator for good.
+    out["temp_allocator_bytes"] = None if load_temp is None else max(
+        load_temp, record.get("scratch_bytes") or 0, record.get("temp_floor_bytes") or 0)
     return out
 
 
 _FROM_PTE = ("planned_buffers", "planned_bytes", "constant_bytes", "delegate_bytes", "flash_bytes")
-_RUNTIME = ("method_allocator_bytes", "load_temp_bytes", "method_allocator_bytes_lp64", "load_temp_bytes_lp64")
-"""Checked where recorded: manifests from before pipeline 7 have no runtime figures."""
+_RUNTIME = ("method_allocator_bytes", "load_temp_bytes", "method_allocator_bytes_lp64", "load_temp_bytes_lp64",
+            "temp_floor_bytes", "temp_floor_bytes_lp64")
+"""Checked where recorded: manifests from before pipeline 7 have no runtime figures, before 8 no floor."""
 
 
 def check_memory(pte: bytes, info: PteInfo, recorded: dict[str, Any], source: str = "manifest") -> Check:
