@@ -18,12 +18,13 @@ $(VENV)/.installed: pyproject.toml plugins/zoo-audio/pyproject.toml plugins/zoo-
 
 setup: $(VENV)/.installed arm-toolchain chromium
 
-# The Cortex-M55 tests (tests/registry/test_c_header.py links, tests/firmware/ runs in QEMU's
-# mps3-an547) need Debian's bare-metal gcc, newlib and qemu-system-arm; the allocator tests
+# The Cortex-M55 tests (tests/firmware/test_c_header.py links, tests/firmware/ runs in QEMU's
+# mps3-an547, and builds ExecuTorch's runtime with cmake and ninja) need Debian's bare-metal gcc,
+# newlib, qemu-system-arm, cmake and ninja-build; the allocator tests
 # (tests/firmware/test_method_allocator.py) compile ExecuTorch's C++ headers with its C++
 # library and link the wheel's runtime with the host's g++. Each is installed only where it
 # is missing, and only as root (the tests are skipped otherwise).
-ARM_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm g++
+ARM_PACKAGES := gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib qemu-system-arm g++ cmake ninja-build
 arm-toolchain:
 	@missing=""; \
 	command -v arm-none-eabi-gcc >/dev/null || missing="gcc-arm-none-eabi libnewlib-arm-none-eabi"; \
@@ -31,6 +32,8 @@ arm-toolchain:
 		missing="$$missing libstdc++-arm-none-eabi-newlib"; \
 	command -v qemu-system-arm >/dev/null || missing="$$missing qemu-system-arm"; \
 	command -v g++ >/dev/null || missing="$$missing g++"; \
+	command -v cmake >/dev/null || missing="$$missing cmake"; \
+	command -v ninja >/dev/null || missing="$$missing ninja-build"; \
 	[ -z "$$missing" ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
 		apt-get update -qq && apt-get install -y -qq $$missing; } || \
 		echo "missing: $$missing (apt-get install $(ARM_PACKAGES) as root); their tests are skipped"

@@ -123,3 +123,34 @@ def test_single_style_hands_out_one_header_with_the_array(fake_compile: FakeComp
                            capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     assert subprocess.run([str(tmp_path / "p")]).returncode == 0  # byte 4 of a .pte is 'E' of ET12
+
+
+def test_a_firmware_project_is_rendered_from_the_headers_figures(add_entry: Artifact, tmp_path: Path) -> None:
+    """Every pool and option comes from the header's macros, no number typed by hand; the samples are exact."""
+    from zoo.registry.firmware.project import (
+        BOARDS,
+        Samples,
+        arm_runner_options,
+        board_for,
+        render_project,
+    )
+
+    macros = add_entry.manifest.header["macros"]
+    files = {p.name: p.read_bytes() for p in (add_entry.pte, add_entry.header)}
+    project = render_project(stem="add_u55-128", macros=macros, array="model_pte", model_files=files,
+                             samples=Samples([[[0.1], [-2.5]], [[float("inf")], [1e-40]]], [None, 3]),
+                             board=board_for("ethos-u55-128", "ethos-u55-128", None), runtime_cache=tmp_path)
+    assert {"CMakeLists.txt", "main.cpp", "corstone-300.ld", "npu_standin.c", "model/add_u55-128.pte"} <= set(project)
+    assert not any(b"@" + k.encode() + b"@" in v for v in project.values() for k in ("STEM", "BOARD", "FEED"))
+    main = project["main.cpp"].decode()
+    assert "static uint8_t planned0[MODEL_PTE_PLANNED_BUFFER0_BYTES]" in main
+    assert "method_pool[MODEL_PTE_METHOD_ALLOCATOR_BYTES]" in main and "temp_pool[MODEL_PTE_TEMP_ALLOCATOR_BYTES]" in main
+    inputs = project["zoo_inputs.c"].decode()
+    assert "0x1.999999999999ap-4f" in inputs and "INFINITY" in inputs and "{-1, 3}" in inputs
+    runner = arm_runner_options(macros, 2)
+    pool = -(-macros["planned_buffer0_bytes"] // 16) * 16 + macros["method_allocator_bytes"] + 32  # two 16-byte EValues
+    assert f"set(ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE {pool} " in runner
+    assert f"set(ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE {macros['temp_allocator_bytes']} " in runner
+    assert board_for("ethos-u85-256", "ethos-u85-256", None) is BOARDS["corstone-320"]
+    with pytest.raises(ValueError, match="does not sit on corstone-300"):
+        board_for("ethos-u85-256", "ethos-u85-256", "corstone-300")

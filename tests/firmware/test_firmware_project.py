@@ -1,0 +1,174 @@
+"""``zoo firmware``'s projects, built for real with ExecuTorch's runtime for a Cortex-M55 and run in
+QEMU's mps3-an547 (Cortex-M55 on SSE-300, no NPU).
+
+- mnist for portable: 20 evaluation digits through the runtime on the Cortex-M55. Its outputs are
+  the host runtime's to within the M55's fused multiply-adds, with the same arg-max, and the method
+  allocator's use is exactly the header's 32-bit ``METHOD_ALLOCATOR_BYTES``.
+- mnist for u55-128: ExecuTorch's real Ethos-U backend runs down to the driver's invoke, where
+  npu_standin, a stand-in for the driver, checks the command stream and every base address it is
+  handed; here they are compared again with zoo's own parse of the Vela payload.
+
+The runtime is built once for the session from the vendor snapshots (../shared/vendor, laid out by
+scripts/vendor_sources.py), as a user's project builds it from upstream's commits: a few minutes.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import struct
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests.conftest import ROOT
+from zoo import Artifact, Zoo
+
+VENDOR = ROOT.parent / "shared" / "vendor"
+TOOLS = {"arm-none-eabi-g++": "g++-arm-none-eabi (libstdc++-arm-none-eabi-newlib)", "qemu-system-arm": "qemu-system-arm",
+         "cmake": "cmake", "ninja": "ninja-build"}
+FLOAT_ATOL = 1e-5
+"""gcc fuses multiply-adds on the Cortex-M55 (-ffp-contract=fast, its default); x86_64's host runtime
+does not: mnist's outputs then differ by up to 5.7e-6 (bit-exact with -ffp-contract=off, measured)."""
+SAMPLES = 20
+
+
+def _missing() -> str | None:
+    for tool, package in TOOLS.items():
+        if shutil.which(tool) is None:
+            return f"{tool} is not installed (make setup installs {package} as root)"
+    if not (VENDOR / "executorch" / "runtime").is_dir():
+        return f"the source snapshots are not at {VENDOR} (see docs/firmware-run.md for the upstream commits)"
+    return None
+
+
+pytestmark = [pytest.mark.compile, pytest.mark.skipif(_missing() is not None, reason=str(_missing()))]
+
+
+@pytest.fixture(scope="session")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    sys.path.insert(0, str(ROOT / "scripts"))
+    try:
+        from vendor_sources import lay_out
+    finally:
+        sys.path.remove(str(ROOT / "scripts"))
+    return lay_out(tmp_path_factory.mktemp("vendor"), VENDOR)
+
+
+@pytest.fixture(scope="session")
+def runtime_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A fresh one per session (ZOO_TEST_FIRMWARE_RUNTIME names a lasting one, to skip the build when developing)."""
+    import os
+
+    given = os.environ.get("ZOO_TEST_FIRMWARE_RUNTIME")
+    return Path(given) if given else tmp_path_factory.mktemp("firmware-runtime")
+
+
+def _project(model: str, target: str, folder: Path, shared_cache: Path, **kw: Any) -> Artifact:
+    from zoo._api.firmware import write_firmware
+    from zoo._options import FetchOptions
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
+        art, _ = write_firmware(Zoo(), model, target, folder, FetchOptions(), **kw)
+    return art
+
+
+def _build(folder: Path, sources: dict[str, str], runtime_cache: Path, *options: str) -> Path:
+    args = [f"-D{k}={v}" for k, v in sources.items()] + [f"-DZOO_RUNTIME_CACHE={runtime_cache}", *options]
+    configure = subprocess.run(["cmake", "-S", str(folder), "-B", str(folder / "build"), "-G", "Ninja", *args],
+                               capture_output=True, text=True, timeout=1800)
+    assert configure.returncode == 0, configure.stdout[-3000:] + configure.stderr[-3000:]
+    build = subprocess.run(["cmake", "--build", str(folder / "build")], capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
+    return folder / "build" / "firmware.elf"
+
+
+def _qemu(elf: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["qemu-system-arm", "-M", "mps3-an547", "-nographic", "-monitor", "none", "-serial", "none",
+                           "-semihosting-config", "enable=on,target=native", "-kernel", str(elf)],
+                          capture_output=True, text=True, timeout=300)
+
+
+def _outputs(stdout: str) -> dict[tuple[int, int], list[float]]:
+    out: dict[tuple[int, int], list[float]] = {}
+    for line in stdout.splitlines():
+        if line.startswith("Y "):
+            _, sample, index, *values = line.split()
+            out[int(sample), int(index)] = [struct.unpack("<f", bytes.fromhex(v)[::-1])[0] for v in values]
+    return out
+
+
+def test_mnist_portable_runs_through_executorch_on_a_cortex_m55(shared_cache: Path, sources: dict[str, str],
+                                                                runtime_cache: Path, tmp_path: Path) -> None:
+    import torch
+    from executorch.runtime import Runtime
+
+    from zoo.registry.numerics.samples import firmware_samples
+
+    art = _project("mnist", "portable", tmp_path / "fw", shared_cache, samples=SAMPLES)
+    run = _qemu(_build(tmp_path / "fw", sources, runtime_cache))
+    assert run.returncode == 0 and "DONE 0" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
+    used = re.search(r"^METHOD_ALLOCATOR used (\d+) header (\d+)$", run.stdout, re.M)
+    assert used is not None and used.group(1) == used.group(2), run.stdout[:2000]
+    assert int(used.group(2)) == (art.manifest.memory or {})["method_allocator_bytes"]
+
+    device = _outputs(run.stdout)
+    assert len(device) == SAMPLES
+    samples = firmware_samples(Zoo().model("mnist"), art.manifest.io or {}, SAMPLES)
+    program = Runtime.get().load_program(art.pte.read_bytes())  # kept: the method uses the program
+    method = program.load_method("forward")
+    worst = 0.0
+    for s, inputs in enumerate(samples.inputs):
+        x = torch.tensor(inputs[0], dtype=torch.float32).reshape(art.manifest.io["inputs"][0]["shape"])  # type: ignore[index]
+        (host,) = method.execute([x])
+        got = torch.tensor(device[s, 0])
+        assert int(torch.argmax(got)) == int(torch.argmax(host.reshape(-1))), s
+        worst = max(worst, float((got - host.reshape(-1)).abs().max()))
+    assert worst <= FLOAT_ATOL, worst
+
+
+def _blocks(pte: bytes, offset: int) -> dict[str, tuple[int, int]]:
+    """Each block's data offset and size, from the payload at ``offset`` (vela_payload's layout)."""
+    out, pos = {}, offset
+    while True:
+        name = pte[pos:pos + 16].rstrip(b"\0").decode()
+        (size,) = struct.unpack_from("<I", pte, pos + 16)
+        out[name] = (pos + 32, size)
+        pos += 32 + (size + 15) // 16 * 16
+        if name == "vela_end_stream":
+            return out
+
+
+def test_mnist_on_u55_reaches_the_driver_with_the_vela_programs_addresses(
+        shared_cache: Path, sources: dict[str, str], runtime_cache: Path,
+        tmp_path: Path) -> None:
+    from zoo.registry.vela_payload import find_payloads
+
+    art = _project("mnist", "u55-128", tmp_path / "fw", shared_cache, samples=2)
+    run = _qemu(_build(tmp_path / "fw", sources, runtime_cache, "-DZOO_NPU_STANDIN=ON"))
+    assert run.returncode == 0 and "npu_standin failures: 0" in run.stdout, run.stdout[-3000:]
+    used = re.search(r"^METHOD_ALLOCATOR used (\d+) header (\d+)$", run.stdout, re.M)
+    assert used is not None and used.group(1) == used.group(2), run.stdout[:2000]
+
+    pte = art.pte.read_bytes()
+    payloads = {p.offset: p for p in find_payloads(pte)}
+    records = [json.loads(line.split(" ", 1)[1]) for line in run.stdout.splitlines() if line.startswith("npu_standin {")]
+    calls = [r for r in records if "cmd" in r]
+    assert len(calls) == 2 * len(payloads)  # one invoke per delegate, per sample
+    for r in calls:
+        p = payloads[r["stream_offset"]]
+        blocks = _blocks(pte, p.offset)
+        assert (r["cmd"]["offset"], r["cmd"]["size"]) == blocks["cmd_data"]
+        weights, scratch = r["bases"][0], r["bases"][1]
+        assert (weights["pool"], weights["offset"], weights["size"]) == ("pte", *blocks["weight_data"])
+        assert scratch["pool"] == "temp" and scratch["vela_scratch_size"] == p.scratch_size <= scratch["size"]
+        assert scratch["offset"] + scratch["size"] <= r["temp"]["size"] == art.manifest.header["macros"]["temp_allocator_bytes"]
+        for kind, tensors in (("inputs", p.inputs), ("outputs", p.outputs)):
+            seen = next(x[kind] for x in records if x.get("call") == r["call"] and kind in x)
+            assert [(t["offset"], t["bytes"], t["region"]) for t in seen] == [
+                (t.offset, t.elements * t.element_size, t.region) for t in tensors]

@@ -1,0 +1,42 @@
+"""``zoo firmware``: an artifact as a CMake firmware project that runs it through ExecuTorch's runtime."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import click
+
+from zoo.cli.context import _zoo, notice
+from zoo.cli.options import _model_name
+
+
+@click.command()
+@click.argument("model")
+@click.option("-t", "--target", help="Target or board, e.g. u55-128, corstone-320, portable (default: zoo.toml's).")
+@click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path, file_okay=False), required=True,
+              help="The project's folder (zoo's files in it are replaced; a build/ folder is left alone).")
+@click.option("--board", type=click.Choice(["corstone-300", "corstone-320", "alif-e8"]), default=None,
+              help="The memory map and CPU (default: the target's board, else the Corstone of its NPU).")
+@click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
+              help="Evaluation samples the firmware runs (the model's own evaluation set).")
+@click.option("--weights", help="Weights variant (see 'zoo info MODEL').")
+@click.option("--io", type=click.Choice(["float", "int8", "uint8"]), default=None,
+              help="The program's inputs and outputs (see 'zoo fetch --help').")
+@click.option("--offline", is_flag=True, help="Never touch the network (also ZOO_OFFLINE=1).")
+@click.pass_context
+def firmware(ctx: click.Context, /, model: str, target: str | None, out_dir: Path, board: str | None, samples: int,
+             weights: str | None, io: str | None, offline: bool) -> None:
+    """Write MODEL's firmware project: ExecuTorch's runtime, its Ethos-U backend and Arm's core driver,
+    a main that runs the program on evaluation samples, and a linker script for the board."""
+    from zoo._api.firmware import write_firmware
+    from zoo._options import FetchOptions
+
+    zoo = _zoo(ctx)
+    name = _model_name(ctx, model)
+    (target_name,) = zoo.target_names(target)
+    options = FetchOptions(weights=weights, io=io, offline=offline or None)
+    art, folder = write_firmware(zoo, name, target_name, out_dir, options, board=board, samples=samples)
+    click.echo(str(folder))
+    notice(f"{art.manifest.model} for {art.manifest.target}: firmware project in {folder}; build it with "
+           f"cmake -S {folder} -B {folder}/build -G Ninja -DEXECUTORCH_SOURCE_DIR=... -DETHOS_U_DRIVER_DIR=... "
+           f"-DCMSIS_DIR=... (see {folder}/README.md)")

@@ -1,0 +1,275 @@
+"""A firmware project for one artifact: a CMake project in C++17 that builds ExecuTorch's runtime,
+its Ethos-U backend and Arm's core driver for the board's Cortex-M, and a main that loads the
+program from ``model_pte``, feeds it evaluation samples through the artifact's I/O helpers,
+runs it and prints the outputs. Every pool is sized by the header's macros.
+
+The templates are in ``templates/``; what is rendered here is what depends on the artifact:
+the board's CPU and memory map, the planned buffers, one block per input, the samples as exact
+float literals, the CPU kernel libraries, and the options for Arm's own ``executor_runner``.
+Pure text: the samples come in as plain floats, so this module never imports torch.
+"""
+
+from __future__ import annotations
+
+import math
+import sys
+from collections.abc import Mapping
+from dataclasses import dataclass
+from importlib.resources import files as resources
+from pathlib import Path
+from typing import Any
+
+from zoo.registry.firmware.method_allocator import ILP32
+
+RUNTIME_RECIPE = "1"
+"""Part of the runtime cache's key: bump when runtime.cmake builds other libraries or flags."""
+EXECUTORCH_COMMIT = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
+"""The ExecuTorch commit these projects are built and tested against (1.5.0 on its way to release;
+its ``schema/program.fbs`` is the 1.5.1 wheel's, which writes zoo's programs)."""
+DRIVER_COMMIT = "0356707"
+CMSIS_COMMIT = "7f62ddc8"
+
+
+@dataclass(frozen=True)
+class BoardLayout:
+    name: str
+    cpu: str
+    """TARGET_CPU for ExecuTorch's build."""
+    cpu_flags: str
+    cpu_name: str
+    cpu_note: str
+    npu_base: int | None
+    npu_irq: int | None
+    sysclk_hz: int
+    description: str
+
+
+BOARDS: dict[str, BoardLayout] = {
+    "corstone-300": BoardLayout(
+        "corstone-300", "cortex-m55", "-mcpu=cortex-m55", "Cortex-M55", "", 0x48102000, 56, 32_000_000,
+        "Arm Corstone-300 (SSE-300, Cortex-M55 with an Ethos-U55 or U65): the FVP Corstone_SSE-300_Ethos-U55/U65 "
+        "and the MPS3 AN552 image. QEMU's mps3-an547 has the same memories, without the NPU."),
+    "corstone-320": BoardLayout(
+        "corstone-320", "cortex-m85", "-march=armv8.1-m.main+mve.fp+fp.dp", "Cortex-M85",
+        "gcc before 13 has no -mcpu=cortex-m85: this builds for Armv8.1-M with MVE and double-precision FP, "
+        "the M85's instruction set without its PACBTI or its tuning.", 0x50004000, 16, 32_000_000,
+        "Arm Corstone-320 (SSE-320, Cortex-M85 with an Ethos-U85): the FVP Corstone_SSE-320."),
+    "alif-e8": BoardLayout(
+        "alif-e8", "cortex-m55", "-mcpu=cortex-m55", "Cortex-M55", "", None, None, 400_000_000,
+        "Alif Ensemble E8's M55 cores with their Ethos-U55; memories from Alif's Ensemble device pack. Not run "
+        "here: set ZOO_NPU_BASE and ZOO_NPU_IRQ from Alif's board support."),
+}
+"""The boards zoo writes a memory map for. A target of another family runs on the Corstone of its NPU."""
+
+
+def board_for(target_name: str, accelerator: str | None, board: str | None) -> BoardLayout:
+    """The board a firmware is laid out for: ``board`` if given, the target's own preset, else the
+    Corstone that carries its NPU (the U85's Corstone-320, the rest Corstone-300)."""
+    name = board or (target_name if target_name in BOARDS else None)
+    if name is None:
+        name = "corstone-320" if accelerator and accelerator.startswith("ethos-u85") else "corstone-300"
+    if name not in BOARDS:
+        raise ValueError(f"zoo has no memory map for board {name!r}; it has {', '.join(BOARDS)}")
+    layout = BOARDS[name]
+    if accelerator and accelerator.startswith("ethos-u85") != (name == "corstone-320"):
+        raise ValueError(f"{accelerator} does not sit on {name}: use "
+                         f"{'corstone-320' if accelerator.startswith('ethos-u85') else 'corstone-300'}")
+    return layout
+
+
+@dataclass(frozen=True)
+class Samples:
+    """Evaluation samples as the firmware feeds them: per sample, per input, its float values
+    (the model's own float input, before the I/O helper), and an integer label or None."""
+
+    inputs: list[list[list[float]]]
+    labels: list[int | None]
+
+
+def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_files: Mapping[str, bytes],
+                   samples: Samples, board: BoardLayout, runtime_cache: Path,
+                   python: str | None = None) -> dict[str, bytes]:
+    """Every file of the project by its path inside the project folder."""
+    prefix = array.upper()
+    delegates = int(macros.get("delegates") or 0)
+    inputs, outputs = int(macros["inputs"]), int(macros["outputs"])
+    if any(len(s) != inputs for s in samples.inputs):
+        raise ValueError(f"each sample must give {inputs} input(s)")
+    values = {
+        "MODEL": str(macros["model"]), "TARGET": str(macros["target"]), "STEM": stem, "BOARD": board.name,
+        "CPU_NAME": board.cpu_name, "CPU_NOTE": board.cpu_note or "The CPU's own -mcpu.", "TARGET_CPU": board.cpu,
+        "CPU_FLAGS": board.cpu_flags, "NPU_IRQ": str(board.npu_irq) if board.npu_irq is not None else "",
+        "NPU_BASE": f"0x{board.npu_base:08x}u" if board.npu_base is not None else "",
+        "NPU_CONFIG": str(macros["target"]), "DELEGATES": "ON" if delegates else "OFF",
+        "KERNEL_LIBS": str(macros.get("cpu_kernel_libs") or ""), "SYSCLK_HZ": str(board.sysclk_hz),
+        "RUNTIME_CACHE": str(runtime_cache), "PYTHON": python or sys.executable, "RUNTIME_RECIPE": RUNTIME_RECIPE,
+        "EXECUTORCH_COMMIT": EXECUTORCH_COMMIT, "HEADER": f"{stem}.h", "IO_HEADER": f"{stem}_io.h",
+        "PLANNED_POOLS": _planned_pools(prefix, int(macros.get("planned_buffers") or 0)),
+        "FEED": "\n".join(_feed(array, prefix, i) for i in range(inputs)),
+        "DECODE": _decode(array, macros),
+    }
+    out = {f"model/{name}": data for name, data in model_files.items()}
+    for name in ("CMakeLists.txt", "runtime.cmake", "toolchain.cmake", "main.cpp", "startup.c", "zoo_sections.ld",
+                 f"{board.name}.ld"):
+        out[name] = _render(name, values)
+    if delegates:
+        for name in ("npu_standin.c", "npu_standin.h"):
+            out[name] = _template(name)
+    out["zoo_inputs.h"], out["zoo_inputs.c"] = _inputs(stem, prefix, samples, inputs)
+    out["arm_executor_runner.cmake"] = arm_runner_options(macros, inputs).encode()
+    out["README.md"] = _readme(values, board, delegates).encode()
+    del outputs
+    return out
+
+
+def _template(name: str) -> bytes:
+    return (resources("zoo.registry.firmware") / "templates" / name).read_bytes()
+
+
+def _render(name: str, values: Mapping[str, str]) -> bytes:
+    text = _template(name).decode()
+    for key, value in values.items():
+        text = text.replace(f"@{key}@", value)
+    if "@" in text.replace("@@", ""):
+        import re
+
+        left = re.findall(r"@[A-Z_]+@", text)
+        if left:
+            raise ValueError(f"{name}: no value for {', '.join(sorted(set(left)))}")
+    return text.encode()
+
+
+def _planned_pools(prefix: str, count: int) -> str:
+    lines = [f"static uint8_t planned{i}[{prefix}_PLANNED_BUFFER{i}_BYTES] ZOO_SECTION(\".bss.zoo_planned\");"
+             for i in range(count)]
+    spans = ", ".join(f"{{planned{i}, sizeof planned{i}}}" for i in range(count))
+    lines.append(f"static Span<uint8_t> planned_spans[{max(count, 1)}] = {{{spans}}};")
+    return "\n".join(lines)
+
+
+def _feed(array: str, prefix: str, i: int) -> str:
+    """Input ``i`` of sample ``s``: through the I/O helper into its buffer, then set as the method's input."""
+    return f"""    {{
+      static {array}_input{i}_t in{i}[{prefix}_INPUT{i}_ELEMENTS] ZOO_SECTION(".bss.zoo_input_buffers");
+      {array}_quantize_input{i}(zoo_input{i}[s], in{i});
+      Result<executorch::runtime::TensorInfo> info = meta->input_tensor_meta({i});
+      if (!info.ok()) return fail("input_tensor_meta {i}", info.error());
+      if (info->nbytes() != {prefix}_INPUT{i}_BYTES) return fail("input {i}: the program's size is not the header's", Error::InvalidArgument);
+      TensorImpl impl(info->scalar_type(), info->sizes().size(), const_cast<TensorImpl::SizesType*>(info->sizes().data()),
+                      in{i}, const_cast<TensorImpl::DimOrderType*>(info->dim_order().data()));
+      Error e = method->set_input(EValue(Tensor(&impl)), {i});
+      if (e != Error::Ok) return fail("set_input {i}", e);
+    }}"""
+
+
+def _decode(array: str, macros: Mapping[str, Any]) -> str:
+    """Output 0's arg-max by the helper (torch's rule), against the sample's label."""
+    if str(macros.get("output0_dtype")) not in ("float32", "int8", "uint8", "int16"):
+        return '    std::printf("A %u - label %d\\n", s, zoo_labels[s]);'
+    return f"""    {{
+      size_t arg = {array}_argmax_output0(method->get_output(0).toTensor().const_data_ptr<{array}_output0_t>());
+      labelled += zoo_labels[s] >= 0;
+      correct += zoo_labels[s] >= 0 && (int)arg == zoo_labels[s];
+      std::printf("A %u %u label %d ticks %" PRIu64 "\\n", s, (unsigned)arg, zoo_labels[s], b - a);
+    }}"""
+
+
+def _float(value: float) -> str:
+    """An exact C float literal (hexadecimal: no decimal rounding can move it)."""
+    if math.isnan(value):
+        return "NAN"
+    if math.isinf(value):
+        return "INFINITY" if value > 0 else "-INFINITY"
+    return f"{value.hex()}f"
+
+
+def _inputs(stem: str, prefix: str, samples: Samples, inputs: int) -> tuple[bytes, bytes]:
+    count = len(samples.inputs)
+    header = [f"/* The evaluation samples main.cpp feeds {stem}: generated by zoo. */", "#ifndef ZOO_INPUTS_H_",
+              "#define ZOO_INPUTS_H_", f'#include "{stem}.h"', f"#define ZOO_SAMPLES {count}u", "#ifdef __cplusplus",
+              'extern "C" {', "#endif"]
+    header += [f"extern const float zoo_input{i}[ZOO_SAMPLES][{prefix}_INPUT{i}_ELEMENTS];" for i in range(inputs)]
+    header += ["extern const int zoo_labels[ZOO_SAMPLES]; /* -1: no integer label */", "#ifdef __cplusplus", "}",
+               "#endif", "#endif", ""]
+    source = ["/* Generated by zoo: the samples as the model's float inputs, before the I/O helpers. */",
+              "#include <math.h>", '#include "zoo_inputs.h"', ""]
+    for i in range(inputs):
+        rows = ",\n".join("  {" + ", ".join(_float(v) for v in sample[i]) + "}" for sample in samples.inputs)
+        source.append(f'__attribute__((section("zoo_inputs_sec"), aligned(16)))\n'
+                      f"const float zoo_input{i}[ZOO_SAMPLES][{prefix}_INPUT{i}_ELEMENTS] = {{\n{rows}\n}};")
+    labels = ", ".join(str(label if label is not None else -1) for label in samples.labels)
+    source += [f"const int zoo_labels[ZOO_SAMPLES] = {{{labels}}};", ""]
+    return "\n".join(header).encode(), "\n".join(source).encode()
+
+
+def _align16(n: int) -> int:
+    return -(-n // 16) * 16
+
+
+def arm_runner_options(macros: Mapping[str, Any], inputs: int) -> str:
+    """The pool sizes for ExecuTorch's own Arm ``executor_runner`` (examples/arm/executor_runner),
+    from the header's figures: ``cmake -C arm_executor_runner.cmake ...``."""
+    planned = [int(macros.get(f"planned_buffer{i}_bytes") or 0) for i in range(int(macros.get("planned_buffers") or 0))]
+    method = macros.get("method_allocator_bytes")
+    evalue = ILP32.types["EValue"][0]
+    lines = ["# ExecuTorch's Arm executor_runner, sized for this artifact by zoo (cmake -C this-file ...).",
+             f"# {macros.get('model')} for {macros.get('target')}, sha256 {macros.get('sha256')}."]
+    if method is not None:
+        pool = sum(_align16(p) for p in planned) + int(method) + _align16(evalue * inputs)
+        lines += ["# The runner takes the planned buffers (16-byte aligned), then load_method's objects, then the",
+                  "# inputs' EValue list from one pool: the sum of the header's figures.",
+                  f"set(ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE {pool} CACHE STRING \"\")"]
+    temp = macros.get("temp_allocator_bytes")
+    if temp is not None:
+        lines += ["# The NPU's scratch and the kernels' metadata while the method loads (TEMP_ALLOCATOR_BYTES).",
+                  f"set(ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE {int(temp)} CACHE STRING \"\")"]
+    arena = macros.get("arena_cache_bytes")
+    if arena is not None:
+        lines += ["# Dedicated_Sram: the fast scratch in the NPU's SRAM is Vela's arena cache (ARENA_CACHE_BYTES).",
+                  f"set(ET_ARM_BAREMETAL_FAST_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE {int(arena)} CACHE STRING \"\")"]
+    return "\n".join(lines) + "\n"
+
+
+def _readme(values: Mapping[str, str], board: BoardLayout, delegates: int) -> str:
+    npu = ("-DZOO_NPU_STANDIN=ON runs it in QEMU, where npu_standin, a stand-in for the Ethos-U driver, checks "
+           "what the backend hands the NPU and computes nothing (the outputs are then not the model's)."
+           if delegates else "Everything runs on the CPU.")
+    return f"""# {values['MODEL']} for {values['TARGET']} on {board.name}
+
+Generated by `zoo firmware`. {board.description}
+
+{board.cpu_note}
+
+## Sources (once)
+
+```sh
+git clone https://github.com/pytorch/executorch && git -C executorch checkout {EXECUTORCH_COMMIT} \\
+  && git -C executorch submodule update --init --recursive
+git clone https://github.com/zephyrproject-rtos/hal_ethos_u ethos-u-core-driver && git -C ethos-u-core-driver checkout {DRIVER_COMMIT}
+git clone https://github.com/ARM-software/CMSIS_6 && git -C CMSIS_6 checkout {CMSIS_COMMIT}
+```
+
+The runtime must read the program: these are the sources zoo is tested with (ExecuTorch's
+`schema/program.fbs` there is the 1.5.1 wheel's, which wrote this `.pte`).
+
+## Build
+
+```sh
+cmake -S . -B build -G Ninja -DEXECUTORCH_SOURCE_DIR=$PWD/executorch \\
+  -DETHOS_U_DRIVER_DIR=$PWD/ethos-u-core-driver -DCMSIS_DIR=$PWD/CMSIS_6
+cmake --build build
+```
+
+The first configure builds ExecuTorch's runtime for this CPU into `{values['RUNTIME_CACHE']}` (a few
+minutes); later projects with the same sources and toolchain reuse it. {npu}
+
+## Run
+
+```sh
+qemu-system-arm -M mps3-an547 -nographic -semihosting-config enable=on,target=native -kernel build/firmware.elf
+FVP_Corstone_SSE-300_Ethos-U55 -a build/firmware.elf -C mps3_board.visualisation.disable-visualisation=1 \\
+  -C mps3_board.telnetterminal0.start_telnet=0 -C mps3_board.uart0.out_file=- -C cpu0.semihosting-enable=1
+```
+
+`arm_executor_runner.cmake` sizes the pools of ExecuTorch's own Arm runner for this program.
+"""

@@ -1,0 +1,26 @@
+# Bare-metal @CPU_NAME@ with the GNU Arm toolchain (arm-none-eabi-gcc); used for ExecuTorch's
+# runtime and for this firmware alike, so both halves are built for the same CPU.
+# @CPU_NOTE@
+set(TARGET_CPU "@TARGET_CPU@" CACHE STRING "the CPU ExecuTorch's runtime is built for")
+set(CMAKE_SYSTEM_NAME Generic)
+set(CMAKE_SYSTEM_PROCESSOR "@TARGET_CPU@")
+set(CMAKE_C_COMPILER arm-none-eabi-gcc)
+set(CMAKE_CXX_COMPILER arm-none-eabi-g++)
+set(CMAKE_ASM_COMPILER arm-none-eabi-gcc)
+set(CMAKE_EXECUTABLE_SUFFIX ".elf")
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+set(CMAKE_C_STANDARD 11)
+set(CMAKE_CXX_STANDARD 17)
+set(_cpu @CPU_FLAGS@ -mthumb -mfloat-abi=hard)
+add_compile_options(${_cpu} "$<$<COMPILE_LANGUAGE:CXX>:-fno-unwind-tables;-fno-rtti;-fno-exceptions>"
+  -fdata-sections -ffunction-sections -Wno-error=deprecated-declarations -Wno-error=shift-count-overflow -Wno-psabi)
+add_compile_definitions("$<$<NOT:$<CONFIG:DEBUG>>:NDEBUG>")
+add_link_options(${_cpu} LINKER:--nmagic,--gc-sections)
+if(SEMIHOSTING)
+  add_link_options(--specs=rdimon.specs)
+else()
+  add_link_options(--specs=nosys.specs)
+endif()
