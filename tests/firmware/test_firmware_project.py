@@ -68,13 +68,14 @@ def runtime_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return Path(given) if given else tmp_path_factory.mktemp("firmware-runtime")
 
 
-def _project(model: str, target: str, folder: Path, shared_cache: Path, **kw: Any) -> Artifact:
+def _project(model: str, target: str, folder: Path, shared_cache: Path, weights: str | None = None,
+             **kw: Any) -> Artifact:
     from zoo._api.firmware import write_firmware
     from zoo._options import FetchOptions
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
-        art, _ = write_firmware(Zoo(), model, target, folder, FetchOptions(), **kw)
+        art, _ = write_firmware(Zoo(), model, target, folder, FetchOptions(weights=weights), **kw)
     return art
 
 
