@@ -1,10 +1,10 @@
 """``zoo firmware``'s projects, built for real with ExecuTorch's runtime for a Cortex-M55 and run in
 QEMU's mps3-an547 (Cortex-M55 on SSE-300, no NPU).
 
-- mnist for portable: 20 evaluation digits through the runtime on the Cortex-M55. Its outputs are
-  the host runtime's to within the M55's fused multiply-adds, with the same arg-max, and the method
-  allocator's use is exactly the header's 32-bit ``METHOD_ALLOCATOR_BYTES``.
-- mnist for u55-128: ExecuTorch's real Ethos-U backend runs down to the driver's invoke, where
+- mnist and ds-cnn-fsdd for portable: 20 evaluation samples through the runtime on the Cortex-M55.
+  Their outputs are the host runtime's to within the M55's fused multiply-adds, with the same arg-max,
+  and the method allocator's use is exactly the header's 32-bit ``METHOD_ALLOCATOR_BYTES``.
+- mnist and ds-cnn-fsdd for u55-128: ExecuTorch's real Ethos-U backend runs down to the driver's invoke, where
   npu_standin, a stand-in for the driver, checks the command stream and every base address it is
   handed; here they are compared again with zoo's own parse of the Vela payload.
 
@@ -104,14 +104,15 @@ def _outputs(stdout: str) -> dict[tuple[int, int], list[float]]:
     return out
 
 
-def test_mnist_portable_runs_through_executorch_on_a_cortex_m55(shared_cache: Path, sources: dict[str, str],
+@pytest.mark.parametrize("model", ["mnist", "ds-cnn-fsdd"])
+def test_a_portable_program_runs_through_executorch_on_a_cortex_m55(model: str, shared_cache: Path, sources: dict[str, str],
                                                                 runtime_cache: Path, tmp_path: Path) -> None:
     import torch
     from executorch.runtime import Runtime
 
     from zoo.registry.numerics.samples import firmware_samples
 
-    art = _project("mnist", "portable", tmp_path / "fw", shared_cache, samples=SAMPLES)
+    art = _project(model, "portable", tmp_path / "fw", shared_cache, samples=SAMPLES)
     run = _qemu(_build(tmp_path / "fw", sources, runtime_cache))
     assert run.returncode == 0 and "DONE 0" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
     used = re.search(r"^METHOD_ALLOCATOR used (\d+) header (\d+)$", run.stdout, re.M)
@@ -120,7 +121,9 @@ def test_mnist_portable_runs_through_executorch_on_a_cortex_m55(shared_cache: Pa
 
     device = _outputs(run.stdout)
     assert len(device) == SAMPLES
-    samples = firmware_samples(Zoo().model("mnist"), art.manifest.io or {}, SAMPLES)
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
+        samples = firmware_samples(Zoo().model(model), art.manifest.io or {}, SAMPLES)
     program = Runtime.get().load_program(art.pte.read_bytes())  # kept: the method uses the program
     method = program.load_method("forward")
     worst = 0.0
@@ -145,12 +148,13 @@ def _blocks(pte: bytes, offset: int) -> dict[str, tuple[int, int]]:
             return out
 
 
-def test_mnist_on_u55_reaches_the_driver_with_the_vela_programs_addresses(
-        shared_cache: Path, sources: dict[str, str], runtime_cache: Path,
+@pytest.mark.parametrize("model", ["mnist", "ds-cnn-fsdd"])
+def test_a_program_on_u55_reaches_the_driver_with_the_vela_programs_addresses(
+        model: str, shared_cache: Path, sources: dict[str, str], runtime_cache: Path,
         tmp_path: Path) -> None:
     from zoo.registry.vela_payload import find_payloads
 
-    art = _project("mnist", "u55-128", tmp_path / "fw", shared_cache, samples=2)
+    art = _project(model, "u55-128", tmp_path / "fw", shared_cache, samples=2)
     run = _qemu(_build(tmp_path / "fw", sources, runtime_cache, "-DZOO_NPU_STANDIN=ON"))
     assert run.returncode == 0 and "npu_standin failures: 0" in run.stdout, run.stdout[-3000:]
     used = re.search(r"^METHOD_ALLOCATOR used (\d+) header (\d+)$", run.stdout, re.M)
