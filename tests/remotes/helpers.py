@@ -12,6 +12,7 @@ from typing import Any
 
 from zoo.registry.cache import Cache, Entry
 from zoo.registry.keys import canonical_json
+from zoo.registry.manifest import Manifest
 
 
 def load_index(root: Path) -> dict[str, Any]:
@@ -75,7 +76,30 @@ def store_variant(source: Entry, dest_cache: Path, *, tools: dict[str, Any] | No
                    if f.name == h.name else f for f in m.files]
     build = {**m.build, "tools": inputs["tools"], "built_at": built_at or m.build["built_at"]}
     manifest = replace(m, key=key, key_inputs=inputs, files=records, build=build)
+    header = m.file("header")
+    if tools and header is not None:  # the header names the key and the tools: render it as that build would
+        manifest = _rendered_again(manifest, files, header.name)
     return Cache(dest_cache).put(manifest, files)
+
+
+def _rendered_again(m: Manifest, files: dict[str, bytes], header_name: str) -> Manifest:
+    from zoo.registry.firmware.c_header import DEFINE, pte_header, stored_options
+    from zoo.registry.header_check import manifest_macros
+    from zoo.registry.pte_structure import read_pte
+
+    pte_record = m.file("pte")
+    assert pte_record is not None
+    pte = files[pte_record.name]
+    options = stored_options(m.header)
+    order = [name for name, _ in DEFINE.findall(files[header_name].decode())]
+    derived = manifest_macros(pte, read_pte(pte), m)
+    macros = {**m.header["macros"], "build_key": derived["build_key"], "tools": derived["tools"]}
+    macros = dict(sorted(macros.items(), key=lambda kv: order.index(f"{options.prefix}_{kv[0].upper()}")
+                         if f"{options.prefix}_{kv[0].upper()}" in order else len(order)))
+    files[header_name] = pte_header(pte, file_name=header_name, options=options, macros=macros).encode()
+    records = [replace(f, size=len(files[f.name]), sha256=hashlib.sha256(files[f.name]).hexdigest())
+               if f.name == header_name else f for f in m.files]
+    return replace(m, files=records, header={**m.header, "macros": macros})
 
 
 # --- signed artifacts (tests/remotes/test_signing.py) ----------------------------------------------

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import time
 from abc import ABC, abstractmethod
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -54,9 +55,14 @@ def cache_sink(dest: Path) -> Iterator[Callable[[bytes], object]]:
             raise failed(exc) from None
 
     try:
-        with f:
-            yield write
-    except OSError as exc:  # the close flushes the last chunk
+        yield write
+    except BaseException:  # the remote's error (or a write's, already a CacheError) stands
+        with contextlib.suppress(OSError):
+            f.close()
+        raise
+    try:
+        f.close()  # flushes the last chunk
+    except OSError as exc:
         raise failed(exc) from None
 
 
