@@ -12,9 +12,9 @@ only if none of those files changed (size, mtime and inode, as Python's own impo
 cache decides); anything else runs the command in full and records afresh.
 
 Caches are shared, uploaded and baked into images, so a snapshot holds no secret and
-cannot vouch for itself. The key is stored only as its sha256, and variables whose
+cannot vouch for itself. The key is stored only as its hash, and variables whose
 names say they hold a credential (``HF_TOKEN``, ``AWS_SECRET_ACCESS_KEY``, …) are left
-out of it entirely. Each snapshot is sealed with an HMAC under a key kept outside the
+out of it entirely. Each snapshot is sealed with a MAC (keyed BLAKE2b) under a key kept outside the
 cache (``snapshot.key`` in the user's state folder, made on first use): a snapshot
 edited, or copied from another machine, does not verify and the command runs in full.
 
@@ -106,12 +106,20 @@ def _secret(name: str) -> bool:
     return any(word in upper for word in _SECRET_WORDS)
 
 
+def _blake2b(data: bytes, key: bytes = b"") -> bytes:
+    """BLAKE2b-256, keyed when ``key`` is given (a MAC by design). From ``_blake2`` itself where it
+    can: ``hashlib`` loads OpenSSL, 3 ms of a replay that costs about 30."""
+    try:
+        from _blake2 import blake2b
+    except ImportError:  # an interpreter without the module hashlib builds on
+        from hashlib import blake2b
+    return blake2b(data, key=key, digest_size=32).digest()
+
+
 def _digest(key: tuple[Any, ...]) -> str:
     """What a snapshot stores of its key: the environment and paths are in it only as a hash."""
-    from hashlib import sha256
-
     # repr, not marshal: marshal's bytes depend on which objects happen to be shared.
-    return sha256(repr(key).encode("utf-8", "surrogateescape")).hexdigest()
+    return _blake2b(repr(key).encode("utf-8", "surrogateescape")).hex()
 
 
 def _path(digest: str) -> str:
@@ -150,9 +158,7 @@ def _seal_key() -> bytes | None:
 
 
 def _seal(key: bytes, body: bytes) -> bytes:
-    import hmac
-
-    return hmac.new(key, body, "sha256").digest()
+    return _blake2b(body, key)
 
 
 # --- replay ------------------------------------------------------------------------------
@@ -171,9 +177,9 @@ def replay(argv: Sequence[str]) -> bool:
         seal_key = _seal_key()
         if seal_key is None:
             return False
-        import hmac
+        from _operator import _compare_digest  # hmac.compare_digest's own; hmac would load OpenSSL
 
-        if not hmac.compare_digest(sealed[:32], _seal(seal_key, sealed[32:])):
+        if not _compare_digest(sealed[:32], _seal(seal_key, sealed[32:])):
             _trace(f"{path} is not sealed by this user's key (edited, or from another machine); running the command")
             return False
         stored = marshal.loads(sealed[32:])
