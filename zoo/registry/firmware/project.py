@@ -12,6 +12,7 @@ Pure text: the samples come in as plain floats, so this module never imports tor
 from __future__ import annotations
 
 import math
+import re
 import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -92,7 +93,7 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
     """Every file of the project by its path inside the project folder."""
     prefix = array.upper()
     delegates = int(macros.get("delegates") or 0)
-    inputs, outputs = int(macros["inputs"]), int(macros["outputs"])
+    inputs = int(macros["inputs"])
     if any(len(s) != inputs for s in samples.inputs):
         raise ValueError(f"each sample must give {inputs} input(s)")
     values = {
@@ -118,7 +119,6 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
     out["zoo_inputs.h"], out["zoo_inputs.c"] = _inputs(stem, prefix, samples, inputs)
     out["arm_executor_runner.cmake"] = arm_runner_options(macros, inputs).encode()
     out["README.md"] = _readme(values, board, delegates).encode()
-    del outputs
     return out
 
 
@@ -130,12 +130,9 @@ def _render(name: str, values: Mapping[str, str]) -> bytes:
     text = _template(name).decode()
     for key, value in values.items():
         text = text.replace(f"@{key}@", value)
-    if "@" in text.replace("@@", ""):
-        import re
-
-        left = re.findall(r"@[A-Z_]+@", text)
-        if left:
-            raise ValueError(f"{name}: no value for {', '.join(sorted(set(left)))}")
+    left = re.findall(r"@[A-Z_]+@", text)
+    if left:
+        raise ValueError(f"{name}: no value for {', '.join(sorted(set(left)))}")
     return text.encode()
 
 
