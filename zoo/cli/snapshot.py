@@ -37,13 +37,12 @@ import sys
 from collections.abc import Callable, Sequence
 from typing import Any, TextIO
 
+from zoo.cli import snapshot_seal as sealing
+
 FORMAT = 2
 COMMANDS = frozenset({"list", "targets", "info", "plugins", "fetch"})
 # Differs between two shells that would print the same thing; the rest of the environment is keyed.
 _VOLATILE_ENV = frozenset({"_", "OLDPWD", "PWD", "SHLVL", "ZOO_SNAPSHOT_TRACE", "PYTEST_CURRENT_TEST"})
-_SECRET_WORDS = ("TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "PRIVATE", "API_KEY", "APIKEY",
-                 "ACCESS_KEY", "AUTH", "SESSION", "COOKIE")
-"""Words in a variable's name that mark it as a credential: never keyed, so never stored in any form."""
 _KEEP = 256  # snapshot files kept; the oldest half goes when there are more
 _WRITE_FLAGS = os.O_WRONLY | os.O_RDWR | os.O_CREAT | os.O_APPEND | os.O_TRUNC
 
@@ -96,69 +95,13 @@ def _key(argv: Sequence[str]) -> tuple[Any, ...]:
         columns, lines = os.get_terminal_size(sys.__stdout__.fileno() if sys.__stdout__ else 1)
     except (OSError, ValueError):
         columns = lines = 0
-    env = tuple(sorted((k, v) for k, v in os.environ.items() if k not in _VOLATILE_ENV and not _secret(k)))
+    env = tuple(sorted((k, v) for k, v in os.environ.items() if k not in _VOLATILE_ENV and not sealing.secret(k)))
     return (FORMAT, sys.executable, sys.version, tuple(sys.path), os.getcwd(), tuple(argv), env,
             (_tty(0), _tty(1), _tty(2)), (columns, lines))
 
 
-def _secret(name: str) -> bool:
-    upper = name.upper()
-    return any(word in upper for word in _SECRET_WORDS)
-
-
-def _blake2b(data: bytes, key: bytes = b"") -> bytes:
-    """BLAKE2b-256, keyed when ``key`` is given (a MAC by design). From ``_blake2`` itself where it
-    can: ``hashlib`` loads OpenSSL, 3 ms of a replay that costs about 30."""
-    try:
-        from _blake2 import blake2b
-    except ImportError:  # an interpreter without the module hashlib builds on
-        from hashlib import blake2b
-    return blake2b(data, key=key, digest_size=32).digest()
-
-
-def _digest(key: tuple[Any, ...]) -> str:
-    """What a snapshot stores of its key: the environment and paths are in it only as a hash."""
-    # repr, not marshal: marshal's bytes depend on which objects happen to be shared.
-    return _blake2b(repr(key).encode("utf-8", "surrogateescape")).hex()
-
-
 def _path(digest: str) -> str:
     return os.path.join(_folder(), digest[:32] + ".snap")
-
-
-def _seal_key() -> bytes | None:
-    """This user's key for sealing snapshots, outside the cache; made on first use. None
-    (snapshots off) where it can be neither read nor made."""
-    from platformdirs import user_state_dir
-
-    path = os.path.join(user_state_dir("zoo"), "snapshot.key")
-    try:
-        with open(path, "rb") as f:
-            key = f.read(64)
-        if len(key) == 32:
-            return key
-    except OSError:
-        pass
-    try:
-        os.makedirs(os.path.dirname(path), mode=0o700, exist_ok=True)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
-    except FileExistsError:  # another zoo made it first (or it is unreadable): use what is there
-        try:
-            with open(path, "rb") as f:
-                key = f.read(64)
-        except OSError:
-            return None
-        return key if len(key) == 32 else None
-    except OSError:
-        return None
-    key = os.urandom(32)
-    with os.fdopen(fd, "wb") as f:
-        f.write(key)
-    return key
-
-
-def _seal(key: bytes, body: bytes) -> bytes:
-    return _blake2b(body, key)
 
 
 # --- replay ------------------------------------------------------------------------------
@@ -170,16 +113,16 @@ def replay(argv: Sequence[str]) -> bool:
     if not (_eligible(argv) and _enabled()):
         return False
     try:
-        digest = _digest(_key(argv))
+        digest = sealing.digest(_key(argv))
         path = _path(digest)
         with open(path, "rb") as f:
             sealed = f.read()
-        seal_key = _seal_key()
+        seal_key = sealing.seal_key()
         if seal_key is None:
             return False
         from _operator import _compare_digest  # hmac.compare_digest's own; hmac would load OpenSSL
 
-        if not _compare_digest(sealed[:32], _seal(seal_key, sealed[32:])):
+        if not _compare_digest(sealed[:32], sealing.seal(seal_key, sealed[32:])):
             _trace(f"{path} is not sealed by this user's key (edited, or from another machine); running the command")
             return False
         stored = marshal.loads(sealed[32:])
@@ -309,7 +252,7 @@ class Recorder:
 
     def __init__(self, argv: Sequence[str]) -> None:
         self.argv = tuple(argv)
-        self.digest = _digest(_key(argv))
+        self.digest = sealing.digest(_key(argv))
         self.read: set[str] = set()
         self.listed: set[str] = set()
         self.network = False
@@ -372,7 +315,7 @@ class Recorder:
     def _save(self) -> None:
         import tempfile
 
-        seal_key = _seal_key()
+        seal_key = sealing.seal_key()
         if seal_key is None:
             _trace("not recorded: no key to seal snapshots with")
             return
@@ -385,7 +328,7 @@ class Recorder:
         fd, tmp = tempfile.mkstemp(dir=folder, suffix=".tmp")
         try:
             with os.fdopen(fd, "wb") as f:
-                f.write(_seal(seal_key, body) + body)
+                f.write(sealing.seal(seal_key, body) + body)
             os.replace(tmp, path)
         except BaseException:
             os.unlink(tmp)
