@@ -203,10 +203,27 @@ def test_pretrained_offline_says_what_to_do(tmp_path: Path, monkeypatch: pytest.
     with pytest.raises(BuildError) as caught:
         spec("mobilenet_v3_small").build("IMAGENET1K_V1")
     message = str(caught.value)
-    assert message.startswith("mobilenet-v3-small: cannot get torchvision's IMAGENET1K_V1 weights")
+    assert message.startswith("mobilenet-v3-small: cannot download https://")
     assert "--weights random" in message
     assert "https://download.pytorch.org/models/mobilenet_v3_small-047dcff4.pth" in message
     assert str(tmp_path / "hub" / "checkpoints" / "mobilenet_v3_small-047dcff4.pth") in message
+
+
+@pytest.mark.stack
+def test_pretrained_offline_refuses_before_any_download_starts(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capfd: pytest.CaptureFixture[str]
+) -> None:
+    from zoo.registry.offline import no_network
+
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    with no_network(True), pytest.raises(BuildError) as caught:
+        spec("mobilenet_v3_small").build("IMAGENET1K_V1")
+    message = str(caught.value)
+    assert message.startswith("mobilenet-v3-small: zoo is offline") and "nothing was downloaded" in message
+    assert "--weights random" in message
+    printed = capfd.readouterr()
+    assert "Downloading" not in printed.out + printed.err  # torch's line, before it would connect
+    assert not any(p.is_file() for p in tmp_path.rglob("*"))  # not even a .partial file
 
 
 @pytest.mark.stack

@@ -55,6 +55,7 @@ if _TYPE_CHECKING:
     )
     from zoo.registry.failures import Failure
     from zoo.registry.handout import Artifact
+    from zoo.registry.hub_checkpoint import hub_checkpoint
     from zoo.registry.remotes.base import PublishReport, Remote
     from zoo.registry.skipped import Skipped
     from zoo.registry.targets import Target
@@ -99,6 +100,7 @@ _LAZY = {
     "top1": "zoo.registry.evaluators.classification",
     "word_error_rate": "zoo.registry.evaluators.text",
     "reestimate_batchnorm": "zoo._batchnorm",
+    "hub_checkpoint": "zoo.registry.hub_checkpoint",
 }
 
 
@@ -148,6 +150,7 @@ __all__ = [
     "fetch",
     "hookimpl",
     "hookspec",
+    "hub_checkpoint",
     "map_at",
     "miou",
     "recall_at",

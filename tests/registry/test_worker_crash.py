@@ -36,3 +36,22 @@ def test_sys_exit_in_a_models_code_fails_its_build_and_prints_go_to_stderr(
     assert isinstance(chatty, Failure) and chatty.message.endswith("chatty: no weights here")
     printed = capsys.readouterr()
     assert "chatty: building" in printed.err and "chatty" not in printed.out
+
+
+@pytest.mark.compile  # spawns five workers that import the compile stack and build (~2 min)
+def test_a_crash_fails_only_the_target_that_crashed_and_records_where(isolated: Path) -> None:
+    zoo = Zoo(ZooOptions(plugins=("tests.stage_crash_plugin",)))
+    crashed, sibling = zoo.fetch_outcomes(["vela-crash"], ["u55-128", "u55-256"], executor="processes",
+                                          keep_going=True)
+    # The sibling shares the unit (one lowering for the U55 family) but never crashed: it builds.
+    assert isinstance(crashed, Failure) and not isinstance(sibling, Failure)
+    assert sibling.manifest.target == "ethos-u55-256"
+    # Where it died is what the worker wrote before it entered the stage, not its last progress event.
+    assert "crashed with SIGSEGV during vela" in crashed.message
+    assert crashed.stage == "vela" and crashed.recorded
+    (check,) = zoo.fetch_outcomes(["check-crash"], ["u55-128"], executor="processes", verify=True,
+                                  keep_going=True)
+    # The numerical check's data is not in the key: its crash is reported, never recorded.
+    assert isinstance(check, Failure) and "crashed with SIGSEGV during verify" in check.message
+    assert not check.recorded
+    assert [(f.model, f.target) for _, f, _ in zoo.cache.failures() if f is not None] == [("vela-crash", "ethos-u55-128")]

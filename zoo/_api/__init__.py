@@ -37,6 +37,8 @@ class ZooOptions:
     model_files: tuple[Path, ...] = ()
     strict: bool = False
     config_path: Path | None = None
+    offline: bool = False
+    """Open no connection, from plugins' imports on (zoo.toml's ``offline`` and ZOO_OFFLINE too)."""
 
 
 class Zoo:
@@ -67,8 +69,15 @@ class Zoo:
     @property
     def registry(self) -> Registry:
         if self._registry is None:
-            self._registry = Registry(stderr=self._stderr).load(self.load_options)
+            from zoo.registry.offline import no_network
+
+            with no_network(self.offline):  # a plugin's import may try to download
+                self._registry = Registry(stderr=self._stderr).load(self.load_options)
         return self._registry
+
+    @property
+    def offline(self) -> bool:
+        return self.options.offline or self.config.offline
 
     @cached_property
     def targets(self) -> TargetTable:

@@ -37,6 +37,7 @@ def fetch_outcomes(
     from zoo.registry.failures import Failure
     from zoo.registry.firmware.c_header import HeaderOptions
     from zoo.registry.handout import HandOut, hand_out
+    from zoo.registry.offline import no_network
     from zoo.registry.resolve import Resolver
     from zoo.registry.skipped import Skipped
     from zoo.registry.verification import Verification, gate
@@ -50,12 +51,14 @@ def fetch_outcomes(
         header = HeaderOptions(opts.header_array, opts.header_section, opts.header_style)
     except ValueError as exc:
         raise UsageError(str(exc)) from None
-    requests = _requests(zoo, models, targets, opts, notice or stderr_notice)
+    offline = zoo.offline if opts.offline is None else opts.offline
+    with no_network(offline):  # plugins load here, and a plugin's import may try to download
+        requests = _requests(zoo, models, targets, opts, notice or stderr_notice)
     cache = zoo.cache
     resolver = Resolver(
         cache, opts,
         remotes=[] if opts.force_build else zoo.remotes(opts.remotes, trusted_keys=opts.trusted_keys),
-        offline=zoo.config.offline if opts.offline is None else opts.offline,
+        offline=offline,
         plugins=zoo.load_options, catalog=zoo.registry.catalog,
         progress=progress, progress_for=progress_for, notice=notice or stderr_notice,
         ray_address_from=("--ray-address" if given.ray_address or opts.ray_address is None

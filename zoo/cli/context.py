@@ -11,17 +11,21 @@ if TYPE_CHECKING:
     from zoo._api import Zoo
 
 
-def _zoo(ctx: click.Context) -> Zoo:
-    """The one ``Zoo`` of this invocation, made from the global options on first use."""
+def _zoo(ctx: click.Context, *, offline: bool = False) -> Zoo:
+    """The one ``Zoo`` of this invocation, made from the global options on first use;
+    ``offline`` (a command's --offline) before its plugins load."""
     from zoo._api import Zoo, ZooOptions
 
     obj = ctx.find_root().obj
+    if offline:
+        obj["offline"] = True
     if "zoo" not in obj:
         obj["zoo"] = Zoo(ZooOptions(
             plugins=tuple(obj["plugins"]),
             model_files=tuple(obj["model_files"]),
             strict=obj["strict"],
             config_path=obj["config"],
+            offline=obj.get("offline", False),
         ))
     zoo: Zoo = obj["zoo"]
     return zoo

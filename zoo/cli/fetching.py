@@ -52,7 +52,7 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
     from zoo.registry.failures import Failure
     from zoo.registry.skipped import Skipped
 
-    zoo = _zoo(ctx)
+    zoo = _zoo(ctx, offline=offline)
     as_json, quiet = kw["as_json"], kw["quiet"]
     if kw["all_models"]:
         if kw["model"]:

@@ -31,7 +31,7 @@ def firmware(ctx: click.Context, /, model: str, target: str | None, out_dir: Pat
     from zoo._api.firmware import write_firmware
     from zoo._options import FetchOptions
 
-    zoo = _zoo(ctx)
+    zoo = _zoo(ctx, offline=offline)
     name = _model_name(ctx, model)
     (target_name,) = zoo.target_names(target)
     options = FetchOptions(weights=weights, io=io, offline=offline or None)

@@ -8,7 +8,6 @@ checked by a test), so listing models never imports torch.
 
 from __future__ import annotations
 
-import hashlib
 import json
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from zoo import (
     ModelSpec,
     WeightsVariant,
     hookimpl,
+    hub_checkpoint,
     reestimate_batchnorm,
     top1,
 )
@@ -178,19 +178,6 @@ def dumps(data: dict[str, Any]) -> str:
 # --- weights ------------------------------------------------------------------------------
 
 
-def _checkpoint_path(e: Entry) -> Path:
-    import torch
-
-    return Path(torch.hub.get_dir()) / "checkpoints" / e.file
-
-
-def _offline_help(e: Entry, path: Path) -> str:
-    return (
-        "use '--weights random' for untrained weights, or download "
-        f"{e.url} on a connected machine and place it at {path}"
-    )
-
-
 def _stale_snapshot(e: Entry, detail: str) -> BuildError:
     import torchvision
 
@@ -211,20 +198,13 @@ def _pretrained(e: Entry) -> Any:
         raise _stale_snapshot(e, f"it has no {e.torchvision_name} {e.weights}") from None
     if weights.url != e.url:
         raise _stale_snapshot(e, f"{e.weights} is {weights.url} there, {e.url} in the snapshot")
-    path = _checkpoint_path(e)
-    # torchvision checks the hash only when it downloads; a file someone placed
-    # by hand must be checked here, or the build key would lie about the bytes.
-    if path.is_file() and not hashlib.sha256(path.read_bytes()).hexdigest().startswith(e.sha256_prefix):
-        raise BuildError(
-            f"{e.name}: {path} is not torchvision's {e.weights} file for {e.torchvision_name} (its "
-            f"sha256 does not start with {e.sha256_prefix}); delete it, then {_offline_help(e, path)}"
-        )
+    path = hub_checkpoint(e.url, model=e.name)  # checked; offline, refused before any download
     try:
         return get_model(e.torchvision_name, weights=weights)
     except Exception as exc:
         raise BuildError(
-            f"{e.name}: cannot get torchvision's {e.weights} weights ({type(exc).__name__}: {exc}); "
-            + _offline_help(e, path)
+            f"{e.name}: cannot load torchvision's {e.weights} weights from {path} ({type(exc).__name__}: {exc}); "
+            "use '--weights random' for untrained weights, or delete the file and fetch again online"
         ) from exc
 
 

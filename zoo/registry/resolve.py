@@ -29,6 +29,7 @@ from zoo.registry.events import Notice, Progress, stderr_notice
 from zoo.registry.failures import Failure, first_error, recordable
 from zoo.registry.io_boundary import Boundary
 from zoo.registry.keys import BuildRequest, can_compile_here
+from zoo.registry.offline import no_network
 from zoo.registry.plugin_loader import LoadOptions
 from zoo.registry.skipped import Skipped
 
@@ -110,7 +111,15 @@ class Resolver:
 
     def outcomes(self, requests: Sequence[BuildRequest]) -> list[Outcome]:
         """An entry or a failure for each request, in order. Without ``keep_going``
-        the first failure is raised and the builds not yet started are not."""
+        the first failure is raised and the builds not yet started are not.
+
+        Offline, no thread of this process opens a connection meanwhile: keys ask the
+        plugins' ``identity()``, and inline builds run their code. Except with Ray, whose
+        driver must reach its cluster; its tasks build offline where they run."""
+        with no_network(self.offline and self.options.executor != "ray"):
+            return self._outcomes(requests)
+
+    def _outcomes(self, requests: Sequence[BuildRequest]) -> list[Outcome]:
         done: dict[int, Outcome] = {}
         pending: dict[str, _Pending] = {}
         shard = self.options.shard

@@ -12,11 +12,11 @@ Workers only compile; the driver checks and stores what they return
 from __future__ import annotations
 
 import concurrent.futures
+import dataclasses
 import multiprocessing
 import queue
 import signal
 import threading
-import time
 from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures.process import BrokenProcessPool
 from typing import TYPE_CHECKING, Any, Protocol
@@ -64,29 +64,30 @@ class ProcessExecutor:
         events = context.Queue()
         stop = threading.Event()
         by_label = {u.label: u for u in units}
-        stages: dict[str, str] = {}
-        relay = threading.Thread(target=_relay, args=(events, stop, by_label, progress_for, stages), daemon=True)
+        offline = bool(units) and all(u.offline for u in units)
+        relay = threading.Thread(target=_relay, args=(events, stop, by_label, progress_for), daemon=True)
         relay.start()
         finished: set[int] = set()
         try:
             try:
-                yield from self._pool(units, min(self.jobs, len(units)), context, events, finished)
+                yield from self._pool(units, min(self.jobs, len(units)), context, events, finished, offline)
             except BrokenProcessPool:
                 # A worker died (a crash in native code, or the OOM killer), which breaks
                 # every unit still in the pool. Run those again, each alone, so only the
                 # one that kills its worker fails.
+                alone = _Alone(context, events, by_label, offline)
                 for n, unit in enumerate(units):
                     if n not in finished:
-                        yield _alone(unit, context, events, stages)
+                        yield alone.run(unit)
         finally:
             stop.set()
             relay.join()
 
     @staticmethod
     def _pool(units: Sequence[BuildUnit], workers: int, context: Any, events: Any,
-              finished: set[int]) -> Iterator[UnitResult]:
+              finished: set[int], offline: bool) -> Iterator[UnitResult]:
         with concurrent.futures.ProcessPoolExecutor(
-            max_workers=workers, mp_context=context, initializer=_init, initargs=(events,)
+            max_workers=workers, mp_context=context, initializer=_init, initargs=(events, offline)
         ) as pool:
             futures = {pool.submit(_run, unit): n for n, unit in enumerate(units)}
             try:
@@ -102,30 +103,54 @@ class ProcessExecutor:
 # Signals by which native code kills its own process: the same graph crashes the same way
 # every time, so the failure is recorded under its stage. SIGKILL (the OOM killer) is not.
 _CRASHES = frozenset({signal.SIGSEGV, signal.SIGBUS, signal.SIGILL, signal.SIGFPE, signal.SIGABRT})
+_MARK_BYTES = 256
 
 
-def _alone(unit: BuildUnit, context: Any, events: Any, stages: dict[str, str]) -> UnitResult:
-    """``unit`` in a worker of its own, whose exit status says how it died if it does."""
-    stages.pop(unit.label, None)  # where it got to in the pool that broke is not where it dies now
-    receive, send = context.Pipe(duplex=False)
-    worker = context.Process(target=_run_alone, args=(unit, events, send), daemon=True)
-    worker.start()
-    send.close()
-    try:
-        result: UnitResult = receive.recv()
-    except EOFError:  # the worker died before it could send
+class _Alone:
+    """Units each in a worker of its own, whose exit status says how it died if it does,
+    and whose stage, written to shared memory before the stage starts, says where: the
+    progress queue may lose the worker's last event with it."""
+
+    def __init__(self, context: Any, events: Any, by_label: dict[str, BuildUnit], offline: bool) -> None:
+        self.context, self.events, self.by_label, self.offline = context, events, by_label, offline
+
+    def run(self, unit: BuildUnit) -> UnitResult:
+        result = self._once(unit)
+        if len(unit.targets) == 1 or not any(isinstance(o, _Died) for o in result.outcomes):
+            return result
+        # One crash says nothing about the unit's other targets, which may never have run:
+        # each builds alone, and only a target that crashes on its own fails.
+        together = unit.built_with or tuple(t.target.name for t in unit.targets)
+        outcomes = [self._once(dataclasses.replace(unit, targets=(t,), built_with=together)).outcomes[0]
+                    for t in unit.targets]
+        return UnitResult(unit, tuple(outcomes))
+
+    def _once(self, unit: BuildUnit) -> UnitResult:
+        self.by_label.setdefault(unit.label, unit)
+        receive, send = self.context.Pipe(duplex=False)
+        mark = self.context.RawArray("c", _MARK_BYTES)
+        worker = self.context.Process(target=_run_alone, args=(unit, self.events, send, self.offline, mark),
+                                      daemon=True)
+        worker.start()
+        send.close()
+        try:
+            result: UnitResult = receive.recv()
+        except EOFError:  # the worker died before it could send
+            worker.join()
+            return _died(unit, worker.exitcode, mark.value.decode(errors="replace") or None)
         worker.join()
-        deadline = time.monotonic() + 1.0
-        while not events.empty() and time.monotonic() < deadline:  # let the relay read where it died
-            time.sleep(0.05)
-        return _died(unit, worker.exitcode, stages.get(unit.label))
-    worker.join()
-    return result
+        return result
 
 
-def _run_alone(unit: BuildUnit, events: Any, send: Any) -> None:
-    _init(events)
+def _run_alone(unit: BuildUnit, events: Any, send: Any, offline: bool, mark: Any) -> None:
+    global _mark
+    _init(events, offline)
+    _mark = mark
     send.send(_run(unit))
+
+
+class _Died(UnitFailure):
+    """The worker building this died."""
 
 
 def _died(unit: BuildUnit, exitcode: int | None, stage: str | None) -> UnitResult:
@@ -142,8 +167,7 @@ def _died(unit: BuildUnit, exitcode: int | None, stage: str | None) -> UnitResul
                f"it was killed with {name}{where}, from outside (the out-of-memory killer, or a user)")
     else:
         why = f"it exited with status {exitcode}{where} without returning a result"
-    failure = UnitFailure("BuildError", f"{unit.label}: the worker process died: {why}",
-                          stage=stage if crashed else None)
+    failure = _Died("BuildError", f"{unit.label}: the worker process died: {why}", stage=stage if crashed else None)
     return UnitResult(unit, tuple(failure for _ in unit.targets))
 
 
@@ -172,22 +196,30 @@ def executor_for(name: str | None, *, jobs: int, units: int, catalog: Catalog | 
 
 
 _events: Any = None  # the worker's end of the progress queue
+_mark: Any = None  # alone, where the worker records its stage before entering it
 
 
-def _init(events: Any) -> None:
+def _init(events: Any, offline: bool) -> None:
+    """A worker's start. Offline, while it still has one thread, the worker and every
+    child it starts get a network namespace of their own where the OS allows one."""
     global _events
     _events = events
+    if offline:
+        from zoo.registry.offline import isolate_process
+
+        isolate_process()
 
 
 def _run(unit: BuildUnit) -> UnitResult:
     def report(stage: str, done: int | None = None, total: int | None = None) -> None:
+        if _mark is not None:
+            _mark.value = stage.encode()[:_MARK_BYTES - 1]
         _events.put((unit.label, stage, done, total))
 
     return run_unit(unit, progress=report)
 
 
-def _relay(events: Any, stop: threading.Event, units: dict[str, BuildUnit], progress_for: ProgressFor,
-           stages: dict[str, str]) -> None:
+def _relay(events: Any, stop: threading.Event, units: dict[str, BuildUnit], progress_for: ProgressFor) -> None:
     reporters: dict[str, Progress | None] = {}
     while not (stop.is_set() and events.empty()):
         try:
@@ -196,7 +228,6 @@ def _relay(events: Any, stop: threading.Event, units: dict[str, BuildUnit], prog
             continue
         except (EOFError, OSError):
             return
-        stages[label] = stage  # where a worker that dies died
         if label not in reporters:
             reporters[label] = progress_for(units[label])
         report = reporters[label]

@@ -14,12 +14,10 @@ sum to 1), so the upsampling moves 21 channels instead of 128. Torch loads insid
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
-from pathlib import Path
 from typing import Any
 
-from zoo import BuildError
+from zoo import BuildError, hub_checkpoint
 from zoo_vision import snapshot
 
 UPSAMPLING = ("bilinear", "nearest", "transposed")
@@ -27,30 +25,20 @@ RANDOM_SEED = 0
 CLASSES = 21
 
 
-def _checkpoint(entry: dict[str, Any]) -> Path:
-    import torch
-
-    hub = str(torch.hub.get_dir())
-    return Path(hub) / "checkpoints" / str(entry["url"]).rsplit("/", 1)[1]
-
-
 def pretrained(model: str, torchvision_name: str) -> Any:
-    """torchvision's weights, downloaded by torchvision (which checks the hash) or placed by
-    hand (checked here); offline a BuildError that names ``--weights random``."""
+    """torchvision's weights from torch's hub cache (``zoo.hub_checkpoint``: downloaded, or
+    placed by hand, and checked); offline a BuildError that names ``--weights random``."""
     from torchvision.models import get_model, get_model_weights
 
     entry = snapshot.data()["segmentation"][torchvision_name]
     weights = get_model_weights(torchvision_name)[entry["weights"]]
-    path = _checkpoint(entry)
-    advice = f"use '--weights random', or download {entry['url']} on a connected machine and place it at {path}"
-    if path.is_file() and not hashlib.sha256(path.read_bytes()).hexdigest().startswith(entry["sha256_prefix"]):
-        raise BuildError(f"{model}: {path} is not torchvision's {entry['weights']} file (its sha256 does not "
-                         f"start with {entry['sha256_prefix']}); delete it, then {advice}")
+    path = hub_checkpoint(str(entry["url"]), model=model)  # checked; offline, refused before any download
     try:
         network = get_model(torchvision_name, weights=weights)
     except Exception as e:
-        raise BuildError(f"{model}: cannot get torchvision's {entry['weights']} weights "
-                         f"({type(e).__name__}: {e}); {advice}") from e
+        raise BuildError(f"{model}: cannot load torchvision's {entry['weights']} weights from {path} "
+                         f"({type(e).__name__}: {e}); use '--weights random', or delete the file and fetch "
+                         "again online") from e
     network.aux_classifier = None  # trained with an auxiliary loss; its output is not ours
     return network
 

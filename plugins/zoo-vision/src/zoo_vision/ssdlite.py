@@ -16,6 +16,7 @@ from zoo import (
     Metric,
     ModelSpec,
     WeightsVariant,
+    hub_checkpoint,
     reestimate_batchnorm,
 )
 from zoo_vision import boxes, float_boxes, photos
@@ -85,12 +86,13 @@ def _build(variant: str) -> Any:
     import torch
 
     if variant == "coco":
+        hub_checkpoint(COCO_URL, model=NAME)  # checked; offline, refused before any download
         try:
             ssd = torchvision_model("COCO_V1")
-        except Exception as e:  # offline, or a download that failed its hash check
+        except Exception as e:
             raise BuildError(
-                f"{NAME}: torchvision could not fetch its COCO weights ({COCO_URL}): {type(e).__name__}: {e}. "
-                "Build with --weights random offline"
+                f"{NAME}: torchvision could not load its COCO weights ({COCO_URL}): {type(e).__name__}: {e}. "
+                "Build with --weights random, or delete the file and fetch again online"
             ) from e
         model = network_class()(ssd).eval()
     elif variant == "random":
