@@ -44,22 +44,26 @@ def _python(code: str, env: dict[str, str]) -> dict[str, object]:
 @pytest.mark.stack
 def test_a_build_process_computes_with_the_kernels_that_have_no_runtime_dispatch() -> None:
     seen = _python("""
-        import json
+        import json, warnings
         from zoo.registry import reproducible
         reproducible.pin()
         import torch
         torch.ones(3).sum()
         problem = reproducible.established()
         before = (torch.get_num_threads(), torch.backends.mkldnn.enabled, torch._C._get_nnpack_enabled())
-        with reproducible.numerics(torch, "test"):
-            inside = (torch.get_num_threads(), torch.backends.mkldnn.enabled, torch._C._get_nnpack_enabled())
+        with warnings.catch_warnings(record=True) as warned:
+            warnings.simplefilter("always")
+            with reproducible.numerics(torch, "test"):
+                inside = (torch.get_num_threads(), torch.backends.mkldnn.enabled, torch._C._get_nnpack_enabled())
         after = (torch.get_num_threads(), torch.backends.mkldnn.enabled, torch._C._get_nnpack_enabled())
         print(json.dumps({"capability": torch.backends.cpu.get_cpu_capability(), "problem": problem,
-                          "mkl": reproducible._mkl_branch(torch), "inside": inside, "same": before == after}))
+                          "mkl": reproducible._mkl_branch(torch), "inside": inside, "same": before == after,
+                          "warned": [str(w.message) for w in warned]}))
     """, _unpinned_env(ATEN_CPU_CAPABILITY="avx2", **ANOTHER_HOST))
     assert seen["capability"] == "DEFAULT" and seen["problem"] is None
     assert seen["mkl"] == 3  # MKL_CBWR_COMPATIBLE, whatever MKL_ENABLE_INSTRUCTIONS asked for
     assert seen["inside"] == [1, False, False] and seen["same"]
+    assert seen["warned"] == []  # torch's TF32-on-oneDNN UserWarning is not the user's business
 
 
 @pytest.mark.stack

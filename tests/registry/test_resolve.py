@@ -39,6 +39,8 @@ def test_a_fetch_builds_once_then_the_cache_answers(fake_compile: FakeCompile) -
     assert fake_compile.calls == [("add", ["ethos-u55-128"])]
     assert first.pte.read_bytes() == (DATA / "add_u55-128.pte").read_bytes()
     assert first.verification is not None and first.verification.passed
+    # Printed in a notebook or a log: one line, not the manifest's kilobytes.
+    assert repr(again) == f"Artifact('add' for 'ethos-u55-128', weights 'none', from cache, pte={str(again.pte)!r})"
 
 
 def test_each_tosa_specification_is_its_own_unit(fake_compile: FakeCompile) -> None:

@@ -236,3 +236,24 @@ def test_variant_labels_are_linear_in_one_models_builds() -> None:
     labels = variant_labels(builds)
     assert len(labels) == n and len(set(labels.values())) > 1  # the build dates tell them apart
     assert reads[0] <= 4 * n, reads[0]
+
+
+def test_charts_and_rows_order_targets_by_accelerator_then_macs() -> None:
+    """As strings, u55-32 sorts after u55-256; a firmware engineer reads them by size."""
+    import re
+
+    from zoo.registry.site.builds import Build
+    from zoo.registry.site.chart import chart_svg
+    from zoo.registry.site.markup import Scale
+
+    base = dict(model="m", weights="w", accelerator="", system_config="s", memory_mode="m", extra_flags=(),
+                sram_budget=None, io="float", layout="nchw", io_in_key=False, inputs=(), per_second=1.0,
+                sram_bytes=1.0, flash_bytes=1.0, pte_bytes=1, npu_ops=1, cpu_ops=0, partitions=1, cpu_op_names=(),
+                metrics=(), weights_info={}, tools={}, built_at="2026-11-26T00:00")
+    names = ["ethos-u85-1024", "ethos-u55-256", "ethos-u55-32", "ethos-u85-128", "ethos-u55-128", "ethos-u65-256"]
+    builds = [Build(key=f"{i:064x}", target=t, time_ms=float(i + 1), **base)  # type: ignore[arg-type]
+              for i, t in enumerate(names)]
+    svg = chart_svg(builds, {}, Scale.of(b.time_ms for b in builds), title="t")
+    shown = re.findall(r"<title>(ethos-[^<]+)</title>", svg)
+    assert shown == ["ethos-u55-32", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u85-128",
+                     "ethos-u85-1024"]

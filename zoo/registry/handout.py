@@ -46,6 +46,11 @@ class Artifact:
     io_source: Path | None = None
     """The I/O helpers (``model_io.py``); None for an artifact built before them, or without I/O macros."""
 
+    def __repr__(self) -> str:
+        # The manifest and the checks are kilobytes; print(art.manifest) shows them.
+        return (f"Artifact({self.manifest.model!r} for {self.manifest.target!r}, "
+                f"weights {self.manifest.weights!r}, from {self.source}, pte={str(self.pte)!r})")
+
     def to_json(self) -> dict[str, Any]:
         return {
             "key": self.key,

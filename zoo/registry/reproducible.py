@@ -85,7 +85,8 @@ def numerics(torch: Any, where: str) -> Iterator[None]:
     before = torch.get_num_threads()
     torch.set_num_threads(1)
     try:
-        with torch.backends.mkldnn.flags(enabled=False), torch.backends.nnpack.flags(enabled=False):
+        # allow_tf32=None leaves TF32 (Intel GPUs only) alone; flags() would set it, and torch warns.
+        with torch.backends.mkldnn.flags(enabled=False, allow_tf32=None), torch.backends.nnpack.flags(enabled=False):
             yield
     finally:
         torch.set_num_threads(before)

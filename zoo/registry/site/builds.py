@@ -7,6 +7,7 @@ read as unknown, and every string is escaped where a page shows it.
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
@@ -20,6 +21,11 @@ if TYPE_CHECKING:
     from zoo.registry.failures import Failure
     from zoo.registry.manifest import Manifest
     from zoo.registry.remotes.index import IndexRecord
+
+
+def target_order(name: str) -> tuple[Any, ...]:
+    """Sorts targets by accelerator, then MACs: u55-32 before u55-128 (as strings it comes after)."""
+    return tuple((0, int(part), "") if part.isdigit() else (1, 0, part) for part in re.split(r"(\d+)", name))
 
 
 def number(value: Any) -> float | None:
@@ -264,7 +270,7 @@ class Site:
     def targets(self, order: Mapping[str, int]) -> list[str]:
         """Every target with a build or a failure, in ``order`` (zoo's own), then by name."""
         names = {b.target for b in self.builds} | {f.target for f in self.failures}
-        return sorted(names, key=lambda t: (order.get(t, len(order)), t))
+        return sorted(names, key=lambda t: (order.get(t, len(order)), target_order(t)))
 
     def tasks(self) -> dict[str, list[Model]]:
         out: dict[str, list[Model]] = {}
@@ -289,6 +295,6 @@ def gather(source: str, builds: Iterable[Build], failures: Iterable[Failed],
     for f in failures:
         model(f.model).failures.append(f)
     for m in models.values():
-        m.builds.sort(key=lambda b: (b.target, b.variant, b.built_at, b.key))
-        m.failures.sort(key=lambda f: (f.target, f.weights))
+        m.builds.sort(key=lambda b: (target_order(b.target), b.variant, b.built_at, b.key))
+        m.failures.sort(key=lambda f: (target_order(f.target), f.weights))
     return Site(source, models, from_remote)

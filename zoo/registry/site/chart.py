@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from zoo._units import duration
-from zoo.registry.site.builds import Build
+from zoo.registry.site.builds import Build, target_order
 from zoo.registry.site.markup import Scale, e
 
 _LABEL = 360
@@ -17,7 +17,7 @@ _ROW = 26
 
 def chart_svg(builds: Sequence[Build], labels: dict[str, str], scale: Scale, *, title: str) -> str:
     """Bars of the estimated time (linear axis), longest first; "" if no build has a time."""
-    timed = sorted((b for b in builds if b.time_ms), key=lambda b: (b.target, labels.get(b.key, "")))
+    timed = sorted((b for b in builds if b.time_ms), key=lambda b: (target_order(b.target), labels.get(b.key, "")))
     if not timed:
         return ""
     longest = max(b.time_ms or 0.0 for b in timed)

@@ -96,7 +96,7 @@ def _target_table(target: str, builds: Sequence[Build], labels: dict[str, str]) 
         per_s = "-" if b.per_second is None else f"{b.per_second:,.0f}"
         rows.append(
             f'<tr id="{anchor(b)}" class="build"><td>{e(labels.get(b.key) or "-")}</td>'
-            f"<td>{e(b.io)} {e(b.layout)}</td><td class=\"num\">{e(duration(b.time_ms))}</td>"
+            f"<td class=\"io\">{e(b.io)} {e(b.layout)}</td><td class=\"num\">{e(duration(b.time_ms))}</td>"
             f'<td class="num">{e(per_s)}</td><td class="num">{e(size(b.sram_bytes))}</td>'
             f'<td class="num">{e(size(b.flash_bytes))}</td><td class="num">{e(size(b.pte_bytes))}</td>'
             f"<td>{e(share(b))}</td><td>{e(_cpu(b))}</td><td>{e(metrics_text(b))}</td></tr>")
@@ -105,7 +105,7 @@ def _target_table(target: str, builds: Sequence[Build], labels: dict[str, str]) 
             f'<tr class="how"><td colspan="10"><div class="fetch"><span>Vela: {e(options)}; built '
             f"{e(b.built_at[:10] or '?')}</span><pre><code>{e(b.fetch_line())}</code></pre></div>{_files(b)}</td></tr>")
     return (f'<section class="target" id="{e("t-" + anchor(builds[0]))}"><h3>{e(target)}</h3>'
-            f'<table class="builds">{_HEAD}<tbody>{"".join(rows)}</tbody></table></section>')
+            f'<div class="scroll"><table class="builds">{_HEAD}<tbody>{"".join(rows)}</tbody></table></div></section>')
 
 
 def _failures(model: Model) -> str:
