@@ -17,7 +17,7 @@ import pytest
 from tests.conftest import run_zoo
 from tests.fake_compile import DATA, FakeCompile
 from tests.memory_remote import MemoryRemote
-from zoo import BuildError, FetchArgs, FetchOptions, IntegrityError, Zoo
+from zoo import BuildError, FetchArgs, FetchOptions, IntegrityError, UsageError, Zoo
 from zoo.registry.build_units.accept import accept
 from zoo.registry.build_units.run import run_unit
 from zoo.registry.build_units.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitTarget
@@ -164,6 +164,17 @@ def test_a_published_artifact_is_fetched_instead_of_built(fake_compile: FakeComp
     resolver = Resolver(fresh, FetchOptions(), remotes=[remote], catalog=zoo.registry.catalog, notice=lambda m: None)
     [(entry, source)] = resolver.resolve([zoo.request("add", "u55-128")])
     assert source == "remote" and entry.key == art.key and len(fake_compile.calls) == 1
+
+
+def test_publish_without_a_target_publishes_what_the_cache_holds_of_the_model(fake_compile: FakeCompile,
+                                                                             tmp_path: Path) -> None:
+    zoo = Zoo()
+    built = {zoo.fetch("add", t).key for t in ("u55-128", "portable")}
+    report = zoo.publish(str(tmp_path / "remote"), model="add")
+    assert {r.key for r in report.added} == built and report.already == []
+    assert {r.key for r in zoo.publish(str(tmp_path / "remote"), model="add").already} == built
+    with pytest.raises(UsageError, match=r"no cached artifact of add matches: fetch one first \('zoo fetch add -t TARGET'\)"):
+        zoo.publish(str(tmp_path / "remote"), model="add", memory_mode="Dedicated_Sram")
 
 
 def test_a_tampered_download_is_refused_and_nothing_is_cached(fake_compile: FakeCompile, tmp_path: Path) -> None:

@@ -9,6 +9,7 @@ from zoo.registry.events import stderr_notice
 
 if TYPE_CHECKING:
     from zoo._api import Zoo
+    from zoo.registry.cache import Entry
     from zoo.registry.events import Notice
     from zoo.registry.remotes.base import PublishReport
 
@@ -57,9 +58,12 @@ def publish(
                 entries.append(entry)
         if not entries:
             raise UsageError("the cache is empty: nothing to publish")
+    elif not model:
+        raise UsageError("give a MODEL to publish (see 'zoo cache ls'), or --all")
+    elif target is None and zoo.config.default_target is None:
+        entries = _cached_of(zoo, model, weights=weights, system_config=system_config, memory_mode=memory_mode,
+                             sram_budget=sram_budget, say=say)
     else:
-        if not model:
-            raise UsageError("give a MODEL to publish (see 'zoo cache ls'), or --all")
         req = zoo.request(model, target, weights=weights, system_config=system_config, memory_mode=memory_mode,
                            sram_budget=sram_budget)
         try:
@@ -78,3 +82,28 @@ def publish(
 
     with signed_entries(entries, sign_key) as signed:
         return remote.publish(signed, say=say)
+
+
+def _cached_of(zoo: Zoo, model: str, *, weights: str | None, system_config: str | None, memory_mode: str | None,
+               sram_budget: int | None, say: Notice) -> list[Entry]:
+    """Without a target: every verified cached artifact of ``model`` that matches the options given."""
+    from zoo._errors import UsageError
+
+    name = zoo.model(model).name
+    entries = []
+    for key, entry, problem in zoo.cache.scan(verify=True):
+        if entry is None:
+            say(f"skipping cache entry {key[:12]}: {problem} (run 'zoo cache prune --corrupt')")
+            continue
+        m = entry.manifest
+        wanted = {"weights": weights, "system_config": system_config, "memory_mode": memory_mode,
+                  "sram_budget": sram_budget}
+        has = {"weights": m.weights, "system_config": m.target_options.system_config,
+               "memory_mode": m.target_options.memory_mode,
+               "sram_budget": (m.memory_fit or {}).get("sram_budget_bytes")}
+        if m.model == name and all(v is None or has[k] == v for k, v in wanted.items()):
+            entries.append(entry)
+    if not entries:
+        raise UsageError(f"no cached artifact of {name} matches: fetch one first ('zoo fetch {name} -t TARGET'), "
+                         "or see 'zoo cache ls'")
+    return entries

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
 
 @click.command()
 @click.argument("model", required=False)
-@click.option("-t", "--target", help="Target or board of the cached artifact.")
+@click.option("-t", "--target", help="Target or board of the cached artifact (default: zoo.toml's default_target, else every cached artifact of MODEL that matches the other options).")
 @click.option("--system-config", help="Vela system config (default: the target's).")
 @click.option("--memory-mode", help="Vela memory mode (default: the target's).")
 @click.option("--sram-budget", metavar="SIZE", help="The SRAM budget the artifact was built for (see 'zoo fetch --help').")
