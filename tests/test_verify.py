@@ -454,3 +454,28 @@ def test_portable_bundle_passes_its_own_test_cases_on_the_host(built: dict[tuple
 def test_manifest_round_trips_with_verification(built: dict[tuple[str, str], Artifact]) -> None:
     m = built[("mnist", "u55-128")].manifest
     assert Manifest.loads(m.dumps()) == m
+
+
+def test_a_pte_with_an_older_manifest_beside_it_reads_the_numerics_the_cache_recorded_since(
+    fake_compile: Any, tmp_path: Path
+) -> None:
+    """Issue 31: after 'zoo verify MODEL', 'zoo verify out/x.pte' kept saying "numerics not recorded"."""
+    import dataclasses
+
+    zoo = Zoo()
+    art = zoo.fetch("add", "u55-128", out_dir=tmp_path / "out")
+    copied = tmp_path / "out" / art.pte.name
+    assert verify_file(copied, cache=zoo.cache).numerics is None
+    entry = zoo.cache.get(art.key)
+    assert entry is not None
+    files = {f.name: (entry.path / f.name).read_bytes() for f in entry.manifest.files}
+    numerics = {"passed": True, "checks": [{"name": "agreement", "passed": True, "detail": "recorded later"}]}
+    later = dataclasses.replace(entry.manifest, verification={**(entry.manifest.verification or {}), "numerics": numerics})
+    zoo.cache.put(later, files, replace=True)
+    result = verify_file(copied, cache=zoo.cache)
+    assert result.numerics == numerics
+    assert any("after this manifest.json was written" in n for n in result.notes)
+    # Other bytes under the same name are not that entry's: its numerics say nothing about them.
+    data = copied.read_bytes()
+    copied.write_bytes(data[:-1] + bytes([data[-1] ^ 1]))
+    assert verify_file(copied, cache=zoo.cache).numerics is None

@@ -68,7 +68,8 @@ def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, syste
                     if target else None)
         if resolved is None and budget is not None:
             raise click.UsageError("--sram-budget needs --target for a .pte file (the memory mode decides what sits in SRAM)")
-        result = verify_file(path, target=resolved, manifest_path=manifest_path, header_path=header_path)
+        result = verify_file(path, target=resolved, manifest_path=manifest_path, header_path=header_path,
+                             cache=_zoo(ctx).cache)
     else:
         from zoo.cli.progress import StageReporter
 

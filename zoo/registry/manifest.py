@@ -13,6 +13,9 @@ from typing import Any
 from zoo._errors import UsageError
 from zoo.registry.targets import PORTABLE, Target, TargetTable
 
+if typing.TYPE_CHECKING:
+    from zoo.registry.measured_metric import MeasuredMetric
+
 SCHEMA = 1
 
 
@@ -148,6 +151,16 @@ class Manifest:
     def metrics(self) -> list[dict[str, Any]]:
         """Each declared metric as ``--verify`` measured it (float and program)."""
         return list(((self.verification or {}).get("numerics") or {}).get("metrics") or [])
+
+    def metric(self, name: str) -> MeasuredMetric:
+        """Metric ``name`` as ``--verify`` measured it; KeyError naming what was measured."""
+        from zoo.registry.measured_metric import MeasuredMetric
+
+        for m in self.metrics:
+            if m.get("name") == name:
+                return MeasuredMetric.from_json(m)
+        measured = ", ".join(str(m.get("name")) for m in self.metrics) or "none (fetch with verify=True)"
+        raise KeyError(f"{self.model} for {self.target} has no measured metric {name!r}; measured: {measured}")
 
     @property
     def target_options(self) -> TargetOptions:

@@ -32,7 +32,7 @@ from zoo.registry.structure_check import (
 )
 
 if TYPE_CHECKING:
-    from zoo.registry.cache import Entry
+    from zoo.registry.cache import Cache, Entry
     from zoo.registry.targets import Target
 
 
@@ -139,9 +139,12 @@ def verify_file(
     target: Target | None = None,
     manifest_path: Path | None = None,
     header_path: Path | None = None,
+    cache: Cache | None = None,
 ) -> Verification:
     """Check a .pte from anywhere: against a manifest (``--manifest`` or ``manifest.json``
-    beside it), a target, and a C header (``--header`` or ``<stem>.h`` beside it)."""
+    beside it), a target, and a C header (``--header`` or ``<stem>.h`` beside it). The
+    numerics are the manifest's, or where it has none, those ``cache`` recorded since for
+    the same key and the same .pte bytes."""
     try:
         pte = path.read_bytes()
     except OSError as exc:
@@ -187,8 +190,32 @@ def verify_file(
     else:
         notes.append(f"no header checked ({header.name} is not beside it; pass --header)")
     recorded = (manifest.verification or {}) if manifest else {}
+    if manifest is not None and cache is not None and not recorded.get("numerics"):
+        recorded = _recorded_since(manifest, pte, cache, notes) or recorded
     subject = f"{manifest.model} for {manifest.target} ({path})" if manifest else str(path)
     return Verification(subject, checks, recorded.get("numerics"), recorded.get("bundle"), notes, artifact=manifest is not None)
+
+
+def _recorded_since(manifest: Manifest, pte: bytes, cache: Cache, notes: list[str]) -> dict[str, Any] | None:
+    """The cache entry's checks for the manifest's key, if a later ``zoo verify`` recorded
+    numerics there and the entry's .pte is these bytes; None otherwise."""
+    import hashlib
+
+    from zoo.registry.cache import CorruptEntry
+
+    try:
+        entry = cache.get(manifest.key)
+    except CorruptEntry:
+        return None
+    record = entry.manifest.file("pte") if entry is not None else None
+    if entry is None or record is None or record.sha256 != hashlib.sha256(pte).hexdigest():
+        return None
+    recorded = entry.manifest.verification or {}
+    if not recorded.get("numerics"):
+        return None
+    notes.append(f"numerics as the cache recorded them for key {manifest.key[:12]} after this manifest.json was "
+                 "written; fetch with -o again to refresh the files")
+    return recorded
 
 
 def _manifest_for(path: Path, explicit: Path | None, notes: list[str]) -> Manifest | None:
