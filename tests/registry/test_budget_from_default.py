@@ -10,7 +10,7 @@ import json
 import pytest
 
 from tests.fake_compile import DATA, FakeCompile
-from zoo import BuildError, Zoo
+from zoo import BuildError, Failure, Zoo
 
 ADD_VELA = json.loads((DATA / "add_u55-128.json").read_text())["vela"]
 
@@ -35,12 +35,18 @@ def test_a_budget_the_default_build_meets_best_is_answered_from_it_without_compi
     assert again.source == "cache" and again.key == budgeted.key
 
 
-def test_a_budget_the_default_does_not_fit_is_left_to_a_real_build(fake_compile: FakeCompile) -> None:
+def test_a_budget_nothing_fits_fails_from_the_default_build_without_compiling(fake_compile: FakeCompile) -> None:
+    """Issue 31: an unfittable --sram-budget compiled again (9.5 s for mv2) although the default
+    build had recorded every candidate's SRAM."""
     Zoo().fetch("add", "u55-128")
     smallest = min(ADD_VELA["total"]["sram_bytes"], *(a["sram_bytes"] for a in ADD_VELA["alternatives"]))
-    with pytest.raises(BuildError, match="the fake compile only has add for u55-128"):
+    with pytest.raises(BuildError, match=r"model 'add' \(weights 'none'\) for target 'ethos-u55-128': nothing fits") as caught:
         Zoo().fetch("add", "u55-128", sram_budget=smallest - 1)
-    assert len(fake_compile.calls) == 2  # it went to the compile step
+    assert caught.value.stage == "memory fit"
+    assert len(fake_compile.calls) == 1  # only the default's build
+    (failure,) = Zoo().fetch_outcomes(["add"], ["u55-128"], sram_budget=smallest - 1, keep_going=True)
+    assert isinstance(failure, Failure) and failure.recorded and failure.source == "cache"
+    assert len(fake_compile.calls) == 1
 
 
 def test_force_build_never_takes_the_default(fake_compile: FakeCompile) -> None:

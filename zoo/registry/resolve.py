@@ -334,7 +334,7 @@ class Resolver:
         answered from it, without compiling (``build_units/derive.py``); the caller holds p's lock."""
         from zoo.registry.build_units import derive
         from zoo.registry.build_units.accept import accept
-        from zoo.registry.build_units.unit import UnitTarget
+        from zoo.registry.build_units.unit import UnitFailure, UnitTarget
 
         r = p.request
         if r.target.sram_budget is None or p.previous is not None or p.bundle or self.options.eval_dir is not None:
@@ -345,8 +345,15 @@ class Resolver:
         made = derive.from_default(r, default)
         if made is None:
             return False
+        wanted = UnitTarget(r.target, r.key_inputs())
+        if isinstance(made, UnitFailure):
+            failure = self._failed(p, wanted, made)
+            if not self.options.keep_going:
+                raise failure.to_error()
+            done.update((i, failure) for i in p.indexes)
+            return True
         built, chosen = made
-        entry = accept(built, UnitTarget(r.target, r.key_inputs()), self.cache)
+        entry = accept(built, wanted, self.cache)
         self.notice(
             f"{r.spec.name} for {r.target.name}: the default build cached here needs {human_bytes(chosen.sram_bytes)} "
             f"of SRAM and its Vela options are the fastest that fit {human_bytes(r.target.sram_budget)}, so it is "

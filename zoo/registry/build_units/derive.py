@@ -6,8 +6,9 @@ caches the arena in SRAM. A default build records what Vela said for each of tho
 can know in advance (``vela.alternatives``). When the default's own options win under
 the budget, the budget's ``.pte`` is the default's byte for byte (Vela runs with the
 same flags on the same TOSA graphs), so the artifact is assembled from the cached
-entry: its header and manifest get the budget, the key is the budget's. Anything else
-(another option wins, a bundle is wanted) is left to a real build. Torch-free.
+entry: its header and manifest get the budget, the key is the budget's. When none of
+them fits, that is the same failure a real build would record, said without compiling.
+Anything else (another option wins, a bundle is wanted) is left to a real build. Torch-free.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 from zoo._errors import BuildError
 from zoo.registry import memory_fit
 from zoo.registry.build_units.assemble import assemble
+from zoo.registry.build_units.unit import UnitFailure
 from zoo.registry.compile.result import CompileResult
 
 if TYPE_CHECKING:
@@ -31,9 +33,10 @@ def default_of(request: BuildRequest) -> BuildRequest:
     return replace(request, target=replace(request.target, sram_budget=None))
 
 
-def from_default(request: BuildRequest, default: Entry) -> tuple[BuiltArtifact, memory_fit.Candidate] | None:
+def from_default(request: BuildRequest, default: Entry) -> tuple[BuiltArtifact, memory_fit.Candidate] | UnitFailure | None:
     """``request``'s artifact made from ``default`` (the cached build of ``default_of(request)``),
-    with the candidate chosen; None when a real build must decide."""
+    with the candidate chosen; the failure a real build would give when nothing fits; None
+    when a real build must decide."""
     budget = request.target.sram_budget
     m = default.manifest
     vela = m.vela or {}
@@ -56,8 +59,9 @@ def from_default(request: BuildRequest, default: Entry) -> tuple[BuiltArtifact, 
     candidates = [known[flags] for flags in wanted]
     try:
         chosen = memory_fit.choose(request.target, budget, candidates)
-    except BuildError:
-        return None  # nothing fits: a real build records that failure with every figure
+    except BuildError as exc:  # worded as the real build's memory-fit stage words it (compile/targets.py)
+        where = f"model {request.spec.name!r} (weights {request.weights.name!r}) for target {request.target.name!r}"
+        return UnitFailure("BuildError", f"{where}: {exc}", stage="memory fit")
     if chosen.flags:
         return None
     own: dict[str, Any] = {k: v for k, v in vela.items() if k != "alternatives"}  # as a budget build reports it
