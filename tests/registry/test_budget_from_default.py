@@ -53,3 +53,15 @@ def test_force_build_never_takes_the_default(fake_compile: FakeCompile) -> None:
     Zoo().fetch("add", "u55-128")
     with pytest.raises(BuildError, match="the fake compile only has add for u55-128"):
         Zoo().fetch("add", "u55-128", sram_budget=1 << 20, force_build=True)
+
+
+def test_the_summary_says_what_a_budget_covers_and_where_the_rest_lives(fake_compile: FakeCompile) -> None:
+    """Issue 31: "fits" read as if the planned buffers were in the budget, and "Cortex-M"
+    was said of boards whose runtime runs on a Cortex-A55."""
+    from zoo.cli.format import _summary
+
+    Zoo().fetch("add", "u55-128")
+    text = _summary(Zoo().fetch("add", "u55-128", sram_budget=1 << 20))
+    assert "RAM to reserve for ExecuTorch's runtime: planned " in text and "Cortex-M" not in text
+    assert "SRAM budget 1.0 MiB (--sram-budget): the NPU's own SRAM, " in text and " fits with Vela's default" in text
+    assert "the budget covers the NPU's scratch (the temp allocator); the planned buffers and the method allocator" in text

@@ -53,12 +53,16 @@ def _summary(art: Artifact) -> str:
         )
     reserve = _reserve_text(m.memory)
     if reserve:
-        lines.append(f"  RAM to reserve on a Cortex-M: {reserve}")
+        lines.append(f"  RAM to reserve for ExecuTorch's runtime: {reserve}")
     fit = m.memory_fit
     if fit:
         chosen = " ".join(fit["selected_flags"]) or "Vela's default options"
-        lines.append(f"  SRAM budget {human_bytes(fit['sram_budget_bytes'])} ({fit['budget_from']}): "
-                     f"{'fits' if fit['fits'] else 'DOES NOT FIT'} with {chosen}, {len(fit['candidates'])} option set(s) tried")
+        lines.append(f"  SRAM budget {human_bytes(fit['sram_budget_bytes'])} ({fit['budget_from']}): the NPU's own SRAM, "
+                     f"{human_bytes(fit['sram_bytes'])}, {'fits' if fit['fits'] else 'DOES NOT FIT'} with {chosen} "
+                     f"({len(fit['candidates'])} option set(s) tried)")
+        if reserve:
+            lines.append("    the budget covers the NPU's scratch (the temp allocator); the planned buffers and the method "
+                         "allocator may sit in any RAM the CPU reaches (docs/c-header.md, Where each lives)")
     d = m.delegation
     if d:
         lines.append(f"  operators: {d.get('npu_ops')} on the NPU in {d.get('partitions')} partition(s); {_cpu_text(m)}")
