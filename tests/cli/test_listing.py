@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
@@ -82,6 +83,22 @@ def test_targets_json_lists_every_accelerator_and_preset() -> None:
     names = {t["name"] for t in data["targets"]}
     assert {"ethos-u55-32", "ethos-u85-2048", "portable", "corstone-300", "corstone-320", "alif-e8", "imx93"} <= names
     assert "Dedicated_Sram" not in data["families"]["u55"]["memory_modes"]
+    alif = next(t for t in data["targets"] if t["name"] == "alif-e8")
+    assert alif["source"] == "built-in" and "Ethos-U55-128" in alif["description"] and "alif-e8-u85" in alif["description"]
+    assert "description" not in next(t for t in data["targets"] if t["name"] == "ethos-u55-128")
+
+
+def test_targets_shows_each_presets_description_memories_and_source(tmp_path: Path) -> None:
+    """Issue 31: alif-e8 read as a bare u55-128, with no SRAM figure or description anywhere."""
+    (tmp_path / "zoo.toml").write_text('[boards.my-board]\ntarget = "u55-64"\nsram = "256KiB"\n'
+                                       'description = "our sensor board"\n')
+    proc = run_zoo("targets", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stderr
+    text = proc.stdout[proc.stdout.index("board presets:"):]
+    assert "  alif-e8 (built-in): Alif Ensemble E8: the Ethos-U55-128" in text
+    assert "ethos-u55-128, Ethos_U55_High_End_Embedded, Shared_Sram; SRAM not given (pass --sram-budget)" in text
+    assert "  imx93 (built-in): NXP i.MX93" in text and "SRAM 640.0 KiB" in text
+    assert f"  my-board ({tmp_path / 'zoo.toml'}): our sensor board" in text and "SRAM 256.0 KiB" in text
 
 
 def test_bad_config_exits_2_naming_the_file(tmp_path) -> None:  # type: ignore[no-untyped-def]
@@ -104,3 +121,51 @@ def test_public_api_matches_all() -> None:
     assert offered == set(zoo.__all__) - {"__version__"}
     for name in zoo.__all__:
         assert getattr(zoo, name) is not None
+
+
+# -- fitting the terminal (issue 31) ---------------------------------------------------------
+
+
+def test_a_table_too_wide_leaves_out_columns_in_the_stated_order_and_says_so() -> None:
+    from zoo.cli.table import render
+
+    rows = [("mnist", "u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram", "3f0c9d2e71ab")]
+    headers = ("model", "target", "system config", "memory mode", "key")
+    text = render(headers, rows, width=50, drop=("key", "system config", "memory mode"))
+    lines = text.splitlines()
+    assert lines[0].split() == ["model", "target", "memory", "mode"]
+    assert all(len(line) <= 50 for line in lines[:3])
+    assert lines[-1].startswith("(key, system config left out to fit 50 columns")
+    assert "left out" not in render(headers, rows, width=200, drop=("key",))
+
+
+def test_a_pipe_gets_whole_lines_and_a_terminal_its_width(monkeypatch: pytest.MonkeyPatch) -> None:
+    from zoo.cli.table import render
+
+    long = ("built 2026-11-26T08:37:31+00:00 on a machine far away " * 3).strip()
+    monkeypatch.delenv("COLUMNS", raising=False)
+    assert long in render(("what", "when"), [("x", long)])  # pytest's stdout is not a terminal
+    monkeypatch.setenv("COLUMNS", "60")
+    assert max(len(line) for line in render(("what", "when"), [("x", long)]).splitlines()) <= 60
+
+
+def test_list_keeps_a_description_past_et_al() -> None:
+    from zoo.cli.listing import first_sentence
+
+    assert first_sentence("MTCNN's P-Net (Zhang et al. 2016) in facenet's layout. Trained on WIDER.") == \
+        "MTCNN's P-Net (Zhang et al. 2016) in facenet's layout"
+    assert first_sentence("Spoken digits, e.g. from FSDD. More.") == "Spoken digits, e.g. from FSDD"
+
+
+def test_several_artifacts_list_one_pte_each_on_a_terminal_and_every_file_down_a_pipe(
+    fake_compile: object, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COLUMNS", raising=False)
+    piped = CliRunner().invoke(main, ["fetch", "add", "-t", "u55-128,portable"])
+    assert piped.exit_code == 0, piped.output
+    files = piped.stdout.splitlines()
+    assert len(files) > 2 and sum(f.endswith(".pte") for f in files) == 2
+    shown = CliRunner().invoke(main, ["fetch", "add", "-t", "u55-128,portable"], env={"COLUMNS": "120"})
+    assert shown.exit_code == 0, shown.output
+    assert [f for f in shown.stdout.splitlines()] == [f for f in files if f.endswith(".pte")]
+    assert "each .pte has its header, .s and I/O helpers beside it" in shown.stderr

@@ -113,7 +113,7 @@ def test_json_rows_are_the_manifests_numbers_fastest_first(adds: dict[str, Artif
 
 
 def test_text_table_has_one_line_per_artifact_in_json_order(adds: dict[str, Artifact]) -> None:
-    proc = run_zoo("report", "add", env={"COLUMNS": "80"})
+    proc = run_zoo("report", "add", env={"COLUMNS": ""})  # a pipe: whole lines, every column
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0].split()[:2] == ["target", "accelerator"]
@@ -127,6 +127,12 @@ def test_text_table_has_one_line_per_artifact_in_json_order(adds: dict[str, Arti
     assert body[-1].startswith("portable ")
     assert "Vela's estimates, not measurements" in proc.stdout
     assert "CPU operators between partitions are not included" in proc.stdout
+    # An 80-column terminal: columns leave in the stated order, the key first, and it says so.
+    narrow = run_zoo("report", "add", env={"COLUMNS": "80"}).stdout.splitlines()
+    assert all(len(line) <= 80 for line in narrow[: 2 + len(rows)])
+    assert [line.split()[0] for line in narrow[2: 2 + len(rows)]] == [line.split()[0] for line in body]
+    assert "key" not in narrow[0].split() and "est. time" in narrow[0]
+    assert narrow[2 + len(rows)].startswith("(key, ")
 
 
 def test_html_page_is_self_contained_with_table_and_chart(adds: dict[str, Artifact], tmp_path: Path) -> None:

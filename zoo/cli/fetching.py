@@ -12,6 +12,7 @@ import click
 from zoo.cli.context import _dump, _zoo, notice
 from zoo.cli.format import _summary, _summary_table
 from zoo.cli.options import _model_name, _size, fetch_options
+from zoo.cli.table import terminal_width
 
 if TYPE_CHECKING:
     from zoo._api import Zoo
@@ -102,8 +103,13 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
         items += [{"skipped": o.to_json()} for o in skipped]
         _dump(items[0] if len(items) == 1 else items)
     else:
+        # On a terminal, several artifacts list one .pte each (the summary table says the rest);
+        # a pipe gets every file, one per line, for scripts.
+        brief = len(arts) > 1 and terminal_width() is not None
         for art in arts:
             click.echo(str(art.pte))
+            if brief:
+                continue
             click.echo(str(art.header))
             if art.model_asm:
                 click.echo(str(art.model_asm))
@@ -117,6 +123,8 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
                 click.echo(str(art.bundle_header))
         if not quiet and arts:
             click.echo(_summary(arts[0]) if len(done) == 1 else _summary_table(done), err=True)
+        if brief and not quiet:
+            notice("each .pte has its header, .s and I/O helpers beside it; a pipe or --json lists every file")
         if len(outcomes) == 1 and len(arts) == 1 and arts[0].source == "cache":
             _offer_hit(zoo, arts[0], kw["out_dir"])
     if failures:

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import re
+from typing import TYPE_CHECKING
+
 import click
 
 from zoo._spec import ModelSpec
@@ -9,6 +12,9 @@ from zoo._units import human_bytes
 from zoo.cli.context import _dump, _zoo
 from zoo.cli.snapshot import offer
 from zoo.cli.table import render
+
+if TYPE_CHECKING:
+    from zoo.registry.targets import TargetTable
 
 
 @click.command("list")
@@ -28,7 +34,7 @@ def list_cmd(ctx: click.Context, pattern: str | None, as_json: bool) -> None:
     # Aliases stay in 'zoo info' and --json: with the torchvision names they would
     # leave the description no room on an 80-column terminal.
     rows = [
-        (s.name, s.task, "x".join(map(str, s.inputs[0].shape)), s.description.split(". ")[0])
+        (s.name, s.task, "x".join(map(str, s.inputs[0].shape)), first_sentence(s.description))
         for s in specs
     ]
     click.echo(render(("model", "task", "input", "description"), rows, optional_last=True))
@@ -89,6 +95,14 @@ def _unit(spec: ModelSpec, metric: str) -> str:
     return next((m.unit_text for m in spec.metrics if m.name == metric), "%" if metric == "top1" else "")
 
 
+# A full stop that ends no sentence: "Zhang et al. 2016", "e.g. MNIST".
+_NOT_AN_END = re.compile(r"(?<![a-z]\.[a-z])(?<!\bet al)(?<!\bvs)(?<!\bcf)(?<!\betc)\. ")
+
+
+def first_sentence(text: str) -> str:
+    return _NOT_AN_END.split(text, maxsplit=1)[0]
+
+
 @click.command()
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
@@ -105,7 +119,8 @@ def targets(ctx: click.Context, as_json: bool) -> None:
             for f in ("u55", "u65", "u85")
         }
         _dump({
-            "targets": [{**t.to_json(), "aliases": list(t.aliases)} for t in all_targets],
+            "targets": [{**t.to_json(), "aliases": list(t.aliases), **_board_json(table, t.board)}
+                        for t in all_targets],
             "families": families,
             "vela_config": vela_config().source,
         })
@@ -115,11 +130,24 @@ def targets(ctx: click.Context, as_json: bool) -> None:
         alias = (t.board and f"board → {t.accelerator}") or ", ".join(t.aliases)
         rows.append((t.name, alias, t.system_config or "-", t.memory_mode or "-", human_bytes(t.sram_bytes) if t.sram_bytes else "-"))
     click.echo(render(("target", "aliases", "default system config", "memory mode", "SRAM"), rows))
+    presets = [t for t in all_targets if t.board]
+    if presets:
+        click.echo("\nboard presets:")
+        for t in presets:
+            sram = human_bytes(t.sram_bytes) if t.sram_bytes else "not given (pass --sram-budget)"
+            click.echo(f"  {t.name} ({table.sources.get(t.name, 'a plugin')}): {table.boards[t.name].description or '-'}")
+            click.echo(f"  {' ' * len(t.name)}  {t.accelerator}, {t.system_config}, {t.memory_mode}; SRAM {sram}")
     click.echo("")
     for f in ("u55", "u65", "u85"):
         click.echo(f"{f}: system configs {', '.join(family_system_configs(f))}")
         click.echo(f"{' ' * len(f)}  memory modes {', '.join(family_memory_modes(f))}")
     offer()
+
+
+def _board_json(table: TargetTable, board: str | None) -> dict[str, object]:
+    if board is None:
+        return {}
+    return {"description": table.boards[board].description, "source": table.sources.get(board, "a plugin")}
 
 
 @click.command()

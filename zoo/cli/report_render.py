@@ -40,6 +40,10 @@ def _labels(rows: Sequence[ReportRow]) -> list[str]:
     return out
 
 
+_DROP = ("key", "vela flags", "DRAM", "flash", "inf/s", "system config", "memory mode", "accelerator", ".pte",
+         "SRAM budget", "CPU ops")
+
+
 def render_text(report: Report, *, width: int | None = None) -> str:
     """The rows as a plain-text table, with the note that these are estimates."""
     rows = report.rows
@@ -60,8 +64,9 @@ def render_text(report: Report, *, width: int | None = None) -> str:
         headers.insert(-1, "metrics (float → program)")
         for r, line in zip(rows, body, strict=True):
             line.insert(-1, r.metrics_text)
-    # No column may be cut short (the key is last), so the table is as wide as it needs to be.
-    text = render(headers, body, width=width or 10**6) if rows else "nothing built"
+    # Too wide for the terminal, columns go in this order (the key last of all is cut, never
+    # shortened: a prefix of a key is still a key).
+    text = render(headers, body, width=width, drop=_DROP) if rows else "nothing built"
     for f in report.failures:
         text += f"\nFAILED on {f.target} (weights {f.weights}) at {f.where}: {f.message}"
     weights = {(r.weights, r.licence, r.origin) for r in rows if r.licence or r.origin}

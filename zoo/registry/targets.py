@@ -42,9 +42,14 @@ BUILTIN_BOARDS: tuple[Board, ...] = (
     Board("corstone-320", "ethos-u85-256", "Ethos_U85_SYS_DRAM_Mid", "Sram_Only",
           description="Arm Corstone-320 (Cortex-M85 + Ethos-U85-256), as in ExecuTorch's tutorial"),
     Board("alif-e8", "ethos-u55-128", "Ethos_U55_High_End_Embedded", "Shared_Sram",
-          description="Alif Ensemble E8, its Ethos-U55-128 (Arm learning path)"),
+          description="Alif Ensemble E8: the Ethos-U55-128 that Arm's learning path targets. The E8 carries other "
+                      "NPUs too; alif-e8-u85 is its Ethos-U85-256"),
+    Board("alif-e8-u85", "ethos-u85-256", "Ethos_U85_SYS_Flash_High", "Shared_Sram",
+          description="Alif Ensemble E8: its Ethos-U85-256, as on the DK-E8 of Arm's Hugging Face model cards; "
+                      "weights in flash (MRAM), the arena in SRAM"),
     Board("imx93", "ethos-u65-256", "Ethos_U65_High_End", "Shared_Sram", sram_bytes=640 * 1024,
-          description="NXP i.MX93 (Cortex-M33 + Ethos-U65-256), 640 KiB on-chip RAM (Arm learning path)"),
+          description="NXP i.MX93 (Ethos-U65-256; the runtime runs on its Cortex-A55 under Linux), 640 KiB "
+                      "on-chip RAM for the NPU (Arm learning path)"),
 )
 
 
@@ -177,6 +182,8 @@ class TargetTable:
 
     def __init__(self, boards: Iterable[Board] = BUILTIN_BOARDS) -> None:
         self.boards: dict[str, Board] = {}
+        self.sources: dict[str, str] = {b.name: "built-in" for b in BUILTIN_BOARDS}
+        """Where each board preset came from: built-in, a plugin or zoo.toml."""
         self._accelerators: dict[str, str] = {}
         for b in boards:
             why = reserved_name(b.name)
@@ -196,6 +203,7 @@ class TargetTable:
         """The built-in boards, then ``boards`` (the plugins'), then zoo.toml's;
         a later board replaces an earlier one of the same name."""
         table = {b.name: b for b in (*BUILTIN_BOARDS, *boards)}
+        sources = {b.name: "built-in" for b in BUILTIN_BOARDS} | {b.name: "a plugin" for b in boards}
         for b in config.boards:
             key = f"boards.{b.name}"
             why = reserved_name(b.name)
@@ -214,7 +222,9 @@ class TargetTable:
                     f"such as 'ethos-u55-128', got {b.target!r}"
                 )
             table[b.name] = b
+            sources[b.name] = str(config.path or "zoo.toml")
         out = cls(table.values())
+        out.sources = sources
         for b in config.boards:
             try:
                 out.resolve(b.name)
