@@ -18,6 +18,18 @@ def python_blocks(page: Path) -> list[str]:
     return re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
 
 
+def test_every_model_file_a_command_in_the_docs_names_is_shipped() -> None:
+    """Issue 31: the README's two_heads.py command could not be run as written."""
+    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
+    named = {(page.name, m) for page in pages
+             for m in re.findall(r"^\s*(?:\$ )?zoo[^\n`]*--model-file (\S+)", page.read_text(encoding="utf-8"), re.M)}
+    named |= {(page.name, m) for page in pages
+              for m in re.findall(r"`zoo --model-file (\S+)", page.read_text(encoding="utf-8"))}
+    assert named, "the docs name no model file: the pattern no longer matches them"
+    missing = sorted((page, m) for page, m in named if not (ROOT / m).is_file())
+    assert not missing, missing
+
+
 @pytest.mark.compile
 def test_the_readmes_python_runs_as_written(built: dict[tuple[str, str], Artifact], use_shared_cache: Path) -> None:
     (block,) = python_blocks(ROOT / "README.md")
