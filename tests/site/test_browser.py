@@ -49,7 +49,7 @@ def site(site_cache: dict[str, Manifest], tmp_path: Path) -> Path:
 
 
 def builds_rows(page: Parsed) -> list[list[str]]:
-    return [r for r in page.rows if len(r) == 11 and r[0] != "model"]
+    return [r for r in page.rows if len(r) == 13 and r[0] != "model"]
 
 
 def test_pages_render_and_draw_something(site: Path, tmp_path: Path) -> None:
@@ -117,3 +117,43 @@ def test_a_hostile_model_name_stays_text(site: Path) -> None:
     assert page["h1"] == HOSTILE
     assert page["scripts"] == ["../site.js"]  # the name made no script of its own
     assert page["title"] == f"{HOSTILE}: zoo catalogue"
+
+
+def _layout(site: Path, page: str, width: int) -> dict[str, object]:
+    """``page`` in a ``width``-pixel frame: the page's own overflow, each heat-map column header's
+    right edge against the window, and the most lines an I/O cell's text takes."""
+    probe = site / f"layout-{width}.html"
+    probe.write_text(f"""<!doctype html><meta charset="utf-8">
+<iframe id="f" src="{page}" width="{width}" height="900" style="border:0"></iframe><pre id="out"></pre>
+<script>
+document.getElementById("f").addEventListener("load", function () {{
+  var d = this.contentDocument, all = function (q) {{ return Array.prototype.slice.call(d.querySelectorAll(q)); }};
+  document.getElementById("out").textContent = JSON.stringify({{
+    scrollWidth: d.documentElement.scrollWidth, clientWidth: d.documentElement.clientWidth,
+    columns: all("table.heat thead th[scope=col]").map(function (th) {{
+      return [th.textContent, th.getBoundingClientRect().right]; }}),
+    ioLines: Math.max.apply(null, [0].concat(all("td.io").map(function (td) {{
+      var r = d.createRange(); r.selectNodeContents(td); return r.getClientRects().length; }})))
+  }});
+}});
+</script>""")
+    out = dom(probe.as_uri())
+    text = "".join(out.text)
+    return dict(json.loads(text[text.index("{"):text.rindex("}") + 1]))
+
+
+@pytest.mark.parametrize("width", [390, 1280, 1920])
+def test_the_widest_heat_map_fits_a_laptop_and_a_phone_scrolls_it(width: int, tmp_path: Path) -> None:
+    """Issue 31: u85-1024 and u85-2048 were cut off at 1400 px, and "float nchw" broke one letter a line at 400."""
+    from tests.site.wide import wide_site
+
+    site = wide_site(tmp_path / "site")
+    index = _layout(site, "index.html", width)
+    assert index["scrollWidth"] == index["clientWidth"]  # the page itself never scrolls sideways
+    columns = index["columns"]
+    assert isinstance(columns, list) and [c[0] for c in columns][-3:] == ["u85-1024", "u85-2048", "portable"]
+    if width >= 1280:  # every target column in view, without scrolling the heat map
+        assert all(right <= width for _, right in columns), columns
+    model = _layout(site, "models/mv2.html", width)
+    assert model["scrollWidth"] == model["clientWidth"]
+    assert model["ioLines"] == 1  # "float nchw" on one line

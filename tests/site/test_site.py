@@ -257,3 +257,33 @@ def test_charts_and_rows_order_targets_by_accelerator_then_macs() -> None:
     shown = re.findall(r"<title>(ethos-[^<]+)</title>", svg)
     assert shown == ["ethos-u55-32", "ethos-u55-128", "ethos-u55-256", "ethos-u65-256", "ethos-u85-128",
                      "ethos-u85-1024"]
+
+
+def test_board_builds_sit_under_their_npu_and_every_memory_is_shown(tmp_path: Path) -> None:
+    """Issue 31: mv2 for imx93 read as "not built" everywhere, and DRAM and the RAM to reserve
+    appeared nowhere on the site."""
+    from tests.site.wide import wide_site
+
+    folder = wide_site(tmp_path / "site")
+    index = parse(folder / "index.html")
+    heat = next(r for r in index.rows if r and r[0] == "" and "u55-32" in r)
+    assert heat[1:] == ["u55-32", "u55-64", "u55-128", "u55-256", "u65-256", "u65-512", "u85-128", "u85-256",
+                        "u85-512", "u85-1024", "u85-2048", "portable"]
+    board_row = next(r for r in index.rows if r and r[0].startswith("mv2") and "board imx93" in r[0])
+    assert "imx93" in board_row[heat.index("u65-256")] and "·" not in board_row[heat.index("u65-256")]
+    text = index.plain()
+    assert "DRAM" in text and "RAM to reserve" in text
+    model = parse(folder / "models" / page_name("mv2")).plain()
+    assert "Vela: SRAM" in model and "DRAM 3.3 MiB" in model and "RAM to reserve" in model
+    assert "planned buffers 735.0 KiB and method allocator 9.0 KiB in any RAM the CPU reaches" in model
+    assert "board imx93" in model
+    two_heads = parse(folder / "models" / page_name("two_heads")).plain()
+    assert "zoo --model-file /work/examples/two_heads.py fetch two_heads" in two_heads
+
+
+def test_a_model_file_build_is_told_apart_by_its_code() -> None:
+    from zoo.registry.site.builds import _model_file
+
+    code = {"model": {"code": {"modules": {"zoo.registry.model_file": "sha256:0"}}}}
+    assert _model_file(code, {"origin": "/src/net.py"}) == "/src/net.py"
+    assert _model_file({"model": {"code": {"modules": {"zoo.plugins.add": "sha256:0"}}}}, {"origin": "x"}) is None

@@ -39,8 +39,9 @@ def _summary(site: Site) -> str:
 def _render(zoo: Zoo, site: Site) -> dict[str, bytes]:
     from zoo.registry.site.write import render_site
 
-    order = {t.name: i for i, t in enumerate(zoo.targets.all_targets())}
-    return render_site(site, target_order=order)
+    targets = zoo.targets.all_targets()
+    order = {t.name: i for i, t in enumerate(targets)}
+    return render_site(site, target_order=order, columns={t.name: t.accelerator or "portable" for t in targets})
 
 
 def publish_site(zoo: Zoo, url: str | None) -> str:

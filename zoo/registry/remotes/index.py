@@ -106,6 +106,8 @@ class IndexRecord:
     weights_info: dict[str, Any] | None = None
     delegation: dict[str, Any] | None = None
     """Operators on the NPU and the CPU, and partitions: the catalogue's columns."""
+    memory: dict[str, Any] | None = None
+    """The runtime's memory (the manifest's ``memory``): planned buffers, the allocators; for the site."""
     signature: IndexSignature | None = None
     """None: published unsigned."""
 
@@ -171,6 +173,7 @@ def record_for(entry: Entry, slug: str, manifest_sha256: str) -> IndexRecord:
         weights_info=m.weights_info,
         delegation={k: m.delegation[k] for k in ("npu_ops", "cpu_ops", "partitions", "cpu_op_names")
                     if k in m.delegation} or None,
+        memory=m.memory,
         signature=_signature_of(entry),
     )
 
@@ -297,6 +300,7 @@ def _record(model: str, slug: str, key: str, raw: object, source: str) -> IndexR
             accuracy=raw.get("accuracy"),
             weights_info=_optional_dict(raw.get("weights_info"), "weights_info"),
             delegation=_optional_dict(raw.get("delegation"), "delegation"),
+            memory=_optional_dict(raw.get("memory"), "memory"),
             signature=_signature(raw.get("signature"), where),
         )
         digest = key_of(record.key_inputs)

@@ -85,6 +85,38 @@ class Build:
     files: tuple[File, ...] = ()
     signed: bool = False
     remote: str | None = None
+    dram_bytes: float | None = None
+    planned_bytes: int | None = None
+    method_allocator_bytes: int | None = None
+    temp_allocator_bytes: int | None = None
+    """The NPU's scratch and the kernels' metadata while loading (the header's TEMP_ALLOCATOR_BYTES)."""
+    arena_cache_bytes: int | None = None
+    model_file: str | None = None
+    """The ``--model-file`` it was built from (the path as given then), if any."""
+
+    def with_memory(self, record: Any) -> Build:
+        """This build with the runtime's figures of a manifest's ``memory`` record, as the header's
+        macros give them; unchanged where the record has none (built before pipeline 7)."""
+        from dataclasses import replace
+
+        from zoo.registry.firmware.memory_plan import macros
+
+        if not isinstance(record, dict) or not isinstance(record.get("planned_buffers"), list):
+            return self
+        try:
+            m = macros(record)
+        except (TypeError, ValueError):
+            return self
+        return replace(self, planned_bytes=count(m.get("planned_bytes")),
+                       method_allocator_bytes=count(m.get("method_allocator_bytes")),
+                       temp_allocator_bytes=count(m.get("temp_allocator_bytes")),
+                       arena_cache_bytes=count(m.get("arena_cache_bytes")))
+
+    @property
+    def reserve_bytes(self) -> int | None:
+        """RAM the runtime needs besides the .pte: planned buffers, method and temp allocators."""
+        parts = (self.planned_bytes, self.method_allocator_bytes, self.temp_allocator_bytes)
+        return None if any(p is None for p in parts) else sum(p for p in parts if p is not None)
 
     def problem(self) -> str | None:
         """Why a page cannot show this build (a remote's record may hold anything); None if it can.
@@ -93,7 +125,7 @@ class Build:
         import math
         from dataclasses import asdict
 
-        for name in ("time_ms", "per_second", "sram_bytes", "flash_bytes"):
+        for name in ("time_ms", "per_second", "sram_bytes", "flash_bytes", "dram_bytes"):
             value = getattr(self, name)
             if value is not None and not (math.isfinite(value) and value >= 0):
                 return f"{name} is {value}, not a figure ≥ 0"
@@ -105,6 +137,16 @@ class Build:
         except (TypeError, ValueError) as exc:  # NaN, infinities, lone surrogates, objects
             return f"it holds what no page can show ({exc})"
         return None
+
+    @property
+    def column(self) -> str:
+        """Where the heat map shows it: its accelerator (a board's build sits under its NPU), or portable."""
+        return self.accelerator or "portable"
+
+    @property
+    def board(self) -> str | None:
+        """The board preset it was fetched for, if any."""
+        return self.target if self.accelerator and self.target != self.accelerator else None
 
     @property
     def npu_share(self) -> float | None:
@@ -121,7 +163,8 @@ class Build:
     def fetch_line(self) -> str:
         """The ``zoo fetch`` command for exactly this build, quoted for a POSIX shell."""
         options = TargetOptions(self.accelerator, self.system_config, self.memory_mode)
-        argv = ["zoo", "fetch", self.model, *options.fetch_argv(), "--weights", self.weights]
+        argv = ["zoo", *(["--model-file", self.model_file] if self.model_file else []), "fetch", self.model,
+                *options.fetch_argv(), "--weights", self.weights]
         if self.io_in_key:
             argv += ["--io", self.io, "--layout", self.layout]
         if self.sram_budget:
@@ -155,7 +198,8 @@ class Build:
             built_at=m.built_at or "",
             files=tuple(File(f.name, f.kind, f.size, f.sha256) for f in m.files),
             signed=bool((m.verification or {}).get("signature")),
-        )
+            dram_bytes=total.dram_bytes if total else None, model_file=_model_file(m.key_inputs, m.weights_info),
+        ).with_memory(m.memory)
 
     @classmethod
     def from_record(cls, r: IndexRecord, *, remote: str, href: Callable[[str], str | None]) -> Build:
@@ -185,7 +229,18 @@ class Build:
             built_at=r.built_at,
             files=tuple(File(f.name, f.kind, f.size, f.sha256, href(f"{r.folder}/{f.name}")) for f in r.files),
             signed=r.signature is not None, remote=remote,
-        )
+            dram_bytes=number(vela.get("dram_bytes")), model_file=_model_file(ki, r.weights_info),
+        ).with_memory(r.memory)
+
+
+def _model_file(key_inputs: dict[str, Any], weights_info: Any) -> str | None:
+    """The path a --model-file build was made from: its model's code is zoo's model-file
+    loader (zoo/registry/model_file.py), and its weights' origin the path."""
+    modules = _dict(_dict(_dict(key_inputs.get("model")).get("code")).get("modules"))
+    origin = _dict(weights_info).get("origin")
+    if "zoo.registry.model_file" in modules and isinstance(origin, str) and origin:
+        return origin
+    return None
 
 
 def _dict(value: Any) -> dict[str, Any]:
@@ -227,6 +282,7 @@ class Model:
 
 _FACETS: tuple[Callable[[Build], str], ...] = (  # "" where a build has the default
     lambda b: f"weights {b.weights}",
+    lambda b: f"board {b.board}" if b.board else "",
     lambda b: b.io if b.layout == "nchw" else f"{b.io} {b.layout}",
     lambda b: f"SRAM budget {human_bytes(b.sram_budget)}" if b.sram_budget else "",
     lambda b: " ".join(b.extra_flags),
@@ -237,16 +293,16 @@ _FACETS: tuple[Callable[[Build], str], ...] = (  # "" where a build has the defa
 
 
 def variant_labels(builds: Iterable[Build]) -> dict[str, str]:
-    """key → label. The first facets (weights, I/O, budget, flags) name a variant across
+    """key → label. The first facets (weights, board, I/O, budget, flags) name a variant across
     targets; the rest only tell apart builds of one target that share all of those."""
     builds = list(builds)
-    across = [f for f in _FACETS[:4] if len({f(b) for b in builds}) > 1]
+    across = [f for f in _FACETS[:5] if len({f(b) for b in builds}) > 1]
     labels = {b.key: ", ".join(filter(None, (f(b) for f in across))) for b in builds}
     groups: dict[tuple[str, str], list[Build]] = {}  # one pass each way: linear in the builds
     for b in builds:
-        groups.setdefault((b.target, labels[b.key]), []).append(b)
+        groups.setdefault((b.column, labels[b.key]), []).append(b)
     for same in groups.values():
-        extra = [f for f in _FACETS[4:] if len({f(o) for o in same}) > 1]
+        extra = [f for f in _FACETS[5:] if len({f(o) for o in same}) > 1]
         for b in same if extra else ():
             labels[b.key] = ", ".join(filter(None, [labels[b.key], *(f(b) for f in extra)]))
     return labels
@@ -258,6 +314,11 @@ class Site:
     """Where the figures come from: "the local cache" or the remote's URL."""
     models: dict[str, Model]
     from_remote: bool = False
+    columns: Mapping[str, str] = field(default_factory=dict)
+    """Each target name (boards too) → its heat-map column, the accelerator or portable."""
+
+    def column_of(self, target: str) -> str:
+        return self.columns.get(target, target)
 
     @property
     def builds(self) -> list[Build]:
@@ -268,8 +329,9 @@ class Site:
         return [f for m in self.models.values() for f in m.failures]
 
     def targets(self, order: Mapping[str, int]) -> list[str]:
-        """Every target with a build or a failure, in ``order`` (zoo's own), then by name."""
-        names = {b.target for b in self.builds} | {f.target for f in self.failures}
+        """Every column with a build or a failure (a board's under its accelerator), in ``order``
+        (zoo's own), then by accelerator and MACs."""
+        names = {b.column for b in self.builds} | {self.column_of(f.target) for f in self.failures}
         return sorted(names, key=lambda t: (order.get(t, len(order)), target_order(t)))
 
     def tasks(self) -> dict[str, list[Model]]:
@@ -295,6 +357,6 @@ def gather(source: str, builds: Iterable[Build], failures: Iterable[Failed],
     for f in failures:
         model(f.model).failures.append(f)
     for m in models.values():
-        m.builds.sort(key=lambda b: (target_order(b.target), b.variant, b.built_at, b.key))
+        m.builds.sort(key=lambda b: (target_order(b.column), b.variant, b.target, b.built_at, b.key))
         m.failures.sort(key=lambda f: (target_order(f.target), f.weights))
     return Site(source, models, from_remote)

@@ -41,7 +41,10 @@ def _heat_cell(model: Model, builds: list[Build], failed: list[Failed], scale: S
     background, ink = scale.colour(b.time_ms)
     s = b.npu_share
     note = f"<small>{s:.0%} NPU</small>" if s is not None and s < 1 else ""
-    tip = f"{duration(b.time_ms)}; {share(b)}; SRAM {size(b.sram_bytes)}{more}"
+    if b.board:
+        note += f"<small>{e(b.board)}</small>"
+    tip = (f"{duration(b.time_ms)}; {share(b)}; SRAM {size(b.sram_bytes)}, DRAM {size(b.dram_bytes)}, "
+           f"RAM to reserve {size(b.reserve_bytes)}{more}")
     return (f'<td class="t" style="background:{background}"><a href="{e(href)}" style="color:{ink}" '
             f'title="{e(tip)}">{e(duration(b.time_ms))}{"+" if more else ""}{note}</a></td>')
 
@@ -65,9 +68,10 @@ def _rows(model: Model) -> list[tuple[str, list[Build], list[Failed]]]:
     return rows
 
 
-def _heat_map(models: list[Model], targets: list[str], scale: Scale) -> tuple[str, int]:
+def _heat_map(site: Site, models: list[Model], targets: list[str], scale: Scale) -> tuple[str, int]:
     """The task's heat map, and how many of its rows are a variant of a model with several."""
-    head = "".join(f'<th scope="col">{e(t)}</th>' for t in targets)
+    # Short names ("u85-2048") keep all twelve columns inside a 1280-pixel window.
+    head = "".join(f'<th scope="col" title="{e(t)}">{e(t.removeprefix("ethos-"))}</th>' for t in targets)
     lines, variant_rows = [], 0
     for model in models:
         rows = _rows(model)
@@ -76,8 +80,9 @@ def _heat_map(models: list[Model], targets: list[str], scale: Scale) -> tuple[st
         for label, group, failures in rows:
             name = (f'<a href="{e(model_href(model.name, from_index=True))}">{e(model.name)}</a>'
                     + (f'<small class="variant">{e(label)}</small>' if len(rows) > 1 else ""))
-            cells = "".join(_heat_cell(model, [b for b in group if b.target == t],
-                                       [f for f in failures if f.target == t], scale) for t in targets)
+            cells = "".join(_heat_cell(model, [b for b in group if b.column == t],
+                                       [f for f in failures if site.column_of(f.target) == t], scale)
+                            for t in targets)
             lines.append(f'<tr><th scope="row" class="model">{name}</th>{cells}</tr>')
     table = (f'<div class="scroll"><table class="heat"><thead><tr><th></th>{head}</tr></thead>\n<tbody>\n'
              + "\n".join(lines) + "\n</tbody></table></div>")
@@ -98,7 +103,8 @@ def _variant_name(group: list[Build], labels: dict[str, str]) -> str:
 _COLUMNS = (  # key, header, numeric?
     ("model", "model", False), ("task", "task", False), ("variant", "variant", False), ("target", "target", False),
     ("result", "result", False), ("time", "est. time", True), ("npu", "on the NPU", True),
-    ("sram", "SRAM", True), ("flash", "flash", True), ("pte", ".pte", True), ("metrics", "metrics", False),
+    ("sram", "SRAM", True), ("flash", "flash", True), ("dram", "DRAM", True), ("reserve", "RAM to reserve", True),
+    ("pte", ".pte", True), ("metrics", "metrics", False),
 )
 
 
@@ -119,6 +125,8 @@ def _build_rows(site: Site) -> list[str]:
                 f'<td class="num" data-v="{_num(b.npu_share)}">{e(share(b))}</td>',
                 f'<td class="num" data-v="{_num(b.sram_bytes)}">{e(size(b.sram_bytes))}</td>',
                 f'<td class="num" data-v="{_num(b.flash_bytes)}">{e(size(b.flash_bytes))}</td>',
+                f'<td class="num" data-v="{_num(b.dram_bytes)}">{e(size(b.dram_bytes))}</td>',
+                f'<td class="num" data-v="{_num(b.reserve_bytes)}">{e(size(b.reserve_bytes))}</td>',
                 f'<td class="num" data-v="{_num(b.pte_bytes)}">{e(size(b.pte_bytes))}</td>',
                 f"<td>{e(metrics_text(b))}</td>",
             ]
@@ -127,7 +135,7 @@ def _build_rows(site: Site) -> list[str]:
             cells = [f'<td><a href="{e(href)}#failures">{e(model.name)}</a></td>', f"<td>{e(model.task)}</td>",
                      f"<td>weights {e(f.weights)}</td>", f"<td>{e(f.target)}</td>",
                      f'<td class="failed" title="{e(f.message)}">failed at {e(f.where)}</td>',
-                     *(['<td class="num" data-v="">-</td>'] * 5), "<td>-</td>"]
+                     *(['<td class="num" data-v="">-</td>'] * 7), "<td>-</td>"]
             out.append(f'<tr data-status="failed">{"".join(cells)}</tr>')
     return out
 
@@ -137,7 +145,7 @@ def render_index(site: Site, targets: list[str], scale: Scale) -> str:
     tasks = site.tasks()
     sections, variant_rows = [], 0
     for task, models in tasks.items():
-        table, variants = _heat_map(models, targets, scale)
+        table, variants = _heat_map(site, models, targets, scale)
         variant_rows += variants
         note = ('<p class="note">Rows with a second line are variants: builds of one model that differ in what '
                 "the line names (weights, I/O, SRAM budget or Vela options). Each has its own row.</p>"

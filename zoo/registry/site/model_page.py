@@ -81,8 +81,25 @@ def _files(b: Build) -> str:
 
 
 _HEAD = ("<thead><tr><th>variant</th><th>I/O</th><th>est. time</th><th>inferences/s</th><th>SRAM</th>"
-         "<th>flash</th><th>.pte</th><th>operators</th><th>on the CPU</th><th>metrics<br><small>float → program"
-         "</small></th></tr></thead>")
+         "<th>flash</th><th>DRAM</th><th>RAM to reserve</th><th>.pte</th><th>operators</th><th>on the CPU</th>"
+         "<th>metrics<br><small>float → program</small></th></tr></thead>")
+_COLUMNS = 12
+
+
+def memory_line(b: Build) -> str:
+    """Every memory the build needs, and where each must live (docs/c-header.md, Where each lives)."""
+    if b.accelerator is None:
+        npu = "runs on the CPU"
+    else:
+        arena = ("DRAM, with an SRAM cache of " + size(b.arena_cache_bytes) if b.memory_mode
+                 and b.memory_mode.startswith("Dedicated_Sram") and b.arena_cache_bytes else "SRAM")
+        npu = (f"Vela: SRAM {size(b.sram_bytes)}, flash {size(b.flash_bytes)}, DRAM {size(b.dram_bytes)} "
+               f"({b.memory_mode or '?'}: the NPU's arena in {arena})")
+    if b.reserve_bytes is None:
+        return f"Memory: {npu}; the runtime's RAM is not recorded for this build."
+    return (f"Memory: {npu}; RAM to reserve {size(b.reserve_bytes)}: planned buffers {size(b.planned_bytes)} and "
+            f"method allocator {size(b.method_allocator_bytes)} in any RAM the CPU reaches, temp allocator "
+            f"{size(b.temp_allocator_bytes)} (it holds the NPU's scratch) where the arena lives.")
 
 
 def _cpu(b: Build) -> str:
@@ -98,12 +115,14 @@ def _target_table(target: str, builds: Sequence[Build], labels: dict[str, str]) 
             f'<tr id="{anchor(b)}" class="build"><td>{e(labels.get(b.key) or "-")}</td>'
             f"<td class=\"io\">{e(b.io)} {e(b.layout)}</td><td class=\"num\">{e(duration(b.time_ms))}</td>"
             f'<td class="num">{e(per_s)}</td><td class="num">{e(size(b.sram_bytes))}</td>'
-            f'<td class="num">{e(size(b.flash_bytes))}</td><td class="num">{e(size(b.pte_bytes))}</td>'
+            f'<td class="num">{e(size(b.flash_bytes))}</td><td class="num">{e(size(b.dram_bytes))}</td>'
+            f'<td class="num">{e(size(b.reserve_bytes))}</td><td class="num">{e(size(b.pte_bytes))}</td>'
             f"<td>{e(share(b))}</td><td>{e(_cpu(b))}</td><td>{e(metrics_text(b))}</td></tr>")
         options = ", ".join(filter(None, [b.system_config, b.memory_mode, " ".join(b.extra_flags)])) or "portable"
         rows.append(
-            f'<tr class="how"><td colspan="10"><div class="fetch"><span>Vela: {e(options)}; built '
-            f"{e(b.built_at[:10] or '?')}</span><pre><code>{e(b.fetch_line())}</code></pre></div>{_files(b)}</td></tr>")
+            f'<tr class="how"><td colspan="{_COLUMNS}"><div class="fetch"><span>Vela: {e(options)}; built '
+            f"{e(b.built_at[:10] or '?')}{e('; board ' + b.board if b.board else '')}</span><pre><code>"
+            f"{e(b.fetch_line())}</code></pre></div><p class=\"memory\">{e(memory_line(b))}</p>{_files(b)}</td></tr>")
     return (f'<section class="target" id="{e("t-" + anchor(builds[0]))}"><h3>{e(target)}</h3>'
             f'<div class="scroll"><table class="builds">{_HEAD}<tbody>{"".join(rows)}</tbody></table></div></section>')
 
@@ -128,7 +147,7 @@ def _tools(model: Model) -> str:
 
 def render_model(site: Site, model: Model, targets: list[str], scale: Scale) -> str:
     labels = model.labels()
-    by_target = {t: [b for b in model.builds if b.target == t] for t in targets}
+    by_target = {t: [b for b in model.builds if b.column == t] for t in targets}
     tables = [_target_table(t, bs, labels) for t, bs in by_target.items() if bs]
     chart = chart_svg(model.builds, labels, scale, title=f"{model.name}: Vela's estimated time per inference")
     n = sum(1 for bs in by_target.values() if bs)

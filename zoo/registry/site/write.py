@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Mapping
 from importlib.resources import files as resources
 from pathlib import Path
@@ -18,8 +19,12 @@ MARKER = ".zoo-site"
 _STATIC = ("site.css", "site.js")
 
 
-def render_site(site: Site, *, target_order: Mapping[str, int]) -> dict[str, bytes]:
-    """Every file of the site by its path inside the site folder; the same site gives the same bytes."""
+def render_site(site: Site, *, target_order: Mapping[str, int],
+                columns: Mapping[str, str] | None = None) -> dict[str, bytes]:
+    """Every file of the site by its path inside the site folder; the same site gives the same bytes.
+    ``columns``: each target name (boards too) → its accelerator, or portable."""
+    if columns is not None:
+        site = dataclasses.replace(site, columns=columns)
     targets = site.targets(target_order)
     scale = Scale.of(b.time_ms for b in site.builds)
     out = {name: (resources("zoo.registry.site") / "static" / name).read_bytes() for name in _STATIC}
