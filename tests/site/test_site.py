@@ -29,7 +29,8 @@ def test_the_index_counts_groups_by_task_and_shows_every_variant(site_cache: dic
     zoo("site", str(tmp_path / "site"))
     index = parse(tmp_path / "site" / "index.html")
     text = index.plain()
-    assert "2 models, 4 builds, 1 failed builds; 3 heat-map rows are variants of a model." in text
+    assert ("2 models, 4 builds, 1 failed builds (1 model × target where nothing built, as zoo report --all "
+            "counts); 3 heat-map rows are variants of a model.") in text
     assert "operator" in text and "task not recorded" in text  # add's task from its plugin; the hostile one has none
     heat_rows = [r for r in index.rows if r and r[0].startswith("add")]
     labels = sorted(r[0].removeprefix("add") for r in heat_rows[:3])
@@ -287,3 +288,26 @@ def test_a_model_file_build_is_told_apart_by_its_code() -> None:
     code = {"model": {"code": {"modules": {"zoo.registry.model_file": "sha256:0"}}}}
     assert _model_file(code, {"origin": "/src/net.py"}) == "/src/net.py"
     assert _model_file({"model": {"code": {"modules": {"zoo.plugins.add": "sha256:0"}}}}, {"origin": "x"}) is None
+
+
+def test_a_failed_budget_build_is_labelled_by_its_budget_and_counted_as_the_report_counts(
+    site_cache: dict[str, Manifest], tmp_path: Path
+) -> None:
+    """Issue 31: the failed --sram-budget build read "weights mnist", and the site counted 2 failures
+    where zoo report --all counted 1."""
+    from zoo.registry.failures import Failure
+
+    m = site_cache["float"]
+    target = {**m.key_inputs["target"], "sram_budget": 1024}
+    Zoo().cache.record_failure(Failure(
+        model="add", target="ethos-u55-128", weights="none", key="f" * 64, error="BuildError",
+        message="nothing fits ethos-u55-128's SRAM budget of 1.0 KiB", stage="memory fit", recorded=True,
+        variant={"target": target}))
+    zoo("site", str(tmp_path / "site"))
+    index = parse(tmp_path / "site" / "index.html")
+    assert "2 failed builds (1 model × target where nothing built, as zoo report --all counts)" in index.plain()
+    row = next(r for r in index.rows if r and "failed at memory fit" in r)
+    assert "weights none, SRAM budget 1.0 KiB" in row
+    heat = next(r for r in index.rows if r and r[0].startswith("add") and "SRAM budget 1.0 KiB" in r[0]
+                and any("✗" in c for c in r))
+    assert heat

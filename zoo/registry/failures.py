@@ -44,6 +44,8 @@ class Failure:
     pass_name: str | None = None
     tools: dict[str, str | None] | None = None
     """The tool versions of the build key: a new release tries again."""
+    variant: dict[str, Any] | None = None
+    """What else the key names: ``target`` (Vela options, SRAM budget) and ``io``, as the key has them."""
     recorded: bool = False
     """Whether the cache keeps it (``fetch`` reports it without compiling again)."""
     source: str = "build"
@@ -84,6 +86,8 @@ class Failure:
         for name in ("stage", "operator", "pass_name"):
             if data.get(name) is not None and not isinstance(data[name], str):
                 raise ValueError(f"{name} must be a string or null")
+        if data.get("variant") is not None and not isinstance(data["variant"], dict):
+            raise ValueError("variant must be an object or null")
         if not isinstance(data.get("recorded", False), bool):
             raise ValueError("recorded must be true or false")
         tools = data.get("tools")

@@ -324,6 +324,7 @@ class Resolver:
             model=r.spec.name, target=r.target.name, weights=r.weights.name, key=p.key,
             error=outcome.error, message=outcome.message, stage=outcome.stage, operator=outcome.operator,
             pass_name=outcome.pass_name, tools=wanted.key_inputs.get("tools"), recorded=keep,
+            variant={k: wanted.key_inputs[k] for k in ("target", "io") if k in wanted.key_inputs},
         )
         if keep:
             self.cache.record_failure(failure)

@@ -260,10 +260,31 @@ class Failed:
     target: str
     where: str
     message: str
+    io: str = "float"
+    layout: str = "nchw"
+    sram_budget: int | None = None
+    extra_flags: tuple[str, ...] = ()
 
     @classmethod
     def from_failure(cls, f: Failure) -> Failed:
-        return cls(f.model, f.weights, f.target, f.where, f.message)
+        variant = _dict(f.variant)
+        target, io = _dict(variant.get("target")), _dict(variant.get("io"))
+        flags = target.get("extra_flags")
+        return cls(f.model, f.weights, f.target, f.where, f.message, io=_text(io.get("mode") or "float"),
+                   layout=_text(io.get("layout") or "nchw"), sram_budget=count(target.get("sram_budget")),
+                   extra_flags=tuple(str(x) for x in flags) if isinstance(flags, list) else ())
+
+    @property
+    def variant(self) -> tuple[str, ...]:
+        """As ``Build.variant``: the failure sits on the row of the builds it would have joined."""
+        return (self.weights, self.io, self.layout, str(self.sram_budget or ""), " ".join(self.extra_flags))
+
+    @property
+    def label(self) -> str:
+        """What sets it apart, for a row of its own: the weights, and whatever else its key names."""
+        parts = [f"weights {self.weights}", self.io if self.layout == "nchw" else f"{self.io} {self.layout}",
+                 f"SRAM budget {human_bytes(self.sram_budget)}" if self.sram_budget else "", " ".join(self.extra_flags)]
+        return ", ".join(p for p in parts if p and p != "float")
 
 
 @dataclass

@@ -50,21 +50,19 @@ def _heat_cell(model: Model, builds: list[Build], failed: list[Failed], scale: S
 
 
 def _rows(model: Model) -> list[tuple[str, list[Build], list[Failed]]]:
-    """The model's heat-map rows: one per variant, its label, builds and the failures of its weights
-    (on the first row with those weights, or a row of their own where nothing with them built)."""
+    """The model's heat-map rows: one per variant, its label, builds and the failures of that
+    variant (a row of their own where nothing of it built)."""
     labels = model.labels()
     variants: dict[tuple[str, ...], list[Build]] = {}
     for b in model.builds:
         variants.setdefault(b.variant, []).append(b)
-    rows: list[tuple[str, list[Build], list[Failed]]] = []
-    placed: set[str] = set()
-    for group in variants.values():
-        w = group[0].weights
-        rows.append((_variant_name(group, labels), group,
-                     [f for f in model.failures if f.weights == w] if w not in placed else []))
-        placed.add(w)
-    for w in dict.fromkeys(f.weights for f in model.failures if f.weights not in placed):
-        rows.append((f"weights {w}", [], [f for f in model.failures if f.weights == w]))
+    rows: list[tuple[str, list[Build], list[Failed]]] = [
+        (_variant_name(group, labels), group, [f for f in model.failures if f.variant == v])
+        for v, group in variants.items()
+    ]
+    for v in dict.fromkeys(f.variant for f in model.failures if f.variant not in variants):
+        failed = [f for f in model.failures if f.variant == v]
+        rows.append((failed[0].label, [], failed))
     return rows
 
 
@@ -133,7 +131,7 @@ def _build_rows(site: Site) -> list[str]:
             out.append(f'<tr data-status="built">{"".join(cells)}</tr>')
         for f in model.failures:
             cells = [f'<td><a href="{e(href)}#failures">{e(model.name)}</a></td>', f"<td>{e(model.task)}</td>",
-                     f"<td>weights {e(f.weights)}</td>", f"<td>{e(f.target)}</td>",
+                     f"<td>{e(f.label)}</td>", f"<td>{e(f.target)}</td>",
                      f'<td class="failed" title="{e(f.message)}">failed at {e(f.where)}</td>',
                      *(['<td class="num" data-v="">-</td>'] * 7), "<td>-</td>"]
             out.append(f'<tr data-status="failed">{"".join(cells)}</tr>')
@@ -153,7 +151,10 @@ def render_index(site: Site, targets: list[str], scale: Scale) -> str:
         sections.append(f'<section id="{e(_task_id(task))}"><h2>{e(task)} <small>{len(models)} '
                         f'model{"s" if len(models) != 1 else ""}</small></h2>{table}{note}</section>')
     nav = " · ".join(f'<a href="#{e(_task_id(t))}">{e(t)}</a>' for t in tasks)
-    counts = (f"{len(site.models)} models, {built} builds, {failed} failed builds"
+    where_none = len({(f.model, f.weights, f.target) for f in site.failures}
+                     - {(b.model, b.weights, b.target) for b in site.builds})
+    counts = (f"{len(site.models)} models, {built} builds, {failed} failed builds ({where_none} model × target "
+              f"where nothing built, as zoo report --all counts)"
               + (f"; {variant_rows} heat-map rows are variants of a model" if variant_rows else ""))
     head = "".join(f'<th scope="col" data-key="{k}" data-type="{"num" if num else "text"}">'
                    f'<button type="button">{e(h)}</button></th>' for k, h, num in _COLUMNS)

@@ -131,12 +131,12 @@ def _failures(model: Model) -> str:
     if not model.failures:
         return ""
     rows = "".join(
-        f"<tr><td>{e(f.target)}</td><td>{e(f.weights)}</td><td>{e(f.where)}</td>"
+        f"<tr><td>{e(f.target)}</td><td>{e(f.label)}</td><td>{e(f.where)}</td>"
         f"<td><details><summary>{e((f.message.splitlines() or [''])[0][:160])}</summary><pre>{e(f.message)}</pre>"
         "</details></td></tr>" for f in model.failures)
     return ('<h2 id="failures">What failed</h2><p class="note">Recorded failures: zoo fetch does not compile '
             "these again until a tool changes; zoo build tries again.</p>"
-            f'<table class="failures"><thead><tr><th>target</th><th>weights</th><th>where</th><th>error</th></tr>'
+            f'<table class="failures"><thead><tr><th>target</th><th>variant</th><th>where</th><th>error</th></tr>'
             f"</thead><tbody>{rows}</tbody></table>")
 
 
