@@ -1,5 +1,6 @@
-"""The README's Python lines run as written, against the builds the compile tier shares
-(so nothing compiles here), and the metric they read is typed and says what was measured."""
+"""The docs' code runs as written: the README's and getting-started's Python against the
+builds the compile tier shares, every `zoo` line that compiles nothing in the fast tier, and
+every model file a command names exists. The metric the Python reads is typed."""
 
 from __future__ import annotations
 
@@ -18,6 +19,65 @@ def python_blocks(page: Path) -> list[str]:
     return re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
 
 
+# What a docs line may run here: commands that compile nothing and touch no network.
+_LIGHT = ("list", "targets", "info", "plugins", "--help", "--version")
+
+
+def shell_lines() -> list[tuple[str, str]]:
+    """(page, command) for every ``zoo`` line of a shell block in the README and docs/."""
+    out = []
+    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
+        for block in re.findall(r"```(?:sh|bash|shell)\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
+            for line in block.splitlines():
+                command = line.split(" #")[0].strip()
+                if command.startswith("zoo "):
+                    out.append((page.name, command))
+    return out
+
+
+@pytest.mark.parametrize("page,command", [(p, c) for p, c in shell_lines() if c.split()[1] in _LIGHT])
+def test_a_docs_zoo_line_that_compiles_nothing_runs_as_written(page: str, command: str) -> None:
+    import shlex
+
+    from click.testing import CliRunner
+
+    from zoo.cli import main
+
+    result = CliRunner().invoke(main, shlex.split(command)[1:])
+    assert result.exit_code == 0, f"{page}: {command}: {result.output}"
+
+
+def _placeholder(command: str) -> bool:
+    """A synopsis, not a command: ``zoo firmware MODEL -t TARGET [--board ...]``, ``ls | verify``."""
+    return " | " in command or "[" in command or command.rstrip().endswith("\\") or bool(
+        re.search(r"(?<![-\w])(MODEL|TARGET|DIR|FILE|REMOTE)(?![-\w])", command))
+
+
+@pytest.mark.parametrize("page,command", [(p, c) for p, c in shell_lines()
+                                          if c.split()[1] not in _LIGHT and not _placeholder(c)])
+def test_a_docs_zoo_line_that_compiles_parses_as_written(page: str, command: str) -> None:
+    """Its command and every option exist and take what the line gives them (it is not run: it compiles,
+    or reaches a remote; the compile tier runs the same flows)."""
+    import shlex
+
+    import click
+
+    from zoo.cli import main
+
+    args = shlex.split(command)[1:]
+    try:
+        ctx: click.Context = main.make_context("zoo", list(args))  # the global options, then the command
+        rest = [*ctx._protected_args, *ctx.args]
+        cmd: click.Command | None = main
+        while isinstance(cmd, click.Group):  # zoo cache ls, ...
+            name, cmd, rest = cmd.resolve_command(ctx, rest)
+            assert cmd is not None and name is not None, f"{page}: {command}: no such command"
+            ctx = cmd.make_context(name, list(rest), parent=ctx)
+            rest = [*getattr(ctx, "_protected_args", []), *ctx.args]
+    except click.UsageError as exc:
+        pytest.fail(f"{page}: {command}: {exc.format_message()}")
+
+
 def test_every_model_file_a_command_in_the_docs_names_is_shipped() -> None:
     """Issue 31: the README's two_heads.py command could not be run as written."""
     pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
@@ -28,6 +88,17 @@ def test_every_model_file_a_command_in_the_docs_names_is_shipped() -> None:
     assert named, "the docs name no model file: the pattern no longer matches them"
     missing = sorted((page, m) for page, m in named if not (ROOT / m).is_file())
     assert not missing, missing
+
+
+@pytest.mark.compile
+def test_getting_starteds_python_runs_as_written(built: dict[tuple[str, str], Artifact], use_shared_cache: Path,
+                                                 tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """mv2 and mnist on u55-128 and u85-256 are the shared builds; the SRAM budget one is new."""
+    (block,) = python_blocks(ROOT / "docs" / "getting-started.md")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, object] = {}
+    exec(block, namespace)
+    assert sorted(p.name for p in (tmp_path / "out").iterdir())  # fetch_many wrote the four artifacts
 
 
 @pytest.mark.compile
