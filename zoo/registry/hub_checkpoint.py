@@ -3,10 +3,10 @@ checks what is there, downloads what is not, and says what to do offline."""
 
 from __future__ import annotations
 
-import hashlib
 from pathlib import Path
 
 from zoo._errors import BuildError
+from zoo.registry.cache import sha256_file
 from zoo.registry.offline import is_offline
 
 
@@ -29,7 +29,7 @@ def hub_checkpoint(url: str, *, model: str) -> Path:
     advice = (f"use '--weights random' for untrained weights, or download {url} on a connected machine "
               f"and place it at {path}")
     if path.is_file():
-        if prefix and not _sha256(path).startswith(prefix):
+        if prefix and not sha256_file(path).startswith(prefix):
             raise BuildError(f"{model}: {path} is not the file at {url} (its sha256 does not start with "
                              f"{prefix}); delete it, then {advice}")
         return path
@@ -43,10 +43,3 @@ def hub_checkpoint(url: str, *, model: str) -> Path:
         raise BuildError(f"{model}: cannot download {url} ({type(exc).__name__}: {exc}); {advice}") from exc
     return path
 
-
-def _sha256(path: Path) -> str:
-    digest = hashlib.sha256()
-    with path.open("rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            digest.update(block)
-    return digest.hexdigest()
