@@ -42,4 +42,3 @@ def hub_checkpoint(url: str, *, model: str) -> Path:
     except Exception as exc:
         raise BuildError(f"{model}: cannot download {url} ({type(exc).__name__}: {exc}); {advice}") from exc
     return path
-

@@ -4,8 +4,8 @@ Hub client) open no connection while zoo is offline.
 
 Two layers, because neither covers everything alone:
 
-- Python's audit events see every name lookup, connect and URL request that Python
-  code makes, in any thread; a hook that raises stops the call before a byte leaves.
+- Python's audit events see every name lookup and connect that Python code makes, in
+  any thread; a hook that raises stops the call before a byte leaves.
   A hook cannot be removed, so one is installed per process and acts only while some
   thread is inside :func:`no_network`: the whole process is offline meanwhile.
 - A network namespace with no interfaces covers what Python does not see: native code
@@ -64,7 +64,7 @@ def _where(event: str, args: tuple[Any, ...]) -> str:
     return "the network"
 
 
-def refusal(where: str) -> str:
+def _refusal(where: str) -> str:
     return (
         f"zoo is offline (--offline, offline in zoo.toml or ZOO_OFFLINE) and refused a connection to "
         f"{where} before it opened. Fetch once online so that the download is cached, "
@@ -74,7 +74,7 @@ def refusal(where: str) -> str:
 
 def _hook(event: str, args: tuple[Any, ...]) -> None:
     if _depth and event in _EVENTS:
-        raise OfflineConnection(refusal(_where(event, args)))
+        raise OfflineConnection(_refusal(_where(event, args)))
 
 
 def _libc() -> Any:
@@ -100,7 +100,7 @@ def _enter_namespace() -> Callable[[], None] | None:
 
     def leave() -> None:
         try:
-            if libc.setns(home, _CLONE_NEWNET) != 0:  # pragma: no cover - it entered, so it may leave
+            if libc.setns(home, _CLONE_NEWNET) != 0:  # it entered, so it may leave: a kernel that says no is a bug
                 raise OSError("cannot return to the network namespace it left")
         finally:
             os.close(home)
