@@ -64,8 +64,8 @@ def render_text(report: Report, *, width: int | None = None) -> str:
         headers.insert(-1, "metrics (float → program)")
         for r, line in zip(rows, body, strict=True):
             line.insert(-1, r.metrics_text)
-    # Too wide for the terminal, columns go in this order (the key last of all is cut, never
-    # shortened: a prefix of a key is still a key).
+    # Too wide for the terminal, columns are left out in this order, the key first: a key cut
+    # short would still look whole.
     text = render(headers, body, width=width, drop=_DROP) if rows else "nothing built"
     for f in report.failures:
         text += f"\nFAILED on {f.target} (weights {f.weights}) at {f.where}: {f.message}"
