@@ -103,7 +103,9 @@ def test_getting_starteds_python_runs_as_written(built: dict[tuple[str, str], Ar
     monkeypatch.chdir(tmp_path)
     namespace: dict[str, object] = {}
     exec(block, namespace)
-    assert sorted(p.name for p in (tmp_path / "out").iterdir())  # fetch_many wrote the four artifacts
+    # fetch_many wrote the four artifacts, each in a folder of its own
+    assert sorted(p.name for p in (tmp_path / "out").iterdir()) == [
+        "mnist_u55-128", "mnist_u85-256", "mv2_u55-128", "mv2_u85-256"]
 
 
 @pytest.mark.compile

@@ -158,7 +158,7 @@ class Build:
     @property
     def variant(self) -> tuple[str, ...]:
         """What sets this build apart from the model's other builds on any target."""
-        return (self.weights, self.io, self.layout, str(self.sram_budget or ""), " ".join(self.extra_flags))
+        return _variant(self.weights, self.io, self.layout, self.sram_budget, self.extra_flags)
 
     def fetch_line(self) -> str:
         """The ``zoo fetch`` command for exactly this build, quoted for a POSIX shell."""
@@ -233,6 +233,10 @@ class Build:
         ).with_memory(r.memory)
 
 
+def _variant(weights: str, io: str, layout: str, sram_budget: int | None, flags: tuple[str, ...]) -> tuple[str, ...]:
+    return (weights, io, layout, str(sram_budget or ""), " ".join(flags))
+
+
 def _model_file(key_inputs: dict[str, Any], weights_info: Any) -> str | None:
     """The path a --model-file build was made from: its model's code is zoo's model-file
     loader (zoo/registry/model_file.py), and its weights' origin the path."""
@@ -277,7 +281,7 @@ class Failed:
     @property
     def variant(self) -> tuple[str, ...]:
         """As ``Build.variant``: the failure sits on the row of the builds it would have joined."""
-        return (self.weights, self.io, self.layout, str(self.sram_budget or ""), " ".join(self.extra_flags))
+        return _variant(self.weights, self.io, self.layout, self.sram_budget, self.extra_flags)
 
     @property
     def label(self) -> str:
