@@ -34,7 +34,7 @@ class FakeCompile:
 
     def __call__(self, spec: Any, targets: Sequence[Any], *, weights: str | None = None, calibration: Any = None,
                  progress: Any = None, verify: Sequence[bool] | None = None, evaluation: Any = None,
-                 boundary: Any = None) -> list[Any]:
+                 boundary: Any = None, precision: Any = None) -> list[Any]:
         from zoo.registry import io_boundary
         from zoo.registry.compile import CompileResult
         from zoo.registry.compile.blame import _stage
@@ -53,6 +53,8 @@ class FakeCompile:
             stored = TARGETS.get(t.accelerator)
             if boundary is not None and boundary.integer:
                 raise BuildError(f"the fake compile only has float I/O, not --io {boundary.mode}")
+            if precision is not None and precision.name != "int8":
+                raise BuildError(f"the fake compile only has int8 programs, not --precision {precision.name}")
             if spec.name not in self.stand_ins or stored is None or (t.accelerator and (t.memory_mode, t.sram_budget) != ("Shared_Sram", None)):
                 raise BuildError(f"the fake compile only has add for u55-128 and portable, not {spec.name} for {t.name}")
             fields = json.loads((DATA / f"add_{stored}.json").read_text())

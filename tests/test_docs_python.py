@@ -11,31 +11,22 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
+from tests.docs_blocks import PAGES, PYTHON, SHELL, blocks, light
 from tests.fake_compile import FakeCompile
 from zoo import Artifact, Zoo
 
 
 def python_blocks(page: Path) -> list[str]:
-    return re.findall(r"```python\n(.*?)```", page.read_text(encoding="utf-8"), re.S)
-
-
-# What a docs line may run here: commands that compile nothing and touch no network.
-_LIGHT = ("list", "targets", "info", "plugins", "--help", "--version")
+    return [b.text for b in blocks(page) if b.lang in PYTHON]
 
 
 def shell_lines() -> list[tuple[str, str]]:
     """(page, command) for every ``zoo`` line of a shell block in the README and docs/."""
-    out = []
-    for page in [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]:
-        for block in re.findall(r"```(?:sh|bash|shell)\n(.*?)```", page.read_text(encoding="utf-8"), re.S):
-            for line in block.splitlines():
-                command = line.split(" #")[0].strip()
-                if command.startswith("zoo "):
-                    out.append((page.name, command))
-    return out
+    return [(page.name, command) for page in PAGES for b in blocks(page) if b.lang in SHELL
+            for command in b.lines() if command.startswith("zoo ")]
 
 
-@pytest.mark.parametrize("page,command", [(p, c) for p, c in shell_lines() if c.split()[1] in _LIGHT])
+@pytest.mark.parametrize("page,command", [(p, c) for p, c in shell_lines() if light(c)])
 def test_a_docs_zoo_line_that_compiles_nothing_runs_as_written(page: str, command: str) -> None:
     import shlex
 
@@ -53,8 +44,7 @@ def _placeholder(command: str) -> bool:
         re.search(r"(?<![-\w])(MODEL|TARGET|DIR|FILE|REMOTE)(?![-\w])", command))
 
 
-@pytest.mark.parametrize("page,command", [(p, c) for p, c in shell_lines()
-                                          if c.split()[1] not in _LIGHT and not _placeholder(c)])
+@pytest.mark.parametrize("page,command", [(p, c) for p, c in shell_lines() if not light(c) and not _placeholder(c)])
 def test_a_docs_zoo_line_that_compiles_parses_as_written(page: str, command: str) -> None:
     """Its command and every option exist and take what the line gives them (it is not run: it compiles,
     or reaches a remote; the compile tier runs the same flows)."""
@@ -80,10 +70,9 @@ def test_a_docs_zoo_line_that_compiles_parses_as_written(page: str, command: str
 
 def test_every_model_file_a_command_in_the_docs_names_is_shipped() -> None:
     """Issue 31: the README's two_heads.py command could not be run as written."""
-    pages = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    named = {(page.name, m) for page in pages
+    named = {(page.name, m) for page in PAGES
              for m in re.findall(r"^\s*(?:\$ )?zoo[^\n`]*--model-file (\S+)", page.read_text(encoding="utf-8"), re.M)}
-    named |= {(page.name, m) for page in pages
+    named |= {(page.name, m) for page in PAGES
               for m in re.findall(r"`zoo --model-file (\S+)", page.read_text(encoding="utf-8"))}
     assert named, "the docs name no model file: the pattern no longer matches them"
     missing = sorted((page, m) for page, m in named if not (ROOT / m).is_file())

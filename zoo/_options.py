@@ -17,6 +17,8 @@ from zoo._errors import UsageError
 
 ExecutorName = Literal["inline", "processes", "ray"]
 IO_MODES = ("float", "int8", "uint8", "pixels")
+PRECISIONS = ("int8", "a16w8")
+"""What ``--precision`` takes, the default first (``zoo.registry.precision``)."""
 
 
 @dataclass(frozen=True)
@@ -36,6 +38,9 @@ class Choices:
     ``uint8`` or ``pixels`` (raw uint8 image bytes); None: zoo.toml's ``default_io``."""
     layout: str | None = None
     """``nchw`` or ``nhwc`` for image inputs; None: the model's default."""
+    precision: str | None = None
+    """What the program is quantized at: ``int8`` (the default) or ``a16w8`` (int16
+    activations, int8 weights); ``zoo.registry.precision``."""
 
 
 @dataclass(frozen=True)
@@ -122,6 +127,7 @@ class FetchArgs(TypedDict, total=False):
     sram_budget: int | None
     io: str | None
     layout: str | None
+    precision: str | None
     out_dir: Path | None
     header_array: str
     header_section: str

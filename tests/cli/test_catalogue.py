@@ -89,7 +89,7 @@ def test_report_all_as_text_and_json(catalogue_cache: None) -> None:
     assert any(line.startswith("operator") and "3 I/O (de)quantize" in line and line.split()[-1] == "-"
                for line in lines), text.stdout
     assert any("portable" in line and "FAILED at lower (aten.add.Tensor)" in line for line in lines), text.stdout
-    assert "2 model × target cells: 1 built, 1 failed" in text.stdout
+    assert "2 model × target cells, 1 with a build; 1 failed build." in text.stdout
 
     data = json.loads(CliRunner().invoke(main, ["report", "--all", "--json"]).stdout)
     assert data["models"] == [{"model": "add", "weights": "none", "task": "operator"}]
@@ -97,6 +97,7 @@ def test_report_all_as_text_and_json(catalogue_cache: None) -> None:
     assert by_target["ethos-u55-128"]["status"] == "built"
     assert by_target["ethos-u55-128"]["artifact"]["inference_time_ms"] > 0
     assert by_target["portable"]["failure"]["operator"] == "aten.add.Tensor"
+    assert [(f["target"], f["stage"]) for f in data["failures"]] == [("portable", "lower")]
 
 
 class _Cells(HTMLParser):

@@ -29,8 +29,7 @@ def test_the_index_counts_groups_by_task_and_shows_every_variant(site_cache: dic
     zoo("site", str(tmp_path / "site"))
     index = parse(tmp_path / "site" / "index.html")
     text = index.plain()
-    assert ("2 models, 4 builds, 1 failed builds (1 model × target where nothing built, as zoo report --all "
-            "counts); 3 heat-map rows are variants of a model.") in text
+    assert "2 models, 4 builds, 1 failed build; 3 heat-map rows are variants of a model." in text
     assert "operator" in text and "task not recorded" in text  # add's task from its plugin; the hostile one has none
     heat_rows = [r for r in index.rows if r and r[0].startswith("add")]
     labels = sorted(r[0].removeprefix("add") for r in heat_rows[:3])
@@ -228,7 +227,7 @@ def test_variant_labels_are_linear_in_one_models_builds() -> None:
             return object.__getattribute__(self, name)
 
     base = dict(model="m", weights="w", target="t", accelerator="ethos-u55-128", system_config="s", memory_mode="m",
-                extra_flags=(), sram_budget=None, io="float", layout="nchw", io_in_key=False, inputs=(), time_ms=1.0,
+                extra_flags=(), sram_budget=None, io="float", layout="nchw", io_in_key=False, precision="int8", inputs=(), time_ms=1.0,
                 per_second=1.0, sram_bytes=1.0, flash_bytes=1.0, pte_bytes=1, npu_ops=1, cpu_ops=0, partitions=1,
                 cpu_op_names=(), metrics=(), weights_info={}, tools={})
     n = 6000
@@ -248,7 +247,7 @@ def test_charts_and_rows_order_targets_by_accelerator_then_macs() -> None:
     from zoo.registry.site.markup import Scale
 
     base = dict(model="m", weights="w", accelerator="", system_config="s", memory_mode="m", extra_flags=(),
-                sram_budget=None, io="float", layout="nchw", io_in_key=False, inputs=(), per_second=1.0,
+                sram_budget=None, io="float", layout="nchw", io_in_key=False, precision="int8", inputs=(), per_second=1.0,
                 sram_bytes=1.0, flash_bytes=1.0, pte_bytes=1, npu_ops=1, cpu_ops=0, partitions=1, cpu_op_names=(),
                 metrics=(), weights_info={}, tools={}, built_at="2026-11-26T00:00")
     names = ["ethos-u85-1024", "ethos-u55-256", "ethos-u55-32", "ethos-u85-128", "ethos-u55-128", "ethos-u65-256"]
@@ -294,7 +293,11 @@ def test_a_failed_budget_build_is_labelled_by_its_budget_and_counted_as_the_repo
     site_cache: dict[str, Manifest], tmp_path: Path
 ) -> None:
     """Issue 31: the failed --sram-budget build read "weights mnist", and the site counted 2 failures
-    where zoo report --all counted 1."""
+    where zoo report --all counted 1: the budget's failure sits beside add's good default build for
+    u55-128, and report --all counted only the cells where nothing built."""
+    import json
+    import re
+
     from zoo.registry.failures import Failure
 
     m = site_cache["float"]
@@ -305,9 +308,18 @@ def test_a_failed_budget_build_is_labelled_by_its_budget_and_counted_as_the_repo
         variant={"target": target}))
     zoo("site", str(tmp_path / "site"))
     index = parse(tmp_path / "site" / "index.html")
-    assert "2 failed builds (1 model × target where nothing built, as zoo report --all counts)" in index.plain()
+    site_count = re.findall(r"(\d+) failed builds?\b", index.plain())
+    report = zoo("report", "--all").stdout
+    report_count = re.findall(r"(\d+) failed builds?\b", report)
+    assert site_count == report_count == ["2"], (site_count, report_count)
+    assert len(json.loads(zoo("report", "--all", "--json").stdout)["failures"]) == 2
+
     row = next(r for r in index.rows if r and "failed at memory fit" in r)
     assert "weights none, SRAM budget 1.0 KiB" in row
     heat = next(r for r in index.rows if r and r[0].startswith("add") and "SRAM budget 1.0 KiB" in r[0]
                 and any("✗" in c for c in r))
     assert heat
+    # report --all shows it on a line of its own, under the site's label, beside the cell's good build
+    u55 = [re.split(r"\s{2,}", line)[4:6] for line in report.splitlines()
+           if re.split(r"\s{2,}", line)[1:4] == ["add", "none", "ethos-u55-128"]]
+    assert len(u55) == 2 and u55[0][1] == "built" and u55[1] == ["SRAM budget 1.0 KiB", "FAILED at memory fit"], report

@@ -16,7 +16,7 @@ MEMORY = {"planned_buffers": [752640], "planned_bytes": 752640, "method_allocato
 def _build(target: str, accelerator: str | None, *, model: str = "mv2", n: int = 0, **changes: object) -> Build:
     b = Build(model=model, weights="random", target=target, key=f"{n:064x}", accelerator=accelerator,
               system_config=None, memory_mode="Shared_Sram" if accelerator else None, extra_flags=(),
-              sram_budget=None, io="float", layout="nchw", io_in_key=False, inputs=(), time_ms=1.0 + n,
+              sram_budget=None, io="float", layout="nchw", io_in_key=False, precision="int8", inputs=(), time_ms=1.0 + n,
               per_second=1000.0 / (1.0 + n), sram_bytes=350e3, flash_bytes=3.4e6 if accelerator else None,
               pte_bytes=3_500_000, npu_ops=60 if accelerator else None, cpu_ops=2, partitions=1,
               cpu_op_names=(), metrics=(), weights_info={}, tools={}, built_at="2026-11-26T09:00:00",

@@ -173,6 +173,7 @@ class Zoo:
         sram_budget: int | None = None,
         io: str | None = None,
         layout: str | None = None,
+        precision: str | None = None,
     ) -> BuildRequest:
         """Resolve names into a validated build request, before anything compiles."""
         from zoo._errors import UsageError
@@ -191,7 +192,7 @@ class Zoo:
         configured_io = None if io or resolved.is_portable else self.config.default_io
         try:
             return BuildRequest.create(spec, resolved, weights=weights, calibration=calibration,
-                                       io=io or configured_io, layout=layout)
+                                       io=io or configured_io, layout=layout, precision=precision)
         except (SpecError, UsageError) as exc:
             if configured_io is None:
                 raise UsageError(str(exc)) from None
@@ -284,6 +285,7 @@ class Zoo:
         sram_budget: int | None = None,
         io: str | None = None,
         layout: str | None = None,
+        precision: str | None = None,
         eval_dir: Path | None = None,
         numerics: bool = True,
         build: bool = True,
@@ -305,6 +307,7 @@ class Zoo:
         req = self.request(
             model, target, weights=weights, calibration_dir=calibration_dir,
             system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget, io=io, layout=layout,
+            precision=precision,
         )
         opts = FetchOptions(calibration_dir=calibration_dir, eval_dir=eval_dir, build=build,
                             verify=True if numerics else None)

@@ -39,7 +39,7 @@ def cache_ls(ctx: click.Context, as_json: bool) -> None:
     store = _zoo(ctx).cache
     for key, entry, problem in store.scan():
         if entry is None:
-            rows.append((key[:12], "?", "?", "-", "-", "-", "-", f"corrupt: {problem}"))
+            rows.append((key[:12], "?", "?", "-", "-", "-", "-", "-", f"corrupt: {problem}"))
             data.append({"key": key, "problem": problem})
             continue
         m = entry.manifest
@@ -47,22 +47,22 @@ def cache_ls(ctx: click.Context, as_json: bool) -> None:
         budget = m.sram_budget_bytes
         memory = ((m.key_inputs.get("target") or {}).get("memory_mode") or "-") + (
             f", budget {human_bytes(budget)}" if budget is not None else "")
-        rows.append((key[:12], m.model, m.target, m.weights or "-", m.io_text, memory,
+        rows.append((key[:12], m.model, m.target, m.weights or "-", m.precision, m.io_text, memory,
                      human_bytes(pte.size if pte else None), m.built_at or ""))
-        data.append({"key": key, "model": m.model, "target": m.target, "weights": m.weights, "io": m.io_text,
+        data.append({"key": key, "model": m.model, "target": m.target, "weights": m.weights, "precision": m.precision, "io": m.io_text,
                      "memory_mode": (m.key_inputs.get("target") or {}).get("memory_mode"), "sram_budget_bytes": budget,
                      "path": str(entry.path), "built_at": m.built_at})
     for key, failure, problem in store.failures():
         if failure is None:
-            rows.append((key[:12], "?", "?", "-", "-", "-", "-", f"unreadable failure record: {problem}"))
+            rows.append((key[:12], "?", "?", "-", "-", "-", "-", "-", f"unreadable failure record: {problem}"))
             data.append({"key": key, "problem": problem})
             continue
-        rows.append((key[:12], failure.model, failure.target, "-", "-", "-", "-", f"FAILED at {failure.where}"))
+        rows.append((key[:12], failure.model, failure.target, "-", "-", "-", "-", "-", f"FAILED at {failure.where}"))
         data.append({"key": key, "model": failure.model, "target": failure.target, "failure": failure.to_json()})
     if as_json:
         _dump(data)
     elif rows:
-        click.echo(render(("key", "model", "target", "weights", "io", "memory", ".pte", "built"), rows))
+        click.echo(render(("key", "model", "target", "weights", "precision", "io", "memory", ".pte", "built"), rows))
     else:
         click.echo("the cache is empty")
 

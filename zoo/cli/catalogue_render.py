@@ -11,7 +11,9 @@ from zoo._fs import write_atomic
 from zoo._units import duration, human_bytes
 from zoo.cli.report_render import page
 from zoo.cli.table import render
+from zoo.registry.failures import Failure
 from zoo.registry.report import NOTE, Catalogue, Cell, ReportRow
+from zoo.registry.site.builds import Failed, options_text
 from zoo.registry.site.markup import short_op, stop
 
 # The heat map's colours are the site's (site.markup.stop): one scale for the HTML report and the site.
@@ -38,23 +40,35 @@ def cpu_ops(row: ReportRow) -> str:
     return "none" if row.cpu_run == 0 else "-"
 
 
+def row_variant(row: ReportRow) -> str:
+    """What the row's key names besides model, weights and target, as the site labels it ("-" for none)."""
+    return options_text(row.io, row.sram_budget_bytes, row.extra_flags, row.precision) or "-"
+
+
+def failure_variant(failure: Failure) -> str:
+    return Failed.from_failure(failure).options or "-"
+
+
+def summary(catalogue: Catalogue) -> str:
+    """The counts; the failed builds are counted as ``zoo site`` counts them, one per recorded failure."""
+    failed = len(catalogue.failed)
+    return (f"{len(catalogue.cells)} model × target cells, {catalogue.built} with a build; "
+            f"{failed} failed build{'s' if failed != 1 else ''}")
+
+
 def render_catalogue_text(catalogue: Catalogue) -> str:
-    headers = ["task", "model", "weights", "target", "result", "est. time", "operators", "SRAM", "flash",
+    headers = ["task", "model", "weights", "target", "variant", "result", "est. time", "operators", "SRAM", "flash",
                "CPU operators", "metric"]
     body = []
     for cell in catalogue.ordered():  # grouped by task
         where = [catalogue.task(cell.model), cell.model, cell.weights, cell.target]
-        if cell.row is None:
-            assert cell.failure is not None
-            body.append([*where, f"FAILED at {cell.failure.where}", "-", "-", "-", "-", "-", "-"])
-            continue
-        r = cell.row
-        body.append([*where, "built", duration(r.inference_time_ms), operators(r),
-                     human_bytes(r.sram_bytes), human_bytes(r.flash_bytes), cpu_ops(r), r.metrics_text])
-    failed = len(catalogue.failures)
-    summary = (f"{len(catalogue.cells)} model × target cells: {len(catalogue.cells) - failed} built, "
-               f"{failed} failed")
-    return render(headers, body, width=10**6) + f"\n\n{summary}. {NOTE}"
+        if cell.row is not None:
+            r = cell.row
+            body.append([*where, row_variant(r), "built", duration(r.inference_time_ms), operators(r),
+                         human_bytes(r.sram_bytes), human_bytes(r.flash_bytes), cpu_ops(r), r.metrics_text])
+        for f in catalogue.failed_in(cell.model, cell.weights, cell.target):
+            body.append([*where, failure_variant(f), f"FAILED at {f.where}", "-", "-", "-", "-", "-", "-"])
+    return render(headers, body, width=10**6) + f"\n\n{summary(catalogue)}. {NOTE}"
 
 
 def _e(value: object) -> str:
@@ -140,30 +154,26 @@ def render_catalogue_html(catalogue: Catalogue) -> str:
     detail = []
     for cell in catalogue.ordered():
         where = f"<tr><td>{_e(cell.model)}</td><td>{_e(cell.weights)}</td><td>{_e(cell.target)}</td>"
-        if cell.row is None:
-            assert cell.failure is not None
-            f = cell.failure
-            detail.append(f'{where}<td class="failed">failed at {_e(f.where)}</td>'
-                          f'<td colspan="5" title="{_e(f.message)}">{_e(f.message.splitlines()[0][:160])}</td></tr>')
-            continue
-        r = cell.row
-        detail.append(
-            f"{where}<td>built</td>"
-            f'<td class="num">{_e(duration(r.inference_time_ms))}</td><td>{_e(operators(r))}</td>'
-            f'<td class="num">{_e(human_bytes(r.sram_bytes))}</td><td class="num">{_e(human_bytes(r.flash_bytes))}</td>'
-            f"<td>{_e(cpu_ops(r))}</td></tr>"
-        )
-    failed = len(catalogue.failures)
-    summary = f"{len(catalogue.cells)} model × target cells: {len(catalogue.cells) - failed} built, {failed} failed."
+        if cell.row is not None:
+            r = cell.row
+            detail.append(
+                f"{where}<td>{_e(row_variant(r))}</td><td>built</td>"
+                f'<td class="num">{_e(duration(r.inference_time_ms))}</td><td>{_e(operators(r))}</td>'
+                f'<td class="num">{_e(human_bytes(r.sram_bytes))}</td>'
+                f'<td class="num">{_e(human_bytes(r.flash_bytes))}</td><td>{_e(cpu_ops(r))}</td></tr>'
+            )
+        for f in catalogue.failed_in(cell.model, cell.weights, cell.target):
+            detail.append(f'{where}<td>{_e(failure_variant(f))}</td><td class="failed">failed at {_e(f.where)}</td>'
+                          f'<td colspan="5" title="{_e(f.message)}">{_e((f.message.splitlines() or [""])[0][:160])}</td></tr>')
     return page("zoo catalogue: what runs on each Ethos-U NPU", _STYLE, [
         "<h1>What runs on each Ethos-U NPU, and how fast</h1>",
-        f'<p class="note">{_e(summary)} {_e(NOTE)}</p>',
+        f'<p class="note">{_e(summary(catalogue))}. {_e(NOTE)}</p>',
         _legend(low, high),
         f'<table class="heat">\n<thead><tr><th></th>{head}</tr></thead>\n<tbody>\n' + "\n".join(heat_rows)
         + "\n</tbody>\n</table>",
-        "<h2>Every cell</h2>",
-        '<table class="detail">\n<thead><tr><th>model</th><th>weights</th><th>target</th><th>result</th>'
-        "<th>est. time</th><th>operators</th><th>SRAM</th><th>flash</th><th>CPU operators</th></tr></thead>\n<tbody>\n"
+        "<h2>Every cell, and every failed build</h2>",
+        '<table class="detail">\n<thead><tr><th>model</th><th>weights</th><th>target</th><th>variant</th>'
+        "<th>result</th><th>est. time</th><th>operators</th><th>SRAM</th><th>flash</th><th>CPU operators</th></tr></thead>\n<tbody>\n"
         + "\n".join(detail) + "\n</tbody>\n</table>",
     ])
 

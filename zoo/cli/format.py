@@ -44,7 +44,7 @@ def _summary(art: Artifact) -> str:
     assert pte is not None
     where = {"cache": "from cache", "remote": "downloaded and verified",
              "build": f"built in {m.build.get('seconds', 0):.1f} s"}[art.source]
-    lines = [f"{m.model} for {m.target}: {human_bytes(pte.size)} .pte, sha256 {pte.sha256[:16]}…, {where}"]
+    lines = [f"{m.model} for {m.target}, {m.precision}: {human_bytes(pte.size)} .pte, sha256 {pte.sha256[:16]}…, {where}"]
     t = m.vela_total
     if t is not None:
         lines.append(
@@ -93,7 +93,8 @@ def _cpu_text(m: Manifest) -> str:
     boundary = int(m.delegation.get("cpu_quantize_ops") or 0)
     text = f"{'?' if run is None else run} on the CPU"
     if boundary:
-        text += f" ({boundary} quantize/dequantize at the boundary; --io int8 leaves none)"
+        hint = "--io int8 leaves none" if m.precision == "int8" else f"{m.precision} takes --io float only"
+        text += f" ({boundary} quantize/dequantize at the boundary; {hint})"
     short = [k.split("::")[-1] for k in kernels]
     return text + (f"; kernels to link: {', '.join(short)}" if kernels else "; no kernels to link")
 

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from zoo._options import PRECISIONS
 from zoo._spec import ModelSpec
 from zoo._units import human_bytes
 from zoo.cli.context import _dump, _zoo
@@ -48,7 +49,7 @@ def list_cmd(ctx: click.Context, pattern: str | None, as_json: bool) -> None:
 def info(ctx: click.Context, model: str, as_json: bool) -> None:
     """Show what a model declares: inputs, weights, calibration, evaluation data, metrics and labels."""
     spec = _zoo(ctx).model(model)
-    data = spec.summary()
+    data = {**spec.summary(), "precisions": list(PRECISIONS) if spec.quantize else []}
     if as_json:
         _dump(data)
         return
@@ -69,6 +70,8 @@ def info(ctx: click.Context, model: str, as_json: bool) -> None:
     if spec.outputs:
         click.echo(f"  outputs:     {', '.join(spec.outputs)}")
     click.echo(f"  layouts:     {', '.join(spec.layouts)} (--layout; the first is the default)")
+    if spec.quantize:
+        click.echo(f"  precisions:  {', '.join(PRECISIONS)} (--precision for an NPU target; the first is the default)")
     for w in data["weights"]:
         default = " (default)" if w["default"] else ""
         click.echo(f"  weights:     {w['name']}{default}: {w['description']} [{w['licence']}; {w['origin']}]")

@@ -8,7 +8,7 @@ from typing import Any, TypeVar, get_args
 
 import click
 
-from zoo._options import IO_MODES, ExecutorName
+from zoo._options import IO_MODES, PRECISIONS, ExecutorName
 from zoo._spec import LAYOUTS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -53,6 +53,10 @@ def fetch_options(f: F) -> F:
         click.option("--layout", type=click.Choice(LAYOUTS), default=None,
                      help="Image input layout: nchw (planar) or nhwc (channels last, as a camera writes it). "
                           "[default: the model's; pixels: nhwc where the model allows]"),
+        click.option("--precision", type=click.Choice(PRECISIONS), default=None,
+                     help="What the program is quantized at. int8: int8 activations and weights. a16w8: int16 "
+                          "activations, int8 weights; less quantization noise for more SRAM and NPU time, with "
+                          "--io float only. [default: int8]"),
         click.option("--weights", help="Weights variant (see 'zoo info MODEL')."),
         click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="Calibrate on your own samples instead of the model's default set."),
         click.option("--eval-dir", type=click.Path(path_type=Path, file_okay=False), help=EVAL_DIR_HELP),

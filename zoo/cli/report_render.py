@@ -49,15 +49,16 @@ def render_text(report: Report, *, width: int | None = None) -> str:
     rows = report.rows
     show_accel = any(r.accelerator and r.accelerator != r.target for r in rows)
     show_flags = any(r.extra_flags for r in rows)
+    show_precision = any(r.precision not in ("int8", "float") for r in rows)
     headers = ["target", *(["accelerator"] if show_accel else []), "weights", "system config", "memory mode",
-               "SRAM budget", *(["vela flags"] if show_flags else []), "I/O", "CPU ops", "est. time", "inf/s", "SRAM", "DRAM", "flash",
+               "SRAM budget", *(["vela flags"] if show_flags else []), *(["precision"] if show_precision else []), "I/O", "CPU ops", "est. time", "inf/s", "SRAM", "DRAM", "flash",
                ".pte", "key"]
     body = []
     for r in rows:
         body.append([
             r.target, *([r.accelerator or "-"] if show_accel else []), r.weights or "-",
             r.system_config or "-", r.memory_mode or "-", human_bytes(r.sram_budget_bytes) if r.sram_budget_bytes else "-", *([" ".join(r.extra_flags) or "-"] if show_flags else []),
-            r.io, "-" if r.cpu_run is None else str(r.cpu_run), duration(r.inference_time_ms), per_second(r.inferences_per_second), human_bytes(r.sram_bytes),
+            *([r.precision] if show_precision else []), r.io, "-" if r.cpu_run is None else str(r.cpu_run), duration(r.inference_time_ms), per_second(r.inferences_per_second), human_bytes(r.sram_bytes),
             human_bytes(r.dram_bytes), human_bytes(r.flash_bytes), human_bytes(r.pte_bytes), r.key[:12],
         ])
     if any(r.metrics for r in rows):
@@ -145,6 +146,7 @@ _COLUMNS: list[_Column] = [
     (".pte", "", lambda r: human_bytes(r.pte_bytes), lambda r: _unit(r.pte_bytes, "bytes"), True),
     ("operators", "NPU / CPU (partitions)",
      lambda r: "-" if r.npu_ops is None else f"{r.npu_ops} / {r.cpu_ops} ({r.partitions})", lambda r: None, True),
+    ("precision", "--precision", lambda r: r.precision, lambda r: None, False),
     ("I/O", "--io", lambda r: r.io, lambda r: None, False),
     ("CPU ops", "run / kernels to link", lambda r: "-" if r.cpu_run is None else f"{r.cpu_run} / {len(r.cpu_kernels)}",
      lambda r: ", ".join(r.cpu_kernels) or None, True),

@@ -45,7 +45,8 @@ class Failure:
     tools: dict[str, str | None] | None = None
     """The tool versions of the build key: a new release tries again."""
     variant: dict[str, Any] | None = None
-    """What else the key names: ``target`` (Vela options, SRAM budget) and ``io``, as the key has them."""
+    """What else the key names: ``target`` (Vela options, SRAM budget) and ``io``, as the key has them,
+    and ``precision`` when it is not int8."""
     recorded: bool = False
     """Whether the cache keeps it (``fetch`` reports it without compiling again)."""
     source: str = "build"

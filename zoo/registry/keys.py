@@ -14,10 +14,12 @@ from typing import Any
 
 from zoo._errors import MissingExtraError, PluginError
 from zoo._spec import Dataset, ModelSpec, WeightsVariant
+from zoo.registry import precision as _precision
 from zoo.registry import reproducible
 from zoo.registry.code_identity import code_identity
 from zoo.registry.dists import installed_version
 from zoo.registry.io_boundary import DEFAULT, Boundary, choose
+from zoo.registry.precision import Precision
 from zoo.registry.targets import Target
 
 # Bump when the pipeline changes in a way that changes the bytes it produces.
@@ -34,14 +36,9 @@ from zoo.registry.targets import Target
 # 8: the temp allocator's figure covers the runtime's test before it uses the pool (temp_floor_bytes),
 #    and the method allocator's no longer counts the Ethos-U backend's handle, which is on the heap
 #    (both measured on a Cortex-M55 through ExecuTorch's runtime, tests/firmware/test_firmware_project.py).
-PIPELINE_VERSION = "8"
+# 9: headers name the precision the program was quantized at (MODEL_PTE_PRECISION, --precision).
+PIPELINE_VERSION = "9"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
-QUANTIZATION = {
-    "quantizer": "EthosUQuantizer",
-    "config": "get_symmetric_quantization_config",
-    "is_per_channel": True,
-    "is_qat": False,
-}
 
 
 @cache
@@ -67,15 +64,17 @@ class BuildRequest:
     weights: WeightsVariant
     calibration: Dataset
     boundary: Boundary = DEFAULT
+    precision: Precision = _precision.DEFAULT
 
     @classmethod
     def create(
         cls, spec: ModelSpec, target: Target, *, weights: str | None = None, calibration: Dataset | None = None,
-        io: str | None = None, layout: str | None = None,
+        io: str | None = None, layout: str | None = None, precision: str | None = None,
     ) -> BuildRequest:
-        """Raises UsageError for an I/O mode or layout ``spec`` cannot be built with for ``target``."""
-        return cls(spec, target, spec.weights_variant(weights), calibration or spec.calibration,
-                   choose(spec, target, io, layout))
+        """Raises UsageError for an I/O mode, layout or precision ``spec`` cannot be built with for ``target``."""
+        boundary = choose(spec, target, io, layout)
+        return cls(spec, target, spec.weights_variant(weights), calibration or spec.calibration, boundary,
+                   _precision.choose(spec.name, target, precision, boundary.mode, spec.quantize))
 
     def key_inputs(self) -> dict[str, Any]:
         quantized = self.spec.quantize and not self.target.is_portable
@@ -90,7 +89,7 @@ class BuildRequest:
                 {"size": self.calibration.size, "identity": self._identity("calibration data", self.calibration.identity)}
                 if quantized else None
             ),
-            "quantization": QUANTIZATION if quantized else None,
+            "quantization": self.precision.key_fields() if quantized else None,
             "target": self.target.key_fields(),
             "tools": tool_versions(),
             "float_numerics": reproducible.MODE,
@@ -126,8 +125,9 @@ class BuildRequest:
 
     @property
     def stem(self) -> str:
-        """File name stem of the artifacts, e.g. ``mnist_u55-128``."""
-        return f"{self.spec.name}_{self.target.slug}"
+        """File name stem of the artifacts, e.g. ``mnist_u55-128``, ``silero-vad_u85-256_a16w8``."""
+        suffix = "" if self.precision == _precision.DEFAULT else f"_{self.precision.name}"
+        return f"{self.spec.name}_{self.target.slug}{suffix}"
 
 
 def can_compile_here() -> bool:

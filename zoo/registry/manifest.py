@@ -182,6 +182,13 @@ class Manifest:
         return (self.key_inputs.get("weights") or {}).get("name")
 
     @property
+    def precision(self) -> str:
+        """``int8``, ``a16w8`` (``--precision``), or ``float`` for a program that is not quantized."""
+        from zoo.registry.precision import of_key
+
+        return of_key(self.key_inputs.get("quantization"))
+
+    @property
     def model_version(self) -> str | None:
         return (self.key_inputs.get("model") or {}).get("version")
 
@@ -210,6 +217,7 @@ class Manifest:
         target = self.key_inputs.get("target") or {}
         budget = self.sram_budget_bytes
         parts = [f"weights {self.weights or '-'}", f"io {self.io_text}",
+                 *([f"precision {self.precision}"] if self.precision not in ("int8", "float") else []),
                  f"memory mode {target.get('memory_mode') or '-'}"]
         return ", ".join(parts + ([f"SRAM budget {budget:,} B"] if budget is not None else []))
 

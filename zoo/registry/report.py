@@ -67,6 +67,8 @@ class ReportRow:
     tools: dict[str, str | None] = field(default_factory=dict)
     io: str = "float"
     """The program's boundary (``--io``); manifests from before it are float."""
+    precision: str = "int8"
+    """What the program is quantized at (``--precision``): ``int8``, ``a16w8``, or ``float`` (portable)."""
     cpu_run: int | None = None
     """Operator nodes the CPU runs, the boundary quantize/dequantize included."""
     cpu_kernels: tuple[str, ...] = ()
@@ -109,6 +111,7 @@ class ReportRow:
             cpu_fallback=tuple(str(op) for op in m.delegation.get("cpu_op_names") or ()),
             tools=m.tools,
             io=m.io_text,
+            precision=m.precision,
             cpu_run=run,
             cpu_kernels=kernels,
             licence=(m.weights_info or {}).get("licence"),
@@ -284,6 +287,10 @@ class Catalogue:
     skipped: list[Skipped] = field(default_factory=list)
     tasks: dict[str, str] = field(default_factory=dict)
     """Each model's task, as its registered spec says (``UNREGISTERED`` for a model no plugin registers now)."""
+    failed: list[Failure] = field(default_factory=list)
+    """Every recorded failure, by model, weights, target and key. Each is a failed build of its own key, so of
+    its own variant: a failed --sram-budget build beside a good default one is a failed build too, where
+    its cell shows the good one. ``zoo site`` counts the same."""
 
     def task(self, model: str) -> str:
         return self.tasks.get(model, UNREGISTERED)
@@ -295,9 +302,14 @@ class Catalogue:
         """Every cell, by model then target in the catalogue's order."""
         return [c for m, w in self.models for t in self.targets if (c := self.cell(m, w, t)) is not None]
 
+    def failed_in(self, model: str, weights: str, target: str) -> list[Failure]:
+        """The failed builds of one cell, whether or not something else of it built."""
+        return [f for f in self.failed if (f.model, f.weights, f.target) == (model, weights, target)]
+
     @property
-    def failures(self) -> list[Cell]:
-        return [c for c in self.cells.values() if c.failure is not None]
+    def built(self) -> int:
+        """Cells with an artifact."""
+        return sum(c.row is not None for c in self.cells.values())
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -305,6 +317,7 @@ class Catalogue:
             "models": [{"model": m, "weights": w, "task": self.task(m)} for m, w in self.models],
             "targets": self.targets,
             "cells": [c.to_json() for c in self.cells.values()],
+            "failures": [f.to_json() for f in self.failed],
             "skipped": [asdict(s) for s in self.skipped],
         }
 
@@ -319,10 +332,10 @@ def collect_catalogue(cache: Cache, *, weights: str | None = None, target_order:
                       say: Callable[[str], None] | None = None, tasks: dict[str, str] | None = None) -> Catalogue:
     """Every cached artifact and every recorded failure, one cell per model,
     weights variant and target. A cell with an artifact shows the one built with the
-    target's own Vela options (else the newest); a failure shows only where nothing built.
-    Targets follow ``target_order`` (e.g. ``zoo targets``), then by name."""
+    target's own Vela options (else the newest); a cell shows a failure only where nothing built,
+    and ``Catalogue.failed`` holds every one. Targets follow ``target_order`` (e.g. ``zoo targets``), then by name."""
     rows: dict[tuple[str, str, str], list[ReportRow]] = {}
-    failed: dict[tuple[str, str, str], Failure] = {}
+    failures: list[Failure] = []
     skipped: list[Skipped] = []
     skip = _skipper(skipped, say)
     # Manifests only: the figures shown are the manifest's, which the files' hashes do not
@@ -338,7 +351,11 @@ def collect_catalogue(cache: Cache, *, weights: str | None = None, target_order:
         if failure is None:
             skip(key, problem or "unreadable")
         elif weights is None or failure.weights == weights:
-            failed.setdefault((failure.model, failure.weights, failure.target), failure)
+            failures.append(failure)
+    failures.sort(key=lambda f: (f.model, f.weights, f.target, f.key))
+    failed: dict[tuple[str, str, str], Failure] = {}
+    for f in failures:
+        failed.setdefault((f.model, f.weights, f.target), f)
 
     cells: dict[tuple[str, str, str], Cell] = {}
     for where in sorted(set(rows) | set(failed)):
@@ -358,4 +375,4 @@ def collect_catalogue(cache: Cache, *, weights: str | None = None, target_order:
             "nothing cached" + (f" with weights {weights!r}" if weights else "")
             + f": run 'zoo fetch --all-models --target all{flag} --keep-going' first"
         )
-    return Catalogue(models, targets, cells, skipped, {m: tasks.get(m, UNREGISTERED) for m, _ in models})
+    return Catalogue(models, targets, cells, skipped, {m: tasks.get(m, UNREGISTERED) for m, _ in models}, failures)

@@ -31,6 +31,8 @@ from zoo.registry.io_boundary import Boundary
 from zoo.registry.keys import BuildRequest, can_compile_here
 from zoo.registry.offline import no_network
 from zoo.registry.plugin_loader import LoadOptions
+from zoo.registry.precision import DEFAULT as DEFAULT_PRECISION
+from zoo.registry.precision import Precision
 from zoo.registry.skipped import Skipped
 
 if TYPE_CHECKING:
@@ -324,7 +326,8 @@ class Resolver:
             model=r.spec.name, target=r.target.name, weights=r.weights.name, key=p.key,
             error=outcome.error, message=outcome.message, stage=outcome.stage, operator=outcome.operator,
             pass_name=outcome.pass_name, tools=wanted.key_inputs.get("tools"), recorded=keep,
-            variant={k: wanted.key_inputs[k] for k in ("target", "io") if k in wanted.key_inputs},
+            variant={k: wanted.key_inputs[k] for k in ("target", "io") if k in wanted.key_inputs}
+            | ({"precision": r.precision.name} if r.precision != DEFAULT_PRECISION else {}),
         )
         if keep:
             self.cache.record_failure(failure)
@@ -367,16 +370,17 @@ class Resolver:
         from zoo.registry.build_units.unit import BuildUnit, UnitTarget
 
         """One unit per model, weights, calibration and TOSA specification, in request order."""
-        groups: dict[tuple[str, str, int, str, Boundary], list[_Pending]] = {}
+        groups: dict[tuple[str, str, int, str, Boundary, Precision], list[_Pending]] = {}
         together: dict[tuple[str, str, int], list[str]] = {}
         for p in todo:
             r = p.request
             family = r.target.tosa_spec or "portable"
-            groups.setdefault((r.spec.name, r.weights.name, id(r.calibration), family, r.boundary), []).append(p)
+            groups.setdefault((r.spec.name, r.weights.name, id(r.calibration), family, r.boundary, r.precision),
+                              []).append(p)
             together.setdefault((r.spec.name, r.weights.name, id(r.calibration)), []).append(r.target.name)
         units: list[BuildUnit] = []
         members: list[list[_Pending]] = []
-        for (model, weights, calibration, _, boundary), group in groups.items():
+        for (model, weights, calibration, _, boundary, precision), group in groups.items():
             unit = BuildUnit(
                 model=model,
                 weights=weights,
@@ -387,6 +391,7 @@ class Resolver:
                 plugins=self.plugins,
                 calibration_dir=self.options.calibration_dir,
                 boundary=boundary,
+                precision=precision,
                 eval_dir=self.options.eval_dir,
                 built_with=tuple(together[(model, weights, calibration)]),
                 offline=self.offline,

@@ -8,6 +8,7 @@ import platform
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
+from zoo.registry import precision
 from zoo.registry.build_units.unit import BuiltArtifact
 from zoo.registry.cache import sha256_bytes
 from zoo.registry.firmware.c_header import (
@@ -55,6 +56,7 @@ def assemble(
     info = read_pte(pte)
     macros: Macros = header_macros(
         pte, info, target=target, model=spec.name, model_version=spec.version, weights=request.weights.name,
+        precision=precision.of_key(request.key_inputs()["quantization"]),
         build_key=key, tools=tools, vela_total=vela_total, memory_fit=result.memory_fit, io=result.io,
     )
     memory = memory_of(pte, info, target, vela_total)

@@ -57,14 +57,15 @@ def _build(unit: BuildUnit, catalog: Catalog | None, progress: Progress | None) 
         evaluation = evaluation_from_dir(spec, unit.eval_dir)
     b = unit.boundary
     requests = [
-        BuildRequest.create(spec, t.target, weights=unit.weights, calibration=calibration, io=b.mode, layout=b.layout)
+        BuildRequest.create(spec, t.target, weights=unit.weights, calibration=calibration, io=b.mode, layout=b.layout,
+                            precision=unit.precision.name)
         for t in unit.targets
     ]
     started = time.perf_counter()
     results = compile.compile_targets(
         spec, [t.target for t in unit.targets], weights=unit.weights, calibration=calibration,
         progress=progress, verify=[t.verify or t.bundle for t in unit.targets], evaluation=evaluation,
-        boundary=b,
+        boundary=b, precision=unit.precision,
     )
     seconds = round(time.perf_counter() - started, 2)
     together = unit.built_with or tuple(t.target.name for t in unit.targets)

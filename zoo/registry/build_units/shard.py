@@ -24,6 +24,8 @@ from collections.abc import Sequence
 from zoo._errors import UsageError
 from zoo.registry.build_units.unit import BuildUnit
 from zoo.registry.keys import BuildRequest
+from zoo.registry.precision import DEFAULT as DEFAULT_PRECISION
+from zoo.registry.precision import Precision
 from zoo.registry.targets import PORTABLE
 
 Identity = tuple[str, ...]
@@ -69,10 +71,15 @@ def _too_many(given: str) -> None:
                      "job, e.g. --shard 1/4")
 
 
+def _precision(precision: Precision) -> tuple[str, ...]:
+    """Empty for int8, so units from before ``--precision`` keep their shards."""
+    return () if precision == DEFAULT_PRECISION else (f"precision {precision.name}",)
+
+
 def unit_identity(unit: BuildUnit) -> Identity:
     """What a unit is, as strings that every job computes the same way."""
     return (unit.model, unit.weights, unit.family, unit.boundary.mode, unit.boundary.layout,
-            *sorted(t.target.name for t in unit.targets))
+            *_precision(unit.precision), *sorted(t.target.name for t in unit.targets))
 
 
 def unit_cost(unit: BuildUnit) -> int:
@@ -120,7 +127,8 @@ def request_groups(requests: Sequence[BuildRequest]) -> dict[Identity, list[int]
     boundary, as the resolver groups them (``Resolver._units``)."""
     groups: dict[Identity, list[int]] = {}
     for i, r in enumerate(requests):
-        key = (r.spec.name, r.weights.name, r.target.tosa_spec or PORTABLE, r.boundary.mode, r.boundary.layout)
+        key = (r.spec.name, r.weights.name, r.target.tosa_spec or PORTABLE, r.boundary.mode, r.boundary.layout,
+               *_precision(r.precision))
         groups.setdefault(key, []).append(i)
     return groups
 

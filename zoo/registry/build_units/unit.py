@@ -13,6 +13,8 @@ from zoo.registry.io_boundary import DEFAULT, Boundary
 from zoo.registry.keys import key_of
 from zoo.registry.manifest import Manifest
 from zoo.registry.plugin_loader import LoadOptions
+from zoo.registry.precision import DEFAULT as DEFAULT_PRECISION
+from zoo.registry.precision import Precision
 from zoo.registry.targets import PORTABLE, Target
 
 
@@ -46,6 +48,7 @@ class BuildUnit:
     calibration_dir: Path | None = None
     boundary: Boundary = DEFAULT
     """The I/O mode and layout, the same for every target of the unit."""
+    precision: Precision = DEFAULT_PRECISION
     eval_dir: Path | None = None
     """The numerical check runs on these labelled class folders (``--eval-dir``)."""
     built_with: tuple[str, ...] = ()

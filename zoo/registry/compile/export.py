@@ -13,6 +13,8 @@ from zoo.registry.compile.blame import _stage
 from zoo.registry.compile.boundary import configure_quantizer
 from zoo.registry.events import Progress
 from zoo.registry.io_boundary import Boundary
+from zoo.registry.precision import DEFAULT as DEFAULT_PRECISION
+from zoo.registry.precision import Precision
 
 
 def digest_samples(samples: Sequence[Sample]) -> str:
@@ -39,17 +41,14 @@ def _export(model: Any, example: Sample) -> Any:
 
 def _quantize(
     graph: Any, samples: list[Sample], compile_spec: Any, where: str, report: Progress,
-    boundary: Boundary | None = None,
+    boundary: Boundary | None = None, precision: Precision = DEFAULT_PRECISION,
 ) -> Any:
-    from executorch.backends.arm.quantizer import (
-        EthosUQuantizer,
-        get_symmetric_quantization_config,
-    )
+    from executorch.backends.arm import quantizer as arm_quantizer
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     with _stage(where, "quantizer preparation"):
-        quantizer = EthosUQuantizer(compile_spec)
-        quantizer.set_global(get_symmetric_quantization_config())
+        quantizer = arm_quantizer.EthosUQuantizer(compile_spec)
+        quantizer.set_global(getattr(arm_quantizer, precision.config)())
         if boundary is not None:
             configure_quantizer(quantizer, boundary)
         prepared = prepare_pt2e(graph, quantizer)

@@ -33,6 +33,8 @@ from zoo.registry.compile.retarget import ethosu_compile_spec
 from zoo.registry.compile.serialize import _canonical, _program_bytes
 from zoo.registry.events import Progress
 from zoo.registry.io_boundary import DEFAULT, Boundary
+from zoo.registry.precision import DEFAULT as DEFAULT_PRECISION
+from zoo.registry.precision import Precision
 from zoo.registry.pte_structure import ETHOSU_BACKEND_ID, read_pte
 from zoo.registry.targets import Target
 
@@ -78,6 +80,7 @@ def _lower_ethosu(
     evaluation: Dataset | None = None,
     boundary: Boundary = DEFAULT,
     labelled: Labelled | None = None,
+    precision: Precision = DEFAULT_PRECISION,
 ) -> _Lowered:
     from executorch.backends.arm.ethosu import EthosUPartitioner
     from executorch.exir import to_edge_transform_and_lower
@@ -94,7 +97,7 @@ def _lower_ethosu(
     report("export", None, None)
     with _stage(where, "export"):
         graph = _export(program_model, program_example).module(check_guards=False)
-    quantized = _quantize(graph, program_samples, compile_spec, where, report, boundary)
+    quantized = _quantize(graph, program_samples, compile_spec, where, report, boundary, precision)
     with _stage(where, "quantize"):
         exported = _export(quantized, program_example)
         constants = before_lowering(exported, boundary)
@@ -124,6 +127,7 @@ def _lower_ethosu(
                 progress=report,
                 program_input=lambda sample: program_input(sample, spec, boundary),
                 io=io_params(edge, boundary),
+                kind=precision.name,
             )
     with _LOWERING, _lowering_errors(where):
         program = edge.to_executorch()

@@ -32,6 +32,8 @@ from zoo.registry.compile.retarget import retarget
 from zoo.registry.compile.serialize import operator_table
 from zoo.registry.events import Progress, silent_progress
 from zoo.registry.io_boundary import DEFAULT, Boundary
+from zoo.registry.precision import DEFAULT as DEFAULT_PRECISION
+from zoo.registry.precision import Precision
 from zoo.registry.pte_structure import read_pte
 from zoo.registry.targets import PORTABLE, Target
 
@@ -75,6 +77,7 @@ def compile_targets(
     verify: Sequence[bool] | None = None,
     evaluation: Dataset | None = None,
     boundary: Boundary = DEFAULT,
+    precision: Precision = DEFAULT_PRECISION,
 ) -> list[CompileResult]:
     """Build ``spec`` for several targets, in their order, for about the cost of one.
 
@@ -84,7 +87,8 @@ def compile_targets(
     byte-identical to a ``compile_model`` of its target alone. ``verify[i]``
     asks for target i's numerical check, which a TOSA family shares; it runs on
     ``evaluation`` (labelled, e.g. ``--eval-dir``) if given, else on the model's own data.
-    ``boundary`` is the program's I/O mode and layout (``compile/boundary.py``).
+    ``boundary`` is the program's I/O mode and layout (``compile/boundary.py``), ``precision``
+    what it is quantized at (``precision.py``).
     """
     wanted = list(verify) if verify is not None else [False] * len(targets)
     report: Progress = progress or silent_progress
@@ -101,12 +105,13 @@ def compile_targets(
     reproducible.pin()  # before torch computes anything in this process
     torch = _import_stack()
     with reproducible.numerics(torch, f"model {spec.name!r} (weights {variant!r})"):
-        return _compile_families(spec, targets, families, variant, calibration, wanted, evaluation, boundary, report, torch)
+        return _compile_families(spec, targets, families, variant, calibration, wanted, evaluation, boundary, precision,
+                                  report, torch)
 
 
 def _compile_families(
     spec: ModelSpec, targets: Sequence[Target], families: dict[str, list[int]], variant: str,
-    calibration: Dataset | None, wanted: list[bool], evaluation: Dataset | None, boundary: Boundary,
+    calibration: Dataset | None, wanted: list[bool], evaluation: Dataset | None, boundary: Boundary, precision: Precision,
     report: Progress, torch: Any,
 ) -> list[CompileResult]:
     results: dict[int, CompileResult] = {}
@@ -154,7 +159,7 @@ def _compile_families(
             # Looked up on the module, so a test can count the lowerings.
             lowered = lower._lower_ethosu(
                 model, example, spec, _base(leader), calibration, where, report, any(wanted[i] for i in members),
-                evaluation=evaluation, boundary=boundary, labelled=labelled,
+                evaluation=evaluation, boundary=boundary, labelled=labelled, precision=precision,
             )
         for i in members:
             result = _finish_ethosu(lowered, targets[i], _where(spec, variant, targets[i]), report, len(members) > 1)

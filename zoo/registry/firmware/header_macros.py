@@ -10,7 +10,7 @@ that turns on the array's definition in every translation unit.
 Derived from the .pte: its sha256, the delegates and their largest scratch, the memory
 plan (planned buffers, constants, the method and temp allocators' needs), the CPU kernels,
 and every input and output (dtype, shape, layout, quantization). Taken from the manifest,
-because only the build knows them: the model, its version and weights, the build key, the
+because only the build knows them: the model, its version, weights and precision, the build key, the
 tool versions, the target (its Vela flags are checked against the .pte's compile specs),
 Vela's SRAM and arena-cache figures, the SRAM budget and the names the plugin gave the
 inputs and outputs (which must not repeat). Torch-free.
@@ -39,6 +39,7 @@ def header_macros(
     model: str,
     model_version: str | None,
     weights: str | None,
+    precision: str,
     build_key: str,
     tools: dict[str, str | None],
     vela_total: dict[str, Any],
@@ -55,6 +56,7 @@ def header_macros(
         "model": model,
         "model_version": model_version,
         "weights": weights,
+        "precision": precision,
         "target": target.accelerator or "portable",
         "system_config": target.system_config,
         "memory_mode": target.memory_mode,

@@ -68,6 +68,15 @@ class Versus:
     frobenius: list[float] = field(default_factory=list)
     failing: int = 0
     skipped: int = 0
+    signal: float = 0.0
+    """Σ reference², over every sample: with ``noise``, the output's SQNR."""
+    noise: float = 0.0
+    """Σ (got − reference)², over every sample."""
+
+    @property
+    def sqnr_db(self) -> float | None:
+        """10·log10(signal / noise) over all samples; None when either is zero (nothing to compare, or exact)."""
+        return 10 * math.log10(self.signal / self.noise) if self.signal > 0 and self.noise > 0 else None
 
 
 def within(got: Any, want: Any, atol: float, rtol: float, stats: Versus, scale: float | None) -> None:
@@ -136,6 +145,8 @@ def similar(got: Any, reference: Any, scale: float | None, stats: Versus, cos_mi
     got = got.double().flatten()
     ref = reference.double().flatten().nan_to_num(0.0)
     stats.max_abs = max(stats.max_abs, float((got - ref).abs().max()) if ref.numel() else 0.0)
+    stats.signal += float((ref * ref).sum())
+    stats.noise += float(((got - ref) ** 2).sum())
     if scale:
         ref = torch.where(ref.abs() >= scale, ref, torch.zeros_like(ref))
     if int(torch.count_nonzero(ref)) == 0:
@@ -201,6 +212,7 @@ def versus_record(v: Versus) -> dict[str, Any]:
         "min_cosine": min(v.cosines) if v.cosines else None,
         "mean_cosine": sum(v.cosines) / len(v.cosines) if v.cosines else None,
         "max_rel_frobenius": max(v.frobenius) if v.frobenius else None,
+        "sqnr_db": v.sqnr_db,
         "failing_samples": v.failing,
         "skipped_samples": v.skipped,
     }
@@ -215,6 +227,8 @@ def float_detail(name: str, v: Versus, n: int, scale_note: bool) -> str:
     if v.frobenius:
         text += f", max relative Frobenius error {max(v.frobenius):.4f}" + (f" (≤ {FROBENIUS_MAX:g})" if name != "portable" else "")
     text += f", max abs error {v.max_abs:.4g}"
+    if v.sqnr_db is not None and name != "portable":
+        text += f", output SQNR {v.sqnr_db:.1f} dB"
     if v.skipped:
         text += f"; {v.skipped} sample(s) skipped (float output below one quantization step)"
     if v.failing:

@@ -197,6 +197,7 @@ def check_ethosu(
     progress: Progress | None = None,
     program_input: Callable[[Sample], Sample] | None = None,
     io: IoParams | None = None,
+    kind: str = "int8",
 ) -> compare.NumericsResult:
     """Run ``data`` through the lowered program with each delegate on the TOSA reference model.
 
@@ -206,6 +207,7 @@ def check_ethosu(
     ``io`` holds the boundary's parameters: each input is quantized by torch's rule
     before the program gets it, and each output dequantized before it is compared.
     The bundle's test cases keep the program's own (integer) inputs and outputs.
+    ``kind`` names the program in the record and the messages: its precision.
     """
     try:
         import tosa_reference_model  # noqa: F401
@@ -283,14 +285,14 @@ def check_ethosu(
         by_metrics = (f.failing > 0 and not limited and seen is not None
                       and compare.no_worse_than_fake_quant(f, fq_vs_float[k]))
         fl_ok = f.failing == 0 or limited or by_metrics
-        detail = compare.float_detail("int8", f, n, scale is not None)
+        detail = compare.float_detail(kind, f, n, scale is not None)
         if fq_vs_float[k].failing:
             own = fq_vs_float[k]
             detail += (f"; fake-quant itself: min cosine {min(own.cosines):.4f}, max relative Frobenius error "
                        f"{max(own.frobenius, default=0.0):.4f}"
-                       + (": int8 is this model's limit, and the lowering adds at most "
+                       + (f": {kind} is this model's limit, and the lowering adds at most "
                           f"{compare.QUANTIZATION_LIMITED_MARGIN:g} to it" if limited else "")
-                       + (": int8 itself fails this comparison and the lowering is no worse, so the model's "
+                       + (f": {kind} itself fails this comparison and the lowering is no worse, so the model's "
                           f"declared metrics ({', '.join(m.name for m in metrics)}) judge it" if by_metrics else ""))
         checks.append(compare.check(f"vs_float[{k}]" if len(vs_float) > 1 else "vs_float", fl_ok, detail))
         outputs.append({
@@ -320,7 +322,7 @@ def check_ethosu(
                        "cosine_min": compare.COSINE_MIN, "frobenius_max": compare.FROBENIUS_MAX},
     }
     record.update(compare.agreement_record(tally))
-    metrics_.conclude(record, checks, metrics, seen, data, "int8", where, plugin, started)
+    metrics_.conclude(record, checks, metrics, seen, data, kind, where, plugin, started)
     scales = [q[0] for q in qparams if q]
     tolerance = {"atol": compare.ATOL + compare.QTOL * max(scales, default=0.0), "rtol": compare.RTOL}
     if io is not None:  # the bundle's outputs are the integers themselves

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from zoo._units import human_bytes
 from zoo.registry.manifest import TargetOptions
+from zoo.registry.precision import of_key
 
 if TYPE_CHECKING:
     from zoo._spec import ModelSpec
@@ -68,6 +69,8 @@ class Build:
     layout: str
     io_in_key: bool
     """Whether the build key names the boundary (it does when it is not float NCHW)."""
+    precision: str
+    """``int8``, ``a16w8`` (``--precision``) or ``float`` (portable)."""
     inputs: tuple[dict[str, Any], ...]
     time_ms: float | None
     per_second: float | None
@@ -158,7 +161,7 @@ class Build:
     @property
     def variant(self) -> tuple[str, ...]:
         """What sets this build apart from the model's other builds on any target."""
-        return _variant(self.weights, self.io, self.layout, self.sram_budget, self.extra_flags)
+        return _variant(self.weights, self.io, self.layout, self.sram_budget, self.extra_flags, self.precision)
 
     def fetch_line(self) -> str:
         """The ``zoo fetch`` command for exactly this build, quoted for a POSIX shell."""
@@ -169,6 +172,8 @@ class Build:
             argv += ["--io", self.io, "--layout", self.layout]
         if self.sram_budget:
             argv += ["--sram-budget", str(self.sram_budget)]
+        if precision_option(self.precision):
+            argv += ["--precision", self.precision]
         if self.remote:
             argv += ["--remote", self.remote]
         return shlex.join(argv)
@@ -185,6 +190,7 @@ class Build:
             memory_mode=m.target_options.memory_mode, extra_flags=m.vela_flags, sram_budget=m.sram_budget_bytes,
             io=str(io.get("mode") or key_io.get("mode") or "float"),
             layout=str(io.get("layout") or key_io.get("layout") or "nchw"), io_in_key=bool(key_io),
+            precision=m.precision,
             inputs=tuple(i for i in m.key_inputs.get("inputs") or () if isinstance(i, dict)),
             time_ms=total.inference_time_ms if total else None,
             per_second=total.inferences_per_second if total else None,
@@ -218,6 +224,7 @@ class Build:
             extra_flags=tuple(str(x) for x in flags) if isinstance(flags, list) else (),
             sram_budget=count(target.get("sram_budget")),
             io=_text(key_io.get("mode") or "float"), layout=_text(key_io.get("layout") or "nchw"), io_in_key=bool(key_io),
+            precision=_text(of_key(_dict(ki.get("quantization")))),
             inputs=tuple(i for i in ki.get("inputs") or () if isinstance(i, dict)),
             time_ms=number(vela.get("inference_time_ms")), per_second=number(vela.get("inferences_per_second")),
             sram_bytes=number(vela.get("sram_bytes")), flash_bytes=number(vela.get("flash_bytes")),
@@ -233,8 +240,29 @@ class Build:
         ).with_memory(r.memory)
 
 
-def _variant(weights: str, io: str, layout: str, sram_budget: int | None, flags: tuple[str, ...]) -> tuple[str, ...]:
-    return (weights, io, layout, str(sram_budget or ""), " ".join(flags))
+def _variant(weights: str, io: str, layout: str, sram_budget: int | None, flags: tuple[str, ...],
+             precision: str) -> tuple[str, ...]:
+    return (weights, io, layout, str(sram_budget or ""), " ".join(flags), precision_option(precision))
+
+
+def precision_option(precision: str) -> str:
+    """The precision where a build's key names it; "" for int8 and float, which a portable
+    build and an NPU build of one variant differ by without being different variants."""
+    return "" if precision in ("int8", "float") else precision
+
+
+def io_text(io: str, layout: str) -> str:
+    """``int8``, ``pixels nhwc``: the layout only where it is not NCHW."""
+    return io if layout == "nchw" else f"{io} {layout}"
+
+
+def options_text(io: str, sram_budget: int | None, flags: Iterable[str], precision: str = "int8") -> str:
+    """What a build's key names besides model, weights and target, as the site and ``zoo report --all``
+    show it: ``a16w8, int8, SRAM budget 1.0 KiB, --optimise=Size``; "" for an int8 or float program with float
+    I/O and the target's own options."""
+    parts = [precision_option(precision), io, f"SRAM budget {human_bytes(sram_budget)}" if sram_budget else "",
+             " ".join(flags)]
+    return ", ".join(p for p in parts if p and p != "float")
 
 
 def _model_file(key_inputs: dict[str, Any], weights_info: Any) -> str | None:
@@ -268,6 +296,7 @@ class Failed:
     layout: str = "nchw"
     sram_budget: int | None = None
     extra_flags: tuple[str, ...] = ()
+    precision: str = "int8"
 
     @classmethod
     def from_failure(cls, f: Failure) -> Failed:
@@ -276,19 +305,23 @@ class Failed:
         flags = target.get("extra_flags")
         return cls(f.model, f.weights, f.target, f.where, f.message, io=_text(io.get("mode") or "float"),
                    layout=_text(io.get("layout") or "nchw"), sram_budget=count(target.get("sram_budget")),
-                   extra_flags=tuple(str(x) for x in flags) if isinstance(flags, list) else ())
+                   extra_flags=tuple(str(x) for x in flags) if isinstance(flags, list) else (),
+                   precision=_text(variant.get("precision") or "int8"))
 
     @property
     def variant(self) -> tuple[str, ...]:
         """As ``Build.variant``: the failure sits on the row of the builds it would have joined."""
-        return _variant(self.weights, self.io, self.layout, self.sram_budget, self.extra_flags)
+        return _variant(self.weights, self.io, self.layout, self.sram_budget, self.extra_flags, self.precision)
+
+    @property
+    def options(self) -> str:
+        """Whatever its key names besides model, weights and target ("" for none)."""
+        return options_text(io_text(self.io, self.layout), self.sram_budget, self.extra_flags, self.precision)
 
     @property
     def label(self) -> str:
         """What sets it apart, for a row of its own: the weights, and whatever else its key names."""
-        parts = [f"weights {self.weights}", self.io if self.layout == "nchw" else f"{self.io} {self.layout}",
-                 f"SRAM budget {human_bytes(self.sram_budget)}" if self.sram_budget else "", " ".join(self.extra_flags)]
-        return ", ".join(p for p in parts if p and p != "float")
+        return ", ".join(filter(None, [f"weights {self.weights}", self.options]))
 
 
 @dataclass
@@ -308,7 +341,8 @@ class Model:
 _FACETS: tuple[Callable[[Build], str], ...] = (  # "" where a build has the default
     lambda b: f"weights {b.weights}",
     lambda b: f"board {b.board}" if b.board else "",
-    lambda b: b.io if b.layout == "nchw" else f"{b.io} {b.layout}",
+    lambda b: io_text(b.io, b.layout),
+    lambda b: precision_option(b.precision),
     lambda b: f"SRAM budget {human_bytes(b.sram_budget)}" if b.sram_budget else "",
     lambda b: " ".join(b.extra_flags),
     lambda b: f"{b.system_config}, {b.memory_mode}",
@@ -318,16 +352,16 @@ _FACETS: tuple[Callable[[Build], str], ...] = (  # "" where a build has the defa
 
 
 def variant_labels(builds: Iterable[Build]) -> dict[str, str]:
-    """key → label. The first facets (weights, board, I/O, budget, flags) name a variant across
+    """key → label. The first facets (weights, board, I/O, precision, budget, flags) name a variant across
     targets; the rest only tell apart builds of one target that share all of those."""
     builds = list(builds)
-    across = [f for f in _FACETS[:5] if len({f(b) for b in builds}) > 1]
+    across = [f for f in _FACETS[:6] if len({f(b) for b in builds}) > 1]
     labels = {b.key: ", ".join(filter(None, (f(b) for f in across))) for b in builds}
     groups: dict[tuple[str, str], list[Build]] = {}  # one pass each way: linear in the builds
     for b in builds:
         groups.setdefault((b.column, labels[b.key]), []).append(b)
     for same in groups.values():
-        extra = [f for f in _FACETS[5:] if len({f(o) for o in same}) > 1]
+        extra = [f for f in _FACETS[6:] if len({f(o) for o in same}) > 1]
         for b in same if extra else ():
             labels[b.key] = ", ".join(filter(None, [labels[b.key], *(f(b) for f in extra)]))
     return labels

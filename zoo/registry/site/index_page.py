@@ -151,10 +151,7 @@ def render_index(site: Site, targets: list[str], scale: Scale) -> str:
         sections.append(f'<section id="{e(_task_id(task))}"><h2>{e(task)} <small>{len(models)} '
                         f'model{"s" if len(models) != 1 else ""}</small></h2>{table}{note}</section>')
     nav = " · ".join(f'<a href="#{e(_task_id(t))}">{e(t)}</a>' for t in tasks)
-    where_none = len({(f.model, f.weights, f.target) for f in site.failures}
-                     - {(b.model, b.weights, b.target) for b in site.builds})
-    counts = (f"{len(site.models)} models, {built} builds, {failed} failed builds ({where_none} model × target "
-              f"where nothing built, as zoo report --all counts)"
+    counts = (f"{len(site.models)} models, {built} builds, {failed} failed build{'s' if failed != 1 else ''}"
               + (f"; {variant_rows} heat-map rows are variants of a model" if variant_rows else ""))
     head = "".join(f'<th scope="col" data-key="{k}" data-type="{"num" if num else "text"}">'
                    f'<button type="button">{e(h)}</button></th>' for k, h, num in _COLUMNS)

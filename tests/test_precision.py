@@ -1,0 +1,105 @@
+"""``--precision``: int8 (the default, with the keys it always had) and a16w8.
+
+The fast tests check choices, keys and the structure check's precision rule
+without compiling. The compile tier builds mnist at a16w8 for u85-256 and
+holds it against the int8 build of the shared ``built`` fixture.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_zoo
+from zoo import Artifact, UsageError, Zoo
+from zoo.registry.precision import check_precision
+from zoo.registry.pte_structure import read_pte
+from zoo.registry.structure_check import Expected, check_structure
+
+# What every build key held before --precision existed: int8 keys must not move.
+INT8_BEFORE = {"quantizer": "EthosUQuantizer", "config": "get_symmetric_quantization_config",
+               "is_per_channel": True, "is_qat": False}
+
+
+def test_int8_keeps_the_keys_it_had_and_a16w8_is_another_build() -> None:
+    zoo = Zoo()
+    default, int8, a16w8 = (zoo.request("mnist", "u55-128", precision=p) for p in (None, "int8", "a16w8"))
+    assert default.key_inputs()["quantization"] == INT8_BEFORE
+    assert default.key() == int8.key() != a16w8.key()
+    assert a16w8.key_inputs()["quantization"] == {**INT8_BEFORE, "config": "get_symmetric_a16w8_quantization_config",
+                                                   "precision": "a16w8"}
+    assert (default.stem, a16w8.stem) == ("mnist_u55-128", "mnist_u55-128_a16w8")
+
+
+@pytest.mark.parametrize(("target", "kw", "message"), [
+    ("portable", {"precision": "a16w8"}, "runs 'mnist' in float on the CPU, so it takes no precision"),
+    ("u55-128", {"precision": "a16w8", "io": "int8"}, "which --io int8 does not describe: build it with --io float"),
+    ("u55-128", {"precision": "int4"}, "--precision 'int4' is not a precision: choose one of int8, a16w8"),
+])
+def test_impossible_precisions_are_refused_with_the_reason(target: str, kw: dict[str, str], message: str) -> None:
+    with pytest.raises(UsageError, match=message.replace("(", r"\(").replace(")", r"\)")):
+        Zoo().request("mnist", target, **kw)
+
+
+def test_the_cli_offers_the_precisions_and_zoo_toml_default_io_is_named(tmp_path: Path) -> None:
+    assert "--precision [int8|a16w8]" in run_zoo("fetch", "--help").stdout
+    (tmp_path / "zoo.toml").write_text('default_io = "int8"\n')
+    result = run_zoo("fetch", "mnist", "-t", "u55-128", "--precision", "a16w8", "--no-build", cwd=tmp_path)
+    assert result.returncode == 2, result.stderr
+    assert "key 'default_io' = 'int8'" in result.stderr and "--io float" in result.stderr
+
+
+# --- the compile tier: mnist at a16w8 ------------------------------------------------------------
+
+
+@pytest.fixture(scope="session")
+def mnist_u85(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Artifact]:
+    """mnist for u85-256 at each precision; int8 is the shared ``built`` fixture's when it ran first."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
+        for name in ("ZOO_CONFIG", "ZOO_PLUGINS"):
+            mp.delenv(name, raising=False)
+        mp.chdir(tmp_path_factory.mktemp("a16w8"))
+        zoo = Zoo()
+        return {"int8": zoo.fetch("mnist", "u85-256"), "a16w8": zoo.fetch("mnist", "u85-256", precision="a16w8", verify=True)}
+
+
+@pytest.mark.compile
+def test_a16w8_is_int16_in_the_pte_header_and_manifest_and_passes_its_checks(mnist_u85: dict[str, Artifact]) -> None:
+    a16w8, int8 = mnist_u85["a16w8"], mnist_u85["int8"]
+    m = a16w8.manifest
+    assert (m.precision, int8.manifest.precision) == ("a16w8", "int8")
+    assert a16w8.pte.name == "mnist_u85-256_a16w8.pte"
+    info = read_pte(a16w8.pte.read_bytes())
+    assert {t.dtype for t in info.plans[0].tensors.values()} >= {"int16"}
+    assert '#define MODEL_PTE_PRECISION "a16w8"' in a16w8.header.read_text()
+    assert '#define MODEL_PTE_PRECISION "int8"' in int8.header.read_text()
+    numerics = (m.verification or {})["numerics"]
+    assert numerics["passed"], numerics["checks"]
+    assert m.metric("top1").program_kind == "a16w8"
+    # 16-bit activations take twice the bytes of 8-bit ones in the NPU's SRAM.
+    assert m.vela_total and int8.manifest.vela_total
+    assert (m.vela_total.sram_bytes or 0) > (int8.manifest.vela_total.sram_bytes or 0)
+    assert a16w8.verification is not None and a16w8.verification.passed
+
+
+@pytest.mark.compile
+def test_the_structure_check_refuses_a_manifest_whose_precision_is_not_the_ptes(mnist_u85: dict[str, Artifact]) -> None:
+    for art, wrong in ((mnist_u85["a16w8"], "int8"), (mnist_u85["int8"], "a16w8")):
+        pte = art.pte.read_bytes()
+        expected = dataclasses.replace(Expected.from_manifest(art.manifest), precision=wrong)
+        [check] = [c for c in check_structure(pte, expected) if c.name == "precision"]
+        assert not check.passed and f"records {wrong}" in check.detail
+        assert check_precision(read_pte(pte), art.manifest.precision).passed
+
+
+@pytest.mark.compile
+def test_report_and_cache_ls_name_the_precision(mnist_u85: dict[str, Artifact], use_shared_cache: Path) -> None:
+    a16w8 = mnist_u85["a16w8"]
+    rows = json.loads(run_zoo("report", "mnist", "--json").stdout)["rows"]
+    assert {(r["target"], r["precision"]) for r in rows if r["key"] == a16w8.manifest.key} == {("ethos-u85-256", "a16w8")}
+    listed = json.loads(run_zoo("cache", "ls", "--json").stdout)
+    assert [e["precision"] for e in listed if e.get("key") == a16w8.manifest.key] == ["a16w8"]
