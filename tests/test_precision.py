@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import re
 from pathlib import Path
 
 import pytest
@@ -30,7 +31,7 @@ def test_int8_keeps_the_keys_it_had_and_a16w8_is_another_build() -> None:
     assert default.key_inputs()["quantization"] == INT8_BEFORE
     assert default.key() == int8.key() != a16w8.key()
     assert a16w8.key_inputs()["quantization"] == {**INT8_BEFORE, "config": "get_symmetric_a16w8_quantization_config",
-                                                   "precision": "a16w8"}
+                                                   "precision": "a16w8", "float_ops": ["sqrt"]}
     assert (default.stem, a16w8.stem) == ("mnist_u55-128", "mnist_u55-128_a16w8")
 
 
@@ -103,3 +104,42 @@ def test_report_and_cache_ls_name_the_precision(mnist_u85: dict[str, Artifact], 
     assert {(r["target"], r["precision"]) for r in rows if r["key"] == a16w8.manifest.key} == {("ethos-u85-256", "a16w8")}
     listed = json.loads(run_zoo("cache", "ls", "--json").stdout)
     assert [e["precision"] for e in listed if e.get("key") == a16w8.manifest.key] == ["a16w8"]
+
+
+def test_at_16_bits_a_program_passes_when_no_noisier_than_fake_quant() -> None:
+    from zoo.registry.numerics.compare import Versus, as_quiet_as_fake_quant
+
+    def sqnr(db: float) -> Versus:
+        return Versus(signal=10 ** (db / 10), noise=1.0)
+
+    # silero-vad's state h at a16w8 on u85-256: sqrt on the CPU, then ExecuTorch's int16 sqrt table.
+    fake_quant = sqnr(18.5)
+    assert as_quiet_as_fake_quant(sqnr(19.6), fake_quant)
+    assert as_quiet_as_fake_quant(sqnr(17.6), fake_quant)  # within the 1 dB margin
+    assert not as_quiet_as_fake_quant(sqnr(9.7), fake_quant)
+    assert not as_quiet_as_fake_quant(Versus(), fake_quant)  # nothing measured: no pass
+
+
+@pytest.mark.compile
+def test_a16w8_leaves_sqrt_on_the_cpu_and_the_check_refuses_the_int16_sqrt_table(
+    shared_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zoo import VerificationError
+    from zoo.registry import precision
+
+    monkeypatch.setenv("ZOO_PLUGINS", "tests.magnitude_plugin")
+    monkeypatch.setenv("ZOO_CACHE_DIR", str(shared_cache))
+    monkeypatch.chdir(tmp_path)
+    art = Zoo().fetch("magnitude", "u85-256", precision="a16w8", verify=True)
+    assert "aten::pow.Tensor_Scalar_out" in art.manifest.cpu_operators
+    assert art.manifest.key_inputs["quantization"]["float_ops"] == ["sqrt"]
+    assert art.verification is not None and art.verification.passed
+    # ExecuTorch's own int16 sqrt: hundreds of steps off near 0, and 18 dB noisier than fake-quant.
+    monkeypatch.setattr(precision, "_FLOAT_OPS", {})
+    monkeypatch.setenv("ZOO_CACHE_DIR", str(tmp_path / "cache"))
+    with pytest.raises(VerificationError) as failed:
+        Zoo().fetch("magnitude", "u85-256", precision="a16w8", verify=True)
+    message = str(failed.value)
+    steps = float(re.search(r"max abs error [\d.]+, ([\d.]+) quantization steps", message).group(1))  # type: ignore[union-attr]
+    got, want = (float(x) for x in re.search(r"SQNR against float ([\d.]+) dB, fake-quant's ([\d.]+) dB", message).groups())  # type: ignore[union-attr]
+    assert steps > 100 and got < want - 10, message

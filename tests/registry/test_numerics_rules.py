@@ -1,4 +1,4 @@
-"""The acceptance rules of the int8 comparison, on numbers made here (no lowering)."""
+"""The acceptance rules of the numerical check, and the SQNR it records, on numbers made here (no lowering)."""
 
 from __future__ import annotations
 
@@ -51,3 +51,33 @@ def test_the_perturbation_moves_a_fixed_tenth_of_a_percent_by_one_step() -> None
     assert torch.equal(x, torch.zeros_like(x))  # the sample itself is untouched
     (kept,) = compare.perturbed((x,), [None], seed=3)
     assert kept is x
+
+
+def test_sqnr_sums_signal_and_noise_over_every_sample_and_reports_none_when_exact() -> None:
+    import torch
+
+    v = Versus()
+    reference = torch.tensor([3.0, 4.0])  # signal 25 per sample
+    compare.similar(reference + torch.tensor([0.05, 0.0]), reference, None, v, compare.COSINE_MIN, None)
+    compare.similar(reference - torch.tensor([0.0, 0.05]), reference, None, v, compare.COSINE_MIN, None)
+    assert v.signal == pytest.approx(50.0) and v.noise == pytest.approx(0.005, rel=1e-5)
+    assert v.sqnr_db == pytest.approx(40.0, abs=1e-4)  # 10·log10(50 / 0.005)
+    assert compare.versus_record(v)["sqnr_db"] == pytest.approx(40.0, abs=1e-4)
+    exact = Versus()
+    compare.similar(reference, reference, None, exact, compare.COSINE_MIN, None)
+    assert exact.sqnr_db is None and compare.versus_record(exact)["sqnr_db"] is None
+
+
+def test_random_weights_are_reported_by_sqnr_and_trained_ones_by_their_metrics() -> None:
+    from zoo.registry.report import GENERATED, ReportRow
+
+    fields = {f: None for f in ("model_version", "target", "accelerator", "system_config", "memory_mode",
+                                "sram_budget_bytes", "weights", "key", "pte_bytes", "inference_time_ms",
+                                "inferences_per_second", "sram_bytes", "dram_bytes", "on_chip_flash_bytes",
+                                "off_chip_flash_bytes", "npu_ops", "cpu_ops", "partitions", "built_at")}
+    metrics = ({"name": "top1", "unit": "%", "float": 100.0, "program": 12.5},)
+    sqnr = ({"sqnr_db": 21.04, "fake_quant_sqnr_db": 22.5, "min_cosine": 0.993},)
+    random = ReportRow(model="deit-tiny", extra_flags=(), origin=GENERATED, metrics=metrics, output_sqnr=sqnr, **fields)
+    trained = ReportRow(model="deit-tiny", extra_flags=(), origin="https://x", metrics=metrics, output_sqnr=sqnr, **fields)
+    assert random.metrics_text == "SQNR 21.0 dB (fake-quant 22.5), cosine ≥ 0.9930"
+    assert trained.metrics_text == "top1 100 → 12.5%"

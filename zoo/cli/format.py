@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from zoo._units import duration, human_bytes
 from zoo.cli.table import render
 from zoo.registry.failures import Failure
+from zoo.registry.report import GENERATED, sqnr_text
 
 if TYPE_CHECKING:
     from zoo.registry.handout import Artifact
@@ -71,6 +72,8 @@ def _summary(art: Artifact) -> str:
     v = art.verification
     if v is not None:
         lines.append(f"  verification: {_verification_line(v)}")
+    if (m.weights_info or {}).get("origin") == GENERATED and any(o["sqnr_db"] is not None for o in m.output_sqnr):
+        lines.append(f"  random weights, so judged against float by each output: {sqnr_text(m.output_sqnr)}")
     return "\n".join(lines)
 
 

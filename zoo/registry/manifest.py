@@ -152,6 +152,15 @@ class Manifest:
         """Each declared metric as ``--verify`` measured it (float and program)."""
         return list(((self.verification or {}).get("numerics") or {}).get("metrics") or [])
 
+    @property
+    def output_sqnr(self) -> list[dict[str, float | None]]:
+        """Per output, as ``--verify`` measured it: the program's SQNR against float in dB,
+        the fake-quantized model's, and the program's lowest cosine to float."""
+        outputs = ((self.verification or {}).get("numerics") or {}).get("outputs") or []
+        return [{"sqnr_db": (o.get("vs_float") or {}).get("sqnr_db"),
+                 "fake_quant_sqnr_db": (o.get("fake_quant_vs_float") or {}).get("sqnr_db"),
+                 "min_cosine": (o.get("vs_float") or {}).get("min_cosine")} for o in outputs if isinstance(o, dict)]
+
     def metric(self, name: str) -> MeasuredMetric:
         """Metric ``name`` as ``--verify`` measured it; KeyError naming what was measured."""
         from zoo.registry.measured_metric import MeasuredMetric

@@ -26,6 +26,9 @@ _CONFIGS = {
 }
 """The function of ``executorch.backends.arm.quantizer`` that gives each precision's config."""
 _ACTIVATION_DTYPES = {"int8": "int8", "a16w8": "int16"}
+_FLOAT_OPS = {"a16w8": ("sqrt",)}
+"""Operators left unquantized, in float on the CPU: ExecuTorch 1.5.1 lowers an int16 sqrt to a
+TOSA TABLE whose interpolation is hundreds of steps off near 0 (docs/upstream.md)."""
 
 
 @dataclass(frozen=True)
@@ -45,6 +48,10 @@ class Precision:
     def activation_dtype(self) -> str:
         return _ACTIVATION_DTYPES[self.name]
 
+    @property
+    def float_ops(self) -> tuple[str, ...]:
+        return _FLOAT_OPS.get(self.name, ())
+
     def key_fields(self) -> dict[str, Any]:
         """The build key's ``quantization``. int8's is exactly what keys held before
         ``--precision`` existed, so those builds keep their keys."""
@@ -54,7 +61,9 @@ class Precision:
             "is_per_channel": True,
             "is_qat": False,
         }
-        return fields if self.name == "int8" else {**fields, "precision": self.name}
+        if self.name == "int8":
+            return fields
+        return {**fields, "precision": self.name, **({"float_ops": list(self.float_ops)} if self.float_ops else {})}
 
 
 DEFAULT = Precision()

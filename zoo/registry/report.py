@@ -7,7 +7,7 @@ Turning a report into text or HTML is the CLI's job (zoo/cli/report_render.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -15,6 +15,9 @@ from zoo._errors import UsageError
 from zoo.registry.cache import Cache, CorruptEntry
 from zoo.registry.failures import Failure
 from zoo.registry.manifest import VelaTotals
+
+GENERATED = "generated"
+"""The origin every plugin gives random weights (``WeightsVariant.origin``)."""
 
 if TYPE_CHECKING:
     from zoo._spec import ModelSpec
@@ -79,6 +82,8 @@ class ReportRow:
     metrics: tuple[dict[str, Any], ...] = ()
     """Each declared metric as ``--verify`` measured it (name, unit, float, program,
     program_kind, drop, passed), with ``reference``: the weights' declared figure or None."""
+    output_sqnr: tuple[dict[str, float | None], ...] = ()
+    """``Manifest.output_sqnr``: each output's SQNR against float, program and fake-quant, and its lowest cosine."""
 
     @classmethod
     def from_manifest(cls, m: Manifest) -> ReportRow:
@@ -117,6 +122,7 @@ class ReportRow:
             licence=(m.weights_info or {}).get("licence"),
             origin=(m.weights_info or {}).get("origin"),
             metrics=tuple({**x, "reference": m.reference.get(str(x.get("name")))} for x in m.metrics),
+            output_sqnr=tuple(m.output_sqnr),
         )
 
     @property
@@ -126,8 +132,16 @@ class ReportRow:
         return (self.on_chip_flash_bytes or 0) + (self.off_chip_flash_bytes or 0)
 
     @property
+    def random_weights(self) -> bool:
+        return self.origin == GENERATED
+
+    @property
     def metrics_text(self) -> str:
-        """``top1 97.5 → 97.3 % (declared 97.6)``: float, then the program, beside the declared figure."""
+        """``top1 97.5 → 97.3 % (declared 97.6)``: float, then the program, beside the declared figure.
+        Random weights get the outputs' SQNR against float instead: a task metric measured against
+        the float model's own answers mostly counts random logits that swap places."""
+        if self.random_weights and any(o.get("sqnr_db") is not None for o in self.output_sqnr):
+            return sqnr_text(self.output_sqnr)
         return "; ".join(metric_text(x) for x in self.metrics) or "-"
 
     @property
@@ -147,6 +161,15 @@ class ReportRow:
         data["flash_bytes"] = self.flash_bytes
         data["npu_share"] = self.npu_share
         return data
+
+
+def sqnr_text(outputs: Sequence[dict[str, float | None]]) -> str:
+    """``SQNR 36.4 dB (fake-quant 38.5), cosine ≥ 0.9990``, outputs separated by ``/``."""
+    def each(key: str, fmt: str) -> str:
+        return "/".join("-" if o.get(key) is None else format(o[key], fmt) for o in outputs)
+
+    return (f"SQNR {each('sqnr_db', '.1f')} dB (fake-quant {each('fake_quant_sqnr_db', '.1f')}), "
+            f"cosine ≥ {each('min_cosine', '.4f')}")
 
 
 def metric_text(x: dict[str, Any]) -> str:

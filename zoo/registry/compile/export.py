@@ -49,6 +49,8 @@ def _quantize(
     with _stage(where, "quantizer preparation"):
         quantizer = arm_quantizer.EthosUQuantizer(compile_spec)
         quantizer.set_global(getattr(arm_quantizer, precision.config)())
+        if "sqrt" in precision.float_ops:
+            quantizer.set_node_finder(None, _sqrt_finder())
         if boundary is not None:
             configure_quantizer(quantizer, boundary)
         prepared = prepare_pt2e(graph, quantizer)
@@ -59,6 +61,20 @@ def _quantize(
     report("quantize", None, None)
     with _stage(where, "quantize"):
         return convert_pt2e(prepared)
+
+
+def _sqrt_finder() -> Any:
+    """Finds sqrt as the quantizer sees it: rewritten to pow(x, 0.5) before annotation,
+    so a finder for aten.sqrt would match nothing."""
+    import torch
+    from executorch.backends.arm.quantizer.arm_quantizer_utils import NodeFinder
+
+    class SqrtFinder(NodeFinder):  # type: ignore[misc]  # executorch is untyped here
+        def find_nodes(self, model: Any) -> Any:
+            return iter([n for n in model.graph.nodes
+                         if n.target == torch.ops.aten.pow.Tensor_Scalar and n.args[1] == 0.5])
+
+    return SqrtFinder()
 
 
 def _as_sample(value: Any) -> Sample:
