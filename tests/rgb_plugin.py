@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from zoo import Dataset, InputSpec, ModelSpec, WeightsVariant, hookimpl
+from zoo import Dataset, InputSpec, ModelSpec, Recipe, WeightsVariant, hookimpl
 
 SHAPE = (1, 3, 16, 16)
 MEAN = (0.485, 0.456, 0.406)
@@ -62,4 +62,5 @@ def register_models(register: Callable[[ModelSpec], None]) -> None:
         calibration=images,
         weights=(WeightsVariant("seeded", "torch.manual_seed(7)", "tests", "MIT", identity=lambda: "seed-7"),),
         layouts=("nchw", "nhwc"),
+        recipes={"first-conv-16": Recipe("int8", {"0": "a16w8"}, description="the first convolution at 16 bits")},
     ))

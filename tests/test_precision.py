@@ -16,7 +16,7 @@ import pytest
 
 from tests.conftest import run_zoo
 from zoo import Artifact, UsageError, Zoo
-from zoo.registry.precision import check_precision
+from zoo.registry.precision import Precision, check_precision
 from zoo.registry.pte_structure import read_pte
 from zoo.registry.structure_check import Expected, check_structure
 
@@ -46,11 +46,65 @@ def test_impossible_precisions_are_refused_with_the_reason(target: str, kw: dict
 
 
 def test_the_cli_offers_the_precisions_and_zoo_toml_default_io_is_named(tmp_path: Path) -> None:
-    assert "--precision [int8|a16w8]" in run_zoo("fetch", "--help").stdout
+    assert "--precision int8|a16w8|RECIPE" in run_zoo("fetch", "--help").stdout
     (tmp_path / "zoo.toml").write_text('default_io = "int8"\n')
     result = run_zoo("fetch", "mnist", "-t", "u55-128", "--precision", "a16w8", "--no-build", cwd=tmp_path)
     assert result.returncode == 2, result.stderr
     assert "key 'default_io' = 'int8'" in result.stderr and "--io float" in result.stderr
+
+
+# --- recipes -------------------------------------------------------------------------------------
+
+
+def test_a_recipe_file_is_read_and_refused_with_what_is_wrong(tmp_path: Path) -> None:
+    from zoo import Recipe
+
+    path = tmp_path / "mixed.json"
+    path.write_text(Recipe("int8", {"0": "a16w8", "4": "float"}, description="first conv at 16 bits").dumps())
+    zoo = Zoo()
+    request = zoo.request("mnist", "u55-128", recipe=path)
+    assert (request.precision.name, request.stem) == ("mixed", "mnist_u55-128_mixed")
+    quantization = request.key_inputs()["quantization"]
+    assert quantization["recipe"] == {"default": "int8", "modules": {"0": "a16w8", "4": "float"}}
+    assert quantization["float_ops"] == ["sqrt"]  # a16w8 is used, so sqrt stays in float
+    # The description is words: it does not change the key.
+    path.write_text(Recipe("int8", {"0": "a16w8", "4": "float"}, description="other words").dumps())
+    assert zoo.request("mnist", "u55-128", recipe=path).key() == request.key()
+    for text, message in [
+        ("{", "not JSON: Expecting property name"),
+        ('{"default": "int4"}', "default 'int4' must be one of int8, a16w8"),
+        ('{"modules": {"0": "int4"}}', "module '0': 'int4' must be one of int8, a16w8, float"),
+        ('{"layers": {}}', "unknown key(s) 'layers'"),
+        ("[]", "a recipe is a JSON object"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(UsageError, match=re.escape(message)):
+            zoo.request("mnist", "u55-128", recipe=path)
+    with pytest.raises(UsageError, match="no such file"):
+        zoo.request("mnist", "u55-128", recipe=tmp_path / "missing.json")
+    with pytest.raises(UsageError, match="not both"):
+        zoo.request("mnist", "u55-128", precision="a16w8", recipe=path)
+
+
+def test_a_plugin_declares_recipes_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZOO_PLUGINS", "tests.rgb_plugin")
+    zoo = Zoo()
+    request = zoo.request("rgb-tiny", "u85-256", precision="first-conv-16")
+    assert request.precision.name == "first-conv-16" and request.stem == "rgb-tiny_u85-256_first-conv-16"
+    assert request.key_inputs()["quantization"]["recipe"] == {"default": "int8", "modules": {"0": "a16w8"}}
+    assert "first-conv-16" in run_zoo("info", "rgb-tiny", env={"ZOO_PLUGINS": "tests.rgb_plugin",
+                                                              "PYTHONPATH": str(Path(__file__).parents[1])}).stdout
+    with pytest.raises(UsageError, match="or a recipe the model declares"):
+        zoo.request("rgb-tiny", "u85-256", precision="first-conv-8")
+
+
+def test_a_recipe_may_not_take_a_precisions_name() -> None:
+    from zoo import Recipe, SpecError
+    from zoo.plugins import mnist
+
+    spec = dataclasses.replace(mnist.spec(), recipes={"int8": Recipe("a16w8")})
+    with pytest.raises(SpecError, match=r"recipe name 'int8' must be .* and not a precision"):
+        spec.validate()
 
 
 # --- the compile tier: mnist at a16w8 ------------------------------------------------------------
@@ -91,10 +145,10 @@ def test_a16w8_is_int16_in_the_pte_header_and_manifest_and_passes_its_checks(mni
 def test_the_structure_check_refuses_a_manifest_whose_precision_is_not_the_ptes(mnist_u85: dict[str, Artifact]) -> None:
     for art, wrong in ((mnist_u85["a16w8"], "int8"), (mnist_u85["int8"], "a16w8")):
         pte = art.pte.read_bytes()
-        expected = dataclasses.replace(Expected.from_manifest(art.manifest), precision=wrong)
+        expected = dataclasses.replace(Expected.from_manifest(art.manifest), precision=Precision(wrong))
         [check] = [c for c in check_structure(pte, expected) if c.name == "precision"]
         assert not check.passed and f"records {wrong}" in check.detail
-        assert check_precision(read_pte(pte), art.manifest.precision).passed
+        assert check_precision(read_pte(pte), Precision.from_key(art.manifest.key_inputs["quantization"])).passed
 
 
 @pytest.mark.compile
@@ -143,3 +197,92 @@ def test_a16w8_leaves_sqrt_on_the_cpu_and_the_check_refuses_the_int16_sqrt_table
     steps = float(re.search(r"max abs error [\d.]+, ([\d.]+) quantization steps", message).group(1))  # type: ignore[union-attr]
     got, want = (float(x) for x in re.search(r"SQNR against float ([\d.]+) dB, fake-quant's ([\d.]+) dB", message).groups())  # type: ignore[union-attr]
     assert steps > 100 and got < want - 10, message
+
+
+@pytest.mark.compile
+def test_the_upstream_reproduction_prints_what_docs_upstream_quotes() -> None:
+    import subprocess
+    import sys
+
+    from tests.conftest import ROOT
+
+    run = subprocess.run([sys.executable, str(ROOT / "examples" / "int16_sqrt.py")], capture_output=True, text=True,
+                         timeout=600, check=True)
+    lines = {line.split(":", 1)[0]: line.split(":", 1)[1].strip() for line in run.stdout.splitlines()}
+    assert lines["int8"].startswith("max 0 steps")
+    page = " ".join((ROOT / "docs" / "upstream.md").read_text().split())
+    assert f"a16w8: {lines['a16w8']}" in page, lines["a16w8"]
+
+
+@pytest.mark.compile
+def test_a_recipe_quantizes_the_modules_it_names_and_refuses_one_the_model_lacks(
+    shared_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zoo import BuildError, Recipe
+
+    monkeypatch.setenv("ZOO_PLUGINS", "tests.rgb_plugin")
+    monkeypatch.setenv("ZOO_CACHE_DIR", str(shared_cache))
+    monkeypatch.chdir(tmp_path)
+    zoo = Zoo()
+    int8 = zoo.fetch("rgb-tiny", "u85-256")
+    mixed = zoo.fetch("rgb-tiny", "u85-256", precision="first-conv-16", verify=True)
+    assert mixed.manifest.precision == "first-conv-16" and mixed.verification and mixed.verification.passed
+    assert '#define MODEL_PTE_PRECISION "first-conv-16"' in mixed.header.read_text()
+    # The input stays int8 at the boundary; the first convolution's output inside the delegate is int16.
+    assert {t.dtype for t in read_pte(mixed.pte.read_bytes()).plans[0].tensors.values()} >= {"int8"}
+    assert (mixed.manifest.vela_total and int8.manifest.vela_total
+            and mixed.manifest.vela_total.sram_bytes != int8.manifest.vela_total.sram_bytes)
+    path = tmp_path / "typo.json"
+    path.write_text(Recipe("int8", {"9": "a16w8"}).dumps())
+    with pytest.raises(BuildError, match=r"names module\(s\) the model does not have: 9; its modules, .*: 0, 1, 2"):
+        zoo.fetch("rgb-tiny", "u85-256", recipe=path)
+
+
+# --- zoo tune ------------------------------------------------------------------------------------
+
+
+def test_tune_refuses_what_it_cannot_search() -> None:
+    zoo = Zoo()
+    with pytest.raises(UsageError, match="'portable' runs 'mnist' in float"):
+        zoo.tune("mnist", "portable", build=False)
+    with pytest.raises(UsageError, match="--max-drop accuracy: 'mnist' declares no such metric; it declares top1"):
+        zoo.tune("mnist", "u55-128", max_drop={"accuracy": 1.0}, build=False)
+    result = run_zoo("tune", "mnist", "-t", "u55-128", "--max-drop", "top1")
+    assert result.returncode == 2 and "give METRIC=DROP, e.g. f1=0.01" in result.stderr
+
+
+@pytest.mark.compile
+def test_tune_ranks_modules_writes_a_recipe_and_builds_what_it_found(
+    shared_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("ZOO_PLUGINS", "tests.rgb_plugin")
+    monkeypatch.setenv("ZOO_CACHE_DIR", str(shared_cache))
+    monkeypatch.chdir(tmp_path)
+    zoo = Zoo()
+    first = zoo.tune("rgb-tiny", "u85-256", out=tmp_path / "a.json", build=False)
+    again = zoo.tune("rgb-tiny", "u85-256", out=tmp_path / "b.json", build=False)
+    assert (tmp_path / "a.json").read_text() == (tmp_path / "b.json").read_text()  # the same inputs, the same recipe
+    s = first.search
+    assert [t.label for t in s.layers] == [t.label for t in again.search.layers]
+    assert {t.label.removesuffix(" at a16w8") for t in s.layers} == {"0", "2", "6"}  # its modules with weights; a Sequential has no ops of its own
+    assert [t.worst_db for t in s.layers] == sorted((t.worst_db for t in s.layers), reverse=True)
+    assert s.a16w8.worst_db > s.int8.worst_db  # 16-bit activations are less noisy, or there is nothing to find
+    assert s.chosen.meets and s.goal.startswith("output SQNR ≥")
+    built = zoo.tune("rgb-tiny", "u85-256", out=tmp_path / "c.json")
+    rows = {b.label: b for b in built.built}
+    assert {"int8", "a16w8"} <= set(rows) and all(b.manifest and b.error is None for b in rows.values()), rows
+    for b in rows.values():
+        assert b.manifest is not None and (b.manifest.verification or {})["numerics"]["passed"]
+    if s.chosen.recipe.modules:  # the recipe file builds to the same artifact as the one tune built
+        assert zoo.fetch("rgb-tiny", "u85-256", recipe=tmp_path / "c.json").manifest.key == rows["c"].manifest.key  # type: ignore[union-attr]
+
+
+@pytest.mark.compile
+def test_tune_promotes_the_forwards_own_operators_as_one_module(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("ZOO_PLUGINS", "tests.magnitude_plugin")
+    monkeypatch.chdir(tmp_path)
+    s = Zoo().tune("magnitude", "u85-256", out=tmp_path / "m.json", build=False).search
+    assert [t.label for t in s.layers] == [". at a16w8"]  # sqrt(re² + im²) has no submodule
+    assert s.layers[0].worst_db > s.int8.worst_db + 6
+    # The input's own quantization follows the default (int8), so only a16w8 everywhere reaches its goal.
+    assert not s.layers[0].meets and s.chosen.recipe == s.a16w8.recipe

@@ -32,6 +32,7 @@ if _TYPE_CHECKING:
     )
     from zoo._hookspecs import hookimpl, hookspec
     from zoo._options import Choices, FetchArgs, FetchOptions
+    from zoo._recipe import Recipe
     from zoo._spec import (
         Board,
         Dataset,
@@ -69,6 +70,7 @@ _LAZY = {
                      "PluginError", "PublishConflict", "RemoteError", "RemoteUnavailable", "SpecError",
                      "UnknownModelError", "UnknownTargetError", "UsageError", "VerificationError",
                      "ZooError"], "zoo._errors"),
+    "Recipe": "zoo._recipe",
     "hookimpl": "zoo._hookspecs",
     "hookspec": "zoo._hookspecs",
     **dict.fromkeys(["Choices", "FetchArgs", "FetchOptions"], "zoo._options"),
@@ -125,6 +127,7 @@ __all__ = [
     "PluginError",
     "PublishConflict",
     "PublishReport",
+    "Recipe",
     "Remote",
     "RemoteError",
     "RemoteUnavailable",

@@ -39,8 +39,10 @@ class Choices:
     layout: str | None = None
     """``nchw`` or ``nhwc`` for image inputs; None: the model's default."""
     precision: str | None = None
-    """What the program is quantized at: ``int8`` (the default) or ``a16w8`` (int16
-    activations, int8 weights); ``zoo.registry.precision``."""
+    """What the program is quantized at: ``int8`` (the default), ``a16w8`` (int16
+    activations, int8 weights), or a recipe the model declares; ``zoo.registry.precision``."""
+    recipe: Path | None = None
+    """A recipe file (JSON, ``zoo._recipe.Recipe``) instead of ``precision``."""
 
 
 @dataclass(frozen=True)
@@ -128,6 +130,7 @@ class FetchArgs(TypedDict, total=False):
     io: str | None
     layout: str | None
     precision: str | None
+    recipe: Path | None
     out_dir: Path | None
     header_array: str
     header_section: str

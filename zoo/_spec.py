@@ -8,12 +8,13 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from zoo._errors import SpecError
+from zoo._recipe import Recipe
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
 _IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
@@ -243,6 +244,8 @@ class ModelSpec:
     default_weights: str | None = None
     quantize: bool = True
     """False for models that are lowered in float (none of the built-ins)."""
+    recipes: Mapping[str, Recipe] = field(default_factory=dict)
+    """Named quantization recipes, taken with ``--precision NAME`` (``zoo._recipe``)."""
     layouts: tuple[str, ...] = ("nchw",)
     """The input layouts the model can be built for (``--layout``), its default
     first. ``nhwc`` exports the model channels-last; the graph is the same."""
@@ -327,6 +330,11 @@ class ModelSpec:
         if self.default_weights is not None and self.default_weights not in names:
             out.append(f"default_weights {self.default_weights!r} is not a variant")
         out += self._metric_problems()
+        for name, recipe in dict(self.recipes).items():
+            if not isinstance(name, str) or not _NAME.match(name) or name in ("int8", "a16w8"):
+                out.append(f"recipe name {name!r} must be lower-case letters, digits, '-', '_' or '.', and not a precision")
+            out += ([f"recipe {name!r}: {p}" for p in recipe.problems()] if isinstance(recipe, Recipe)
+                    else [f"recipe {name!r} is not a zoo.Recipe"])
         return out
 
     def _metric_problems(self) -> list[str]:

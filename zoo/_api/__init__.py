@@ -21,6 +21,7 @@ if TYPE_CHECKING:
 
     from typing_extensions import Unpack
 
+    from zoo._api.tuning import Tuning
     from zoo.registry.cache import Cache
     from zoo.registry.failures import Failure
     from zoo.registry.handout import Artifact
@@ -174,6 +175,7 @@ class Zoo:
         io: str | None = None,
         layout: str | None = None,
         precision: str | None = None,
+        recipe: Path | None = None,
     ) -> BuildRequest:
         """Resolve names into a validated build request, before anything compiles."""
         from zoo._errors import UsageError
@@ -192,7 +194,8 @@ class Zoo:
         configured_io = None if io or resolved.is_portable else self.config.default_io
         try:
             return BuildRequest.create(spec, resolved, weights=weights, calibration=calibration,
-                                       io=io or configured_io, layout=layout, precision=precision)
+                                       io=io or configured_io, layout=layout, precision=precision,
+                                       recipe=recipe)
         except (SpecError, UsageError) as exc:
             if configured_io is None:
                 raise UsageError(str(exc)) from None
@@ -286,6 +289,7 @@ class Zoo:
         io: str | None = None,
         layout: str | None = None,
         precision: str | None = None,
+        recipe: Path | None = None,
         eval_dir: Path | None = None,
         numerics: bool = True,
         build: bool = True,
@@ -307,7 +311,7 @@ class Zoo:
         req = self.request(
             model, target, weights=weights, calibration_dir=calibration_dir,
             system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget, io=io, layout=layout,
-            precision=precision,
+            precision=precision, recipe=recipe,
         )
         opts = FetchOptions(calibration_dir=calibration_dir, eval_dir=eval_dir, build=build,
                             verify=True if numerics else None)
@@ -341,6 +345,18 @@ class Zoo:
         return publish(self, to, model=model, target=target, weights=weights, system_config=system_config,
                        memory_mode=memory_mode, sram_budget=sram_budget, everything=everything,
                        sign_key=sign_key, notice=notice)
+
+    def tune(self, model: str, target: str | None = None, *, weights: str | None = None, out: Path | None = None,
+             max_layers: int = 8, max_drop: dict[str, float] | None = None, build: bool = True,
+             notice: Notice | None = None) -> Tuning:
+        """Find a quantization recipe for ``model`` on ``target`` (``zoo.registry.tune``), write it to
+        ``out``, then build int8, the recipe and a16w8 with the numerical check and Vela's estimates.
+        ``max_drop`` tightens (or loosens) the model's allowed drops by metric name."""
+        from zoo._api.tuning import tune
+
+        return tune(self, model, target, weights=weights, out=out, max_layers=max_layers, max_drop=max_drop,
+                    build=build, say=notice)
+
 
 def _options(options: FetchOptions | None, changes: FetchArgs) -> FetchOptions:
     opts = options or FetchOptions()

@@ -20,7 +20,7 @@ _COMMANDS = {
     "list": "listing:list_cmd", "info": "listing:info", "targets": "listing:targets", "plugins": "listing:plugins",
     "fetch": "fetching:fetch", "build": "fetching:build", "verify": "verifying:verify_cmd",
     "publish": "publishing:publish", "report": "reporting:report_cmd", "cache": "caching:cache",
-    "site": "site:site_cmd", "firmware": "firmware:firmware",
+    "site": "site:site_cmd", "firmware": "firmware:firmware", "tune": "tuning:tune",
 }
 
 

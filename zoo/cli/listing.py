@@ -49,7 +49,8 @@ def list_cmd(ctx: click.Context, pattern: str | None, as_json: bool) -> None:
 def info(ctx: click.Context, model: str, as_json: bool) -> None:
     """Show what a model declares: inputs, weights, calibration, evaluation data, metrics and labels."""
     spec = _zoo(ctx).model(model)
-    data = {**spec.summary(), "precisions": list(PRECISIONS) if spec.quantize else []}
+    data = {**spec.summary(), "precisions": list(PRECISIONS) if spec.quantize else [],
+            "recipes": {name: r.to_json() for name, r in spec.recipes.items()}}
     if as_json:
         _dump(data)
         return
@@ -72,6 +73,10 @@ def info(ctx: click.Context, model: str, as_json: bool) -> None:
     click.echo(f"  layouts:     {', '.join(spec.layouts)} (--layout; the first is the default)")
     if spec.quantize:
         click.echo(f"  precisions:  {', '.join(PRECISIONS)} (--precision for an NPU target; the first is the default)")
+    for name, recipe in spec.recipes.items():
+        parts = ", ".join(f"{m} {p}" for m, p in sorted(recipe.modules.items()))
+        about = f": {recipe.description}" if recipe.description else ""
+        click.echo(f"  recipe:      {name} ({recipe.default}{'; ' + parts if parts else ''}){about}")
     for w in data["weights"]:
         default = " (default)" if w["default"] else ""
         click.echo(f"  weights:     {w['name']}{default}: {w['description']} [{w['licence']}; {w['origin']}]")

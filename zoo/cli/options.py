@@ -53,10 +53,13 @@ def fetch_options(f: F) -> F:
         click.option("--layout", type=click.Choice(LAYOUTS), default=None,
                      help="Image input layout: nchw (planar) or nhwc (channels last, as a camera writes it). "
                           "[default: the model's; pixels: nhwc where the model allows]"),
-        click.option("--precision", type=click.Choice(PRECISIONS), default=None,
+        click.option("--precision", metavar="|".join(PRECISIONS) + "|RECIPE", default=None,
                      help="What the program is quantized at. int8: int8 activations and weights. a16w8: int16 "
                           "activations, int8 weights; less quantization noise for more SRAM and NPU time, with "
-                          "--io float only. [default: int8]"),
+                          "--io float only. Or a recipe the model declares ('zoo info MODEL'). [default: int8]"),
+        click.option("--recipe", type=click.Path(path_type=Path, dir_okay=False), default=None,
+                     help="A recipe file (JSON: the whole model's precision and each module's that differs), "
+                          "e.g. one 'zoo tune' wrote."),
         click.option("--weights", help="Weights variant (see 'zoo info MODEL')."),
         click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="Calibrate on your own samples instead of the model's default set."),
         click.option("--eval-dir", type=click.Path(path_type=Path, file_okay=False), help=EVAL_DIR_HELP),

@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import hashlib
 import json
+import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from functools import cache
+from pathlib import Path
 from typing import Any
 
 from zoo._errors import MissingExtraError, PluginError
@@ -69,12 +71,12 @@ class BuildRequest:
     @classmethod
     def create(
         cls, spec: ModelSpec, target: Target, *, weights: str | None = None, calibration: Dataset | None = None,
-        io: str | None = None, layout: str | None = None, precision: str | None = None,
+        io: str | None = None, layout: str | None = None, precision: str | None = None, recipe: Path | None = None,
     ) -> BuildRequest:
         """Raises UsageError for an I/O mode, layout or precision ``spec`` cannot be built with for ``target``."""
         boundary = choose(spec, target, io, layout)
         return cls(spec, target, spec.weights_variant(weights), calibration or spec.calibration, boundary,
-                   _precision.choose(spec.name, target, precision, boundary.mode, spec.quantize))
+                   _precision.choose(spec, target, precision, recipe, boundary.mode))
 
     def key_inputs(self) -> dict[str, Any]:
         quantized = self.spec.quantize and not self.target.is_portable
@@ -126,7 +128,7 @@ class BuildRequest:
     @property
     def stem(self) -> str:
         """File name stem of the artifacts, e.g. ``mnist_u55-128``, ``silero-vad_u85-256_a16w8``."""
-        suffix = "" if self.precision == _precision.DEFAULT else f"_{self.precision.name}"
+        suffix = "" if self.precision == _precision.DEFAULT else "_" + re.sub(r"[^a-z0-9._-]+", "-", self.precision.name.lower())
         return f"{self.spec.name}_{self.target.slug}{suffix}"
 
 

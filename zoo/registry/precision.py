@@ -1,5 +1,6 @@
-"""The precision a program is quantized at (``--precision``): which of Arm's
-quantization configs ``EthosUQuantizer`` applies to the whole model.
+"""The precision a program is quantized at (``--precision``, ``--recipe``): which of Arm's
+quantization configs ``EthosUQuantizer`` applies to the whole model, and to the modules a
+recipe names (``zoo._recipe``).
 
 ``int8`` is zoo's recipe since its first build: int8 activations and weights,
 per-channel weights, min/max observers. ``a16w8`` keeps int8 weights and
@@ -12,10 +13,13 @@ config with this module, and the structure check reads it back from a .pte.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from zoo._errors import UsageError
 from zoo._options import PRECISIONS
+from zoo._recipe import Recipe
+from zoo._spec import ModelSpec
 from zoo.registry.checks import Check
 from zoo.registry.pte_structure import PteInfo
 from zoo.registry.targets import Target
@@ -33,24 +37,48 @@ TOSA TABLE whose interpolation is hundreds of steps off near 0 (docs/upstream.md
 
 @dataclass(frozen=True)
 class Precision:
+    """``int8``, ``a16w8``, or a recipe: a ``base`` for the whole model and the modules that differ."""
+
     name: str = "int8"
+    base: str = ""
+    """The whole model's precision; "" for a preset, whose name it is."""
+    modules: tuple[tuple[str, str], ...] = ()
+    """(module name, ``int8`` | ``a16w8`` | ``float``), sorted by name."""
+    per_channel: bool = True
 
     def __post_init__(self) -> None:
-        if self.name not in PRECISIONS:
-            raise UsageError(f"--precision {self.name!r} is not a precision: choose one of {', '.join(PRECISIONS)}")
+        if not self.base:
+            if self.name not in PRECISIONS:
+                raise UsageError(f"--precision {self.name!r} is not a precision: choose one of {', '.join(PRECISIONS)}, "
+                                 "or a recipe the model declares ('zoo info MODEL'), or --recipe FILE")
+            object.__setattr__(self, "base", self.name)
+
+    @classmethod
+    def of_recipe(cls, name: str, recipe: Recipe) -> Precision:
+        return cls(name, recipe.default, tuple(sorted(recipe.modules.items())), recipe.per_channel)
+
+    @property
+    def is_recipe(self) -> bool:
+        return self.name not in PRECISIONS or bool(self.modules) or not self.per_channel
 
     @property
     def config(self) -> str:
-        """The name of the quantization config function in ``executorch.backends.arm.quantizer``."""
-        return _CONFIGS[self.name]
+        """The name of the whole model's config function in ``executorch.backends.arm.quantizer``."""
+        return _CONFIGS[self.base]
+
+    def uses(self, part: str) -> bool:
+        return self.base == part or any(p == part for _, p in self.modules)
 
     @property
-    def activation_dtype(self) -> str:
-        return _ACTIVATION_DTYPES[self.name]
+    def activation_dtypes(self) -> tuple[str, ...]:
+        return tuple(_ACTIVATION_DTYPES[b] for b in _CONFIGS if self.uses(b))
 
     @property
     def float_ops(self) -> tuple[str, ...]:
-        return _FLOAT_OPS.get(self.name, ())
+        return _FLOAT_OPS.get("a16w8", ()) if self.uses("a16w8") else ()
+
+    def recipe(self) -> Recipe:
+        return Recipe(self.base, dict(self.modules), self.per_channel)
 
     def key_fields(self) -> dict[str, Any]:
         """The build key's ``quantization``. int8's is exactly what keys held before
@@ -58,12 +86,29 @@ class Precision:
         fields: dict[str, Any] = {
             "quantizer": "EthosUQuantizer",
             "config": self.config,
-            "is_per_channel": True,
+            "is_per_channel": self.per_channel,
             "is_qat": False,
         }
-        if self.name == "int8":
+        if self.name == "int8" and not self.is_recipe:
             return fields
+        if self.is_recipe:
+            fields["recipe"] = {"default": self.base, "modules": dict(self.modules)}
         return {**fields, "precision": self.name, **({"float_ops": list(self.float_ops)} if self.float_ops else {})}
+
+    @classmethod
+    def from_key(cls, quantization: dict[str, Any] | None) -> Precision | None:
+        """What a build key's ``quantization`` asked for; None for a program that is not quantized."""
+        if not quantization:
+            return None
+        name = str(quantization.get("precision") or "int8")
+        recipe = quantization.get("recipe")
+        if isinstance(recipe, dict):
+            modules = recipe.get("modules")
+            modules = modules if isinstance(modules, dict) else {}
+            return cls(name, str(recipe.get("default") or "int8"),
+                       tuple(sorted((str(k), str(v)) for k, v in modules.items())),
+                       bool(quantization.get("is_per_channel", True)))
+        return cls(name) if name in PRECISIONS else cls(name, "int8")
 
 
 DEFAULT = Precision()
@@ -77,37 +122,48 @@ def of_key(quantization: dict[str, Any] | None) -> str:
     return str(quantization.get("precision") or "int8")
 
 
-def choose(model: str, target: Target, precision: str | None, io_mode: str, quantized: bool) -> Precision:
-    """The precision ``model`` is built at for ``target``; UsageError says what cannot be built and why."""
-    chosen = Precision(precision or DEFAULT.name)
+def choose(spec: ModelSpec, target: Target, precision: str | None, recipe: Path | None, io_mode: str) -> Precision:
+    """The precision ``spec`` is built at for ``target``: a preset, one of its recipes, or a
+    recipe file; UsageError says what cannot be built and why."""
+    if precision is not None and recipe is not None:
+        raise UsageError(f"give --precision {precision} or --recipe {recipe}, not both")
+    if recipe is not None:
+        stem = Path(recipe).stem
+        chosen = Precision.of_recipe(f"recipe-{stem}" if stem in PRECISIONS else stem, Recipe.load(recipe))
+    elif precision is not None and precision in spec.recipes:
+        chosen = Precision.of_recipe(precision, spec.recipes[precision])
+    else:
+        chosen = Precision(precision or DEFAULT.name)
     if chosen == DEFAULT:
         return chosen
-    if target.is_portable or not quantized:
-        raise UsageError(f"--precision {chosen.name}: {target.name!r} runs {model!r} in float on the CPU, "
-                         "so it takes no precision; leave --precision out")
-    if io_mode != "float":
+    asked = f"--recipe {recipe}" if recipe is not None else f"--precision {chosen.name}"
+    if target.is_portable or not spec.quantize:
+        raise UsageError(f"{asked}: {target.name!r} runs {spec.name!r} in float on the CPU, "
+                         "so it takes no precision; leave it out")
+    if io_mode != "float" and chosen.uses("a16w8"):
         raise UsageError(
-            f"--precision {chosen.name} quantizes the program's inputs and outputs to {chosen.activation_dtype}, "
-            f"which --io {io_mode} does not describe: build it with --io float (the CPU quantizes the input and "
-            "dequantizes the output)"
+            f"{asked} quantizes the program's inputs and outputs to int16, which --io {io_mode} does not "
+            "describe: build it with --io float (the CPU quantizes the input and dequantizes the output)"
         )
     return chosen
 
 
-def check_precision(info: PteInfo, precision: str, source: str = "manifest") -> Check:
+def check_precision(info: PteInfo, precision: Precision | None, source: str = "manifest") -> Check:
     """The precision the ``source`` records against the integer tensors the .pte's methods
-    pass between the CPU and the NPU: int16 ones for a16w8, none for int8."""
+    pass between the CPU and the NPU: int16 ones only where a16w8 is used, and int16 at the
+    boundary where the whole model is a16w8."""
     dtypes = {t.dtype for plan in info.plans for t in plan.tensors.values()}
     integer = sorted(dtypes & {"int8", "uint8", "int16"})
     seen = ", ".join(integer) or "none"
-    if precision == "float":
+    if precision is None:
         return Check("precision", True, f"float: not quantized (integer tensors: {seen})")
-    wanted = Precision(precision).activation_dtype
     problem = None
-    if wanted not in integer:
-        problem = f"the {source} records {precision}, but no tensor of the program is {wanted}"
-    elif precision == "int8" and "int16" in integer:
-        problem = f"the {source} records int8, but the program passes int16 tensors (an a16w8 build?)"
-    elif precision == "a16w8" and "int8" in integer:
-        problem = f"the {source} records a16w8, but the program passes int8 tensors"
-    return Check("precision", problem is None, problem or f"{precision}: the program's integer tensors are {seen}")
+    if "int16" in integer and not precision.uses("a16w8"):
+        problem = f"the {source} records {precision.name}, which uses no a16w8, but the program passes int16 tensors"
+    elif precision.base == "a16w8" and "int16" not in integer:
+        problem = f"the {source} records {precision.name} (a16w8 for the whole model), but no tensor of the program is int16"
+    elif precision.base == "a16w8" and not precision.uses("int8") and {"int8", "uint8"} & set(integer):
+        problem = f"the {source} records {precision.name}, which uses no int8, but the program passes 8-bit tensors"
+    elif not integer:
+        problem = f"the {source} records {precision.name}, but no tensor of the program is an integer: nothing is quantized"
+    return Check("precision", problem is None, problem or f"{precision.name}: the program's integer tensors are {seen}")

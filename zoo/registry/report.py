@@ -16,8 +16,7 @@ from zoo.registry.cache import Cache, CorruptEntry
 from zoo.registry.failures import Failure
 from zoo.registry.manifest import VelaTotals
 
-GENERATED = "generated"
-"""The origin every plugin gives random weights (``WeightsVariant.origin``)."""
+GENERATED = "generated"  # the origin every plugin gives random weights (WeightsVariant.origin)
 
 if TYPE_CHECKING:
     from zoo._spec import ModelSpec
@@ -167,7 +166,6 @@ def sqnr_text(outputs: Sequence[dict[str, float | None]]) -> str:
     """``SQNR 36.4 dB (fake-quant 38.5), cosine ≥ 0.9990``, outputs separated by ``/``."""
     def each(key: str, fmt: str) -> str:
         return "/".join("-" if o.get(key) is None else format(o[key], fmt) for o in outputs)
-
     return (f"SQNR {each('sqnr_db', '.1f')} dB (fake-quant {each('fake_quant_sqnr_db', '.1f')}), "
             f"cosine ≥ {each('min_cosine', '.4f')}")
 
@@ -346,9 +344,10 @@ class Catalogue:
 
 
 def _plainest_first(rows: list[ReportRow]) -> list[ReportRow]:
-    """The artifacts built with the target's own Vela options first, newest first."""
+    """The artifacts built at the default precision with the target's own Vela options first, newest first."""
     newest = sorted(rows, key=lambda r: (r.built_at or "", r.key), reverse=True)
-    return sorted(newest, key=lambda r: (r.sram_budget_bytes is not None, len(r.extra_flags)))
+    return sorted(newest, key=lambda r: (r.precision not in ("int8", "float"), r.sram_budget_bytes is not None,
+                                         len(r.extra_flags)))
 
 
 def collect_catalogue(cache: Cache, *, weights: str | None = None, target_order: list[str] | None = None,

@@ -18,7 +18,7 @@ from zoo.registry.boundary_check import check_boundary
 from zoo.registry.checks import Check
 from zoo.registry.firmware.memory_plan import check_memory
 from zoo.registry.manifest import Manifest
-from zoo.registry.precision import check_precision
+from zoo.registry.precision import Precision, check_precision
 from zoo.registry.pte_structure import ETHOSU_BACKEND_ID as BACKEND_ID
 from zoo.registry.pte_structure import Delegate, ExecutionPlan, PteFormatError, PteInfo, read_pte
 from zoo.registry.targets import Target
@@ -43,8 +43,8 @@ class Expected:
     """The manifest's ``io``: the boundary the .pte must have (``io_boundary.record``)."""
     memory: dict[str, Any] | None = None
     """The manifest's ``memory``: the figures the firmware reserves (``memory_plan``)."""
-    precision: str | None = None
-    """The manifest's precision: ``int8``, ``a16w8`` or ``float``."""
+    precision: Precision | None = None
+    """What the manifest's key asked for; None for a float program, or to not compare."""
     source: str = "manifest"
     """Where the expectation comes from, for messages: ``manifest`` or ``--target``."""
 
@@ -68,7 +68,7 @@ class Expected:
             scratch_sizes=tuple(int(p["scratch_size"]) for p in payloads) if payloads is not None else None,
             io=m.io,
             memory=m.memory,
-            precision=m.precision,
+            precision=Precision.from_key(m.key_inputs.get("quantization")),
         )
 
 

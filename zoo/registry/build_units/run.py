@@ -7,6 +7,7 @@ import contextlib
 import io
 import sys
 import time
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from zoo._errors import ZooError
@@ -57,8 +58,8 @@ def _build(unit: BuildUnit, catalog: Catalog | None, progress: Progress | None) 
         evaluation = evaluation_from_dir(spec, unit.eval_dir)
     b = unit.boundary
     requests = [
-        BuildRequest.create(spec, t.target, weights=unit.weights, calibration=calibration, io=b.mode, layout=b.layout,
-                            precision=unit.precision.name)
+        replace(BuildRequest.create(spec, t.target, weights=unit.weights, calibration=calibration, io=b.mode,
+                                    layout=b.layout), precision=unit.precision)
         for t in unit.targets
     ]
     started = time.perf_counter()

@@ -8,6 +8,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from zoo._errors import BuildError
+from zoo._recipe import ROOT
 from zoo._spec import ModelSpec, Sample
 from zoo.registry.compile.blame import _stage
 from zoo.registry.compile.boundary import configure_quantizer
@@ -41,14 +42,26 @@ def _export(model: Any, example: Sample) -> Any:
 
 def _quantize(
     graph: Any, samples: list[Sample], compile_spec: Any, where: str, report: Progress,
-    boundary: Boundary | None = None, precision: Precision = DEFAULT_PRECISION,
+    boundary: Boundary | None = None, precision: Precision = DEFAULT_PRECISION, modules: Sequence[str] = (),
 ) -> Any:
+    """``modules``: the model's module names, which a recipe's must be among."""
     from executorch.backends.arm import quantizer as arm_quantizer
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
 
     with _stage(where, "quantizer preparation"):
+        unknown = [name for name, _ in precision.modules if name not in modules and name != ROOT]
+        if unknown:
+            known = ", ".join(modules[:12]) + (" …" if len(modules) > 12 else "")
+            raise BuildError(f"{where}: {precision.name} names module(s) the model does not have: {', '.join(unknown)}; "
+                             f"its modules, as model.named_modules() names them: {known or 'none'}")
         quantizer = arm_quantizer.EthosUQuantizer(compile_spec)
-        quantizer.set_global(getattr(arm_quantizer, precision.config)())
+        quantizer.set_global(_config(arm_quantizer, precision.base, precision.per_channel))
+        for name, part in precision.modules:  # a later override wins over an earlier one and the global
+            config = None if part == "float" else _config(arm_quantizer, part, precision.per_channel)
+            if name == ROOT:
+                quantizer.set_node_finder(config, _root_finder())
+            else:
+                quantizer.set_module_name(name, config)
         if "sqrt" in precision.float_ops:
             quantizer.set_node_finder(None, _sqrt_finder())
         if boundary is not None:
@@ -61,6 +74,23 @@ def _quantize(
     report("quantize", None, None)
     with _stage(where, "quantize"):
         return convert_pt2e(prepared)
+
+
+def _config(arm_quantizer: Any, part: str, per_channel: bool) -> Any:
+    function = getattr(arm_quantizer, Precision(part).config)
+    return function() if per_channel else function(is_per_channel=False)
+
+
+def _root_finder() -> Any:
+    """Finds the operators the model's own forward runs, outside every submodule."""
+    from executorch.backends.arm.quantizer.arm_quantizer_utils import NodeFinder
+
+    class RootFinder(NodeFinder):  # type: ignore[misc]  # executorch is untyped here
+        def find_nodes(self, model: Any) -> Any:
+            return iter([n for n in model.graph.nodes
+                         if n.op == "call_function" and len(n.meta.get("nn_module_stack") or {}) <= 1])
+
+    return RootFinder()
 
 
 def _sqrt_finder() -> Any:

@@ -97,7 +97,8 @@ def _lower_ethosu(
     report("export", None, None)
     with _stage(where, "export"):
         graph = _export(program_model, program_example).module(check_guards=False)
-    quantized = _quantize(graph, program_samples, compile_spec, where, report, boundary, precision)
+    quantized = _quantize(graph, program_samples, compile_spec, where, report, boundary, precision,
+                          modules=[name for name, _ in program_model.named_modules() if name])
     with _stage(where, "quantize"):
         exported = _export(quantized, program_example)
         constants = before_lowering(exported, boundary)

@@ -1,0 +1,89 @@
+"""A quantization recipe: the precision of the whole model, and of the modules that differ.
+
+A plugin declares named recipes per model (``ModelSpec.recipes``, taken with ``--precision
+NAME``); ``--recipe FILE`` reads one from JSON, such as ``zoo tune`` writes. Torch-free.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from zoo._errors import UsageError
+
+BASES = ("int8", "a16w8")
+"""What a whole model can be quantized at: int8 activations, or int16 ones; int8 weights either way."""
+PARTS = (*BASES, "float")
+"""What a module can be: ``float`` leaves it unquantized, in float on the CPU."""
+ROOT = "."
+"""The module name for the operators the model's own ``forward`` runs, outside every submodule."""
+
+
+@dataclass(frozen=True)
+class Recipe:
+    """``default`` for the whole model; ``modules`` maps a module's name in
+    ``model.named_modules()`` (e.g. ``"encoder.0"``), or ``"."`` for the operators of the model's
+    own ``forward`` outside every submodule, to ``int8``, ``a16w8`` or ``float``.
+    Weights are quantized per channel unless ``per_channel`` is False."""
+
+    default: str = "int8"
+    modules: Mapping[str, str] = field(default_factory=dict)
+    per_channel: bool = True
+    description: str = ""
+    """Why this recipe: words only, not part of the build key."""
+
+    def problems(self) -> list[str]:
+        out = []
+        if self.default not in BASES:
+            out.append(f"default {self.default!r} must be one of {', '.join(BASES)}")
+        if not isinstance(self.modules, Mapping):
+            return [*out, f"modules must map module names to one of {', '.join(PARTS)}, not {self.modules!r}"]
+        for name, part in self.modules.items():
+            if not isinstance(name, str) or not name:
+                out.append(f"module name {name!r} must be a non-empty string, as model.named_modules() gives it")
+            elif part not in PARTS:
+                out.append(f"module {name!r}: {part!r} must be one of {', '.join(PARTS)}")
+        if not isinstance(self.per_channel, bool):
+            out.append(f"per_channel must be true or false, not {self.per_channel!r}")
+        if not isinstance(self.description, str):
+            out.append(f"description must be a string, not {self.description!r}")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {"default": self.default, "modules": dict(sorted(self.modules.items())),
+                "per_channel": self.per_channel, "description": self.description}
+
+    def dumps(self) -> str:
+        return json.dumps(self.to_json(), indent=2) + "\n"
+
+    @classmethod
+    def from_json(cls, data: Any, where: str) -> Recipe:
+        """``data`` as a recipe; UsageError naming ``where`` and what is wrong."""
+        if not isinstance(data, dict):
+            raise UsageError(f"{where}: a recipe is a JSON object with 'default' and 'modules', not {type(data).__name__}")
+        unknown = sorted(set(data) - {"default", "modules", "per_channel", "description"})
+        if unknown:
+            raise UsageError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; a recipe has 'default', "
+                             "'modules', 'per_channel' and 'description'")
+        recipe = cls(default=data.get("default", "int8"), modules=data.get("modules") or {},
+                     per_channel=data.get("per_channel", True), description=data.get("description", ""))
+        problems = recipe.problems()
+        if problems:
+            raise UsageError(f"{where}: " + "; ".join(problems))
+        return recipe
+
+    @classmethod
+    def load(cls, path: Path) -> Recipe:
+        """A recipe file (``--recipe FILE``); UsageError naming the file and what is wrong."""
+        try:
+            data = json.loads(Path(path).read_text(encoding="utf-8"))
+        except FileNotFoundError:
+            raise UsageError(f"--recipe {path}: no such file") from None
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--recipe {path}: cannot be read ({exc})") from None
+        except json.JSONDecodeError as exc:
+            raise UsageError(f"--recipe {path}: not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        return cls.from_json(data, f"--recipe {path}")
