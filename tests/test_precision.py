@@ -110,6 +110,13 @@ def test_a_recipe_may_not_take_a_precisions_name() -> None:
 # --- the compile tier: mnist at a16w8 ------------------------------------------------------------
 
 
+def _plugin(monkeypatch: pytest.MonkeyPatch, plugin: str, cache: Path, cwd: Path) -> None:
+    """Builds with ``plugin`` loaded, into the session's shared cache, from a folder without a zoo.toml."""
+    monkeypatch.setenv("ZOO_PLUGINS", plugin)
+    monkeypatch.setenv("ZOO_CACHE_DIR", str(cache))
+    monkeypatch.chdir(cwd)
+
+
 @pytest.fixture(scope="session")
 def mnist_u85(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Artifact]:
     """mnist for u85-256 at each precision; int8 is the shared ``built`` fixture's when it ran first."""
@@ -181,9 +188,7 @@ def test_a16w8_leaves_sqrt_on_the_cpu_and_the_check_refuses_the_int16_sqrt_table
     from zoo import VerificationError
     from zoo.registry import precision
 
-    monkeypatch.setenv("ZOO_PLUGINS", "tests.magnitude_plugin")
-    monkeypatch.setenv("ZOO_CACHE_DIR", str(shared_cache))
-    monkeypatch.chdir(tmp_path)
+    _plugin(monkeypatch, "tests.magnitude_plugin", shared_cache, tmp_path)
     art = Zoo().fetch("magnitude", "u85-256", precision="a16w8", verify=True)
     assert "aten::pow.Tensor_Scalar_out" in art.manifest.cpu_operators
     assert art.manifest.key_inputs["quantization"]["float_ops"] == ["sqrt"]
@@ -220,9 +225,7 @@ def test_a_recipe_quantizes_the_modules_it_names_and_refuses_one_the_model_lacks
 ) -> None:
     from zoo import BuildError, Recipe
 
-    monkeypatch.setenv("ZOO_PLUGINS", "tests.rgb_plugin")
-    monkeypatch.setenv("ZOO_CACHE_DIR", str(shared_cache))
-    monkeypatch.chdir(tmp_path)
+    _plugin(monkeypatch, "tests.rgb_plugin", shared_cache, tmp_path)
     zoo = Zoo()
     int8 = zoo.fetch("rgb-tiny", "u85-256")
     mixed = zoo.fetch("rgb-tiny", "u85-256", precision="first-conv-16", verify=True)
@@ -255,9 +258,7 @@ def test_tune_refuses_what_it_cannot_search() -> None:
 def test_tune_ranks_modules_writes_a_recipe_and_builds_what_it_found(
     shared_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setenv("ZOO_PLUGINS", "tests.rgb_plugin")
-    monkeypatch.setenv("ZOO_CACHE_DIR", str(shared_cache))
-    monkeypatch.chdir(tmp_path)
+    _plugin(monkeypatch, "tests.rgb_plugin", shared_cache, tmp_path)
     zoo = Zoo()
     first = zoo.tune("rgb-tiny", "u85-256", out=tmp_path / "a.json", build=False)
     again = zoo.tune("rgb-tiny", "u85-256", out=tmp_path / "b.json", build=False)
