@@ -31,7 +31,8 @@ from zoo.registry.verification import verify_file
 pytestmark = pytest.mark.compile
 
 NUMERIC = [(m, t) for m in ("add", "softmax", "mnist", "mv2") for t in ("u55-128", "u85-256")]
-ETHOS_CHECKS = {"format", "delegates", "compile_flags", "payload", "alignment", "io_shapes", "cpu_operators", "io_boundary"}
+ETHOS_CHECKS = {"format", "delegates", "compile_flags", "payload", "alignment", "io_shapes", "cpu_operators", "io_boundary",
+                "precision"}
 
 
 def _private_cache(tmp_path: Path, *arts: Artifact) -> Path:

@@ -43,11 +43,12 @@ def test_cache_ls_and_report_show_the_io_of_each_variant(mnist_io_builds: dict[s
     env = {"ZOO_CACHE_DIR": str(shared_cache)}
     listed = run_zoo("cache", "ls", env=env)
     assert listed.returncode == 0, listed.stderr
-    assert listed.stdout.splitlines()[0].split() == ["key", "model", "target", "weights", "io", "memory", ".pte", "built"]
+    assert listed.stdout.splitlines()[0].split() == ["key", "model", "target", "weights", "precision", "io", "memory",
+                                                     ".pte", "built"]
     rows = [line.split() for line in listed.stdout.splitlines()[1:]]
     for art, io in ((mnist_io_builds["mnist int8"], "int8"), (mnist_io_builds["mnist pixels"], "pixels")):
         row = next(r for r in rows if r[0] == art.key[:12])
-        assert row[1:6] == ["mnist", art.manifest.target, "mnist", io, "Shared_Sram"]
+        assert row[1:7] == ["mnist", art.manifest.target, "mnist", "int8", io, "Shared_Sram"]
     report = run_zoo("report", "mnist", env=env)
     assert report.returncode == 0, report.stderr
     head = report.stdout.splitlines()[0]
