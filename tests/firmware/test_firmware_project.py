@@ -244,7 +244,7 @@ def test_the_runtime_runs_the_lost_output_program_that_zoo_refuses(sources: dict
     boundary = read_boundary(info, ["x"])
     io = {"mode": "float", "layout": "nchw", **boundary}
     macros = header_macros(pte, info, target=target, model="two_heads", model_version="test", weights="random",
-                           build_key="0" * 64, tools={}, vela_total={}, memory_fit=None, io=io)
+                           precision="int8", build_key="0" * 64, tools={}, vela_total={}, memory_fit=None, io=io)
     options = HeaderOptions()
     files = {"two_heads.pte": pte, "two_heads.h": pte_header(pte, file_name="two_heads.h", options=options,
                                                               macros=macros).encode(),
