@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -58,8 +58,6 @@ def tune(zoo: Zoo, model: str, target: str | None, *, weights: str | None = None
     found = search(spec, resolved, variant, max_layers=max_layers, max_drop=max_drop, progress=say)
     chosen = found.chosen
     path = Path(out) if out else Path(f"tuned-{spec.name}-{resolved.slug}.json")
-    from dataclasses import replace
-
     promoted = ", ".join(chosen.recipe.modules) or "none"
     recipe = replace(chosen.recipe, description=(
         f"zoo tune {spec.name} -t {resolved.name} --weights {variant}: {chosen.label} ({promoted} at a16w8); "

@@ -29,7 +29,6 @@ _CONFIGS = {
     "a16w8": "get_symmetric_a16w8_quantization_config",
 }
 """The function of ``executorch.backends.arm.quantizer`` that gives each precision's config."""
-_ACTIVATION_DTYPES = {"int8": "int8", "a16w8": "int16"}
 _FLOAT_OPS = {"a16w8": ("sqrt",)}
 """Operators left unquantized, in float on the CPU: ExecuTorch 1.5.1 lowers an int16 sqrt to a
 TOSA TABLE whose interpolation is hundreds of steps off near 0 (docs/upstream.md)."""
@@ -70,15 +69,8 @@ class Precision:
         return self.base == part or any(p == part for _, p in self.modules)
 
     @property
-    def activation_dtypes(self) -> tuple[str, ...]:
-        return tuple(_ACTIVATION_DTYPES[b] for b in _CONFIGS if self.uses(b))
-
-    @property
     def float_ops(self) -> tuple[str, ...]:
         return _FLOAT_OPS.get("a16w8", ()) if self.uses("a16w8") else ()
-
-    def recipe(self) -> Recipe:
-        return Recipe(self.base, dict(self.modules), self.per_channel)
 
     def key_fields(self) -> dict[str, Any]:
         """The build key's ``quantization``. int8's is exactly what keys held before

@@ -22,11 +22,11 @@ from zoo._errors import UsageError
 from zoo._recipe import ROOT, Recipe
 from zoo._spec import ModelSpec
 from zoo.registry.precision import Precision
+from zoo.registry.report import GENERATED
 from zoo.registry.targets import Target
 
 SQNR_GOAL_MARGIN_DB = 1.0
 """Random weights: a recipe is good enough within this of a16w8 for the whole model."""
-GENERATED = "generated"
 
 
 @dataclass(frozen=True)
