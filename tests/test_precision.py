@@ -287,3 +287,18 @@ def test_tune_promotes_the_forwards_own_operators_as_one_module(tmp_path: Path, 
     assert s.layers[0].worst_db > s.int8.worst_db + 6
     # The input's own quantization follows the default (int8), so only a16w8 everywhere reaches its goal.
     assert not s.layers[0].meets and s.chosen.recipe == s.a16w8.recipe
+
+
+@pytest.mark.compile
+def test_tune_shows_a_build_that_fails_its_check_as_a_row_with_the_reason(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zoo.registry import precision
+
+    monkeypatch.setattr(precision, "_FLOAT_OPS", {})  # ExecuTorch's int16 sqrt table: refused by the check
+    _plugin(monkeypatch, "tests.magnitude_plugin", tmp_path / "cache", tmp_path)
+    rows = {b.label: b for b in Zoo().tune("magnitude", "u85-256", out=tmp_path / "m.json").built}
+    assert rows["int8"].error is None
+    failed = rows["a16w8"]
+    assert failed.manifest is not None and failed.error and failed.error.startswith("numerics FAILED: numerics vs_fake_quant")
+    assert failed.to_json()["numerics_passed"] is False

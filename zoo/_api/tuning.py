@@ -74,8 +74,13 @@ def tune(zoo: Zoo, model: str, target: str | None, *, weights: str | None = None
             art = zoo.fetch(spec.name, resolved.name, weights=variant, verify=True, **choice)
             built.append(Built(label, art.manifest))
         except VerificationError as exc:  # the check's record is in the cache: hand it out to show it
-            art = zoo.fetch(spec.name, resolved.name, weights=variant, verify=False, build=False, **choice)
-            built.append(Built(label, art.manifest, f"numerics FAILED: {str(exc).splitlines()[1].strip()[:200]}"))
+            lines = str(exc).splitlines()
+            failed = f"numerics FAILED: {(lines[1] if len(lines) > 1 else lines[0]).strip()[:200]}"
+            try:
+                built.append(Built(label, zoo.fetch(spec.name, resolved.name, weights=variant, verify=False,
+                                                    build=False, **choice).manifest, failed))
+            except ZooError:
+                built.append(Built(label, None, failed))
         except ZooError as exc:
             built.append(Built(label, None, str(exc).splitlines()[0][:300]))
     return Tuning(found, path, tuple(built))
