@@ -216,7 +216,8 @@ def test_a_record_no_page_can_show_is_skipped_with_a_note(change: str, site_cach
 def test_variant_labels_are_linear_in_one_models_builds() -> None:
     """6,000 builds of one model on one target (issue 29: 19 s for 6,000): each build's target is
     read a bounded number of times, not once per other build."""
-    from zoo.registry.site.builds import Build, variant_labels
+    from zoo.registry.site.builds import Build
+    from zoo.registry.site.variants import variant_labels
 
     reads = [0]
 

@@ -13,8 +13,9 @@ from zoo.cli.report_render import page
 from zoo.cli.table import render
 from zoo.registry.failures import Failure
 from zoo.registry.report import NOTE, Catalogue, Cell, ReportRow
-from zoo.registry.site.builds import Failed, options_text
+from zoo.registry.site.builds import Failed
 from zoo.registry.site.markup import short_op, stop
+from zoo.registry.site.variants import options_text
 
 # The heat map's colours are the site's (site.markup.stop): one scale for the HTML report and the site.
 

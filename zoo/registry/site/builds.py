@@ -13,9 +13,15 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from zoo._units import human_bytes
 from zoo.registry.manifest import TargetOptions
 from zoo.registry.precision import of_key
+from zoo.registry.site.variants import (
+    io_text,
+    options_text,
+    precision_option,
+    variant_key,
+    variant_labels,
+)
 
 if TYPE_CHECKING:
     from zoo._spec import ModelSpec
@@ -161,7 +167,7 @@ class Build:
     @property
     def variant(self) -> tuple[str, ...]:
         """What sets this build apart from the model's other builds on any target."""
-        return _variant(self.weights, self.io, self.layout, self.sram_budget, self.extra_flags, self.precision)
+        return variant_key(self.weights, self.io, self.layout, self.sram_budget, self.extra_flags, self.precision)
 
     def fetch_line(self) -> str:
         """The ``zoo fetch`` command for exactly this build, quoted for a POSIX shell."""
@@ -240,31 +246,6 @@ class Build:
         ).with_memory(r.memory)
 
 
-def _variant(weights: str, io: str, layout: str, sram_budget: int | None, flags: tuple[str, ...],
-             precision: str) -> tuple[str, ...]:
-    return (weights, io, layout, str(sram_budget or ""), " ".join(flags), precision_option(precision))
-
-
-def precision_option(precision: str) -> str:
-    """The precision where a build's key names it; "" for int8 and float, which a portable
-    build and an NPU build of one variant differ by without being different variants."""
-    return "" if precision in ("int8", "float") else precision
-
-
-def io_text(io: str, layout: str) -> str:
-    """``int8``, ``pixels nhwc``: the layout only where it is not NCHW."""
-    return io if layout == "nchw" else f"{io} {layout}"
-
-
-def options_text(io: str, sram_budget: int | None, flags: Iterable[str], precision: str = "int8") -> str:
-    """What a build's key names besides model, weights and target, as the site and ``zoo report --all``
-    show it: ``a16w8, int8, SRAM budget 1.0 KiB, --optimise=Size``; "" for an int8 or float program with float
-    I/O and the target's own options."""
-    parts = [precision_option(precision), io, f"SRAM budget {human_bytes(sram_budget)}" if sram_budget else "",
-             " ".join(flags)]
-    return ", ".join(p for p in parts if p and p != "float")
-
-
 def _model_file(key_inputs: dict[str, Any], weights_info: Any) -> str | None:
     """The path a --model-file build was made from: its model's code is zoo's model-file
     loader (zoo/registry/model_file.py), and its weights' origin the path."""
@@ -311,7 +292,7 @@ class Failed:
     @property
     def variant(self) -> tuple[str, ...]:
         """As ``Build.variant``: the failure sits on the row of the builds it would have joined."""
-        return _variant(self.weights, self.io, self.layout, self.sram_budget, self.extra_flags, self.precision)
+        return variant_key(self.weights, self.io, self.layout, self.sram_budget, self.extra_flags, self.precision)
 
     @property
     def options(self) -> str:
@@ -336,35 +317,6 @@ class Model:
         """Each build's variant named by what differs among this model's builds (weights,
         I/O, SRAM budget, Vela options; then tools and build date), never by its key; "" if nothing does."""
         return variant_labels(self.builds)
-
-
-_FACETS: tuple[Callable[[Build], str], ...] = (  # "" where a build has the default
-    lambda b: f"weights {b.weights}",
-    lambda b: f"board {b.board}" if b.board else "",
-    lambda b: io_text(b.io, b.layout),
-    lambda b: precision_option(b.precision),
-    lambda b: f"SRAM budget {human_bytes(b.sram_budget)}" if b.sram_budget else "",
-    lambda b: " ".join(b.extra_flags),
-    lambda b: f"{b.system_config}, {b.memory_mode}",
-    lambda b: ", ".join(f"{k} {v}" for k, v in sorted(b.tools.items()) if k in ("executorch", "ethos-u-vela", "torch")),
-    lambda b: f"built {b.built_at[:16].replace('T', ' ')}",
-)
-
-
-def variant_labels(builds: Iterable[Build]) -> dict[str, str]:
-    """key → label. The first facets (weights, board, I/O, precision, budget, flags) name a variant across
-    targets; the rest only tell apart builds of one target that share all of those."""
-    builds = list(builds)
-    across = [f for f in _FACETS[:6] if len({f(b) for b in builds}) > 1]
-    labels = {b.key: ", ".join(filter(None, (f(b) for f in across))) for b in builds}
-    groups: dict[tuple[str, str], list[Build]] = {}  # one pass each way: linear in the builds
-    for b in builds:
-        groups.setdefault((b.column, labels[b.key]), []).append(b)
-    for same in groups.values():
-        extra = [f for f in _FACETS[6:] if len({f(o) for o in same}) > 1]
-        for b in same if extra else ():
-            labels[b.key] = ", ".join(filter(None, [labels[b.key], *(f(b) for f in extra)]))
-    return labels
 
 
 @dataclass
