@@ -166,12 +166,13 @@ def _search(spec: ModelSpec, target: Target, variant: str, random: bool, where: 
 
 
 def _sqnr(outputs: Sequence[Sequence[Any]], reference: Sequence[Sequence[Any]]) -> tuple[float | None, ...]:
-    """Each output's SQNR against the reference in dB, over every sample; None where it is exact or silent."""
-    signal = [0.0] * len(reference[0])
-    noise = [0.0] * len(reference[0])
+    """Each output's SQNR against the reference in dB, over every sample (``compare.Versus.sqnr_db``)."""
+    from zoo.registry.numerics.compare import Versus
+
+    sums = [Versus() for _ in reference[0]]
     for got, want in zip(outputs, reference, strict=True):
-        for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        for v, g, w in zip(sums, got, want, strict=True):
             w = w.double()
-            signal[k] += float((w * w).sum())
-            noise[k] += float(((g.double() - w) ** 2).sum())
-    return tuple(10 * math.log10(s / n) if s > 0 and n > 0 else None for s, n in zip(signal, noise, strict=True))
+            v.signal += float((w * w).sum())
+            v.noise += float(((g.double() - w) ** 2).sum())
+    return tuple(v.sqnr_db for v in sums)

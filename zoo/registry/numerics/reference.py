@@ -155,25 +155,23 @@ def _dispatch(reference: _Reference) -> Any:
     return ReferenceDispatch()
 
 
-def _output_bits(edge_program: Any) -> list[int | None]:
-    """The width of each output the CPU dequantizes: 16 for an int16 tensor, else 8."""
-    out: list[int | None] = []
+def _dequantized_outputs(edge_program: Any) -> list[Any]:
+    """Each output's dequantize_per_tensor node, as the .pte has it; None for an output the CPU does not dequantize."""
+    out = []
     for node in edge_program.graph_module.graph.output_node().args[0]:
         name = getattr(node.target, "__name__", str(node.target)) if getattr(node, "op", None) == "call_function" else ""
-        out.append((16 if int(node.args[4]) > 255 else 8) if "dequantize_per_tensor" in name else None)
+        out.append(node if "dequantize_per_tensor" in name else None)
     return out
 
 
 def _output_qparams(edge_program: Any) -> list[tuple[float, int] | None]:
-    """(scale, zero point) of each output the CPU dequantizes, as the .pte does."""
-    out: list[tuple[float, int] | None] = []
-    for node in edge_program.graph_module.graph.output_node().args[0]:
-        name = getattr(node.target, "__name__", str(node.target)) if getattr(node, "op", None) == "call_function" else ""
-        if "dequantize_per_tensor" in name:
-            out.append((float(node.args[1]), int(node.args[2])))
-        else:
-            out.append(None)
-    return out
+    """(scale, zero point) of each output the CPU dequantizes."""
+    return [None if n is None else (float(n.args[1]), int(n.args[2])) for n in _dequantized_outputs(edge_program)]
+
+
+def _output_bits(edge_program: Any) -> list[int | None]:
+    """The width of each output the CPU dequantizes: 16 for an int16 tensor (its qmax), else 8."""
+    return [None if n is None else 16 if int(n.args[4]) > 255 else 8 for n in _dequantized_outputs(edge_program)]
 
 
 def _input_scales(edge_program: Any) -> list[float | None] | None:
@@ -290,7 +288,7 @@ def check_ethosu(
         if floor is not None and q.mismatched:
             detail += (f"; the model's own noise floor (fake-quant with {compare.NOISE_FRACTION:.1%} of its input "
                        f"moved by one step): {floor.max_steps:.2f} steps, {floor.mismatched} elements outside"
-                       + (", so this is rounding compounding through the layers" if fq_ok and not quiet else ""))
+                       + (", so this is rounding compounding through the layers" if compare.within_noise(q, floor) else ""))
         if wide and q.mismatched:
             detail += (f"; at 16 bits judged by the noise it adds instead: SQNR against float "
                        f"{_db(f.sqnr_db)}, fake-quant's {_db(fq_vs_float[k].sqnr_db)} (at most "
