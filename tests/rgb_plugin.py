@@ -31,11 +31,11 @@ def _build(variant: str) -> Any:
     return two_conv_classifier(3, 5, seed=7)
 
 
-def _images() -> list[tuple[Any, ...]]:
+def _images(seed: int = 3) -> list[tuple[Any, ...]]:
     """Seeded 8-bit images (smooth gradients plus noise), normalised as the model expects."""
     import torch
 
-    g = torch.Generator().manual_seed(3)
+    g = torch.Generator().manual_seed(seed)
     mean = torch.tensor(MEAN).reshape(1, 3, 1, 1)
     std = torch.tensor(STD).reshape(1, 3, 1, 1)
     ramp = torch.linspace(0, 1, SHAPE[-1])
@@ -60,6 +60,8 @@ def register_models(register: Callable[[ModelSpec], None]) -> None:
         build=_build,
         example_inputs=lambda: _images()[0],
         calibration=images,
+        training=Dataset(size=SAMPLES, description=f"{SAMPLES} other seeded images, for --qat",
+                         load=lambda: _images(seed=4), identity=lambda: "rgb-tiny-images-v1 seed 4"),
         weights=(WeightsVariant("seeded", "torch.manual_seed(7)", "tests", "MIT", identity=lambda: "seed-7"),),
         layouts=("nchw", "nhwc"),
         recipes={"first-conv-16": Recipe("int8", {"0": "a16w8"}, description="the first convolution at 16 bits")},

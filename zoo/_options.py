@@ -43,6 +43,8 @@ class Choices:
     activations, int8 weights), or a recipe the model declares; ``zoo.registry.precision``."""
     recipe: Path | None = None
     """A recipe file (JSON, ``zoo._recipe.Recipe``) instead of ``precision``."""
+    qat: int | None = None
+    """Steps of quantization-aware training on the model's training data; None: the recipe's, else none."""
 
 
 @dataclass(frozen=True)
@@ -131,6 +133,7 @@ class FetchArgs(TypedDict, total=False):
     layout: str | None
     precision: str | None
     recipe: Path | None
+    qat: int | None
     out_dir: Path | None
     header_array: str
     header_section: str

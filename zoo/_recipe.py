@@ -34,6 +34,8 @@ class Recipe:
     per_channel: bool = True
     description: str = ""
     """Why this recipe: words only, not part of the build key."""
+    qat: int = 0
+    """Steps of quantization-aware training (``--qat``); 0 for none."""
 
     def problems(self) -> list[str]:
         out = []
@@ -48,13 +50,15 @@ class Recipe:
                 out.append(f"module {name!r}: {part!r} must be one of {', '.join(PARTS)}")
         if not isinstance(self.per_channel, bool):
             out.append(f"per_channel must be true or false, not {self.per_channel!r}")
+        if isinstance(self.qat, bool) or not isinstance(self.qat, int) or self.qat < 0:
+            out.append(f"qat must be a number of training steps (0 for none), not {self.qat!r}")
         if not isinstance(self.description, str):
             out.append(f"description must be a string, not {self.description!r}")
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {"default": self.default, "modules": dict(sorted(self.modules.items())),
-                "per_channel": self.per_channel, "description": self.description}
+                "per_channel": self.per_channel, **({"qat": self.qat} if self.qat else {}), "description": self.description}
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2) + "\n"
@@ -64,12 +68,13 @@ class Recipe:
         """``data`` as a recipe; UsageError naming ``where`` and what is wrong."""
         if not isinstance(data, dict):
             raise UsageError(f"{where}: a recipe is a JSON object with 'default' and 'modules', not {type(data).__name__}")
-        unknown = sorted(set(data) - {"default", "modules", "per_channel", "description"})
+        unknown = sorted(set(data) - {"default", "modules", "per_channel", "qat", "description"})
         if unknown:
             raise UsageError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; a recipe has 'default', "
-                             "'modules', 'per_channel' and 'description'")
+                             "'modules', 'per_channel', 'qat' and 'description'")
         recipe = cls(default=data.get("default", "int8"), modules=data.get("modules") or {},
-                     per_channel=data.get("per_channel", True), description=data.get("description", ""))
+                     per_channel=data.get("per_channel", True), description=data.get("description", ""),
+                     qat=data.get("qat", 0))
         problems = recipe.problems()
         if problems:
             raise UsageError(f"{where}: " + "; ".join(problems))

@@ -246,6 +246,10 @@ class ModelSpec:
     """False for models that are lowered in float (none of the built-ins)."""
     recipes: Mapping[str, Recipe] = field(default_factory=dict)
     """Named quantization recipes, taken with ``--precision NAME`` (``zoo._recipe``)."""
+    training: Dataset | None = None
+    """Inputs for quantization-aware training (``--qat``), kept apart from ``evaluation``:
+    ``load()`` returns samples as ``calibration``'s does. QAT matches the float model's own
+    outputs on them, so they need no labels."""
     layouts: tuple[str, ...] = ("nchw",)
     """The input layouts the model can be built for (``--layout``), its default
     first. ``nhwc`` exports the model channels-last; the graph is the same."""
@@ -348,6 +352,8 @@ class ModelSpec:
             out.append("metric names repeat")
         if self.evaluation is not None and not isinstance(self.evaluation, Dataset):
             out.append("evaluation is not a zoo.Dataset")
+        if self.training is not None and not isinstance(self.training, Dataset):
+            out.append("training is not a zoo.Dataset")
         for w in self.weights:
             if not isinstance(w, WeightsVariant):
                 continue
@@ -390,6 +396,8 @@ class ModelSpec:
                 if self.evaluation
                 else None
             ),
+            **({"training": {"size": self.training.size, "description": self.training.description}}
+               if self.training else {}),
             "metrics": [m.to_json() for m in self.metrics],
             "labels": self.label_count(),
             "calibration_dir": self.calibration_from_dir is not None,

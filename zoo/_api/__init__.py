@@ -176,6 +176,7 @@ class Zoo:
         layout: str | None = None,
         precision: str | None = None,
         recipe: Path | None = None,
+        qat: int | None = None,
     ) -> BuildRequest:
         """Resolve names into a validated build request, before anything compiles."""
         from zoo._errors import UsageError
@@ -195,7 +196,7 @@ class Zoo:
         try:
             return BuildRequest.create(spec, resolved, weights=weights, calibration=calibration,
                                        io=io or configured_io, layout=layout, precision=precision,
-                                       recipe=recipe)
+                                       recipe=recipe, qat=qat)
         except (SpecError, UsageError) as exc:
             if configured_io is None:
                 raise UsageError(str(exc)) from None
@@ -290,6 +291,7 @@ class Zoo:
         layout: str | None = None,
         precision: str | None = None,
         recipe: Path | None = None,
+        qat: int | None = None,
         eval_dir: Path | None = None,
         numerics: bool = True,
         build: bool = True,
@@ -311,7 +313,7 @@ class Zoo:
         req = self.request(
             model, target, weights=weights, calibration_dir=calibration_dir,
             system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget, io=io, layout=layout,
-            precision=precision, recipe=recipe,
+            precision=precision, recipe=recipe, qat=qat,
         )
         opts = FetchOptions(calibration_dir=calibration_dir, eval_dir=eval_dir, build=build,
                             verify=True if numerics else None)

@@ -65,7 +65,7 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
     options = FetchOptions(
         weights=kw["weights"], calibration_dir=kw["calibration_dir"], eval_dir=kw["eval_dir"], system_config=kw["system_config"],
         memory_mode=kw["memory_mode"], sram_budget=_size(kw["sram_budget"]), io=kw["io"], layout=kw["layout"],
-        precision=kw["precision"], recipe=kw["recipe"],
+        precision=kw["precision"], recipe=kw["recipe"], qat=kw["qat"],
         out_dir=kw["out_dir"], header_array=kw["header_name"], header_section=kw["header_section"],
         header_style=kw["header_style"],
         labels_header=kw["labels_header"], overwrite=kw["overwrite"], build=allow_build, force_build=force_build,

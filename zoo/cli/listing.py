@@ -77,6 +77,8 @@ def info(ctx: click.Context, model: str, as_json: bool) -> None:
         parts = ", ".join(f"{m} {p}" for m, p in sorted(recipe.modules.items()))
         about = f": {recipe.description}" if recipe.description else ""
         click.echo(f"  recipe:      {name} ({recipe.default}{'; ' + parts if parts else ''}){about}")
+    if spec.quantize and spec.training is not None:
+        click.echo(f"  training:    {spec.training.size} samples for --qat STEPS: {spec.training.description}")
     for w in data["weights"]:
         default = " (default)" if w["default"] else ""
         click.echo(f"  weights:     {w['name']}{default}: {w['description']} [{w['licence']}; {w['origin']}]")

@@ -60,6 +60,10 @@ def fetch_options(f: F) -> F:
         click.option("--recipe", type=click.Path(path_type=Path, dir_okay=False), default=None,
                      help="A recipe file (JSON: the whole model's precision and each module's that differs), "
                           "e.g. one 'zoo tune' wrote."),
+        click.option("--qat", type=click.IntRange(min=0), metavar="STEPS", default=None,
+                     help="Quantization-aware training: fine-tune STEPS batches with fake quantization until the "
+                          "program matches the float model on the model's training data (models that declare it). "
+                          "[default: the recipe's, else none]"),
         click.option("--weights", help="Weights variant (see 'zoo info MODEL')."),
         click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="Calibrate on your own samples instead of the model's default set."),
         click.option("--eval-dir", type=click.Path(path_type=Path, file_okay=False), help=EVAL_DIR_HELP),

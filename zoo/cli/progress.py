@@ -85,5 +85,5 @@ class StageReporter:
             if stage.startswith(DOWNLOAD):
                 extra = f" ({human_bytes(total)})" if total else ""
             else:
-                extra = f" ({total} samples)" if total else ""
+                extra = f" ({total} {'steps' if stage == 'qat' else 'samples'})" if total else ""
             print(f"zoo: {label}: {stage}{extra} [{time.perf_counter() - self._started:.1f}s]", file=sys.stderr)

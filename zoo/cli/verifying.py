@@ -40,6 +40,7 @@ def _names_a_file(ctx: click.Context, arg: str) -> bool:
 @click.option("--layout", type=click.Choice(LAYOUTS), default=None, help="The input layout the artifact was built with.")
 @click.option("--precision", metavar="|".join(PRECISIONS) + "|RECIPE", default=None, help="The precision the artifact was built at.")
 @click.option("--recipe", type=click.Path(path_type=Path, dir_okay=False), default=None, help="The recipe file the artifact was built with.")
+@click.option("--qat", type=click.IntRange(min=0), metavar="STEPS", default=None, help="The quantization-aware training steps the artifact was built with.")
 @click.option("--weights", help="Weights variant (see 'zoo info MODEL').")
 @click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="The calibration folder the artifact was built with.")
 @click.option("--eval-dir", type=click.Path(path_type=Path, file_okay=False), help=EVAL_DIR_HELP)
@@ -50,7 +51,7 @@ def _names_a_file(ctx: click.Context, arg: str) -> bool:
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
 def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, system_config: str | None, memory_mode: str | None,
-               sram_budget: str | None, io: str | None, layout: str | None, precision: str | None, recipe: Path | None, weights: str | None, calibration_dir: Path | None, eval_dir: Path | None,
+               sram_budget: str | None, io: str | None, layout: str | None, precision: str | None, recipe: Path | None, qat: int | None, weights: str | None, calibration_dir: Path | None, eval_dir: Path | None,
                header_path: Path | None, manifest_path: Path | None,
                structure_only: bool, no_build: bool, as_json: bool) -> None:
     """Verify MODEL's artifact for a target (structure and numerics), or a .pte file from anywhere (structure).
@@ -78,11 +79,11 @@ def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, syste
         zoo = _zoo(ctx)
         request = zoo.request(model_or_path, target, weights=weights, calibration_dir=calibration_dir,
                               system_config=system_config, memory_mode=memory_mode, sram_budget=budget,
-                              io=io, layout=layout, precision=precision, recipe=recipe)
+                              io=io, layout=layout, precision=precision, recipe=recipe, qat=qat)
         with StageReporter(f"{request.spec.name} → {request.target.name}", enabled=not as_json) as progress:
             result = zoo.verify(model_or_path, target, weights=weights, calibration_dir=calibration_dir, eval_dir=eval_dir,
                                 system_config=system_config, memory_mode=memory_mode, sram_budget=budget,
-                                io=io, layout=layout, precision=precision, recipe=recipe, numerics=not structure_only, build=not no_build, progress=progress)
+                                io=io, layout=layout, precision=precision, recipe=recipe, qat=qat, numerics=not structure_only, build=not no_build, progress=progress)
     if as_json:
         _dump(result.to_json())
     else:

@@ -14,7 +14,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo._errors import MissingExtraError, PluginError
+from zoo._errors import MissingExtraError, PluginError, UsageError
 from zoo._spec import Dataset, ModelSpec, WeightsVariant
 from zoo.registry import precision as _precision
 from zoo.registry import reproducible
@@ -72,11 +72,12 @@ class BuildRequest:
     def create(
         cls, spec: ModelSpec, target: Target, *, weights: str | None = None, calibration: Dataset | None = None,
         io: str | None = None, layout: str | None = None, precision: str | None = None, recipe: Path | None = None,
+        qat: int | None = None,
     ) -> BuildRequest:
         """Raises UsageError for an I/O mode, layout or precision ``spec`` cannot be built with for ``target``."""
         boundary = choose(spec, target, io, layout)
         return cls(spec, target, spec.weights_variant(weights), calibration or spec.calibration, boundary,
-                   _precision.choose(spec, target, precision, recipe, boundary.mode))
+                   _precision.choose(spec, target, precision, recipe, boundary.mode, qat))
 
     def key_inputs(self) -> dict[str, Any]:
         quantized = self.spec.quantize and not self.target.is_portable
@@ -92,6 +93,7 @@ class BuildRequest:
                 if quantized else None
             ),
             "quantization": self.precision.key_fields() if quantized else None,
+            **({"training": self._training()} if quantized and self.precision.qat else {}),
             "target": self.target.key_fields(),
             "tools": tool_versions(),
             "float_numerics": reproducible.MODE,
@@ -101,6 +103,12 @@ class BuildRequest:
 
     def key(self) -> str:
         return key_of(self.key_inputs())
+
+    def _training(self) -> dict[str, Any]:
+        training = self.spec.training
+        if training is None:
+            raise UsageError(f"{self.precision.name}: {self.spec.name!r} declares no training data to fine-tune on")
+        return {"size": training.size, "identity": self._identity("training data", training.identity)}
 
     def _identity(self, what: str, identity: Callable[[], str]) -> str:
         """A plugin's ``identity()``: what goes wrong in it is the plugin's error, naming the

@@ -12,7 +12,7 @@ config with this module, and the structure check reads it back from a .pte.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -29,6 +29,12 @@ _CONFIGS = {
     "a16w8": "get_symmetric_a16w8_quantization_config",
 }
 """The function of ``executorch.backends.arm.quantizer`` that gives each precision's config."""
+QAT: dict[str, Any] = {
+    "method": "distillation: mean squared error to the float model's outputs, each scaled by its RMS",
+    "optimiser": "sgd", "learning_rate": 1e-3, "momentum": 0.9, "batch": 16, "seed": 0,
+    "activation_ranges": "calibrated as without --qat, then frozen",
+}
+"""How ``--qat STEPS`` fine-tunes (``zoo.registry.compile.qat``); in the build key of a QAT build."""
 _FLOAT_OPS = {"a16w8": ("sqrt",)}
 """Operators left unquantized, in float on the CPU: ExecuTorch 1.5.1 lowers an int16 sqrt to a
 TOSA TABLE whose interpolation is hundreds of steps off near 0 (docs/upstream.md)."""
@@ -44,6 +50,8 @@ class Precision:
     modules: tuple[tuple[str, str], ...] = ()
     """(module name, ``int8`` | ``a16w8`` | ``float``), sorted by name."""
     per_channel: bool = True
+    qat: int = 0
+    """Steps of quantization-aware training; 0 for post-training quantization alone."""
 
     def __post_init__(self) -> None:
         if not self.base:
@@ -54,11 +62,16 @@ class Precision:
 
     @classmethod
     def of_recipe(cls, name: str, recipe: Recipe) -> Precision:
-        return cls(name, recipe.default, tuple(sorted(recipe.modules.items())), recipe.per_channel)
+        return cls(name, recipe.default, tuple(sorted(recipe.modules.items())), recipe.per_channel, recipe.qat)
+
+    def with_qat(self, steps: int) -> Precision:
+        """This precision fine-tuned for ``steps`` (``--qat``), named e.g. ``int8+qat200``."""
+        name = self.name.split("+qat")[0] if self.qat else self.name
+        return replace(self, name=f"{name}+qat{steps}", base=self.base, qat=steps)
 
     @property
     def is_recipe(self) -> bool:
-        return self.name not in PRECISIONS or bool(self.modules) or not self.per_channel
+        return self.name.split("+qat")[0] not in PRECISIONS or bool(self.modules) or not self.per_channel
 
     @property
     def config(self) -> str:
@@ -79,13 +92,14 @@ class Precision:
             "quantizer": "EthosUQuantizer",
             "config": self.config,
             "is_per_channel": self.per_channel,
-            "is_qat": False,
+            "is_qat": self.qat > 0,
         }
         if self.name == "int8" and not self.is_recipe:
             return fields
         if self.is_recipe:
             fields["recipe"] = {"default": self.base, "modules": dict(self.modules)}
-        return {**fields, "precision": self.name, **({"float_ops": list(self.float_ops)} if self.float_ops else {})}
+        return {**fields, "precision": self.name, **({"float_ops": list(self.float_ops)} if self.float_ops else {}),
+                **({"qat": {"steps": self.qat, **QAT}} if self.qat else {})}
 
     @classmethod
     def from_key(cls, quantization: dict[str, Any] | None) -> Precision | None:
@@ -93,14 +107,16 @@ class Precision:
         if not quantization:
             return None
         name = str(quantization.get("precision") or "int8")
+        qat = quantization.get("qat")
+        steps = int(qat.get("steps") or 0) if isinstance(qat, dict) else 0
         recipe = quantization.get("recipe")
         if isinstance(recipe, dict):
             modules = recipe.get("modules")
             modules = modules if isinstance(modules, dict) else {}
             return cls(name, str(recipe.get("default") or "int8"),
                        tuple(sorted((str(k), str(v)) for k, v in modules.items())),
-                       bool(quantization.get("is_per_channel", True)))
-        return cls(name) if name in PRECISIONS else cls(name, "int8")
+                       bool(quantization.get("is_per_channel", True)), steps)
+        return cls(name, qat=steps) if name in PRECISIONS else cls(name, "int8", qat=steps)
 
 
 DEFAULT = Precision()
@@ -114,9 +130,11 @@ def of_key(quantization: dict[str, Any] | None) -> str:
     return str(quantization.get("precision") or "int8")
 
 
-def choose(spec: ModelSpec, target: Target, precision: str | None, recipe: Path | None, io_mode: str) -> Precision:
+def choose(spec: ModelSpec, target: Target, precision: str | None, recipe: Path | None, io_mode: str,
+           qat: int | None = None) -> Precision:
     """The precision ``spec`` is built at for ``target``: a preset, one of its recipes, or a
-    recipe file; UsageError says what cannot be built and why."""
+    recipe file, with ``qat`` steps of quantization-aware training (else the recipe's);
+    UsageError says what cannot be built and why."""
     if precision is not None and recipe is not None:
         raise UsageError(f"give --precision {precision} or --recipe {recipe}, not both")
     if recipe is not None:
@@ -126,12 +144,22 @@ def choose(spec: ModelSpec, target: Target, precision: str | None, recipe: Path 
         chosen = Precision.of_recipe(precision, spec.recipes[precision])
     else:
         chosen = Precision(precision or DEFAULT.name)
+    if qat is not None and qat < 0:
+        raise UsageError(f"--qat {qat}: give a number of training steps, at least 1 (e.g. --qat 200), or 0 for none")
+    steps = chosen.qat if qat is None else qat
+    chosen = replace(chosen, name=chosen.name, base=chosen.base, qat=0)
+    if steps:
+        chosen = chosen.with_qat(steps)
     if chosen == DEFAULT:
         return chosen
-    asked = f"--recipe {recipe}" if recipe is not None else f"--precision {chosen.name}"
+    asked = (f"--recipe {recipe}" if recipe is not None else f"--precision {precision}" if precision is not None
+             else f"--qat {steps}")
     if target.is_portable or not spec.quantize:
         raise UsageError(f"{asked}: {target.name!r} runs {spec.name!r} in float on the CPU, "
                          "so it takes no precision; leave it out")
+    if steps and spec.training is None:
+        raise UsageError(f"--qat {steps}: {spec.name!r} declares no training data (its plugin's ModelSpec.training), "
+                         "so there is nothing to fine-tune on; build it without --qat")
     if io_mode != "float" and chosen.uses("a16w8"):
         raise UsageError(
             f"{asked} quantizes the program's inputs and outputs to int16, which --io {io_mode} does not "

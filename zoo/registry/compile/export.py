@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import copy
 import hashlib
 from collections.abc import Sequence
 from typing import Any
@@ -10,6 +11,7 @@ from typing import Any
 from zoo._errors import BuildError
 from zoo._recipe import ROOT
 from zoo._spec import ModelSpec, Sample
+from zoo.registry.compile import qat
 from zoo.registry.compile.blame import _stage
 from zoo.registry.compile.boundary import configure_quantizer
 from zoo.registry.events import Progress
@@ -43,10 +45,12 @@ def _export(model: Any, example: Sample) -> Any:
 def _quantize(
     graph: Any, samples: list[Sample], compile_spec: Any, where: str, report: Progress,
     boundary: Boundary | None = None, precision: Precision = DEFAULT_PRECISION, modules: Sequence[str] = (),
+    training: qat.Training | None = None,
 ) -> Any:
-    """``modules``: the model's module names, which a recipe's must be among."""
+    """``modules``: the model's module names, which a recipe's must be among. ``training``:
+    the float model and its training inputs, for ``precision.qat`` steps of QAT (``qat.py``)."""
     from executorch.backends.arm import quantizer as arm_quantizer
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e, prepare_qat_pt2e
 
     with _stage(where, "quantizer preparation"):
         unknown = [name for name, _ in precision.modules if name not in modules and name != ROOT]
@@ -54,10 +58,13 @@ def _quantize(
             known = ", ".join(modules[:12]) + (" …" if len(modules) > 12 else "")
             raise BuildError(f"{where}: {precision.name} names module(s) the model does not have: {', '.join(unknown)}; "
                              f"its modules, as model.named_modules() names them: {known or 'none'}")
+        if precision.qat and training is None:
+            raise BuildError(f"{where}: {precision.name} needs training data, and the build was given none")
+        wrap = qat.config if precision.qat else (lambda c: c)
         quantizer = arm_quantizer.EthosUQuantizer(compile_spec)
-        quantizer.set_global(_config(arm_quantizer, precision.base, precision.per_channel))
+        quantizer.set_global(wrap(_config(arm_quantizer, precision.base, precision.per_channel)))
         for name, part in precision.modules:  # a later override wins over an earlier one and the global
-            config = None if part == "float" else _config(arm_quantizer, part, precision.per_channel)
+            config = None if part == "float" else wrap(_config(arm_quantizer, part, precision.per_channel))
             if name == ROOT:
                 quantizer.set_node_finder(config, _root_finder())
             else:
@@ -66,11 +73,20 @@ def _quantize(
             quantizer.set_node_finder(None, _sqrt_finder())
         if boundary is not None:
             configure_quantizer(quantizer, boundary)
-        prepared = prepare_pt2e(graph, quantizer)
-    for i, sample in enumerate(samples):
-        with _stage(where, f"calibration sample {i}"):
-            prepared(*sample)
-        report("calibrate", i + 1, len(samples))
+        if precision.qat:  # training moves the weights in place, and the float model shares them
+            graph = copy.deepcopy(graph)
+        prepared = (prepare_qat_pt2e if precision.qat else prepare_pt2e)(graph, quantizer)
+    if precision.qat and training is not None:
+        from torchao.quantization.pt2e import move_exported_model_to_eval
+
+        qat.calibrate(prepared, samples, where, report)
+        training.losses[:] = qat.train(prepared, training.teacher, training.samples, precision.qat, where, report)
+        move_exported_model_to_eval(prepared)
+    else:
+        for i, sample in enumerate(samples):
+            with _stage(where, f"calibration sample {i}"):
+                prepared(*sample)
+            report("calibrate", i + 1, len(samples))
     report("quantize", None, None)
     with _stage(where, "quantize"):
         return convert_pt2e(prepared)

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING, Any
 from zoo._errors import BuildError
 from zoo._spec import Dataset, ModelSpec, Sample
 from zoo.registry import io_boundary
+from zoo.registry.compile import qat
 from zoo.registry.compile.blame import _graph_ops, _lowering_errors, _stage
 from zoo.registry.compile.boundary import (
     after_lowering,
@@ -68,6 +69,17 @@ class _Lowered:
     """``io_boundary.record``: retargeting changes the payloads, never the boundary."""
 
 
+def _training_samples(spec: ModelSpec, where: str) -> list[Sample]:
+    if spec.training is None:
+        raise BuildError(f"{where}: --qat needs training data, and the model declares none (ModelSpec.training)")
+    with _stage(where, "training data loading"):
+        samples = [_as_sample(s) for s in spec.training.load()]
+    if not samples:
+        raise BuildError(f"{where}: the training set is empty, so --qat has nothing to fine-tune on")
+    check_samples(samples, spec, where, kind="training")
+    return samples
+
+
 def _lower_ethosu(
     model: Any,
     example: Sample,
@@ -92,13 +104,17 @@ def _lower_ethosu(
     if not samples:
         raise BuildError(f"{where}: the calibration set is empty")
     check_samples(samples, spec, where)
+    training = _training_samples(spec, where) if precision.qat else []
     with _stage(where, f"--io {boundary.mode} --layout {boundary.layout}"):
-        program_model, program_example, program_samples = prepare(model, example, samples, spec, boundary)
+        program_model, program_example, prepared = prepare(model, example, samples + training, spec, boundary)
+        program_samples, program_training = prepared[:len(samples)], prepared[len(samples):]
+    training_run = qat.Training(program_model, program_training) if precision.qat else None
     report("export", None, None)
     with _stage(where, "export"):
         graph = _export(program_model, program_example).module(check_guards=False)
     quantized = _quantize(graph, program_samples, compile_spec, where, report, boundary, precision,
-                          modules=[name for name, _ in program_model.named_modules() if name])
+                          modules=[name for name, _ in program_model.named_modules() if name],
+                          training=training_run)
     with _stage(where, "quantize"):
         exported = _export(quantized, program_example)
         constants = before_lowering(exported, boundary)
@@ -154,7 +170,8 @@ def _lower_ethosu(
         pte=pte,
         ordered=ordered,
         delegation=delegation,
-        calibration={"samples": len(samples), "sha256": digest_samples(samples)},
+        calibration={"samples": len(samples), "sha256": digest_samples(samples),
+                     **({"qat": training_run.record()} if training_run else {})},
         warnings=warnings,
         numerics=checked,
         io=io,

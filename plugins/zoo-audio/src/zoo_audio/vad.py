@@ -138,6 +138,13 @@ def spec() -> ModelSpec:
             load=_calibration,
             identity=lambda: _data_identity("calibration"),
         ),
+        training=Dataset(  # --qat: the calibration clips again, never the held-out ones
+            size=meta["calibration_steps"],
+            description=f"the {meta['calibration_steps']} calibration steps again (inputs only: QAT matches "
+                        "the float network's outputs)",
+            load=_calibration,
+            identity=lambda: _data_identity("calibration"),
+        ),
         evaluation=Dataset(
             size=steps,
             description=(f"{steps} steps ({steps * seconds:.1f} s, {meta['speech_steps_evaluation']} speech) of "

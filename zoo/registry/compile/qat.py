@@ -1,0 +1,141 @@
+"""Quantization-aware training (``--qat STEPS``): fine-tune the model, prepared with fake
+quantization, until its outputs match its own float outputs on the plugin's training inputs.
+
+It is distillation from the float model, so it needs inputs and no labels. It starts from
+exactly the post-training program: activation ranges are calibrated by the same observers as
+without ``--qat``, on the same calibration data, then frozen, so step 0 is the PTQ program and
+only the weights (re-ranged every step) move. Deterministic in the build's numerics mode:
+the batches follow a seeded order, and plain SGD with momentum takes no square root, whose
+float32 bits differ by CPU maker (``zoo.registry.reproducible``). The settings are
+``zoo.registry.precision.QAT`` and part of the build key.
+
+torch is imported inside functions.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cache
+from typing import Any
+
+from zoo._errors import BuildError
+from zoo._spec import Sample
+from zoo.registry.compile.blame import _stage
+from zoo.registry.events import Progress
+from zoo.registry.numerics.data import flat_outputs
+from zoo.registry.precision import QAT
+
+
+@dataclass
+class Training:
+    """What ``--qat`` trains on: the float model, whose outputs are the targets, and its inputs."""
+
+    teacher: Any
+    samples: list[Sample]
+    losses: list[float] = field(default_factory=list)
+    """Each step's loss, filled in by training: the build records the first and the last."""
+
+    def record(self) -> dict[str, Any]:
+        return {"steps": len(self.losses), "samples": len(self.samples),
+                "loss": {"first": self.losses[0], "last": self.losses[-1]} if self.losses else None}
+
+
+def config(base: Any) -> Any:
+    """``base`` (an Arm quantization config) with each observer inside a fake quantizer."""
+    wrap = _fake_quantize_class()
+    changes = {}
+    for name in ("input_activation", "output_activation", "weight"):
+        spec = getattr(base, name)
+        if spec is not None:
+            changes[name] = dataclasses.replace(spec, observer_or_fake_quant_ctr=wrap.with_args(
+                observer=spec.observer_or_fake_quant_ctr))
+    return dataclasses.replace(base, **changes)
+
+
+@cache
+def _fake_quantize_class() -> Any:
+    from torchao.quantization.pt2e.fake_quantize import FakeQuantize
+
+    class ObserveThenFakeQuantize(FakeQuantize):  # type: ignore[misc]  # torchao is untyped here
+        """While fake quantization is off, only observes: torchao's FakeQuantize recomputes its
+        observer's qparams on every call, which for the histogram observer PTQ uses costs
+        seconds per sample."""
+
+        def forward(self, x: Any) -> Any:
+            if self.fake_quant_enabled[0] == 1:
+                return super().forward(x)
+            if self.observer_enabled[0] == 1:
+                self.activation_post_process(x.detach())
+            return x
+
+    return ObserveThenFakeQuantize
+
+
+def calibrate(prepared: Any, samples: Sequence[Sample], where: str, report: Progress) -> None:
+    """Observe ``samples`` with fake quantization off, as PTQ calibrates; then freeze the
+    activation ranges and turn fake quantization on."""
+    wrap = _fake_quantize_class()
+    quantizers = [m for m in prepared.modules() if isinstance(m, wrap)]
+    for q in quantizers:
+        q.disable_fake_quant()
+        q.enable_observer()
+    for i, sample in enumerate(samples):
+        with _stage(where, f"calibration sample {i}"):
+            prepared(*sample)
+        report("calibrate", i + 1, len(samples))
+    for q in quantizers:
+        if not q.is_per_channel:
+            scale, zero_point = q.calculate_qparams()
+            q.scale.resize_(scale.shape).copy_(scale)
+            q.zero_point.resize_(zero_point.shape).copy_(zero_point)
+            q.disable_observer()
+        q.enable_fake_quant()
+
+
+def train(prepared: Any, teacher: Any, samples: Sequence[Sample], steps: int, where: str, report: Progress) -> list[float]:
+    """``steps`` SGD steps on ``samples``; returns the loss of each step. ``teacher`` is the float model."""
+    import torch
+
+    wrap = _fake_quantize_class()
+    weight_quantizers = [m for m in prepared.modules() if isinstance(m, wrap) and m.is_per_channel]
+    with _stage(where, "quantization-aware training: the float model's outputs"):
+        targets = [[o.detach().float() for o in flat_outputs(teacher(*s))] for s in samples]
+    scales = [max(1e-6, math.sqrt(sum(float(t[k].pow(2).mean()) for t in targets) / len(targets)))
+              for k in range(len(targets[0]))]
+    params = [p for p in prepared.parameters() if p.requires_grad]
+    if not params:
+        raise BuildError(f"{where}: --qat has nothing to train: the prepared model has no parameters")
+    optimiser = torch.optim.SGD(params, lr=QAT["learning_rate"], momentum=QAT["momentum"])
+    order = torch.randperm(len(samples), generator=torch.Generator().manual_seed(QAT["seed"])).tolist()
+    batch = int(QAT["batch"])
+    losses = []
+    with torch.enable_grad():
+        for step in range(steps):
+            with _stage(where, f"quantization-aware training step {step}"):
+                for q in weight_quantizers:  # the range of this step's weights, as conversion will see them
+                    q.activation_post_process.reset_min_max_vals()
+                optimiser.zero_grad()
+                loss = torch.zeros(())
+                for k in range(batch):
+                    i = order[(step * batch + k) % len(samples)]
+                    outputs = flat_outputs(prepared(*samples[i]))
+                    loss = loss + sum(((o.float() - t) / s).pow(2).mean() for o, t, s in zip(outputs, targets[i], scales, strict=True))
+                loss = loss / batch
+                if not torch.isfinite(loss):
+                    raise BuildError(f"{where}: quantization-aware training diverged at step {step} (loss {float(loss)}); "
+                                     "use fewer --qat steps, or build without --qat")
+                loss.backward()  # type: ignore[no-untyped-call]  # torch types it loosely
+                for p in params:  # e.g. sqrt's gradient at 0: that parameter does not move this step
+                    if p.grad is not None:
+                        torch.nan_to_num_(p.grad, nan=0.0, posinf=0.0, neginf=0.0)
+                optimiser.step()
+            losses.append(float(loss.detach()))
+            report("qat", step + 1, steps)
+    with torch.no_grad():  # conversion reads the weights' ranges from their observers
+        for q in weight_quantizers:
+            q.activation_post_process.reset_min_max_vals()
+        prepared(*samples[0])
+    return losses
