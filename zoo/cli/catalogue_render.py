@@ -11,6 +11,7 @@ from zoo._fs import write_atomic
 from zoo._units import duration, human_bytes
 from zoo.cli.report_render import page
 from zoo.cli.table import render
+from zoo.registry.best_precision import judge
 from zoo.registry.failures import Failure
 from zoo.registry.report import NOTE, Catalogue, Cell, ReportRow
 from zoo.registry.site.builds import Failed
@@ -50,6 +51,23 @@ def failure_variant(failure: Failure) -> str:
     return Failed.from_failure(failure).options or "-"
 
 
+def best_precision(cell: Cell) -> str:
+    """The precision to ship for the cell, beside int8's result; "-" where it has one precision only."""
+    judged = judge(cell.variants)
+    if judged is None:
+        return "-"
+    best, int8 = judged.best, judged.int8
+    if best is None:
+        tried = ", ".join(r.precision for r in judged.tried)
+        return f"nothing meets the goal ({tried}); 'zoo tune' names the modules to blame"
+    if best is int8:
+        return "int8 meets the goal"
+    text = f"{best.precision} {duration(best.inference_time_ms)}"
+    if int8 is not None:
+        text += f" (int8 {duration(int8.inference_time_ms)} misses the goal)"
+    return text
+
+
 def summary(catalogue: Catalogue) -> str:
     """The counts; the failed builds are counted as ``zoo site`` counts them, one per recorded failure."""
     failed = len(catalogue.failed)
@@ -58,17 +76,22 @@ def summary(catalogue: Catalogue) -> str:
 
 
 def render_catalogue_text(catalogue: Catalogue) -> str:
+    """One line per cell and per failed build; a ``best precision`` column where a cell was built at several."""
+    best = {id(c): best_precision(c) for c in catalogue.ordered()}
+    judged = any(text != "-" for text in best.values())
     headers = ["task", "model", "weights", "target", "variant", "result", "est. time", "operators", "SRAM", "flash",
-               "CPU operators", "metric"]
+               "CPU operators", "metric", *(["best precision"] if judged else [])]
     body = []
     for cell in catalogue.ordered():  # grouped by task
         where = [catalogue.task(cell.model), cell.model, cell.weights, cell.target]
         if cell.row is not None:
             r = cell.row
             body.append([*where, row_variant(r), "built", duration(r.inference_time_ms), operators(r),
-                         human_bytes(r.sram_bytes), human_bytes(r.flash_bytes), cpu_ops(r), r.metrics_text])
+                         human_bytes(r.sram_bytes), human_bytes(r.flash_bytes), cpu_ops(r), r.metrics_text,
+                         *([best[id(cell)]] if judged else [])])
         for f in catalogue.failed_in(cell.model, cell.weights, cell.target):
-            body.append([*where, failure_variant(f), f"FAILED at {f.where}", "-", "-", "-", "-", "-", "-"])
+            body.append([*where, failure_variant(f), f"FAILED at {f.where}", "-", "-", "-", "-", "-", "-",
+                         *(["-"] if judged else [])])
     return render(headers, body, width=10**6) + f"\n\n{summary(catalogue)}. {NOTE}"
 
 
@@ -106,7 +129,10 @@ def _heat_cell(cell: Cell | None, low: float, high: float) -> str:
     background, ink = stop(0.5 if high == low else (math.log10(t) - low) / (high - low))
     share = r.npu_share
     note = f"<small>{share:.0%} NPU</small>" if share is not None and share < 1 else ""
-    tip = f"{duration(t)}; {operators(r)}; CPU: {cpu_ops(r)}; SRAM {human_bytes(r.sram_bytes)}"
+    best = best_precision(cell)
+    if best != "-":
+        note += f"<small>{_e(best.split(' (')[0])}</small>"
+    tip = f"{duration(t)}; {operators(r)}; CPU: {cpu_ops(r)}; SRAM {human_bytes(r.sram_bytes)}; best precision: {best}"
     return (f'<td class="t" style="background:{background};color:{ink}" title="{_e(tip)}">'
             f"{_e(duration(t))}{note}</td>")
 

@@ -38,7 +38,13 @@ def report_cmd(ctx: click.Context, model: str | None, everything: bool, weights:
         if html_path:
             click.echo(str(write_catalogue_html(catalogue, html_path)))
         elif as_json:
-            _dump(catalogue.to_json())
+            from zoo.registry.best_precision import judge
+
+            data = catalogue.to_json()
+            for cell, record in zip(catalogue.cells.values(), data["cells"], strict=True):
+                judged = judge(cell.variants)
+                record["precisions"] = judged.to_json() if judged else None
+            _dump(data)
         else:
             click.echo(render_catalogue_text(catalogue))
         return

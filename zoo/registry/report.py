@@ -284,8 +284,8 @@ class Cell:
     target: str
     row: ReportRow | None = None
     failure: Failure | None = None
-    others: int = 0
-    """More artifacts of this cell in the cache (other Vela options); the row is the plainest."""
+    variants: tuple[ReportRow, ...] = ()
+    """Every artifact of this cell in the cache (other precisions, Vela options …), ``row`` first."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -293,7 +293,7 @@ class Cell:
             "status": "built" if self.row else "failed",
             "artifact": self.row.to_json() if self.row else None,
             "failure": self.failure.to_json() if self.failure else None,
-            "other_artifacts": self.others,
+            "other_artifacts": max(0, len(self.variants) - 1),
         }
 
 
@@ -384,7 +384,7 @@ def collect_catalogue(cache: Cache, *, weights: str | None = None, target_order:
         model, variant, target = where
         found = _plainest_first(rows.get(where, []))
         if found:
-            cells[where] = Cell(model, variant, target, row=found[0], others=len(found) - 1)
+            cells[where] = Cell(model, variant, target, row=found[0], variants=tuple(found))
         else:
             cells[where] = Cell(model, variant, target, failure=failed[where])
     order = {name: i for i, name in enumerate(target_order or [])}
