@@ -7,7 +7,7 @@ import dataclasses
 from typing import Any
 
 from zoo.cli.catalogue_render import best_precision, render_catalogue_text
-from zoo.registry.best_precision import judge
+from zoo.registry.best_precision import Judgement, judge, of_row
 from zoo.registry.report import GENERATED, Catalogue, Cell, ReportRow
 
 _NONE = ("model_version", "accelerator", "system_config", "memory_mode", "sram_budget_bytes", "pte_bytes",
@@ -26,21 +26,25 @@ def row(precision: str, ms: float, *, f1: float | None = None, sqnr: tuple[float
     return dataclasses.replace(base, **changes)
 
 
+def judged(*rows: ReportRow) -> Judgement[ReportRow] | None:
+    return judge([of_row(r) for r in rows])
+
+
 def test_the_fastest_build_that_meets_the_metrics_wins_and_int8_is_shown_beside_it() -> None:
     int8, qat, a16w8 = row("int8", 0.225, f1=0.8775), row("int8+qat300", 0.225, f1=0.9235), row("a16w8", 0.485, f1=0.9402)
-    judged = judge([int8, qat, a16w8])
-    assert judged is not None and judged.best is a16w8 and judged.int8 is int8
-    assert judged.meets == (False, False, True) and judged.goal == "every metric within its allowed drop"
+    result = judged(int8, qat, a16w8)
+    assert result is not None and result.best and result.best.item is a16w8 and result.int8 and result.int8.item is int8
+    assert result.meets == (False, False, True) and result.goal == "every metric within its allowed drop"
     assert best_precision(Cell("silero-vad", "silero-v6", "u85-256", row=int8, variants=(int8, qat, a16w8))) == \
         "a16w8 485.0 µs (int8 225.0 µs misses the goal)"
     ok = row("int8", 0.225, f1=0.93)
-    assert judge([ok, a16w8]).best is ok  # type: ignore[union-attr]
+    assert judged(ok, a16w8).best.item is ok  # type: ignore[union-attr]
 
 
 def test_nothing_to_choose_between_and_nothing_that_meets_the_goal_are_told_apart() -> None:
-    assert judge([row("int8", 0.2, f1=0.8)]) is None
-    assert judge([row("int8", 0.2, f1=0.8), row("a16w8", 0.4, f1=0.8, io="int8")]) is None  # another boundary
-    assert judge([row("int8", 0.2), row("a16w8", 0.4)]) is None  # never verified
+    assert judged(row("int8", 0.2, f1=0.8)) is None
+    assert judged(row("int8", 0.2, f1=0.8), row("a16w8", 0.4, f1=0.8, io="int8")) is None  # another boundary
+    assert judged(row("int8", 0.2), row("a16w8", 0.4)) is None  # never verified
     cell = Cell("m", "w", "t", variants=(row("int8", 0.2, f1=0.8), row("a16w8", 0.4, f1=0.85)))
     assert best_precision(cell) == "nothing meets the goal (int8, a16w8); 'zoo tune' names the modules to blame"
 
@@ -48,10 +52,10 @@ def test_nothing_to_choose_between_and_nothing_that_meets_the_goal_are_told_apar
 def test_random_weights_are_judged_by_their_noisiest_output_against_the_best_build() -> None:
     rnd = {"origin": GENERATED}
     int8, a16w8 = row("int8", 3.6, f1=0.1, sqnr=(12.0, 30.0), **rnd), row("a16w8", 7.4, f1=0.1, sqnr=(14.9, 31.0), **rnd)
-    judged = judge([int8, a16w8])
-    assert judged is not None and judged.best is a16w8 and "within 1 dB of the best build's" in judged.goal
+    result = judged(int8, a16w8)
+    assert result and result.best and result.best.item is a16w8 and "within 1 dB of the best build's" in result.goal
     close = row("int8", 3.6, sqnr=(14.2, 20.0), **rnd)
-    assert judge([close, a16w8]).best is close  # type: ignore[union-attr]
+    assert judged(close, a16w8).best.item is close  # type: ignore[union-attr]
 
 
 def test_report_all_grows_a_best_precision_column_only_when_a_cell_has_precisions() -> None:

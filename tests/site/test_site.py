@@ -324,3 +324,25 @@ def test_a_failed_budget_build_is_labelled_by_its_budget_and_counted_as_the_repo
     u55 = [re.split(r"\s{2,}", line)[4:6] for line in report.splitlines()
            if re.split(r"\s{2,}", line)[1:4] == ["add", "none", "ethos-u55-128"]]
     assert len(u55) == 2 and u55[0][1] == "built" and u55[1] == ["SRAM budget 1.0 KiB", "FAILED at memory fit"], report
+
+
+def test_a_target_built_at_several_precisions_names_the_one_to_ship(tmp_path: Path) -> None:
+    """Issue 30: the site shows, per model and target, the fastest precision that meets the
+    allowed drop, beside what int8 alone gives."""
+    from tests.site.wide import _build
+    from zoo.registry.site.builds import gather
+    from zoo.registry.site.write import render_site, write_site
+
+    def f1(program: float) -> tuple[dict[str, object], ...]:
+        return ({"name": "f1", "unit": "", "float": 0.9369, "program": program, "passed": 0.9369 - program <= 0.01},)
+
+    trained = {"weights": "silero-v6", "weights_info": {"origin": "https://github.com/snakers4/silero-vad"}}
+    builds = [_build("ethos-u85-256", "ethos-u85-256", model="silero-vad", n=0, time_ms=0.225, metrics=f1(0.8775), **trained),
+              _build("ethos-u85-256", "ethos-u85-256", model="silero-vad", n=1, time_ms=0.485, metrics=f1(0.9402),
+                     precision="a16w8", **trained),
+              _build("ethos-u55-128", "ethos-u55-128", model="silero-vad", n=2, time_ms=1.2, metrics=f1(0.8775), **trained)]
+    site = gather("the local cache", builds, [], {}, from_remote=False)
+    folder = write_site(tmp_path / "site", render_site(site, target_order={"ethos-u55-128": 0, "ethos-u85-256": 1}))
+    page = parse(folder / "models" / page_name("silero-vad")).plain()
+    assert "Best precision: a16w8 485.0 µs (int8 225.0 µs misses the goal). The goal: every metric within its allowed drop." in page
+    assert page.count("Best precision") == 1  # u55-128 has int8 alone: nothing to choose between

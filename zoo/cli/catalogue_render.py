@@ -11,7 +11,7 @@ from zoo._fs import write_atomic
 from zoo._units import duration, human_bytes
 from zoo.cli.report_render import page
 from zoo.cli.table import render
-from zoo.registry.best_precision import judge
+from zoo.registry.best_precision import judge, of_row, summary
 from zoo.registry.failures import Failure
 from zoo.registry.report import NOTE, Catalogue, Cell, ReportRow
 from zoo.registry.site.builds import Failed
@@ -53,22 +53,10 @@ def failure_variant(failure: Failure) -> str:
 
 def best_precision(cell: Cell) -> str:
     """The precision to ship for the cell, beside int8's result; "-" where it has one precision only."""
-    judged = judge(cell.variants)
-    if judged is None:
-        return "-"
-    best, int8 = judged.best, judged.int8
-    if best is None:
-        tried = ", ".join(r.precision for r in judged.tried)
-        return f"nothing meets the goal ({tried}); 'zoo tune' names the modules to blame"
-    if best is int8:
-        return "int8 meets the goal"
-    text = f"{best.precision} {duration(best.inference_time_ms)}"
-    if int8 is not None:
-        text += f" (int8 {duration(int8.inference_time_ms)} misses the goal)"
-    return text
+    return summary(judge([of_row(r) for r in cell.variants]))
 
 
-def summary(catalogue: Catalogue) -> str:
+def counts(catalogue: Catalogue) -> str:
     """The counts; the failed builds are counted as ``zoo site`` counts them, one per recorded failure."""
     failed = len(catalogue.failed)
     return (f"{len(catalogue.cells)} model × target cells, {catalogue.built} with a build; "
@@ -92,7 +80,7 @@ def render_catalogue_text(catalogue: Catalogue) -> str:
         for f in catalogue.failed_in(cell.model, cell.weights, cell.target):
             body.append([*where, failure_variant(f), f"FAILED at {f.where}", "-", "-", "-", "-", "-", "-",
                          *(["-"] if judged else [])])
-    return render(headers, body, width=10**6) + f"\n\n{summary(catalogue)}. {NOTE}"
+    return render(headers, body, width=10**6) + f"\n\n{counts(catalogue)}. {NOTE}"
 
 
 def _e(value: object) -> str:
@@ -194,7 +182,7 @@ def render_catalogue_html(catalogue: Catalogue) -> str:
                           f'<td colspan="5" title="{_e(f.message)}">{_e((f.message.splitlines() or [""])[0][:160])}</td></tr>')
     return page("zoo catalogue: what runs on each Ethos-U NPU", _STYLE, [
         "<h1>What runs on each Ethos-U NPU, and how fast</h1>",
-        f'<p class="note">{_e(summary(catalogue))}. {_e(NOTE)}</p>',
+        f'<p class="note">{_e(counts(catalogue))}. {_e(NOTE)}</p>',
         _legend(low, high),
         f'<table class="heat">\n<thead><tr><th></th>{head}</tr></thead>\n<tbody>\n' + "\n".join(heat_rows)
         + "\n</tbody>\n</table>",

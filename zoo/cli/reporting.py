@@ -38,11 +38,11 @@ def report_cmd(ctx: click.Context, model: str | None, everything: bool, weights:
         if html_path:
             click.echo(str(write_catalogue_html(catalogue, html_path)))
         elif as_json:
-            from zoo.registry.best_precision import judge
+            from zoo.registry.best_precision import judge, of_row
 
             data = catalogue.to_json()
             for cell, record in zip(catalogue.cells.values(), data["cells"], strict=True):
-                judged = judge(cell.variants)
+                judged = judge([of_row(r) for r in cell.variants])
                 record["precisions"] = judged.to_json() if judged else None
             _dump(data)
         else:

@@ -1,6 +1,6 @@
 """Which of a catalogue cell's precisions to ship: among the verified builds that differ only in
 precision (``--precision``, recipes, ``--qat``), the fastest on Vela's estimate that meets the
-model's goal, beside what int8 alone gives.
+model's goal, beside what int8 alone gives. ``zoo report --all`` and ``zoo site`` both ask it.
 
 The goal is the one ``zoo tune`` searches for. With trained weights, every declared metric
 within its allowed drop. With random weights, whose task metrics count random logits that
@@ -10,77 +10,104 @@ the cell. Torch-free: it reads manifests' records only.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Hashable, Sequence
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Generic, TypeVar
 
-from zoo.registry.report import ReportRow
+from zoo._units import duration
+from zoo.registry.report import GENERATED, ReportRow
 
 SQNR_MARGIN_DB = 1.0
+T = TypeVar("T")
 
 
 @dataclass(frozen=True)
-class Judgement:
+class Candidate(Generic[T]):
+    """One build as the judgement needs it; ``item`` is the caller's own record of it."""
+
+    item: T
+    precision: str
+    variant: Hashable
+    """What besides precision tells the cell's builds apart (I/O, SRAM budget, Vela flags)."""
+    time_ms: float | None
+    metrics: tuple[dict[str, Any], ...]
+    worst_sqnr_db: float | None
+    """The lowest of the outputs' SQNR against float, where the manifest records it."""
+    random_weights: bool
+    built_at: str
+
+    @property
+    def verified(self) -> bool:
+        return bool(self.metrics) or self.worst_sqnr_db is not None
+
+
+def of_row(row: ReportRow) -> Candidate[ReportRow]:
+    values = [o.get("sqnr_db") for o in row.output_sqnr]
+    worst = min(float(v) for v in values if v is not None) if values and None not in values else None
+    return Candidate(row, row.precision, (row.io, row.sram_budget_bytes, row.extra_flags), row.inference_time_ms,
+                     row.metrics, worst, row.origin == GENERATED, row.built_at or "")
+
+
+@dataclass(frozen=True)
+class Judgement(Generic[T]):
     """One cell's precisions, judged: each verified build, fastest first, and whether it meets the goal."""
 
     goal: str
-    tried: tuple[ReportRow, ...]
+    tried: tuple[Candidate[T], ...]
     meets: tuple[bool, ...]
 
     @property
-    def best(self) -> ReportRow | None:
+    def best(self) -> Candidate[T] | None:
         """The fastest build that meets the goal; None when none does."""
-        return next((r for r, ok in zip(self.tried, self.meets, strict=True) if ok), None)
+        return next((c for c, ok in zip(self.tried, self.meets, strict=True) if ok), None)
 
     @property
-    def int8(self) -> ReportRow | None:
-        return next((r for r in self.tried if r.precision == "int8"), None)
+    def int8(self) -> Candidate[T] | None:
+        return next((c for c in self.tried if c.precision == "int8"), None)
 
     def to_json(self) -> dict[str, Any]:
         return {"goal": self.goal, "best": self.best.precision if self.best else None,
-                "tried": [{"precision": r.precision, "key": r.key, "inference_time_ms": r.inference_time_ms,
-                           "meets": ok} for r, ok in zip(self.tried, self.meets, strict=True)]}
+                "tried": [{"precision": c.precision, "inference_time_ms": c.time_ms, "meets": ok}
+                          for c, ok in zip(self.tried, self.meets, strict=True)]}
 
 
-def judge(rows: Sequence[ReportRow]) -> Judgement | None:
-    """``rows``: one cell's builds. None unless it has verified builds at two precisions or more
-    with the same I/O, SRAM budget and Vela flags: there is nothing to choose between."""
-    verified = [r for r in rows if r.precision != "float" and (r.metrics or _worst_db(r) is not None)]
-    groups: dict[tuple[Any, ...], list[ReportRow]] = {}
-    for r in verified:
-        groups.setdefault((r.io, r.sram_budget_bytes, r.extra_flags), []).append(r)
-    plain = [g for g in groups.values() if len({r.precision for r in g}) > 1]
-    if not plain:
+def judge(candidates: Sequence[Candidate[T]]) -> Judgement[T] | None:
+    """``candidates``: one cell's builds. None unless it has verified builds at two precisions or
+    more with the same I/O, SRAM budget and Vela flags: then there is nothing to choose between."""
+    groups: dict[Hashable, list[Candidate[T]]] = {}
+    for c in candidates:
+        if c.precision != "float" and c.verified:
+            groups.setdefault(c.variant, []).append(c)
+    several = [g for g in groups.values() if len({c.precision for c in g}) > 1]
+    if not several:
         return None
-    group = max(plain, key=lambda g: (any(r.precision == "int8" for r in g), len(g)))
-    newest: dict[str, ReportRow] = {}
-    for r in sorted(group, key=lambda r: r.built_at or ""):
-        newest[r.precision] = r
-    tried = tuple(sorted(newest.values(), key=lambda r: (r.inference_time_ms or 0.0, r.precision)))
-    return Judgement(_goal(tried), tried, tuple(_goal_met(r, tried) for r in tried))
+    group = max(several, key=lambda g: (any(c.precision == "int8" for c in g), len(g)))
+    newest: dict[str, Candidate[T]] = {}
+    for c in sorted(group, key=lambda c: c.built_at):
+        newest[c.precision] = c
+    tried = tuple(sorted(newest.values(), key=lambda c: (c.time_ms or 0.0, c.precision)))
+    by_metrics = all(c.metrics and not c.random_weights for c in tried)
+    best_db = max((c.worst_sqnr_db for c in tried if c.worst_sqnr_db is not None), default=None)
+
+    def meets(c: Candidate[T]) -> bool:
+        if by_metrics:
+            return all(x.get("passed") is True for x in c.metrics)
+        return best_db is not None and c.worst_sqnr_db is not None and c.worst_sqnr_db >= best_db - SQNR_MARGIN_DB
+
+    goal = ("every metric within its allowed drop" if by_metrics
+            else f"each output's SQNR against float within {SQNR_MARGIN_DB:g} dB of the best build's")
+    return Judgement(goal, tried, tuple(meets(c) for c in tried))
 
 
-def _by_metrics(rows: Sequence[ReportRow]) -> bool:
-    return all(r.metrics and not r.random_weights for r in rows)
-
-
-def _goal(rows: Sequence[ReportRow]) -> str:
-    if _by_metrics(rows):
-        return "every metric within its allowed drop"
-    return f"each output's SQNR against float within {SQNR_MARGIN_DB:g} dB of the best build's"
-
-
-def _goal_met(row: ReportRow, rows: Sequence[ReportRow]) -> bool:
-    if _by_metrics(rows):
-        return all(x.get("passed") is True for x in row.metrics)
-    best = max((d for r in rows if (d := _worst_db(r)) is not None), default=None)
-    worst = _worst_db(row)
-    return best is not None and worst is not None and worst >= best - SQNR_MARGIN_DB
-
-
-def _worst_db(row: ReportRow) -> float | None:
-    """The lowest of the outputs' SQNR against float: where the program is noisiest."""
-    values = [o.get("sqnr_db") for o in row.output_sqnr]
-    if not values or any(v is None for v in values):
-        return None
-    return min(float(v) for v in values if v is not None)
+def summary(judged: Judgement[Any] | None) -> str:
+    """The precision to ship, beside int8's result; "-" where there is nothing to choose between."""
+    if judged is None:
+        return "-"
+    best, int8 = judged.best, judged.int8
+    if best is None:
+        return (f"nothing meets the goal ({', '.join(c.precision for c in judged.tried)}); "
+                "'zoo tune' names the modules to blame")
+    if best is int8:
+        return "int8 meets the goal"
+    text = f"{best.precision} {duration(best.time_ms)}"
+    return text + (f" (int8 {duration(int8.time_ms)} misses the goal)" if int8 is not None else "")

@@ -8,6 +8,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from zoo._units import duration
+from zoo.registry.best_precision import Candidate, judge, summary
+from zoo.registry.report import GENERATED
 from zoo.registry.site.builds import Build, Model, Site
 from zoo.registry.site.chart import chart_svg
 from zoo.registry.site.markup import (
@@ -107,6 +109,17 @@ def _cpu(b: Build) -> str:
     return ", ".join(names) or ("-" if b.npu_ops is None else "none of the model's operators")
 
 
+def _best_precision(builds: Sequence[Build]) -> str:
+    """Which precision to ship on this target, where it was built at several and verified. Random
+    weights are judged by output SQNR, which index records do not carry: those are not judged here."""
+    judged = judge([Candidate(b, b.precision, (b.io, b.layout, b.sram_budget, b.extra_flags), b.time_ms,
+                              () if b.weights_info.get("origin") == GENERATED else b.metrics, None, False, b.built_at)
+                    for b in builds])
+    if judged is None:
+        return ""
+    return f'<p class="best">Best precision: <b>{e(summary(judged))}</b>. The goal: {e(judged.goal)}.</p>'
+
+
 def _target_table(target: str, builds: Sequence[Build], labels: dict[str, str]) -> str:
     rows = []
     for b in builds:
@@ -123,7 +136,7 @@ def _target_table(target: str, builds: Sequence[Build], labels: dict[str, str]) 
             f'<tr class="how"><td colspan="{_COLUMNS}"><div class="fetch"><span>Vela: {e(options)}; built '
             f"{e(b.built_at[:10] or '?')}{e('; board ' + b.board if b.board else '')}</span><pre><code>"
             f"{e(b.fetch_line())}</code></pre></div><p class=\"memory\">{e(memory_line(b))}</p>{_files(b)}</td></tr>")
-    return (f'<section class="target" id="{e("t-" + anchor(builds[0]))}"><h3>{e(target)}</h3>'
+    return (f'<section class="target" id="{e("t-" + anchor(builds[0]))}"><h3>{e(target)}</h3>{_best_precision(builds)}'
             f'<div class="scroll"><table class="builds">{_HEAD}<tbody>{"".join(rows)}</tbody></table></div></section>')
 
 
