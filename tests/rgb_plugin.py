@@ -4,10 +4,10 @@ only mv2 could among the built-ins: NHWC input, and camera pixels normalised on 
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
-from zoo import Dataset, InputSpec, ModelSpec, Recipe, WeightsVariant, hookimpl
+from zoo import Dataset, Evaluator, InputSpec, Metric, ModelSpec, Recipe, WeightsVariant, hookimpl
 
 SHAPE = (1, 3, 16, 16)
 MEAN = (0.485, 0.456, 0.406)
@@ -65,4 +65,28 @@ def register_models(register: Callable[[ModelSpec], None]) -> None:
         weights=(WeightsVariant("seeded", "torch.manual_seed(7)", "tests", "MIT", identity=lambda: "seed-7"),),
         layouts=("nchw", "nhwc"),
         recipes={"first-conv-16": Recipe("int8", {"0": "a16w8"}, description="the first convolution at 16 bits")},
+    ))
+
+
+def _agreement(outputs: Sequence[Sequence[Any]], labels: Sequence[Any], *, reference: Sequence[Sequence[Any]]) -> float:
+    """Top-1 in percent against the float model's own class: an evaluator that needs float's outputs."""
+    return 100.0 * sum(int(o[0].argmax()) == int(r[0].argmax()) for o, r in zip(outputs, reference, strict=True)) / len(outputs)
+
+
+@hookimpl(specname="register_models")
+def register_agreeing(register: Callable[[ModelSpec], None]) -> None:
+    """rgb-tiny judged by a metric against its own float model, on held-out images without labels."""
+    held_out = Dataset(size=SAMPLES, description=f"{SAMPLES} held-out seeded images, no labels",
+                       load=lambda: [(s, None) for s in _images(seed=5)], identity=lambda: "rgb-tiny-images-v1 seed 5")
+    register(ModelSpec(
+        name="rgb-tiny-agree", version="1", description="tests: rgb-tiny, judged against its float model",
+        task="image-classification",
+        inputs=(InputSpec("image", SHAPE, "float32", range=(-2.2, 2.7), mean=MEAN, std=STD),),
+        build=_build, example_inputs=lambda: _images()[0], calibration=Dataset(
+            size=SAMPLES, description=f"{SAMPLES} seeded 8-bit RGB images", load=_images, identity=lambda: "rgb-tiny-images-v1"),
+        evaluation=held_out,
+        metrics=(Metric("agreement", Evaluator("top-1 vs float", _agreement, unit="%", wants_float=True,
+                                               label_format="None", check_label=lambda label: None),
+                        higher_is_better=True, max_drop=10.0),),
+        weights=(WeightsVariant("seeded", "torch.manual_seed(7)", "tests", "MIT", identity=lambda: "seed-7"),),
     ))

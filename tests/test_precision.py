@@ -302,3 +302,15 @@ def test_tune_shows_a_build_that_fails_its_check_as_a_row_with_the_reason(
     failed = rows["a16w8"]
     assert failed.manifest is not None and failed.error and failed.error.startswith("numerics FAILED: numerics vs_fake_quant")
     assert failed.to_json()["numerics_passed"] is False
+
+
+@pytest.mark.compile
+def test_tune_measures_a_metric_against_float_as_the_numerical_check_does(
+    shared_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """mtcnn-pnet's recall of the float model's boxes failed zoo tune: it called the evaluator
+    without the float outputs it asks for."""
+    _plugin(monkeypatch, "tests.rgb_plugin", shared_cache, tmp_path)
+    s = Zoo().tune("rgb-tiny-agree", "u85-256", out=tmp_path / "agree.json", build=False).search
+    assert s.goal.startswith("agreement within 10")
+    assert s.int8.metrics["agreement"] <= 100.0 and s.a16w8.metrics["agreement"] <= 100.0

@@ -109,6 +109,7 @@ def _search(spec: ModelSpec, target: Target, variant: str, random: bool, where: 
     from zoo.registry.compile.export import _as_sample, _export, _quantize
     from zoo.registry.compile.retarget import ethosu_compile_spec
     from zoo.registry.numerics.data import flat_outputs
+    from zoo.registry.numerics.metrics import evaluate
 
     model = spec.build(variant).eval()
     example = _as_sample(spec.example_inputs())
@@ -118,7 +119,13 @@ def _search(spec: ModelSpec, target: Target, variant: str, random: bool, where: 
     labels: list[Any] = [label for _, label in labelled.items] if labelled else []
     judge_by_metrics = bool(spec.metrics) and labelled is not None and not random
     reference = [flat_outputs(model(*s)) for s in samples]
-    float_metrics = {m.name: float(m.fn(reference, labels)) for m in spec.metrics} if judge_by_metrics else {}
+    plugin = numerics.owner(spec)
+
+    def score(outputs: Sequence[Sequence[Any]], of: str) -> dict[str, float]:
+        """Each metric as the numerical check measures it: samples and the float outputs for evaluators that take them."""
+        return {m.name: evaluate(m, outputs, labels, samples, where, of, plugin, reference) for m in spec.metrics}
+
+    float_metrics = score(reference, "float") if judge_by_metrics else {}
     compile_spec = ethosu_compile_spec(target)
     names = [n for n, _ in model.named_modules() if n]
     graph = _export(model, example).module(check_guards=False)
@@ -133,7 +140,7 @@ def _search(spec: ModelSpec, target: Target, variant: str, random: bool, where: 
                                Precision.of_recipe("tune", recipe), names)
         outputs = [flat_outputs(fake_quant(*s)) for s in samples]
         sqnr = _sqnr(outputs, reference)
-        measured = {m.name: float(m.fn(outputs, labels)) for m in spec.metrics} if judge_by_metrics else {}
+        measured = score(outputs, "fake-quantized") if judge_by_metrics else {}
         if judge_by_metrics:
             meets = all(m.drop(float_metrics[m.name], measured[m.name]) <= m.max_drop for m in spec.metrics)
         else:

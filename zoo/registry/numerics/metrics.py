@@ -81,7 +81,7 @@ def _check_labels(spec: ModelSpec, metric: Metric, labels: Sequence[Any], name: 
             )
 
 
-def _evaluate(metric: Metric, outputs: Sequence[Sequence[Any]], labels: Sequence[Any],
+def evaluate(metric: Metric, outputs: Sequence[Sequence[Any]], labels: Sequence[Any],
               samples: Sequence[Sample], where: str, of: str, plugin: str,
               reference: Sequence[Sequence[Any]]) -> float:
     try:
@@ -124,8 +124,8 @@ def measure(metrics: Sequence[Metric], seen: Outputs, labels: Sequence[Any] | No
         return {"metrics": [], "metrics_note": NO_LABELS}, []
     records, checks = [], []
     for metric in metrics:
-        f = _evaluate(metric, seen.float, labels, samples, where, "float", plugin, seen.float)
-        p = _evaluate(metric, seen.program, labels, samples, where, program_kind, plugin, seen.float)
+        f = evaluate(metric, seen.float, labels, samples, where, "float", plugin, seen.float)
+        p = evaluate(metric, seen.program, labels, samples, where, program_kind, plugin, seen.float)
         drop = metric.drop(f, p)
         passed = drop <= metric.max_drop + 1e-9
         unit = metric.unit_text
