@@ -314,3 +314,41 @@ def test_tune_measures_a_metric_against_float_as_the_numerical_check_does(
     s = Zoo().tune("rgb-tiny-agree", "u85-256", out=tmp_path / "agree.json", build=False).search
     assert s.goal.startswith("agreement within 10")
     assert s.int8.metrics["agreement"] <= 100.0 and s.a16w8.metrics["agreement"] <= 100.0
+
+
+# --- observers -----------------------------------------------------------------------------------
+
+
+def test_a_recipe_names_its_activation_observer_and_only_a_new_one_changes_the_key(tmp_path: Path) -> None:
+    from zoo import Recipe
+
+    zoo = Zoo()
+    default, percentile = tmp_path / "default.json", tmp_path / "percentile.json"
+    default.write_text(Recipe("int8").dumps())
+    percentile.write_text(Recipe("int8", observer="percentile").dumps())
+    assert "observer" not in json.loads(default.read_text())
+    plain, chosen = (zoo.request("mnist", "u55-128", recipe=p) for p in (default, percentile))
+    assert chosen.key_inputs()["quantization"]["observer"] == "percentile"
+    assert "observer" not in plain.key_inputs()["quantization"] and plain.key() != chosen.key()
+    assert Precision.from_key(chosen.key_inputs()["quantization"]) == chosen.precision
+    percentile.write_text(json.dumps({"default": "int8", "observer": "kl"}))
+    with pytest.raises(UsageError, match="observer 'kl' must be one of histogram, minmax, moving_average, percentile"):
+        zoo.request("mnist", "u55-128", recipe=percentile)
+
+
+@pytest.mark.compile
+def test_each_observer_calibrates_its_own_ranges_and_passes_the_check(
+    shared_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from zoo import Recipe
+
+    _plugin(monkeypatch, "tests.rgb_plugin", shared_cache, tmp_path)
+    zoo = Zoo()
+    sqnr = {}
+    for observer in ("histogram", "minmax", "percentile"):
+        path = tmp_path / f"{observer}.json"
+        path.write_text(Recipe("int8", observer=observer).dumps())
+        art = zoo.fetch("rgb-tiny", "u85-256", recipe=path, verify=True)
+        assert art.verification and art.verification.passed, observer
+        sqnr[observer] = art.manifest.output_sqnr[0]["sqnr_db"]
+    assert len(set(sqnr.values())) == 3, sqnr  # three observers, three calibrations

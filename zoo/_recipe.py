@@ -18,6 +18,9 @@ BASES = ("int8", "a16w8")
 """What a whole model can be quantized at: int8 activations, or int16 ones; int8 weights either way."""
 PARTS = (*BASES, "float")
 """What a module can be: ``float`` leaves it unquantized, in float on the CPU."""
+OBSERVERS = ("histogram", "minmax", "moving_average", "percentile")
+"""How activation ranges are observed in calibration, Arm's default (histogram) first: the
+running min/max, its moving average, or the 0.01 %/99.99 % percentiles of each sample."""
 ROOT = "."
 """The module name for the operators the model's own ``forward`` runs, outside every submodule."""
 
@@ -36,6 +39,8 @@ class Recipe:
     """Why this recipe: words only, not part of the build key."""
     qat: int = 0
     """Steps of quantization-aware training (``--qat``); 0 for none."""
+    observer: str = "histogram"
+    """How activation ranges are observed (``OBSERVERS``); weights' always take their min/max."""
 
     def problems(self) -> list[str]:
         out = []
@@ -52,13 +57,16 @@ class Recipe:
             out.append(f"per_channel must be true or false, not {self.per_channel!r}")
         if isinstance(self.qat, bool) or not isinstance(self.qat, int) or self.qat < 0:
             out.append(f"qat must be a number of training steps (0 for none), not {self.qat!r}")
+        if self.observer not in OBSERVERS:
+            out.append(f"observer {self.observer!r} must be one of {', '.join(OBSERVERS)}")
         if not isinstance(self.description, str):
             out.append(f"description must be a string, not {self.description!r}")
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {"default": self.default, "modules": dict(sorted(self.modules.items())),
-                "per_channel": self.per_channel, **({"qat": self.qat} if self.qat else {}), "description": self.description}
+                "per_channel": self.per_channel, **({"qat": self.qat} if self.qat else {}),
+                **({"observer": self.observer} if self.observer != OBSERVERS[0] else {}), "description": self.description}
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2) + "\n"
@@ -68,13 +76,13 @@ class Recipe:
         """``data`` as a recipe; UsageError naming ``where`` and what is wrong."""
         if not isinstance(data, dict):
             raise UsageError(f"{where}: a recipe is a JSON object with 'default' and 'modules', not {type(data).__name__}")
-        unknown = sorted(set(data) - {"default", "modules", "per_channel", "qat", "description"})
+        unknown = sorted(set(data) - {"default", "modules", "per_channel", "qat", "observer", "description"})
         if unknown:
             raise UsageError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; a recipe has 'default', "
-                             "'modules', 'per_channel', 'qat' and 'description'")
+                             "'modules', 'per_channel', 'qat', 'observer' and 'description'")
         recipe = cls(default=data.get("default", "int8"), modules=data.get("modules") or {},
                      per_channel=data.get("per_channel", True), description=data.get("description", ""),
-                     qat=data.get("qat", 0))
+                     qat=data.get("qat", 0), observer=data.get("observer", OBSERVERS[0]))
         problems = recipe.problems()
         if problems:
             raise UsageError(f"{where}: " + "; ".join(problems))

@@ -74,7 +74,9 @@ def info(ctx: click.Context, model: str, as_json: bool) -> None:
     if spec.quantize:
         click.echo(f"  precisions:  {', '.join(PRECISIONS)} (--precision for an NPU target; the first is the default)")
     for name, recipe in spec.recipes.items():
-        parts = ", ".join(f"{m} {p}" for m, p in sorted(recipe.modules.items()))
+        parts = ", ".join([*(f"{m} {p}" for m, p in sorted(recipe.modules.items())),
+                           *([f"{recipe.observer} observer"] if recipe.observer != "histogram" else []),
+                           *([f"--qat {recipe.qat}"] if recipe.qat else [])])
         about = f": {recipe.description}" if recipe.description else ""
         click.echo(f"  recipe:      {name} ({recipe.default}{'; ' + parts if parts else ''}){about}")
     if spec.quantize and spec.training is not None:

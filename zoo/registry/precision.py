@@ -18,7 +18,7 @@ from typing import Any
 
 from zoo._errors import UsageError
 from zoo._options import PRECISIONS
-from zoo._recipe import Recipe
+from zoo._recipe import OBSERVERS, Recipe
 from zoo._spec import ModelSpec
 from zoo.registry.checks import Check
 from zoo.registry.pte_structure import PteInfo
@@ -52,6 +52,8 @@ class Precision:
     per_channel: bool = True
     qat: int = 0
     """Steps of quantization-aware training; 0 for post-training quantization alone."""
+    observer: str = OBSERVERS[0]
+    """How activation ranges are observed (``zoo._recipe.OBSERVERS``)."""
 
     def __post_init__(self) -> None:
         if not self.base:
@@ -62,7 +64,8 @@ class Precision:
 
     @classmethod
     def of_recipe(cls, name: str, recipe: Recipe) -> Precision:
-        return cls(name, recipe.default, tuple(sorted(recipe.modules.items())), recipe.per_channel, recipe.qat)
+        return cls(name, recipe.default, tuple(sorted(recipe.modules.items())), recipe.per_channel, recipe.qat,
+                   recipe.observer)
 
     def with_qat(self, steps: int) -> Precision:
         """This precision fine-tuned for ``steps`` (``--qat``), named e.g. ``int8+qat200``."""
@@ -71,7 +74,8 @@ class Precision:
 
     @property
     def is_recipe(self) -> bool:
-        return self.name.split("+qat")[0] not in PRECISIONS or bool(self.modules) or not self.per_channel
+        return (self.name.split("+qat")[0] not in PRECISIONS or bool(self.modules) or not self.per_channel
+                or self.observer != OBSERVERS[0])
 
     @property
     def config(self) -> str:
@@ -99,7 +103,8 @@ class Precision:
         if self.is_recipe:
             fields["recipe"] = {"default": self.base, "modules": dict(self.modules)}
         return {**fields, "precision": self.name, **({"float_ops": list(self.float_ops)} if self.float_ops else {}),
-                **({"qat": {"steps": self.qat, **QAT}} if self.qat else {})}
+                **({"qat": {"steps": self.qat, **QAT}} if self.qat else {}),
+                **({"observer": self.observer} if self.observer != OBSERVERS[0] else {})}
 
     @classmethod
     def from_key(cls, quantization: dict[str, Any] | None) -> Precision | None:
@@ -109,14 +114,15 @@ class Precision:
         name = str(quantization.get("precision") or "int8")
         qat = quantization.get("qat")
         steps = int(qat.get("steps") or 0) if isinstance(qat, dict) else 0
+        observer = str(quantization.get("observer") or OBSERVERS[0])
         recipe = quantization.get("recipe")
         if isinstance(recipe, dict):
             modules = recipe.get("modules")
             modules = modules if isinstance(modules, dict) else {}
             return cls(name, str(recipe.get("default") or "int8"),
                        tuple(sorted((str(k), str(v)) for k, v in modules.items())),
-                       bool(quantization.get("is_per_channel", True)), steps)
-        return cls(name, qat=steps) if name in PRECISIONS else cls(name, "int8", qat=steps)
+                       bool(quantization.get("is_per_channel", True)), steps, observer)
+        return cls(name, qat=steps, observer=observer) if name in PRECISIONS else cls(name, "int8", qat=steps, observer=observer)
 
 
 DEFAULT = Precision()

@@ -14,6 +14,7 @@ from zoo._spec import ModelSpec, Sample
 from zoo.registry.compile import qat
 from zoo.registry.compile.blame import _stage
 from zoo.registry.compile.boundary import configure_quantizer
+from zoo.registry.compile.observers import with_observer
 from zoo.registry.events import Progress
 from zoo.registry.io_boundary import Boundary
 from zoo.registry.precision import DEFAULT as DEFAULT_PRECISION
@@ -62,9 +63,9 @@ def _quantize(
             raise BuildError(f"{where}: {precision.name} needs training data, and the build was given none")
         wrap = qat.config if precision.qat else (lambda c: c)
         quantizer = arm_quantizer.EthosUQuantizer(compile_spec)
-        quantizer.set_global(wrap(_config(arm_quantizer, precision.base, precision.per_channel)))
+        quantizer.set_global(wrap(_config(arm_quantizer, precision.base, precision)))
         for name, part in precision.modules:  # a later override wins over an earlier one and the global
-            config = None if part == "float" else wrap(_config(arm_quantizer, part, precision.per_channel))
+            config = None if part == "float" else wrap(_config(arm_quantizer, part, precision))
             if name == ROOT:
                 quantizer.set_node_finder(config, _root_finder())
             else:
@@ -92,9 +93,9 @@ def _quantize(
         return convert_pt2e(prepared)
 
 
-def _config(arm_quantizer: Any, part: str, per_channel: bool) -> Any:
+def _config(arm_quantizer: Any, part: str, precision: Precision) -> Any:
     function = getattr(arm_quantizer, Precision(part).config)
-    return function() if per_channel else function(is_per_channel=False)
+    return with_observer(function() if precision.per_channel else function(is_per_channel=False), precision.observer)
 
 
 def _root_finder() -> Any:

@@ -19,7 +19,17 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, WeightsVariant, f1_at, roc_auc
+from zoo import (
+    BuildError,
+    Dataset,
+    InputSpec,
+    Metric,
+    ModelSpec,
+    Recipe,
+    WeightsVariant,
+    f1_at,
+    roc_auc,
+)
 from zoo_audio import silero_net as net
 
 VERSION = "1"
@@ -138,6 +148,9 @@ def spec() -> ModelSpec:
             load=_calibration,
             identity=lambda: _data_identity("calibration"),
         ),
+        recipes={"front-end-16": Recipe("int8", {".": "a16w8"}, description=(
+            "the STFT front end (forward's own operators) at 16-bit activations, the rest int8: what "
+            "'zoo tune silero-vad -t u85-256 --max-drop f1=0.01' finds (docs/precision.md)"))},
         training=Dataset(  # --qat: the calibration clips again, never the held-out ones
             size=meta["calibration_steps"],
             description=f"the {meta['calibration_steps']} calibration steps again (inputs only: QAT matches "

@@ -190,6 +190,8 @@ def spec(key: str) -> ModelSpec:
         example_inputs=lambda: samples(key, "calibration")[0],
         calibration=Dataset(split["calibration"], f"{split['calibration']} lfw_subset training crops, half faces",
                             lambda: samples(key, "calibration"), lambda: data("calibration")),
+        training=Dataset(split["calibration"], f"the {split['calibration']} calibration crops again, for --qat",
+                         lambda: samples(key, "calibration"), lambda: data("calibration")),
         evaluation=Dataset(split["held_out"], f"{split['held_out']} held-out lfw_subset crops, half faces; {truth} "
                            "is the truth", lambda: [(s, None) for s in samples(key, "held_out")],
                            lambda: data("held_out")),
