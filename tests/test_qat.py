@@ -38,6 +38,7 @@ def test_qat_is_its_own_build_named_by_its_steps_and_keyed_by_its_data(rgb: Zoo)
     assert "training:    24 samples for --qat STEPS: 24 other seeded images" in info
     a16w8 = rgb.request("rgb-tiny", "u85-256", precision="a16w8", qat=20)
     assert a16w8.precision.name == "a16w8+qat20" and a16w8.precision.uses("a16w8")
+    assert Precision.from_key(a16w8.key_inputs()["quantization"]) == a16w8.precision  # what the structure check reads
 
 
 def test_qat_is_refused_where_there_is_nothing_to_train(rgb: Zoo) -> None:

@@ -122,7 +122,8 @@ class Precision:
             return cls(name, str(recipe.get("default") or "int8"),
                        tuple(sorted((str(k), str(v)) for k, v in modules.items())),
                        bool(quantization.get("is_per_channel", True)), steps, observer)
-        return cls(name, qat=steps, observer=observer) if name in PRECISIONS else cls(name, "int8", qat=steps, observer=observer)
+        preset = name.split("+qat")[0]  # int8+qat300 is int8's config, a16w8+qat300 a16w8's
+        return cls(name, preset if preset in PRECISIONS else "int8", qat=steps, observer=observer)
 
 
 DEFAULT = Precision()
