@@ -77,6 +77,8 @@ def test_qat_fine_tunes_from_the_ptq_program_and_passes_its_checks(
     assert m.precision == "int8+qat20" and tuned.verification and tuned.verification.passed
     assert '#define MODEL_PTE_PRECISION "int8+qat20"' in tuned.header.read_text()
     assert tuned.pte.read_bytes() != ptq.pte.read_bytes()
+    again = zoo.fetch("rgb-tiny", "u85-256", qat=20, force_build=True, out_dir=tmp_path / "again")
+    assert again.pte.read_bytes() == tuned.pte.read_bytes()  # training is seeded: the same bytes every build
     record = (m.calibration or {})["qat"]
     assert record["steps"] == 20 and record["samples"] == 24
     assert record["loss"]["last"] < record["loss"]["first"]  # it learned to match the float model

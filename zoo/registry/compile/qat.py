@@ -74,11 +74,24 @@ def _fake_quantize_class() -> Any:
     return ObserveThenFakeQuantize
 
 
+def _quantizers(prepared: Any) -> tuple[list[Any], list[Any]]:
+    """The fake quantizers of ``prepared``: (activations', weights'). A weight's reads a parameter,
+    per channel or not."""
+    wrap = _fake_quantize_class()
+    activations: dict[int, Any] = {}
+    weights: dict[int, Any] = {}
+    for node in prepared.graph.nodes:
+        if node.op == "call_module" and isinstance(q := prepared.get_submodule(node.target), wrap):
+            source = node.args[0] if node.args else None
+            (weights if getattr(source, "op", None) == "get_attr" else activations)[id(q)] = q
+    return [q for key, q in activations.items() if key not in weights], list(weights.values())
+
+
 def calibrate(prepared: Any, samples: Sequence[Sample], where: str, report: Progress) -> None:
     """Observe ``samples`` with fake quantization off, as PTQ calibrates; then freeze the
     activation ranges and turn fake quantization on."""
-    wrap = _fake_quantize_class()
-    quantizers = [m for m in prepared.modules() if isinstance(m, wrap)]
+    activations, weights = _quantizers(prepared)
+    quantizers = activations + weights
     for q in quantizers:
         q.disable_fake_quant()
         q.enable_observer()
@@ -86,12 +99,12 @@ def calibrate(prepared: Any, samples: Sequence[Sample], where: str, report: Prog
         with _stage(where, f"calibration sample {i}"):
             prepared(*sample)
         report("calibrate", i + 1, len(samples))
+    for q in activations:
+        scale, zero_point = q.calculate_qparams()
+        q.scale.resize_(scale.shape).copy_(scale)
+        q.zero_point.resize_(zero_point.shape).copy_(zero_point)
+        q.disable_observer()
     for q in quantizers:
-        if not q.is_per_channel:
-            scale, zero_point = q.calculate_qparams()
-            q.scale.resize_(scale.shape).copy_(scale)
-            q.zero_point.resize_(zero_point.shape).copy_(zero_point)
-            q.disable_observer()
         q.enable_fake_quant()
 
 
@@ -99,8 +112,7 @@ def train(prepared: Any, teacher: Any, samples: Sequence[Sample], steps: int, wh
     """``steps`` SGD steps on ``samples``; returns the loss of each step. ``teacher`` is the float model."""
     import torch
 
-    wrap = _fake_quantize_class()
-    weight_quantizers = [m for m in prepared.modules() if isinstance(m, wrap) and m.is_per_channel]
+    _, weight_quantizers = _quantizers(prepared)
     with _stage(where, "quantization-aware training: the float model's outputs"):
         targets = [[o.detach().float() for o in flat_outputs(teacher(*s))] for s in samples]
     scales = [max(1e-6, math.sqrt(sum(float(t[k].pow(2).mean()) for t in targets) / len(targets)))
