@@ -81,7 +81,7 @@ def test_qat_fine_tunes_from_the_ptq_program_and_passes_its_checks(
     assert again.pte.read_bytes() == tuned.pte.read_bytes()  # training is seeded: the same bytes every build
     record = (m.calibration or {})["qat"]
     assert record["steps"] == 20 and record["samples"] == 24
-    assert record["loss"]["last"] < record["loss"]["first"]  # it learned to match the float model
+    assert record["loss"]["kept"] < record["loss"]["ptq"] and record["kept_step"] > 0  # it learned to match float
     # The activation ranges are PTQ's, calibrated on the same data: the same boundary scales.
     assert m.io == ptq.manifest.io
     # What QAT minimises: the program's distance from the float model.
@@ -108,5 +108,5 @@ def test_training_leaves_the_float_model_it_learns_from_as_it_was() -> None:
         graph = _export(model, samples[0]).module(check_guards=False)
         _quantize(graph, samples, ethosu_compile_spec(Zoo().target("u85-256")), "test", lambda *_: None,
                   precision=Precision("int8").with_qat(3), training=training)
-    assert len(training.losses) == 3
+    assert training.record["steps"] == 3 and training.record["loss"]["kept"] <= training.record["loss"]["ptq"]
     assert all(torch.equal(before[k], v) for k, v in model.state_dict().items())

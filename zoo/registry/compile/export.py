@@ -81,7 +81,7 @@ def _quantize(
         from torchao.quantization.pt2e import move_exported_model_to_eval
 
         qat.calibrate(prepared, samples, where, report)
-        training.losses[:] = qat.train(prepared, training.teacher, training.samples, precision.qat, where, report)
+        training.record = qat.train(prepared, training.teacher, training.samples, precision.qat, where, report)
         move_exported_model_to_eval(prepared)
     else:
         for i, sample in enumerate(samples):

@@ -171,7 +171,7 @@ def _lower_ethosu(
         ordered=ordered,
         delegation=delegation,
         calibration={"samples": len(samples), "sha256": digest_samples(samples),
-                     **({"qat": training_run.record()} if training_run else {})},
+                     **({"qat": training_run.record} if training_run else {})},
         warnings=warnings,
         numerics=checked,
         io=io,

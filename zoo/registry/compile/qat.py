@@ -35,12 +35,8 @@ class Training:
 
     teacher: Any
     samples: list[Sample]
-    losses: list[float] = field(default_factory=list)
-    """Each step's loss, filled in by training: the build records the first and the last."""
-
-    def record(self) -> dict[str, Any]:
-        return {"steps": len(self.losses), "samples": len(self.samples),
-                "loss": {"first": self.losses[0], "last": self.losses[-1]} if self.losses else None}
+    record: dict[str, Any] = field(default_factory=dict)
+    """What training did (``train``'s record), for the manifest's ``calibration.qat``."""
 
 
 def config(base: Any) -> Any:
@@ -108,8 +104,13 @@ def calibrate(prepared: Any, samples: Sequence[Sample], where: str, report: Prog
         q.enable_fake_quant()
 
 
-def train(prepared: Any, teacher: Any, samples: Sequence[Sample], steps: int, where: str, report: Progress) -> list[float]:
-    """``steps`` SGD steps on ``samples``; returns the loss of each step. ``teacher`` is the float model."""
+def train(prepared: Any, teacher: Any, samples: Sequence[Sample], steps: int, where: str,
+          report: Progress) -> dict[str, Any]:
+    """``steps`` SGD steps on ``samples`` towards ``teacher``'s (the float model's) outputs, the
+    learning rate falling linearly to 0. Every ``QAT["check_every"]`` steps, and at the start and
+    the end, the loss over all of ``samples`` is measured; the weights with the lowest are kept,
+    so training never leaves the program further from float on its own data than PTQ's.
+    Returns that record."""
     import torch
 
     _, weight_quantizers = _quantizers(prepared)
@@ -120,34 +121,50 @@ def train(prepared: Any, teacher: Any, samples: Sequence[Sample], steps: int, wh
     params = [p for p in prepared.parameters() if p.requires_grad]
     if not params:
         raise BuildError(f"{where}: --qat has nothing to train: the prepared model has no parameters")
-    optimiser = torch.optim.SGD(params, lr=QAT["learning_rate"], momentum=QAT["momentum"])
+
+    def loss_of(i: int) -> Any:
+        outputs = flat_outputs(prepared(*samples[i]))
+        return sum(((o.float() - t) / s).pow(2).mean() for o, t, s in zip(outputs, targets[i], scales, strict=True))
+
+    def observe_weights() -> None:  # the range of the weights as they are now, as conversion will see them
+        for q in weight_quantizers:
+            q.activation_post_process.reset_min_max_vals()
+
+    def whole_loss() -> float:
+        with torch.no_grad():
+            observe_weights()
+            return sum(float(loss_of(i)) for i in range(len(samples))) / len(samples)
+
+    learning_rate, batch, every = float(QAT["learning_rate"]), int(QAT["batch"]), int(QAT["check_every"])
+    optimiser = torch.optim.SGD(params, lr=learning_rate, momentum=QAT["momentum"])
     order = torch.randperm(len(samples), generator=torch.Generator().manual_seed(QAT["seed"])).tolist()
-    batch = int(QAT["batch"])
-    losses = []
+    start = best = whole_loss()
+    best_step, kept = 0, [p.detach().clone() for p in params]
     with torch.enable_grad():
         for step in range(steps):
             with _stage(where, f"quantization-aware training step {step}"):
-                for q in weight_quantizers:  # the range of this step's weights, as conversion will see them
-                    q.activation_post_process.reset_min_max_vals()
+                observe_weights()
                 optimiser.zero_grad()
-                loss = torch.zeros(())
-                for k in range(batch):
-                    i = order[(step * batch + k) % len(samples)]
-                    outputs = flat_outputs(prepared(*samples[i]))
-                    loss = loss + sum(((o.float() - t) / s).pow(2).mean() for o, t, s in zip(outputs, targets[i], scales, strict=True))
-                loss = loss / batch
+                loss = sum(loss_of(order[(step * batch + k) % len(samples)]) for k in range(batch)) / batch
                 if not torch.isfinite(loss):
                     raise BuildError(f"{where}: quantization-aware training diverged at step {step} (loss {float(loss)}); "
                                      "use fewer --qat steps, or build without --qat")
-                loss.backward()  # type: ignore[no-untyped-call]  # torch types it loosely
+                loss.backward()
                 for p in params:  # e.g. sqrt's gradient at 0: that parameter does not move this step
                     if p.grad is not None:
                         torch.nan_to_num_(p.grad, nan=0.0, posinf=0.0, neginf=0.0)
+                for group in optimiser.param_groups:
+                    group["lr"] = learning_rate * (1 - step / steps)
                 optimiser.step()
-            losses.append(float(loss.detach()))
+            if (step + 1) % every == 0 or step + 1 == steps:
+                with _stage(where, f"quantization-aware training: the loss after step {step + 1}"):
+                    now = whole_loss()
+                if now < best:
+                    best, best_step, kept = now, step + 1, [p.detach().clone() for p in params]
             report("qat", step + 1, steps)
-    with torch.no_grad():  # conversion reads the weights' ranges from their observers
-        for q in weight_quantizers:
-            q.activation_post_process.reset_min_max_vals()
+    with torch.no_grad():
+        for p, value in zip(params, kept, strict=True):
+            p.copy_(value)
+        observe_weights()  # conversion reads the weights' ranges from their observers
         prepared(*samples[0])
-    return losses
+    return {"steps": steps, "samples": len(samples), "loss": {"ptq": start, "kept": best}, "kept_step": best_step}
