@@ -155,7 +155,7 @@ def choose(spec: ModelSpec, target: Target, precision: str | None, recipe: Path 
     if qat is not None and qat < 0:
         raise UsageError(f"--qat {qat}: give a number of training steps, at least 1 (e.g. --qat 200), or 0 for none")
     steps = chosen.qat if qat is None else qat
-    chosen = replace(chosen, name=chosen.name, base=chosen.base, qat=0)
+    chosen = replace(chosen, qat=0)
     if steps:
         chosen = chosen.with_qat(steps)
     if chosen == DEFAULT:
