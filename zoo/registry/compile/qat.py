@@ -71,15 +71,20 @@ def _fake_quantize_class() -> Any:
 
 
 def _quantizers(prepared: Any) -> tuple[list[Any], list[Any]]:
-    """The fake quantizers of ``prepared``: (activations', weights'). A weight's reads a parameter,
-    per channel or not."""
+    """The fake quantizers of ``prepared``: (frozen after calibration, re-ranged every step). A
+    weight's reads a parameter and takes its min/max, per channel or not; a parameter quantized as
+    an activation (PReLU's slope takes the histogram observer) keeps its calibrated range."""
+    from torchao.quantization.pt2e.observer import MinMaxObserver, PerChannelMinMaxObserver
+
     wrap = _fake_quantize_class()
     activations: dict[int, Any] = {}
     weights: dict[int, Any] = {}
     for node in prepared.graph.nodes:
         if node.op == "call_module" and isinstance(q := prepared.get_submodule(node.target), wrap):
             source = node.args[0] if node.args else None
-            (weights if getattr(source, "op", None) == "get_attr" else activations)[id(q)] = q
+            weight = (getattr(source, "op", None) == "get_attr"
+                      and isinstance(q.activation_post_process, (MinMaxObserver, PerChannelMinMaxObserver)))
+            (weights if weight else activations)[id(q)] = q
     return [q for key, q in activations.items() if key not in weights], list(weights.values())
 
 
@@ -138,7 +143,8 @@ def train(prepared: Any, teacher: Any, samples: Sequence[Sample], steps: int, wh
     learning_rate, batch, every = float(QAT["learning_rate"]), int(QAT["batch"]), int(QAT["check_every"])
     optimiser = torch.optim.SGD(params, lr=learning_rate, momentum=QAT["momentum"])
     order = torch.randperm(len(samples), generator=torch.Generator().manual_seed(QAT["seed"])).tolist()
-    start = best = whole_loss()
+    with _stage(where, "quantization-aware training: PTQ's loss"):
+        start = best = whole_loss()
     best_step, kept = 0, [p.detach().clone() for p in params]
     with torch.enable_grad():
         for step in range(steps):
@@ -162,7 +168,7 @@ def train(prepared: Any, teacher: Any, samples: Sequence[Sample], steps: int, wh
                 if now < best:
                     best, best_step, kept = now, step + 1, [p.detach().clone() for p in params]
             report("qat", step + 1, steps)
-    with torch.no_grad():
+    with torch.no_grad(), _stage(where, "quantization-aware training: the weights kept"):
         for p, value in zip(params, kept, strict=True):
             p.copy_(value)
         observe_weights()  # conversion reads the weights' ranges from their observers
