@@ -247,9 +247,8 @@ class ModelSpec:
     recipes: Mapping[str, Recipe] = field(default_factory=dict)
     """Named quantization recipes, taken with ``--precision NAME`` (``zoo._recipe``)."""
     training: Dataset | None = None
-    """Inputs for quantization-aware training (``--qat``), kept apart from ``evaluation``:
-    ``load()`` returns samples as ``calibration``'s does. QAT matches the float model's own
-    outputs on them, so they need no labels."""
+    """Inputs for ``--qat``, apart from ``evaluation``; samples, as ``calibration``'s. QAT matches
+    the float model's own outputs on them, so they need no labels."""
     layouts: tuple[str, ...] = ("nchw",)
     """The input layouts the model can be built for (``--layout``), its default
     first. ``nhwc`` exports the model channels-last; the graph is the same."""
@@ -350,10 +349,9 @@ class ModelSpec:
         declared = [m.name for m in self.metrics if isinstance(m, Metric)]
         if len(set(declared)) != len(declared):
             out.append("metric names repeat")
-        if self.evaluation is not None and not isinstance(self.evaluation, Dataset):
-            out.append("evaluation is not a zoo.Dataset")
-        if self.training is not None and not isinstance(self.training, Dataset):
-            out.append("training is not a zoo.Dataset")
+        for kind in ("evaluation", "training"):
+            if getattr(self, kind) is not None and not isinstance(getattr(self, kind), Dataset):
+                out.append(f"{kind} is not a zoo.Dataset")
         for w in self.weights:
             if not isinstance(w, WeightsVariant):
                 continue
@@ -391,13 +389,8 @@ class ModelSpec:
                 "size": self.calibration.size,
                 "description": self.calibration.description,
             },
-            "evaluation": (
-                {"size": self.evaluation.size, "description": self.evaluation.description}
-                if self.evaluation
-                else None
-            ),
-            **({"training": {"size": self.training.size, "description": self.training.description}}
-               if self.training else {}),
+            "evaluation": {"size": self.evaluation.size, "description": self.evaluation.description} if self.evaluation else None,
+            **({"training": {"size": self.training.size, "description": self.training.description}} if self.training else {}),
             "metrics": [m.to_json() for m in self.metrics],
             "labels": self.label_count(),
             "calibration_dir": self.calibration_from_dir is not None,
