@@ -4,8 +4,8 @@ model's goal, beside what int8 alone gives. ``zoo report --all`` and ``zoo site`
 
 The goal is the one ``zoo tune`` searches for. With trained weights, every declared metric
 within its allowed drop. With random weights, whose task metrics count random logits that
-swap places, each output's SQNR against float within ``SQNR_MARGIN_DB`` of the best build of
-the cell. Torch-free: it reads manifests' records only.
+swap places, each output's SQNR against float within ``tune.SQNR_GOAL_MARGIN_DB`` of the best
+build of the cell. Torch-free: it reads manifests' records only.
 """
 
 from __future__ import annotations
@@ -16,8 +16,8 @@ from typing import Any, Generic, TypeVar
 
 from zoo._units import duration
 from zoo.registry.report import GENERATED, ReportRow
+from zoo.registry.tune import SQNR_GOAL_MARGIN_DB
 
-SQNR_MARGIN_DB = 1.0
 T = TypeVar("T")
 
 
@@ -92,10 +92,10 @@ def judge(candidates: Sequence[Candidate[T]]) -> Judgement[T] | None:
     def meets(c: Candidate[T]) -> bool:
         if by_metrics:
             return all(x.get("passed") is True for x in c.metrics)
-        return best_db is not None and c.worst_sqnr_db is not None and c.worst_sqnr_db >= best_db - SQNR_MARGIN_DB
+        return best_db is not None and c.worst_sqnr_db is not None and c.worst_sqnr_db >= best_db - SQNR_GOAL_MARGIN_DB
 
     goal = ("every metric within its allowed drop" if by_metrics
-            else f"each output's SQNR against float within {SQNR_MARGIN_DB:g} dB of the best build's")
+            else f"each output's SQNR against float within {SQNR_GOAL_MARGIN_DB:g} dB of the best build's")
     return Judgement(goal, tried, tuple(meets(c) for c in tried))
 
 
