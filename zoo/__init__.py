@@ -31,6 +31,7 @@ if _TYPE_CHECKING:
         ZooError,
     )
     from zoo._hookspecs import hookimpl, hookspec
+    from zoo._onnx import read_onnx, reader_identity
     from zoo._options import Choices, FetchArgs, FetchOptions
     from zoo._recipe import Recipe
     from zoo._spec import (
@@ -46,6 +47,7 @@ if _TYPE_CHECKING:
     from zoo.registry.evaluators.base import Evaluator
     from zoo.registry.evaluators.classification import top1
     from zoo.registry.evaluators.detection import map_at, recall_at
+    from zoo.registry.evaluators.pitch import decode_pitch, raw_pitch_accuracy
     from zoo.registry.evaluators.ranking import f1_at, reconstruction_roc_auc, roc_auc
     from zoo.registry.evaluators.segmentation import miou
     from zoo.registry.evaluators.text import (
@@ -96,6 +98,7 @@ _LAZY = {
     "f1_at": "zoo.registry.evaluators.ranking",
     "map_at": "zoo.registry.evaluators.detection",
     "miou": "zoo.registry.evaluators.segmentation",
+    **dict.fromkeys(["decode_pitch", "raw_pitch_accuracy"], "zoo.registry.evaluators.pitch"),
     "recall_at": "zoo.registry.evaluators.detection",
     "reconstruction_roc_auc": "zoo.registry.evaluators.ranking",
     "roc_auc": "zoo.registry.evaluators.ranking",
@@ -103,6 +106,7 @@ _LAZY = {
     "word_error_rate": "zoo.registry.evaluators.text",
     "reestimate_batchnorm": "zoo._batchnorm",
     "hub_checkpoint": "zoo.registry.hub_checkpoint",
+    **dict.fromkeys(["read_onnx", "reader_identity"], "zoo._onnx"),
 }
 
 
@@ -148,6 +152,7 @@ __all__ = [
     "build",
     "char_error_rate",
     "ctc_greedy",
+    "decode_pitch",
     "edit_distance",
     "f1_at",
     "fetch",
@@ -156,6 +161,9 @@ __all__ = [
     "hub_checkpoint",
     "map_at",
     "miou",
+    "raw_pitch_accuracy",
+    "read_onnx",
+    "reader_identity",
     "recall_at",
     "reconstruction_roc_auc",
     "reestimate_batchnorm",

@@ -1,4 +1,5 @@
-"""Turn an ExecuTorch ``aot_arm_compiler``-style model file into a ModelSpec.
+"""Turn an ExecuTorch ``aot_arm_compiler``-style model file into a ModelSpec
+(an ``.onnx`` file goes to ``onnx_model_file``).
 
 The file defines ``ModelUnderTest`` (an ``nn.Module`` instance) and
 ``ModelInputs`` (a tuple of example tensors), and may define
@@ -48,8 +49,11 @@ def model_name_for(path: Path) -> str:
 
 def spec_from_model_file(path: Path) -> ModelSpec:
     path = Path(path).expanduser().resolve()
+    if path.is_file() and path.suffix.lower() == ".onnx":
+        return _spec_from_onnx_file(path)
     if not path.is_file() or path.suffix != ".py":
-        raise UsageError(f"--model-file {path}: expected an existing .py file defining ModelUnderTest and ModelInputs")
+        raise UsageError(f"--model-file {path}: expected an existing .py file defining ModelUnderTest and "
+                         "ModelInputs, or an .onnx file")
     from zoo.registry import reproducible
 
     reproducible.pin()  # the file's own module-level torch code runs in the build's numerics mode
@@ -115,6 +119,27 @@ def spec_from_model_file(path: Path) -> ModelSpec:
         calibration=Dataset(len(cal_samples), cal_description, lambda: list(cal_samples), lambda: cal_digest),
         weights=(WeightsVariant("file", f"as built by {path.name} (torch seed 0)", str(path), "unknown", lambda: file_digest),),
         calibration_from_dir=lambda d: calibration_from_pt_dir(d, inputs),
+    )
+
+
+def _spec_from_onnx_file(path: Path) -> ModelSpec:
+    from zoo.registry.onnx_model_file import load_onnx_file
+
+    read = load_onnx_file(path)
+    example = read.samples[0]
+    return ModelSpec(
+        name=model_name_for(path),
+        version=read.version,
+        description=read.description,
+        task="custom",
+        inputs=read.inputs,
+        build=lambda _weights: read.module,
+        example_inputs=lambda: example,
+        calibration=Dataset(len(read.samples), f"{len(read.samples)} random standard-normal inputs (torch seed 0); "
+                            "give --calibration-dir for a real quantization",
+                            lambda: list(read.samples), lambda: read.samples_digest),
+        weights=(WeightsVariant("file", f"the weights in {path.name}", str(path), "unknown", lambda: read.identity),),
+        calibration_from_dir=lambda d: calibration_from_pt_dir(d, example),
     )
 
 
