@@ -313,7 +313,11 @@ def test_two_partitions_run_in_graph_order_and_a_wrong_reference_fails(tmp_path:
     def also_against_wrong_references(**kw: Any) -> Any:
         result = original(**kw)
         fq, fl = kw["fake_quant"], kw["float_model"]
-        perturbed["fake_quant"] = original(**{**kw, "fake_quant": lambda *a: fq(*a) + 1.0})
+        # A program 1.0 off what both references compute (a lowering fault): past the noise floor, and
+        # noisier against float than fake-quant. Moving fake-quant alone would leave the program closer
+        # to float than its reference, which the SQNR rule rightly passes.
+        perturbed["fake_quant"] = original(**{**kw, "fake_quant": lambda *a: fq(*a) + 1.0,
+                                              "float_model": lambda *a: fl(*a) + 1.0})
         perturbed["float"] = original(**{**kw, "float_model": lambda *a: -fl(*a)})
         return result
 
@@ -327,6 +331,7 @@ def test_two_partitions_run_in_graph_order_and_a_wrong_reference_fails(tmp_path:
     assert n["outputs"][0]["vs_fake_quant"]["max_abs_error"] <= n["outputs"][0]["scale"] + 1e-3
     bad_fq = {c["name"]: c for c in perturbed["fake_quant"].record["checks"]}
     assert not bad_fq["vs_fake_quant"]["passed"] and "40 of 40 elements outside" in bad_fq["vs_fake_quant"]["detail"]
+    assert "judged by the noise it adds" in bad_fq["vs_fake_quant"]["detail"]
     bad_float = {c["name"]: c for c in perturbed["float"].record["checks"]}
     assert not bad_float["vs_float"]["passed"] and "min cosine -1.0000" in bad_float["vs_float"]["detail"]
 

@@ -16,6 +16,21 @@ def test_the_noise_floor_accepts_only_what_fake_quant_does_to_itself() -> None:
     assert not compare.within_noise(Versus(max_steps=1.5, mismatched=3), None)  # no quantized input: 1-step rule only
 
 
+def test_past_the_noise_floor_an_output_passes_only_when_it_is_no_noisier_than_fake_quant() -> None:
+    # PP-OCR det's sigmoid map: past the floor on step counts alone.
+    floor = Versus(max_steps=217.0, mismatched=7_793)
+    program = Versus(max_steps=250.0, mismatched=9_987)
+    assert compare.beyond_noise(program, floor)
+
+    def sqnr(db: float) -> Versus:
+        return Versus(signal=10 ** (db / 10), noise=1.0)
+
+    assert compare.agrees_with_fake_quant(program, floor, sqnr(14.5), sqnr(15.0))  # within 1 dB
+    assert not compare.agrees_with_fake_quant(program, floor, sqnr(9.0), sqnr(15.0))  # a fault's decibels
+    assert compare.agrees_with_fake_quant(Versus(max_steps=100.0, mismatched=5), floor, sqnr(1.0), sqnr(15.0))
+    assert not compare.agrees_with_fake_quant(program, floor, Versus(), sqnr(15.0))  # nothing measured: no pass
+
+
 def test_int8_as_the_models_limit_waives_only_the_frobenius_bound() -> None:
     fake_quant = Versus(cosines=[0.96], frobenius=[0.278], failing=16)
     assert compare.quantization_limited(Versus(cosines=[0.96], frobenius=[0.281]), fake_quant)
@@ -81,3 +96,16 @@ def test_random_weights_are_reported_by_sqnr_and_trained_ones_by_their_metrics()
     trained = ReportRow(model="deit-tiny", extra_flags=(), origin="https://x", metrics=metrics, output_sqnr=sqnr, **fields)
     assert random.metrics_text == "SQNR 21.0 dB (fake-quant 22.5), cosine ≥ 0.9930"
     assert trained.metrics_text == "top1 100 → 12.5%"
+
+
+def test_a_float_comparison_fake_quant_fails_is_left_to_the_metrics_when_the_program_is_no_noisier() -> None:
+    # PP-OCR det on u55-32: the worst sample's Frobenius 0.358 against fake-quant's 0.297 (over the 0.05
+    # margin), yet 13.7 dB against fake-quant's 13.4 over all samples.
+    def versus(frobenius: float, db: float, failing: int) -> Versus:
+        return Versus(cosines=[0.93], frobenius=[frobenius], failing=failing, signal=10 ** (db / 10), noise=1.0)
+
+    fake_quant = versus(0.297, 13.44, 23)
+    assert not compare.no_worse_than_fake_quant(versus(0.358, 13.74, 23), fake_quant)
+    assert compare.left_to_metrics(versus(0.358, 13.74, 23), fake_quant)
+    assert not compare.left_to_metrics(versus(0.358, 11.0, 23), fake_quant)  # noisier by 2.4 dB
+    assert not compare.left_to_metrics(versus(0.358, 13.74, 23), versus(0.1, 13.44, 0))  # fake-quant passes

@@ -74,8 +74,9 @@ def _quantize(
             quantizer.set_node_finder(None, _sqrt_finder())
         if boundary is not None:
             configure_quantizer(quantizer, boundary)
-        if precision.qat:  # training moves the weights in place, and the float model shares them
-            graph = copy.deepcopy(graph)
+        # The float model shares the graph's weights, and both QAT and the Arm quantizer's own
+        # passes (FoldScalarMulIntoConvPass scales conv weights with copy_) write them in place.
+        graph = copy.deepcopy(graph)
         prepared = (prepare_qat_pt2e if precision.qat else prepare_pt2e)(graph, quantizer)
     if precision.qat and training is not None:
         from torchao.quantization.pt2e import move_exported_model_to_eval

@@ -280,8 +280,9 @@ def check_ethosu(
         tol = f"{compare.ATOL:g} + {compare.RTOL:g}·|x| + {compare.QTOL}·scale" + (f" ({scale:.4g})" if scale else "")
         floor = noise[k] if input_scales and scale else None
         wide = bits[k] == 16
-        quiet = wide and compare.as_quiet_as_fake_quant(f, fq_vs_float[k])
-        fq_ok = q.mismatched == 0 or compare.within_noise(q, floor) or quiet
+        no_noisier = compare.as_quiet_as_fake_quant(f, fq_vs_float[k])
+        beyond = compare.beyond_noise(q, floor)
+        fq_ok = compare.agrees_with_fake_quant(q, floor, f, fq_vs_float[k])
         steps = f", {q.max_steps:.2f} quantization steps" if scale else ""
         detail = (f"TOSA reference run vs fake-quantized torch model on {n} {data.name} samples: max abs error "
                   f"{q.max_abs:.4g}{steps}; {q.mismatched} of {q.elements} elements outside {tol}")
@@ -289,6 +290,10 @@ def check_ethosu(
             detail += (f"; the model's own noise floor (fake-quant with {compare.NOISE_FRACTION:.1%} of its input "
                        f"moved by one step): {floor.max_steps:.2f} steps, {floor.mismatched} elements outside"
                        + (", so this is rounding compounding through the layers" if compare.within_noise(q, floor) else ""))
+        if beyond and not wide:
+            detail += (f"; beyond that, judged by the noise it adds: SQNR against float "
+                       f"{_db(f.sqnr_db)}, fake-quant's {_db(fq_vs_float[k].sqnr_db)} (at most "
+                       f"{compare.SQNR_MARGIN_DB:g} dB lower passes)")
         if wide and q.mismatched:
             detail += (f"; at 16 bits judged by the noise it adds instead: SQNR against float "
                        f"{_db(f.sqnr_db)}, fake-quant's {_db(fq_vs_float[k].sqnr_db)} (at most "
@@ -298,7 +303,7 @@ def check_ethosu(
         # With labelled data and declared metrics, those metrics judge int8 itself; the float
         # comparison still refuses a lowering that does worse than fake-quant.
         by_metrics = (f.failing > 0 and not limited and seen is not None
-                      and (compare.no_worse_than_fake_quant(f, fq_vs_float[k]) or (quiet and fq_vs_float[k].failing > 0)))
+                      and compare.left_to_metrics(f, fq_vs_float[k]))
         fl_ok = f.failing == 0 or limited or by_metrics
         detail = compare.float_detail(kind, f, n, scale is not None)
         if fq_vs_float[k].failing:
@@ -308,7 +313,7 @@ def check_ethosu(
                        + (f": {kind} is this model's limit, and the lowering adds at most "
                           f"{compare.QUANTIZATION_LIMITED_MARGIN:g} to it" if limited else "")
                        + (f": {kind} itself fails this comparison and the lowering is no worse"
-                          + (" (at 16 bits: no noisier)" if quiet else "") + ", so the model's "
+                          + (f" (no noisier: SQNR within {compare.SQNR_MARGIN_DB:g} dB)" if no_noisier else "") + ", so the model's "
                           f"declared metrics ({', '.join(m.name for m in metrics)}) judge it" if by_metrics else ""))
         checks.append(compare.check(f"vs_float[{k}]" if len(vs_float) > 1 else "vs_float", fl_ok, detail))
         outputs.append({
@@ -318,7 +323,7 @@ def check_ethosu(
             "zero_point": (qparams[k] or (None, None))[1],
             "vs_fake_quant": {"max_abs_error": q.max_abs, "max_error_steps": q.max_steps if scale else None,
                               "mismatched_elements": q.mismatched, "elements": q.elements, "passed": fq_ok,
-                              "judged_by_sqnr": quiet and q.mismatched > 0 and not compare.within_noise(q, floor),
+                              "judged_by_sqnr": no_noisier and beyond,
                               "noise_floor": ({"max_error_steps": floor.max_steps, "mismatched_elements": floor.mismatched}
                                               if floor is not None else None)},
             "vs_float": {**compare.versus_record(f), "passed": fl_ok, "quantization_limited": limited,
