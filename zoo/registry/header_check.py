@@ -190,7 +190,7 @@ def manifest_macros(pte: bytes, info: PteInfo, m: Manifest) -> Macros:
     return header_macros(
         pte, info, target=m.built_target, model=m.model, model_version=m.model_version, weights=m.weights,
         precision=m.precision, build_key=m.key, tools=dict(m.build.get("tools") or {}), vela_total=dict((m.vela or {}).get("total") or {}),
-        memory_fit=m.memory_fit, io=m.io,
+        memory_fit=m.memory_fit, io=m.io, decoding=m.header.get("decoding"),
     )
 
 

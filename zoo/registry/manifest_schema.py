@@ -99,6 +99,7 @@ def _nested_rules(vela_totals: type) -> tuple[tuple[str, Any, bool], ...]:
         ("header.array", str, False),
         ("header.section", str, False),
         ("header.macros", dict[str, str | int | float | None], False),
+        ("header.decoding", dict[str, str | int | float] | None, False),
         ("build.built_at", str | None, False),
         ("build.payloads", list[dict[str, Any]] | None, False),
         ("build.payloads.*.scratch_size", int, True),

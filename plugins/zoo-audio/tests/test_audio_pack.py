@@ -17,7 +17,7 @@ from tests.conftest import run_probed, run_zoo
 from zoo import BuildError, Dataset, ModelSpec, Zoo
 
 MODELS = {"ds-cnn-fsdd": "keyword-spotting", "wav2letter": "speech-recognition",
-          "fc-autoencoder-640": "anomaly-detection", "silero-vad": "voice-activity-detection"}
+          "fc-autoencoder-640": "anomaly-detection", "silero-vad": "voice-activity-detection", "crepe-tiny": "pitch"}
 
 
 def test_the_snapshot_is_what_the_script_writes() -> None:

@@ -20,7 +20,7 @@ from zoo.registry.firmware.c_header import (
     pte_header,
 )
 from zoo.registry.firmware.header_macros import Macros, header_macros, memory_of
-from zoo.registry.firmware.model_io import has_io, io_names, render_io
+from zoo.registry.firmware.model_io import has_io, io_names, pitch_macros, render_io
 from zoo.registry.keys import tool_versions
 from zoo.registry.manifest import FileRecord, Manifest
 from zoo.registry.pte_structure import read_pte
@@ -54,10 +54,11 @@ def assemble(
     vela_total = (result.vela or {}).get("total", {})
     header_name = f"{request.stem}.h"
     info = read_pte(pte)
+    decoding = dict(pitch_macros(spec.task, [m.fn for m in spec.metrics])) or None
     macros: Macros = header_macros(
         pte, info, target=target, model=spec.name, model_version=spec.version, weights=request.weights.name,
         precision=precision.of_key(request.key_inputs()["quantization"]),
-        build_key=key, tools=tools, vela_total=vela_total, memory_fit=result.memory_fit, io=result.io,
+        build_key=key, tools=tools, vela_total=vela_total, memory_fit=result.memory_fit, io=result.io, decoding=decoding,
     )
     memory = memory_of(pte, info, target, vela_total)
     options = HeaderOptions()
@@ -87,7 +88,8 @@ def assemble(
         cpu_operators=result.cpu_operators,
         calibration=result.calibration,
         labels=list(labels) if labels else None,
-        header={"array": options.array, "section": options.section, "style": options.style, "macros": macros},
+        header={"array": options.array, "section": options.section, "style": options.style, "macros": macros,
+                **({"decoding": decoding} if decoding else {})},
         build={
             "built_at": datetime.now(timezone.utc).isoformat(timespec="seconds"),
             "seconds": seconds,

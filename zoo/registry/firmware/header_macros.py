@@ -12,8 +12,9 @@ plan (planned buffers, constants, the method and temp allocators' needs), the CP
 and every input and output (dtype, shape, layout, quantization). Taken from the manifest,
 because only the build knows them: the model, its version, weights and precision, the build key, the
 tool versions, the target (its Vela flags are checked against the .pte's compile specs),
-Vela's SRAM and arena-cache figures, the SRAM budget and the names the plugin gave the
-inputs and outputs (which must not repeat). Torch-free.
+Vela's SRAM and arena-cache figures, the SRAM budget, the names the plugin gave the
+inputs and outputs (which must not repeat) and the constants of the CPU's decoding (a pitch
+model's bins, whose count must be the .pte's output size). Torch-free.
 """
 
 from __future__ import annotations
@@ -45,9 +46,11 @@ def header_macros(
     vela_total: dict[str, Any],
     memory_fit: dict[str, Any] | None,
     io: dict[str, Any] | None,
+    decoding: dict[str, Any] | None = None,
 ) -> Macros:
     """Every macro of the header, in the order the header has them. ``io`` gives the
-    boundary's mode, layout and names; its tensors are read from the .pte again."""
+    boundary's mode, layout and names; its tensors are read from the .pte again. ``decoding``
+    asks for the CPU's decoding helper (``model_io.pitch_macros``); its output size is the .pte's."""
     from hashlib import sha256
 
     payloads = find_payloads(pte)
@@ -75,6 +78,11 @@ def header_macros(
         macros["vela_flags"] = " ".join(memory_fit["selected_flags"]) or None
     if io is not None:
         macros.update(io_macros(boundary_of(info, io)))
+    if decoding:
+        bins, elements = decoding.get("pitch_bins"), macros.get("output0_elements")
+        if bins != elements:
+            raise ValueError(f"the decoding reads {bins} pitch bins; the .pte's output 0 has {elements} elements")
+        macros.update(decoding)
     return macros
 
 

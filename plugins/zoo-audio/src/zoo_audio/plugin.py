@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zoo import ModelSpec, hookimpl
-from zoo_audio import ds_cnn, fc_autoencoder, vad, wav2letter
+from zoo_audio import crepe, ds_cnn, fc_autoencoder, vad, wav2letter
 
 
 @hookimpl
@@ -14,3 +14,4 @@ def register_models(register: Callable[[ModelSpec], None]) -> None:
     register(wav2letter.spec())
     register(fc_autoencoder.spec())
     register(vad.spec())
+    register(crepe.spec())
