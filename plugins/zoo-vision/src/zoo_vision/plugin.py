@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zoo import ModelSpec, hookimpl
-from zoo_vision import mtcnn, resnet8, segmentation, ssdlite, transformers, vww, yolo_tiny
+from zoo_vision import mtcnn, ppocr, resnet8, segmentation, ssdlite, transformers, vww, yolo_tiny
 
 
 @hookimpl
@@ -16,5 +16,7 @@ def register_models(register: Callable[[ModelSpec], None]) -> None:
     register(yolo_tiny.spec())
     for key in mtcnn.NETS:
         register(mtcnn.spec(key))
+    for key in ppocr.NETS:
+        register(ppocr.spec(key))
     for spec in (*segmentation.specs(), *transformers.specs()):
         register(spec)
