@@ -46,7 +46,7 @@ if _TYPE_CHECKING:
     )
     from zoo.registry.evaluators.base import Evaluator
     from zoo.registry.evaluators.classification import top1
-    from zoo.registry.evaluators.detection import map_at, recall_at
+    from zoo.registry.evaluators.detection import map_at, precision_at, recall_at
     from zoo.registry.evaluators.pitch import decode_pitch, raw_pitch_accuracy
     from zoo.registry.evaluators.ranking import f1_at, reconstruction_roc_auc, roc_auc
     from zoo.registry.evaluators.segmentation import miou
@@ -99,6 +99,7 @@ _LAZY = {
     "map_at": "zoo.registry.evaluators.detection",
     "miou": "zoo.registry.evaluators.segmentation",
     **dict.fromkeys(["decode_pitch", "raw_pitch_accuracy"], "zoo.registry.evaluators.pitch"),
+    "precision_at": "zoo.registry.evaluators.detection",
     "recall_at": "zoo.registry.evaluators.detection",
     "reconstruction_roc_auc": "zoo.registry.evaluators.ranking",
     "roc_auc": "zoo.registry.evaluators.ranking",
@@ -161,6 +162,7 @@ __all__ = [
     "hub_checkpoint",
     "map_at",
     "miou",
+    "precision_at",
     "raw_pitch_accuracy",
     "read_onnx",
     "reader_identity",

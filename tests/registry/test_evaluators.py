@@ -15,6 +15,7 @@ from zoo import (
     f1_at,
     map_at,
     miou,
+    precision_at,
     recall_at,
     reconstruction_roc_auc,
     roc_auc,
@@ -182,6 +183,8 @@ def test_map_ranks_by_score_and_matches_each_true_box_once() -> None:
     duplicate = [[[(0, 0, 10, 10, 0.9, 0), (0, 0, 10, 10, 0.8, 0)]]]
     assert recall_at(boxes)(duplicate, truth) == 50.0
     assert map_at(boxes)(duplicate, truth) == pytest.approx(50.0)
+    assert precision_at(boxes)(duplicate, truth) == 50.0 and precision_at(boxes)(ranked, truth) == pytest.approx(200 / 3)
+    assert precision_at(boxes)([[[]]], truth) == 0.0
     with pytest.raises(ValueError, match="no true box"):
         recall_at(boxes)([[[]]], [[]])
     assert "not (x1, y1, x2, y2, class)" in (recall_at(boxes).check_label([(0, 0, 1)]) or "")

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 from zoo_vision import ocr_data, ocr_decode, ppocr
 
-from zoo import BuildError, Zoo, ctc_greedy, reader_identity, recall_at
+from zoo import BuildError, Zoo, ctc_greedy, precision_at, reader_identity, recall_at
 
 
 def rapidocr_models() -> Path:
@@ -84,8 +84,8 @@ def test_detection_recall_and_precision_on_hand_made_boxes() -> None:
     decode = lambda outputs: outputs[0]  # noqa: E731
     half = [[[(0, 0, 10, 10, 0.9, 0), (0, 0, 10, 10, 0.8, 0), (50, 50, 60, 60, 0.7, 0)]]]
     assert recall_at(decode)(half, truth) == 50.0
-    assert ocr_decode.precision_at(decode)(half, truth) == pytest.approx(100 / 3)  # a duplicate claims nothing
-    assert ocr_decode.precision_at(decode)([[[]]], truth) == 0.0
+    assert precision_at(decode)(half, truth) == pytest.approx(100 / 3)  # a duplicate claims nothing
+    assert precision_at(decode)([[[]]], truth) == 0.0
 
 
 def test_ctc_greedy_decoding_and_character_accuracy() -> None:

@@ -1,4 +1,4 @@
-"""Recall and mean average precision at an IoU threshold, on lists of boxes.
+"""Recall, precision and mean average precision at an IoU threshold, on lists of boxes.
 
 A detector's raw outputs need its own decoding (anchors, non-maximum suppression),
 so the plugin gives ``decode``: one sample's outputs to ``[(x1, y1, x2, y2, score,
@@ -93,6 +93,18 @@ def recall_at(decode: Decoder, threshold: float = 0.5) -> Evaluator:
 
     return Evaluator(f"recall@{threshold:g}", compute, unit="%", label_format="a list of (x1, y1, x2, y2, class) boxes",
                      check_label=_check_boxes)
+
+
+def precision_at(decode: Decoder, threshold: float = 0.5) -> Evaluator:
+    """Precision in percent: the share of predictions that find a true box of their class at
+    IoU ≥ threshold, each true box found once (a duplicate finds nothing); 0 with no prediction."""
+
+    def compute(outputs: Sequence[Sequence[Any]], labels: Sequence[Any]) -> float:
+        found, _ = _gather(decode, outputs, labels, threshold)
+        return 100.0 * sum(hit for *_, hit in found) / len(found) if found else 0.0
+
+    return Evaluator(f"precision@{threshold:g}", compute, unit="%",
+                     label_format="a list of (x1, y1, x2, y2, class) boxes", check_label=_check_boxes)
 
 
 def map_at(decode: Decoder, threshold: float = 0.5) -> Evaluator:

@@ -69,49 +69,6 @@ def decode_det(sample_outputs: Sequence[Any]) -> list[Box]:
     return db_boxes(first.detach().cpu().numpy() if hasattr(first, "detach") else first)
 
 
-def _iou(a: Sequence[float], b: Sequence[float]) -> float:
-    w = max(0.0, min(a[2], b[2]) - max(a[0], b[0]))
-    h = max(0.0, min(a[3], b[3]) - max(a[1], b[1]))
-    union = (a[2] - a[0]) * (a[3] - a[1]) + (b[2] - b[0]) * (b[3] - b[1]) - w * h
-    return w * h / union if union > 0 else 0.0
-
-
-def matched(predicted: Sequence[Sequence[float]], truth: Sequence[Sequence[float]], threshold: float) -> int:
-    """How many predictions, taken by score, each claim a distinct true box at IoU ≥ threshold."""
-    used = [False] * len(truth)
-    hits = 0
-    for p in sorted(predicted, key=lambda p: -p[4]):
-        overlaps = [(-1.0 if used[k] else _iou(p, t), k) for k, t in enumerate(truth)]
-        best, k = max(overlaps, default=(-1.0, -1))
-        if best >= threshold:
-            used[k] = True
-            hits += 1
-    return hits
-
-
-def _check_boxes(label: Any) -> str | None:
-    try:
-        boxes = [tuple(float(v) for v in box) for box in label]
-    except (TypeError, ValueError):
-        return f"{type(label).__name__} is not a list of (x1, y1, x2, y2, class) boxes"
-    return None if all(len(b) == 5 and b[2] >= b[0] and b[3] >= b[1] for b in boxes) else "a malformed box"
-
-
-def precision_at(decode: Callable[[Sequence[Any]], Sequence[Sequence[float]]], threshold: float = 0.5) -> Evaluator:
-    """Precision in percent: the share of decoded boxes that find a distinct true box at IoU ≥ threshold."""
-
-    def compute(outputs: Sequence[Sequence[Any]], labels: Sequence[Any]) -> float:
-        hits = total = 0
-        for sample_outputs, label in zip(outputs, labels, strict=True):
-            predicted = decode(sample_outputs)
-            hits += matched(predicted, [tuple(float(v) for v in box) for box in label], threshold)
-            total += len(predicted)
-        return 100.0 * hits / total if total else 0.0
-
-    return Evaluator(f"precision@{threshold:g}", compute, unit="%",
-                     label_format="a list of (x1, y1, x2, y2, class) boxes", check_label=_check_boxes)
-
-
 def alphabet(characters: Sequence[str]) -> list[str]:
     """PaddleOCR's CTC classes: the blank at 0, the dictionary, then a space."""
     return ["<blank>", *characters, " "]

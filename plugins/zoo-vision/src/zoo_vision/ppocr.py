@@ -23,6 +23,7 @@ from zoo import (
     ModelSpec,
     WeightsVariant,
     ctc_greedy,
+    precision_at,
     reader_identity,
     recall_at,
     top1,
@@ -137,7 +138,7 @@ def metrics(key: str) -> tuple[Metric, ...]:
         return (
             Metric("recall50", recall_at(ocr_decode.decode_det, 0.5), higher_is_better=True,
                    max_drop=MAX_DROP["recall50"], description=f"true line boxes found at IoU ≥ 0.5 on {where}"),
-            Metric("precision50", ocr_decode.precision_at(ocr_decode.decode_det, 0.5), higher_is_better=True,
+            Metric("precision50", precision_at(ocr_decode.decode_det, 0.5), higher_is_better=True,
                    max_drop=MAX_DROP["precision50"], description=f"decoded boxes that are a true line at IoU ≥ 0.5 "
                    f"on {where}"),
         )
