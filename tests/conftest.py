@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import os
+import socket
 import subprocess
 import sys
 import textwrap
@@ -27,11 +28,21 @@ ZOO_ENV = ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS", "ZOO_STRICT_PLUGINS"
            "ZOO_DEBUG")
 
 
+@pytest.fixture(scope="session")
+def refusing_endpoint() -> Iterator[str]:
+    """A loopback URL where connections are refused: a port held bound, never listened on."""
+    with socket.socket() as held:
+        held.bind(("127.0.0.1", 0))
+        yield f"http://127.0.0.1:{held.getsockname()[1]}"
+
+
 @pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
-    """No test sees the user's config, cache or plugin settings."""
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusing_endpoint: str) -> Iterator[Path]:
+    """No test sees the user's config, cache or plugin settings, or reaches the Hub: the default
+    remote is tried where a test has no zoo.toml, and is refused at once."""
     for name in ZOO_ENV:
         monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("HF_ENDPOINT", refusing_endpoint)
     monkeypatch.setenv("ZOO_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
     monkeypatch.chdir(tmp_path)

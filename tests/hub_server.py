@@ -8,11 +8,16 @@ headers the client reads:
                                                  RepoNotFound / RevisionNotFound; Range
     POST /api/repos/create                       409 if it exists
     POST /api/models/{repo}/preupload/{rev}      every file "regular" (no LFS/Xet upload)
-    POST /api/models/{repo}/commit/{rev}         NDJSON; honours parentCommit (412)
+    POST /api/models/{repo}/commit/{rev}         NDJSON; honours parentCommit (412); a branch
+                                                 only: 404 RevisionNotFound, 400 for a tag
     POST /api/validate-yaml                      parses README front matter
     GET  /api/models/{repo}/revision/{rev}       repo info (an empty commit asks for it)
+    GET  /api/models/{repo}/refs                 branches and tags (list_repo_refs)
+    POST /api/models/{repo}/tag/{rev}            {"tag", "message"} (create_tag); 409 if
+                                                 the tag exists, 404 RevisionNotFound
 
-Repositories live in memory as commits of {path: bytes}. Every request is
+A revision is a branch, a tag or a commit. Repositories live in memory as
+commits of {path: bytes}; a tag never moves once made. Every request is
 logged, unknown endpoints answer 404 and are logged as such, and a test can
 tamper with stored bytes or make the server die in the middle of a download.
 """
@@ -40,12 +45,17 @@ def git_blob_sha1(data: bytes) -> str:
 class Repo:
     commits: dict[str, dict[str, bytes]] = field(default_factory=dict)
     branches: dict[str, str] = field(default_factory=dict)
+    tags: dict[str, str] = field(default_factory=dict)
+    """tag -> commit."""
+    tag_messages: dict[str, str] = field(default_factory=dict)
     log: list[tuple[str, str, list[str]]] = field(default_factory=list)
     """(commit, summary, paths) per commit, oldest first."""
 
     def resolve(self, revision: str) -> str | None:
         if revision in self.branches:
             return self.branches[revision]
+        if revision in self.tags:
+            return self.tags[revision]
         return revision if revision in self.commits else None
 
 
@@ -72,7 +82,8 @@ class HubState:
 
 
 _RESOLVE = re.compile(r"^/(?P<repo>[^/]+/[^/]+)/resolve/(?P<rev>[^/]+)/(?P<path>.+)$")
-_API_REPO = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+)/(?P<op>preupload|commit|revision)/(?P<rev>[^/]+)$")
+_API_REPO = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+)/(?P<op>preupload|commit|revision|tag)/(?P<rev>[^/]+)$")
+_REFS = re.compile(r"^/api/models/(?P<repo>[^/]+/[^/]+)/refs$")
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -128,6 +139,10 @@ class _Handler(BaseHTTPRequestHandler):
         if m and m["op"] == "revision":
             self._repo_info(unquote(m["repo"]), unquote(m["rev"]))
             return
+        refs = _REFS.match(path)
+        if refs:
+            self._refs(unquote(refs["repo"]))
+            return
         self._resolve(path, head=False)
 
     def do_POST(self) -> None:
@@ -145,6 +160,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if m and m["op"] == "commit":
             self._commit(unquote(m["repo"]), unquote(m["rev"]), body)
+            return
+        if m and m["op"] == "tag":
+            self._tag(unquote(m["repo"]), unquote(m["rev"]), json.loads(body))
             return
         self._unknown(path)
 
@@ -207,6 +225,42 @@ class _Handler(BaseHTTPRequestHandler):
             self._json(200, {"id": repo_id, "modelId": repo_id, "sha": commit, "private": False,
                              "siblings": [{"rfilename": f} for f in files]})
 
+    def _refs(self, repo_id: str) -> None:
+        with self.state.lock:
+            repo = self.state.repos.get(repo_id)
+            refs = None if repo is None else {
+                "branches": [{"name": n, "ref": f"refs/heads/{n}", "targetCommit": c} for n, c in sorted(repo.branches.items())],
+                "tags": [{"name": n, "ref": f"refs/tags/{n}", "targetCommit": c} for n, c in sorted(repo.tags.items())],
+                "converts": [],
+            }
+        if refs is None:
+            self._error(404, "RepoNotFound", "Repository not found")
+            return
+        if "include_prs" in urlsplit(self.path).query:
+            refs["pullRequests"] = []
+        self._json(200, refs)
+
+    def _tag(self, repo_id: str, revision: str, payload: dict[str, Any]) -> None:
+        if not self._authorized():
+            self._error(401, None, "Invalid credentials in Authorization header")
+            return
+        tag = payload.get("tag")
+        with self.state.lock:
+            repo = self.state.repos.get(repo_id)
+            commit = repo.resolve(revision) if repo else None
+            if repo is None:
+                self._error(404, "RepoNotFound", "Repository not found")
+            elif commit is None:
+                self._error(404, "RevisionNotFound", "Invalid rev id")
+            elif not isinstance(tag, str) or not tag:
+                self._error(400, None, "tag must be a non-empty string")
+            elif tag in repo.tags:
+                self._error(409, None, f"Tag reference refs/tags/{tag} already exists")
+            else:
+                repo.tags[tag] = commit
+                repo.tag_messages[tag] = str(payload.get("message", ""))
+                self._json(200, {})
+
     def _validate_yaml(self, payload: dict[str, Any]) -> None:
         content = payload.get("content", "")
         match = re.match(r"^---\n(.*?)\n---\n", content, re.S)
@@ -266,6 +320,10 @@ class _Handler(BaseHTTPRequestHandler):
                 self._error(404, "RepoNotFound", "Repository not found")
                 return
             head = repo.branches.get(revision)
+            if head is None and revision in repo.tags:
+                # What status the real Hub gives here is not documented; a client error it is.
+                self._error(400, None, f"Cannot commit to the tag {revision}: commits go on a branch")
+                return
             if head is None:
                 self._error(404, "RevisionNotFound", "Invalid rev id")
                 return

@@ -30,6 +30,9 @@ class Config:
     offline: bool = False
     boards: tuple[Board, ...] = ()
     remotes: tuple[str, ...] = ()
+    default_remote: bool = True
+    """Whether fetches try the project's published catalogue (``zoo.registry.remotes.default``):
+    yes unless zoo.toml has a ``remotes`` key, even an empty list."""
     trusted_keys: Mapping[str, tuple[Path, ...]] = field(default_factory=lambda: MappingProxyType({}))
     """Remote URL (as written in ``remotes``) → the public keys its artifacts must be
     signed with, from ``remotes = [{url = "...", trusted_keys = ["keys/ci.pub"]}]``."""
@@ -170,6 +173,7 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
         offline=offline,
         boards=tuple(boards),
         remotes=remotes,
+        default_remote="remotes" not in data,
         trusted_keys=trusted_keys,
         plugins_enabled=enabled,
         plugins_disabled=_str_list(path, "plugins.disabled", plugins.get("disabled", [])),

@@ -185,9 +185,11 @@ def build_extra_site(dest: Path, *roots: str) -> Path:
     return dest
 
 
-def build_signing_site(dest: Path) -> Path:
-    """A light install plus the ``signing`` extra."""
-    return build_extra_site(dest, "model-signing", "pyopenssl")
+def build_unsigning_site(dest: Path) -> Path:
+    """A light install whose model-signing went missing (e.g. ``pip install --no-deps``)."""
+    from tests.remotes.light_site import build_light_site
+
+    return build_light_site(dest, without=("model-signing", "pyopenssl"))
 
 
 # --- S3 buckets (tests/remotes/test_object_store.py) ----------------------------------------------

@@ -24,12 +24,13 @@ def _canonical(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def light_dependencies(root: str = "ethosu-zoo") -> dict[str, Distribution]:
+def light_dependencies(root: str = "ethosu-zoo", *, without: tuple[str, ...] = ()) -> dict[str, Distribution]:
+    """``root`` and what it needs, recursively; ``without``: as if these were not installed."""
     found: dict[str, Distribution] = {}
     todo = [root]
     while todo:
         name = _canonical(todo.pop())
-        if name in found:
+        if name in found or name in without:
             continue
         dist = distribution(name)
         found[name] = dist
@@ -40,9 +41,12 @@ def light_dependencies(root: str = "ethosu-zoo") -> dict[str, Distribution]:
     return found
 
 
-def build_light_site(dest: Path) -> Path:
+def build_light_site(dest: Path, *, without: tuple[str, ...] = (), zoo_metadata: bool = True) -> Path:
+    """``zoo_metadata``: link ethosu-zoo's dist-info (its entry points) too; not where zoo is installed."""
     dest.mkdir(parents=True, exist_ok=True)
-    for name, dist in light_dependencies().items():
+    for name, dist in light_dependencies(without=without).items():
+        if name == "ethosu-zoo" and not zoo_metadata:
+            continue
         tops: set[str] = set()
         for f in dist.files or []:
             parts = Path(str(f)).parts

@@ -27,6 +27,7 @@ from tests.remotes.helpers import artifact_dir, load_index, record, rewrite_mani
 from tests.remotes.servers import StaticServer
 from zoo import Artifact, IntegrityError, Zoo
 from zoo._errors import ConfigError, ZooError
+from zoo._version import __version__
 from zoo.registry.cache import Cache
 from zoo.registry.keys import canonical_json
 from zoo.registry.remotes.base import deadline_s, timeout_s
@@ -330,7 +331,7 @@ def test_the_index_keeps_its_shape_through_a_round_trip_with_rejected_parts() ->
     data = {"schema": 1, "models": {"Bad Name": {"x": {}}, "add": {"u55-128": []}}}
     index = Index.loads(json.dumps(data), source="t")
     assert len(index) == 0 and len(index.rejected) == 2
-    assert json.loads(index.dumps()) == data
+    assert json.loads(index.dumps()) == {**data, "written_by": __version__, "readable_by": ">=0.1.0"}
 
 
 # 5. What a remote sends is data: it never becomes code in a header, nor a signer (issue 20).

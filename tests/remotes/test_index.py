@@ -8,8 +8,11 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from packaging.specifiers import SpecifierSet
+from packaging.version import Version
 
 from zoo._errors import IntegrityError, RemoteError, UsageError
+from zoo._version import __version__
 from zoo.registry.keys import canonical_json
 from zoo.registry.remotes import parse_remote
 from zoo.registry.remotes.card import fetch_command, model_card
@@ -18,6 +21,7 @@ from zoo.registry.remotes.download import Wanted, wanted
 from zoo.registry.remotes.http import HttpRemote
 from zoo.registry.remotes.hub import HubRemote
 from zoo.registry.remotes.index import Index, check_file_name, check_relative_path
+from zoo.registry.remotes.index_version import SCHEMA_SINCE
 
 
 def test_parse_remote_kinds(tmp_path: Path) -> None:
@@ -75,8 +79,9 @@ def test_index_round_trip() -> None:
 def test_index_errors() -> None:
     with pytest.raises(RemoteError, match="not valid JSON"):
         Index.loads("<html>", source="t")
-    with pytest.raises(RemoteError, match="upgrade zoo"):
-        Index.loads(json.dumps({"schema": 2, "models": {}}), source="t")
+    with pytest.raises(RemoteError, match=r"schema 2, written by zoo 9.0.0; this zoo \(.+\) reads schema 1 at most; "
+                       r"upgrade it: pip install -U ethosu-zoo"):
+        Index.loads(json.dumps({"schema": 2, "written_by": "9.0.0", "models": {}}), source="t")
     with pytest.raises(RemoteError, match="nested too deeply"):
         Index.loads("[" * 100_000 + "]" * 100_000, source="t")
 
@@ -188,3 +193,26 @@ def test_an_index_record_without_weights_info_reads_and_writes_as_before() -> No
     index = Index.loads(json.dumps(_index()), source="t")
     [record] = list(index)
     assert record.weights_info is None and "weights_info" not in record.to_json()
+
+
+def test_an_index_records_which_zoo_wrote_it_and_which_can_read_it() -> None:
+    written = json.loads(Index().dumps())
+    assert written["written_by"] == __version__ and written["readable_by"] == f">={SCHEMA_SINCE}"
+    assert Version(__version__) in SpecifierSet(written["readable_by"])
+    older = Index.loads(json.dumps({"schema": 1, "models": {}}), source="t")  # before the fields existed
+    assert older.readable_by == f">={SCHEMA_SINCE}"
+    narrowed = Index.loads(json.dumps({"schema": 1, "readable_by": f">={SCHEMA_SINCE},<99", "models": {}}), source="t")
+    assert json.loads(narrowed.dumps())["readable_by"] == f">={SCHEMA_SINCE},<99", "a writer's limit is kept"
+
+
+@pytest.mark.parametrize(("fields", "message"), [
+    ({"readable_by": ">=99.0"}, r"says only zoo >=99.0 can read it, and this is zoo .+; install one that can: "
+                                r"pip install 'ethosu-zoo>=99.0'"),
+    ({"readable_by": "<0.0.1", "written_by": "0.0.1"}, r"index.json, written by zoo 0.0.1, says only zoo <0.0.1 can"),
+    ({"readable_by": "newest"}, r"readable_by is 'newest', not a version specifier"),
+    ({"schema": 0, "written_by": "0.0.1"}, r"schema 0, written by zoo 0.0.1, which this zoo \(.+\) no longer reads"),
+    ({"schema": "1"}, r"schema '1'; this zoo reads schemas 1; is this a zoo remote"),
+])
+def test_an_index_this_zoo_cannot_read_says_which_zoo_can(fields: dict[str, Any], message: str) -> None:
+    with pytest.raises(RemoteError, match=message):
+        Index.loads(json.dumps({"schema": 1, "models": {}, **fields}), source="t")

@@ -29,7 +29,7 @@ from tests.hub_server import HubTestServer
 from tests.remotes.conftest import cache_is_clean, run_checked
 from tests.remotes.helpers import (
     KeyPair,
-    build_signing_site,
+    build_unsigning_site,
     directory_files,
     load_index,
     make_key_pair,
@@ -40,7 +40,7 @@ from tests.remotes.helpers import (
 from tests.remotes.servers import StaticServer
 from zoo import Artifact, IntegrityError, Zoo
 from zoo._config import parse_config
-from zoo._errors import ConfigError, MissingExtraError, UsageError
+from zoo._errors import ConfigError, MissingExtraError, RemoteError, UsageError
 from zoo.registry.cache import Cache, Entry
 from zoo.registry.remotes import parse_remote
 from zoo.registry.remotes.base import PublishReport
@@ -367,15 +367,19 @@ def test_an_encrypted_signing_key_takes_its_password_from_the_environment(
     assert search.found is not None, notes
 
 
-def test_without_the_extra_a_key_says_how_to_install_it(source: Entry, keys: Keys, tmp_path: Path,
-                                                        monkeypatch: pytest.MonkeyPatch) -> None:
+def test_without_model_signing_a_key_says_how_to_install_it(source: Entry, keys: Keys, tmp_path: Path,
+                                                             monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setitem(sys.modules, "model_signing", None)  # as if not installed: find_spec gives None
     with pytest.raises(MissingExtraError, match=r"trusted keys for .*needs model-signing, which is not installed\. "
-                                                r"Install it with: pip install 'ethosu-zoo\[signing\]'"):
+                                                r"Install it with: pip install model-signing pyopenssl"):
         parse_remote(str(tmp_path), trusted_keys=[keys.ci.public])
-    with pytest.raises(MissingExtraError, match=r"--sign-key needs model-signing.*pip install 'ethosu-zoo\[signing\]'"):
+    with pytest.raises(MissingExtraError, match=r"--sign-key needs model-signing.*pip install model-signing pyopenssl"):
         publish(source, str(tmp_path / "share"), keys.ci.private)
     assert not (tmp_path / "share").exists()
+    # The default remote is skipped, saying why, and the fetch goes on without it.
+    [default] = Zoo().remotes()
+    with pytest.raises(RemoteError, match=r"hf://\S+@v\S+: checking signatures .*needs model-signing"):
+        default.read_index()
 
 
 # 5. zoo.toml: a remote may be a table with its trusted keys.
@@ -455,21 +459,20 @@ def test_cli_publish_signed_then_fetch_trusting_zoo_toml_or_the_flag(source: Ent
 
 
 @pytest.mark.slow
-def test_a_light_install_checks_signatures_with_the_signing_extra(source: Entry, keys: Keys, tmp_path: Path,
-                                                                  light: Path) -> None:
+def test_a_light_install_checks_signatures(source: Entry, keys: Keys, tmp_path: Path, light: Path) -> None:
     share = tmp_path / "share"
     publish(source, str(share), keys.ci.private)
-    site = build_signing_site(tmp_path / "signing-site")
     args = ("fetch", "add", "-t", "u55-128", "--no-build", "--json", "--remote", str(share),
             "--trusted-key", str(keys.ci.public))
-    ok = run_checked(*args, env={"ZOO_CACHE_DIR": str(tmp_path / "a")}, light_site=site)
+    ok = run_checked(*args, env={"ZOO_CACHE_DIR": str(tmp_path / "a")}, light_site=light)
     assert ok.returncode == 0, ok.stderr
     assert ok.loaded == []  # no torch
     assert json.loads(ok.stdout)["manifest"]["verification"]["signature"]["key"] == keys.ci.fingerprint
 
-    missing = run_checked(*args, env={"ZOO_CACHE_DIR": str(tmp_path / "b")}, light_site=light)
+    unsigning = build_unsigning_site(tmp_path / "unsigning-site")
+    missing = run_checked(*args, env={"ZOO_CACHE_DIR": str(tmp_path / "b")}, light_site=unsigning)
     assert missing.returncode == 1
-    assert "needs model-signing, which is not installed. Install it with: pip install 'ethosu-zoo[signing]'" in missing.stderr
+    assert "needs model-signing, which is not installed. Install it with: pip install model-signing pyopenssl" in missing.stderr
     assert "Traceback" not in missing.stderr
 
 

@@ -160,6 +160,10 @@ class Zoo:
 
         if urls:
             return [parse_remote(u, schemes=schemes, trusted_keys=keys(u, None)) for u in urls]
+        if self.config.default_remote and not self.offline:
+            from zoo.registry.remotes.default import default_remote
+
+            return [default_remote(trusted_keys)]
         return [parse_remote(u, base=base, schemes=schemes, trusted_keys=keys(u, base)) for u in self.config.remotes]
 
     def request(
@@ -337,16 +341,19 @@ class Zoo:
         sram_budget: int | None = None,
         everything: bool = False,
         sign_key: Path | None = None,
+        release: str | None = None,
         notice: Notice | None = None,
     ) -> PublishReport:
         """Publish cached artifacts to a remote: one model for one target, or ``everything``.
         With ``sign_key`` (an elliptic-curve private key, PEM) each is signed, and its
-        signature published beside it (``zoo.registry.signing``)."""
+        signature published beside it (``zoo.registry.signing``). With ``release`` (a version
+        tag such as ``v0.1.0``) the publish to a Hub repository is then tagged, and refused
+        before anything is uploaded if the tag exists: published releases are immutable."""
         from zoo._api.publishing import publish
 
         return publish(self, to, model=model, target=target, weights=weights, system_config=system_config,
                        memory_mode=memory_mode, sram_budget=sram_budget, everything=everything,
-                       sign_key=sign_key, notice=notice)
+                       sign_key=sign_key, release=release, notice=notice)
 
     def tune(self, model: str, target: str | None = None, *, weights: str | None = None, out: Path | None = None,
              max_layers: int = 8, max_drop: dict[str, float] | None = None, build: bool = True,

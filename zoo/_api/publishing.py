@@ -26,13 +26,17 @@ def publish(
     sram_budget: int | None = None,
     everything: bool = False,
     sign_key: Path | None = None,
+    release: str | None = None,
     notice: Notice | None = None,
 ) -> PublishReport:
-    """See ``Zoo.publish``."""
+    """See ``Zoo.publish``. With ``release`` (a version tag, e.g. ``v0.1.0``) the remote must be a
+    Hugging Face Hub repository: the publish is one commit on its branch, then the Hub tag
+    ``release`` on that commit; refused, before anything is uploaded, if the tag exists."""
 
     from zoo._errors import UsageError
     from zoo.registry.cache import CorruptEntry
     from zoo.registry.remotes import parse_remote
+    from zoo.registry.remotes.hub import HubRemote, release_tag
 
     say = notice or stderr_notice
     if to:
@@ -46,6 +50,11 @@ def publish(
         raise UsageError(f"{remote} is a read-only {remote.kind} remote{instead}")
     if remote.network and zoo.config.offline:
         raise UsageError(f"offline mode is on (offline in zoo.toml or ZOO_OFFLINE): cannot publish to {remote}")
+    if release is not None:
+        if not isinstance(remote, HubRemote):
+            raise UsageError(f"releases are tags of a Hugging Face Hub repository; {remote} is a {remote.kind} remote: "
+                             f"publish with --release to hf://ORG/REPO, or without --release to {remote}")
+        release_tag(release)
     cache = zoo.cache
     if everything:
         if model:
@@ -76,12 +85,18 @@ def publish(
                 f"run 'zoo build {req.spec.name} -t {req.target.name}' first"
             )
         entries = [found]
+
+    def put(batch: list[Entry]) -> PublishReport:
+        if isinstance(remote, HubRemote):
+            return remote.publish(batch, say=say, release=release)
+        return remote.publish(batch, say=say)
+
     if sign_key is None:
-        return remote.publish(entries, say=say)
+        return put(entries)
     from zoo.registry.signing import signed_entries
 
     with signed_entries(entries, sign_key) as signed:
-        return remote.publish(signed, say=say)
+        return put(signed)
 
 
 def _cached_of(zoo: Zoo, model: str, *, weights: str | None, system_config: str | None, memory_mode: str | None,

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
 @click.option("--trusted-key", "trusted_keys", multiple=True, metavar="KEY.pub",
               type=click.Path(path_type=Path, dir_okay=False),
               help="Only accept prebuilt artifacts signed with this public key (PEM; repeatable; every remote, besides "
-                   "zoo.toml's trusted_keys). Needs: pip install 'ethosu-zoo[signing]'.")
+                   "zoo.toml's trusted_keys; for the default remote, instead of the project's release key).")
 @click.option("--any-toolchain", is_flag=True, help="Accept the newest prebuilt artifact even if built with other tool versions.")
 @click.option("--offline", is_flag=True, help="Never touch the network (also ZOO_OFFLINE=1): cache and directory remotes only.")
 @click.pass_context

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import click
 
+from zoo._errors import UsageError
 from zoo.cli.context import _dump, _zoo
 from zoo.cli.options import _size
 
@@ -27,23 +29,27 @@ if TYPE_CHECKING:
 @click.option("--sign-key", type=click.Path(path_type=Path, dir_okay=False), metavar="KEY.pem",
               help="Sign each artifact with this elliptic-curve private key (PEM; OpenSSF model-signing) and publish "
                    "the signature beside it; readers that trust the public key check it. Encrypted keys take "
-                   "ZOO_SIGN_KEY_PASSWORD. Needs: pip install 'ethosu-zoo[signing]'.")
+                   "ZOO_SIGN_KEY_PASSWORD.")
+@click.option("--release", metavar="TAG", help="Publish as release TAG: one commit on the branch, then the Hub tag TAG "
+              "on that commit; refused when TAG already exists, since published releases are immutable.")
 @click.option("--site", is_flag=True, help="Then (re)write a browsable site of everything the remote lists in its "
               "_site/ folder, beside index.json (see 'zoo site'). Without MODEL or --all: only the site.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
 def publish(ctx: click.Context, model: str | None, target: str | None, system_config: str | None,
             memory_mode: str | None, sram_budget: str | None, weights: str | None, everything: bool, to: str | None,
-            sign_key: Path | None, site: bool, as_json: bool) -> None:
+            sign_key: Path | None, release: str | None, site: bool, as_json: bool) -> None:
     """Publish cached artifacts to a remote. Only adds; never replaces a published artifact."""
     if site and not model and not everything:
+        if release is not None:
+            raise UsageError("--release publishes artifacts: give a MODEL or --all")
         from zoo.cli.site import publish_site
 
         click.echo(publish_site(_zoo(ctx), to))
         return
     report = _zoo(ctx).publish(to, model=model, target=target, weights=weights, system_config=system_config,
                                memory_mode=memory_mode, sram_budget=_size(sram_budget), everything=everything,
-                               sign_key=sign_key)
+                               sign_key=sign_key, release=release)
     page = None
     if site:
         from zoo.cli.site import publish_site
@@ -54,6 +60,7 @@ def publish(ctx: click.Context, model: str | None, target: str | None, system_co
             "remote": report.remote, "revision": report.revision,
             "added": [_record(r) for r in report.added],
             "already": [_record(r) for r in report.already],
+            **({"release": asdict(report.release)} if report.release else {}),
             **({"site": page} if page else {}),
         })
         return
@@ -63,6 +70,8 @@ def publish(ctx: click.Context, model: str | None, target: str | None, system_co
         click.echo(f"already    {r.model} for {r.target}  {r.key[:12]}  {r.folder}/{_signed(r, sign_key)}")
     commit = f" in commit {report.revision[:12]}" if report.revision else ""
     click.echo(f"{len(report.added)} published, {len(report.already)} already there: {report.remote}{commit}", err=True)
+    if report.release:
+        click.echo(f"released   {report.release.tag} at commit {report.release.commit[:12]}: {report.release.url}")
     if page:
         click.echo(f"site       {page}")
 

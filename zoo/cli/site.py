@@ -70,23 +70,28 @@ def publish_site(zoo: Zoo, url: str | None) -> str:
 def site_cmd(ctx: click.Context, folder: Path, remote: str | None) -> None:
     """Write the catalogue as a static site in FOLDER: an index page grouped by task (heat map, a sortable table
     of every build, what failed) and a page per model (inputs, weights and licence, a chart and a table per target,
-    the zoo fetch line of every build). Self-contained: open FOLDER/index.html, or serve the folder."""
+    the zoo fetch line of every build). Self-contained: open FOLDER/index.html, or serve the folder. From a
+    remote, FOLDER also gets its index.json."""
     from zoo._errors import UsageError
+    from zoo.registry.remotes.index import INDEX
     from zoo.registry.site.sources import from_cache, from_index
     from zoo.registry.site.write import write_site
 
     zoo = _zoo(ctx)
     specs = {s.name: s for s in zoo.models()}
+    extra: dict[str, bytes] = {}
     if remote is not None:
         where = _remote(zoo, remote)
-        site = from_index(where.read_index(), where, specs, say=notice)
+        index = where.read_index()
+        site = from_index(index, where, specs, say=notice)
         if not site.models:
             raise UsageError(f"{where} lists no artifacts: nothing to show")
+        extra[INDEX] = index.dumps().encode()  # the table of contents a release attaches, as read and checked
     else:
         site = from_cache(zoo.cache, specs, say=notice)
         if not site.models:
             raise UsageError("nothing cached: run 'zoo fetch --all-models --target all --keep-going' first, "
                              "or give --remote REMOTE")
-    write_site(folder, _render(zoo, site))
+    write_site(folder, {**_render(zoo, site), **extra})
     notice(_summary(site))
     click.echo(str(folder / "index.html"))

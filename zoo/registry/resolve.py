@@ -210,8 +210,9 @@ class Resolver:
             where = "; ".join([cached, *notes])
             # A remote that offered a tampered artifact is the news, more than the missing build.
             error = IntegrityError if refused else BuildError
+            light = "" if can_compile_here() else "; nor could this install build it: pip install 'ethosu-zoo[compile]'"
             raise error(
-                f"{request.spec.name} for {request.target.name}: {where}; and building was ruled out (--no-build)"
+                f"{request.spec.name} for {request.target.name}: {where}; and building was ruled out (--no-build){light}"
             )
         if key is None:
             key = request.key()  # raises: this install cannot build it

@@ -14,7 +14,7 @@ format), so readers fetch it with the rest. A remote with trusted keys (zoo.toml
 signed by another key, or whose files do not match what was signed.
 
 model-signing and its dependencies (cryptography, pyOpenSSL, sigstore) come with
-the ``signing`` extra and are imported only here, inside the functions that
+every install (the default remote is signed) and are imported only here, inside the functions that
 make or check a signature: they take about half a second to import.
 """
 
@@ -56,12 +56,12 @@ _NEW_KEY = "openssl ecparam -genkey -name prime256v1 -noout -out key.pem"
 
 
 class MissingSigningExtra(MissingExtraError):
-    """Signing or checking signatures without the ``signing`` extra installed."""
+    """Signing or checking signatures where model-signing is not installed."""
 
     def __init__(self, what: str) -> None:
         ZooError.__init__(
             self, f"{what} needs model-signing, which is not installed. "
-            "Install it with: pip install 'ethosu-zoo[signing]'"
+            "Install it with: pip install model-signing pyopenssl (dependencies of ethosu-zoo that went missing)"
         )
 
 

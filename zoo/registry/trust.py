@@ -38,7 +38,9 @@ class CachePolicy:
 
     @classmethod
     def for_remotes(cls, remotes: Sequence[Remote]) -> CachePolicy | None:
-        """The policy when every remote has trusted keys; None (anything cached goes) otherwise."""
+        """The policy when every remote has trusted keys; None (anything cached goes) otherwise.
+        The default remote does not count: the user never asked that the cache be signed."""
+        remotes = [r for r in remotes if r.guards_cache]
         if not remotes or not all(r.trusted_keys for r in remotes):
             return None
         return cls(tuple(dict.fromkeys(k for r in remotes for k in r.trusted_keys)))

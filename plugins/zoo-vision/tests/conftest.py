@@ -9,7 +9,7 @@ import pytest
 
 # zoo's own fixtures: every test isolated from the user's config and cache (and the
 # reproducible numerics pinned before torch computes, for the compile tier).
-from tests.conftest import isolated  # noqa: F401
+from tests.conftest import isolated, refusing_endpoint  # noqa: F401
 from zoo import Zoo
 from zoo.registry.plugin_loader import Registry
 

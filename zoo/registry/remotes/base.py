@@ -143,6 +143,16 @@ def with_retries(
     raise AssertionError("unreachable")
 
 
+@dataclass(frozen=True)
+class Release:
+    """A Hub tag that ``zoo publish --release`` made."""
+
+    tag: str
+    commit: str
+    url: str
+    """Where to read it from: ``hf://ORG/REPO@TAG``."""
+
+
 @dataclass
 class PublishReport:
     remote: str
@@ -150,6 +160,7 @@ class PublishReport:
     already: list[IndexRecord] = field(default_factory=list)
     revision: str | None = None
     """The commit a Hub publish created."""
+    release: Release | None = None
 
 
 class Remote(ABC):
@@ -165,6 +176,8 @@ class Remote(ABC):
     trusted_keys: tuple[Path, ...] = ()
     """Public keys (PEM files) one of which must have signed every artifact fetched
     from here; empty: signatures are not checked. ``parse_remote`` sets them."""
+    guards_cache: bool = True
+    """Whether its trusted keys also decide which cached artifacts a fetch hands out (``trust.py``)."""
 
     def __init__(self, url: str) -> None:
         self.url = url

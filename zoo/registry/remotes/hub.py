@@ -7,6 +7,10 @@ Hub's own cache and are checked by zoo afterwards (that cache does not check
 what it holds). A publish is one commit made on top of the commit the index
 was read from, with the files, the new index and a model card.
 
+A release (``zoo publish --release v0.1.0``) is that commit, then the Hub tag
+``v0.1.0`` on it. Published releases are immutable: zoo refuses, before it
+uploads anything, to release a tag that exists or to publish to a tag.
+
 The endpoint is ``HF_ENDPOINT`` (default https://huggingface.co). The token is
 whatever huggingface_hub finds (``HF_TOKEN`` or ``hf auth login``); zoo never
 reads, prints or logs it.
@@ -19,7 +23,7 @@ import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
 from zoo._errors import IntegrityError, PublishConflict, RemoteError, RemoteUnavailable, UsageError
@@ -29,14 +33,20 @@ from zoo.registry.remotes.base import (
     RETRY_STATUS,
     Deadline,
     PublishReport,
+    Release,
     Remote,
     cache_sink,
     with_retries,
 )
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
 
+if TYPE_CHECKING:
+    from huggingface_hub import HfApi
+    from huggingface_hub.hf_api import GitRefs
+
 CARD = "README.md"
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_RELEASE = re.compile(r"^v(\d+)\.(\d+)\.(\d+)(?:(a|b|rc)(\d+))?$")
 _CHUNK = 1 << 20
 
 
@@ -77,6 +87,22 @@ def _bar_class(progress: ByteProgress | None, limit: int | None, deadline: Deadl
     return type("_Bar", (_ProgressBar,), {
         "report": staticmethod(progress) if progress else None, "limit": limit, "deadline": deadline, "too_long": too_long,
     })
+
+
+def release_tag(tag: str) -> str:
+    """``tag`` if it names a release (``v0.1.0``, ``v1.2.3rc1``); else UsageError."""
+    if not _RELEASE.match(tag):
+        raise UsageError(f"--release {tag!r} is not a version tag: give 'v' and a version, e.g. v0.1.0 or v1.2.3rc1")
+    return tag
+
+
+def _next_version(tag: str) -> str:
+    """The release after ``tag``: the next pre-release or the next patch."""
+    m = _RELEASE.match(tag)
+    if m is None:
+        return "a new version"
+    major, minor, patch, pre, n = m.groups()
+    return f"v{major}.{minor}.{patch}{pre}{int(n) + 1}" if pre else f"v{major}.{minor}.{int(patch) + 1}"
 
 
 class HubRemote(Remote):
@@ -142,14 +168,12 @@ class HubRemote(Remote):
         """One commit: the Hub shows every page of it or none."""
         from huggingface_hub import CommitOperationAdd, HfApi
 
-        if self.revision and _COMMIT.match(self.revision):
-            raise UsageError(f"{self.url} names a commit; publish to a branch, e.g. hf://{self.repo_id}")
+        api = HfApi(endpoint=self.endpoint)
         operations = [CommitOperationAdd(path_in_repo=check_relative_path(f"{folder}/{name}", where=self.url),
                                          path_or_fileobj=data) for name, data in sorted(files.items())]
         with self._errors("publishing the site"):
-            HfApi(endpoint=self.endpoint).create_commit(
-                self.repo_id, operations, revision=self.revision or "main",
-                commit_message=f"zoo publish --site: {len(files)} files in {folder}/")
+            api.create_commit(self.repo_id, operations, revision=self._branch(api),
+                              commit_message=f"zoo publish --site: {len(files)} files in {folder}/")
 
     def read_index(self) -> Index:
         with self._errors(f"reading {INDEX}"):
@@ -231,40 +255,100 @@ class HubRemote(Remote):
 
     # publishing
 
-    def publish(self, entries: Sequence[Entry], *, say: Notice) -> PublishReport:
+    def _refs(self, api: HfApi) -> GitRefs | None:
+        """The repository's branches and tags; None if there is no repository yet."""
+        from huggingface_hub.errors import RepositoryNotFoundError
+
+        try:
+            return with_retries(f"reading the branches and tags of {self.url}", lambda: api.list_repo_refs(self.repo_id),
+                                self._transient)
+        except RepositoryNotFoundError:
+            return None
+
+    def _branch(self, api: HfApi, release: str | None = None) -> str:
+        """The branch to commit to, once it is sure that no release moves: the URL names
+        no commit or tag, and ``release`` is neither a tag nor a branch yet."""
+        if self.revision and _COMMIT.match(self.revision):
+            raise UsageError(f"{self.url} names a commit; publish to a branch, e.g. hf://{self.repo_id}")
+        branch = self.revision or "main"
+        if self.revision is None and release is None:
+            return branch
+        refs = self._refs(api)
+        tags = {t.name: t.target_commit for t in refs.tags} if refs else {}
+        branches = {b.name: b.target_commit for b in refs.branches} if refs else {}
+        if branch in tags or branch.startswith("refs/tags/"):
+            tag = branch.removeprefix("refs/tags/")
+            raise PublishConflict(
+                f"{self.url} names the release tag {tag}, and published releases are immutable: zoo never publishes "
+                f"to a tag; nothing was uploaded. To release more, publish to a branch with a new version: "
+                f"--to hf://{self.repo_id} --release {_next_version(tag)}")
+        taken = (tags.get(release) or branches.get(release)) if release else None
+        if release and taken:
+            kind = "tag" if release in tags else "branch"
+            raise PublishConflict(
+                f"{self.url}: the release {release} exists already (a {kind} at commit {taken[:12]}), and published "
+                f"releases are immutable; nothing was uploaded. Bump the version and publish again, "
+                f"e.g. --release {_next_version(release)}")
+        return branch
+
+    def _tag(self, api: HfApi, tag: str, commit: str, *, branch: str, committed: bool) -> Release:
+        """The tag ``tag`` on ``commit``; PublishConflict if someone made it since the check."""
+        from huggingface_hub.errors import HfHubHTTPError
+
+        url = f"hf://{self.repo_id}@{tag}"
+        with self._errors(f"tagging the release {tag}"):
+            try:
+                api.create_tag(self.repo_id, tag=tag, revision=commit, tag_message=f"zoo publish --release {tag}")
+            except HfHubHTTPError as exc:
+                if exc.response.status_code != 409:
+                    raise
+                made = (f"the commit {commit[:12]} on {branch} was made" if committed
+                        else f"nothing needed committing (the branch is at {commit[:12]})")
+                raise PublishConflict(
+                    f"{self.url}: {made}, but the tag {tag} was created meanwhile by someone else, so zoo did not "
+                    f"tag it; nothing else changed. See what {url} holds, and release again as "
+                    f"{_next_version(tag)} if that is not this publish") from None
+        return Release(tag, commit, url)
+
+    def publish(self, entries: Sequence[Entry], *, say: Notice, release: str | None = None) -> PublishReport:
+        """One commit on the branch; with ``release``, then the tag ``release`` on that commit
+        (or, if there was nothing to add, on the branch's head, which holds it all)."""
         from huggingface_hub import CommitOperationAdd, HfApi
         from huggingface_hub.errors import RepositoryNotFoundError
 
         from zoo.registry.remotes.card import model_card
         from zoo.registry.remotes.publish import plan
 
-        if self.revision and _COMMIT.match(self.revision):
-            raise UsageError(f"{self.url} names a commit; publish to a branch, e.g. hf://{self.repo_id}")
-        branch = self.revision or "main"
+        if release is not None:
+            release_tag(release)
         api = HfApi(endpoint=self.endpoint)
         report = PublishReport(self.url)
         with self._errors("publishing"):
+            branch = self._branch(api, release)
             try:
-                index, parent = self._read(branch)
+                index, head = self._read(branch)
             except RepositoryNotFoundError:
                 api.create_repo(self.repo_id, exist_ok=True)
                 say(f"created the model repository {self.repo_id} at {self.endpoint}")
-                index, parent = self._read(branch)
+                index, head = self._read(branch)
             items, report.already = plan(index, entries, remote=self.url)
-            if not items:
-                return report
-            operations = []
-            for item in items:
-                index.add(item.record)
-                report.added.append(item.record)
-                operations += [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(f)) for p, f in item.files()]
-            operations.append(CommitOperationAdd(path_in_repo=INDEX, path_or_fileobj=index.dumps().encode()))
-            operations.append(CommitOperationAdd(path_in_repo=CARD, path_or_fileobj=model_card(index, self.url).encode()))
-            names = sorted({f"{r.model}/{r.slug}" for r in report.added})
-            info = api.create_commit(
-                self.repo_id, operations, revision=branch, parent_commit=parent,
-                commit_message=f"zoo publish: {', '.join(names)}"[:200],
-                commit_description="\n".join(f"{r.model} {r.target} {r.key}" for r in report.added),
-            )
-        report.revision = info.oid
+            if items:
+                operations = []
+                for item in items:
+                    index.add(item.record)
+                    report.added.append(item.record)
+                    operations += [CommitOperationAdd(path_in_repo=p, path_or_fileobj=str(f)) for p, f in item.files()]
+                operations.append(CommitOperationAdd(path_in_repo=INDEX, path_or_fileobj=index.dumps().encode()))
+                operations.append(CommitOperationAdd(path_in_repo=CARD, path_or_fileobj=model_card(index, self.url).encode()))
+                names = sorted({f"{r.model}/{r.slug}" for r in report.added})
+                info = api.create_commit(
+                    self.repo_id, operations, revision=branch, parent_commit=head,
+                    commit_message=f"zoo publish: {', '.join(names)}"[:200],
+                    commit_description="\n".join(f"{r.model} {r.target} {r.key}" for r in report.added),
+                )
+                report.revision = head = info.oid
+        if release is not None:
+            if head is None:
+                raise RemoteError(f"{self.url}: {self.endpoint} sent no X-Repo-Commit header; HF_ENDPOINT must point to a Hugging Face Hub")
+            report.release = self._tag(api, release, head, branch=branch, committed=report.revision is not None)
         return report

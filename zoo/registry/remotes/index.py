@@ -1,7 +1,8 @@
 """``index.json``: the table of contents of a published remote.
 
-    {"schema": 1,
+    {"schema": 1, "written_by": "0.1.0", "readable_by": ">=0.1.0",
      "models": {MODEL: {TARGET_SLUG: {BUILD_KEY: record}}}}
+(``written_by`` and ``readable_by``: which zoo can read it, see ``index_version``.)
 
 Each record names the artifact's ``manifest.json`` (a path relative to the
 remote's root) and its sha256, so a downloaded manifest is checked against the
@@ -28,13 +29,14 @@ from pathlib import PurePosixPath
 from typing import Any
 
 from zoo._errors import IntegrityError, RemoteError
+from zoo._version import __version__
 from zoo.registry.cache import MANIFEST, Entry
 from zoo.registry.keys import key_of
 from zoo.registry.manifest import Manifest
+from zoo.registry.remotes.index_version import SCHEMA, SCHEMA_SINCE, check_readable
 from zoo.registry.signing import MAX_SIGNATURE_BYTES, signature_of
 
 INDEX = "index.json"
-SCHEMA = 1
 
 _HEX64 = re.compile(r"^[0-9a-f]{64}$")
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
@@ -205,6 +207,8 @@ class Index:
     def __init__(self, records: dict[str, dict[str, dict[str, IndexRecord]]] | None = None) -> None:
         self.models: dict[str, dict[str, dict[str, IndexRecord]]] = records or {}
         self.rejected: list[Rejected] = []
+        self.readable_by = f">={SCHEMA_SINCE}"
+        """Kept from the index this one was read from: a writer may have narrowed it."""
 
     def __iter__(self) -> Iterator[IndexRecord]:
         for targets in self.models.values():
@@ -233,7 +237,7 @@ class Index:
             for part in rejected.path[:-1]:
                 node = node.setdefault(part, {})
             node.setdefault(rejected.path[-1], rejected.raw)  # a record added in its place wins
-        return {"schema": SCHEMA, "models": models}
+        return {"schema": SCHEMA, "written_by": __version__, "readable_by": self.readable_by, "models": models}
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2, sort_keys=True) + "\n"
@@ -251,13 +255,8 @@ class Index:
             raise RemoteError(f"{source}: index.json is nested too deeply to be a zoo index") from None
         if not isinstance(data, dict) or not isinstance(data.get("models"), dict):
             raise RemoteError(f"{source}: index.json has no 'models' table; is this a zoo remote?")
-        schema = data.get("schema")
-        if schema != SCHEMA:
-            raise RemoteError(
-                f"{source}: index.json has schema {schema!r}; this zoo reads schema {SCHEMA}"
-                + ("; upgrade zoo to read it" if isinstance(schema, int) and schema > SCHEMA else "")
-            )
         index = cls()
+        index.readable_by = check_readable(data, source)
         for model, targets in data["models"].items():
             if not (_NAME.match(model) and isinstance(targets, dict)):
                 index._reject((model,), targets, RemoteError(f"{source}: index.json is malformed at model {model!r}"))

@@ -1,0 +1,106 @@
+"""The default remote: the catalogue the project publishes for this version, tried
+where zoo.toml names no remotes, with the release key pinned in the package.
+
+No catalogue is published for the version under test, so every test here sees the
+case a fresh install meets before its release: a refused connection (the tests'
+HF_ENDPOINT, see tests/conftest.py) or a Hub without the version's tag.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import run_zoo
+from tests.hub_server import HubTestServer
+from tests.remotes.conftest import run_checked
+from zoo import Zoo
+from zoo._version import __version__
+from zoo.registry.remotes.default import KEY_FILE, REPO, DefaultRemote
+
+URL = f"hf://{REPO}@v{__version__}"
+
+
+def test_the_default_is_this_versions_tag_trusting_the_pinned_key(isolated: Path) -> None:
+    [remote] = Zoo().remotes()
+    assert isinstance(remote, DefaultRemote) and remote.url == URL and remote.revision == f"v{__version__}"
+    assert remote.trusted_keys == (KEY_FILE,)
+    assert not remote.guards_cache, "the release key decides what comes from it, not what else is cached"
+
+
+def test_the_pinned_key_is_a_p256_public_key_shipped_with_the_package() -> None:
+    from cryptography.hazmat.primitives.asymmetric import ec
+
+    from zoo.registry.signing import load_public_key
+
+    assert KEY_FILE.parent.name == "data" and KEY_FILE.parent.parent.name == "registry"  # package data
+    assert isinstance(load_public_key(KEY_FILE).curve, ec.SECP256R1)
+
+
+def test_remotes_in_zoo_toml_offline_and_remote_leave_it_out(isolated: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (isolated / "zoo.toml").write_text("remotes = []\n")
+    assert Zoo().remotes() == []
+    (isolated / "zoo.toml").write_text(f'remotes = ["{isolated / "share"}"]\n')
+    assert [r.kind for r in Zoo().remotes()] == ["directory"]
+    (isolated / "zoo.toml").unlink()
+    assert [r.url for r in Zoo().remotes(["share"])] == ["share"]
+    monkeypatch.setenv("ZOO_OFFLINE", "1")
+    assert Zoo().remotes() == []
+
+
+def test_trusted_keys_given_replace_the_pinned_one_and_guard_the_cache(isolated: Path) -> None:
+    key = isolated / "mine.pub"
+    key.write_bytes(KEY_FILE.read_bytes())
+    [remote] = Zoo().remotes(trusted_keys=[key])
+    assert remote.trusted_keys == (key,) and remote.guards_cache
+
+
+def test_unreachable_it_costs_one_line_and_the_fetch_goes_on(isolated: Path, refusing_endpoint: str) -> None:
+    args = ("fetch", "mnist", "-t", "u55-128", "--no-build")
+    tried = run_checked(*args)
+    (isolated / "zoo.toml").write_text("remotes = []\n")
+    without = run_checked(*args)
+    line = (f"zoo: {URL}: cannot reach {refusing_endpoint} (ConnectionRefusedError: [Errno 111] Connection refused); "
+            "skipping this remote")
+    assert tried.returncode == without.returncode == 1
+    assert tried.stderr.splitlines()[0] == line
+    # The same answer, plus the line; the final error says what each place had.
+    assert tried.stderr.splitlines()[1:] == [
+        e.replace("not in the cache; ", f"not in the cache; {line.removeprefix('zoo: ').removesuffix('; skipping this remote')}; ")
+        for e in without.stderr.splitlines()
+    ]
+    assert tried.loaded == [] and "Traceback" not in tried.stderr
+
+
+def test_a_hub_without_the_versions_tag_says_no_catalogue_yet(hub: HubTestServer) -> None:
+    r = run_checked("fetch", "add", "-t", "u55-128", "--no-build")
+    assert r.returncode == 1
+    assert r.stderr.splitlines()[0] == f"zoo: {URL}: no published catalogue for zoo {__version__} yet; skipping this remote"
+    assert hub.request_count() == 1, "one HEAD, before the Hub client is loaded"
+    assert r.loaded == [] and "Traceback" not in r.stderr
+
+
+@pytest.mark.parametrize(("flags", "env"), [(["--offline"], {}), ([], {"ZOO_OFFLINE": "1"})])
+def test_offline_never_asks_it(hub: HubTestServer, flags: list[str], env: dict[str, str]) -> None:
+    r = run_checked("fetch", "add", "-t", "u55-128", "--no-build", *flags, env=env)
+    assert r.returncode == 1 and REPO not in r.stderr
+    assert hub.request_count() == 0
+
+
+@pytest.mark.compile
+def test_a_fresh_install_answers_as_before_plus_one_line(isolated: Path, refusing_endpoint: str) -> None:
+    """The done-when of the release issue: a build where no catalogue is published is the same build."""
+    runs = {}
+    for name, config in (("default", None), ("none", "remotes = []\n")):
+        folder = isolated / name
+        folder.mkdir()
+        if config:
+            (folder / "zoo.toml").write_text(config)
+        runs[name] = run_zoo("fetch", "add", "-t", "u55-128", "-o", "out", cwd=folder,
+                             env={"ZOO_CACHE_DIR": str(folder / "cache")})
+        assert runs[name].returncode == 0, runs[name].stderr
+    default, none = (runs[k].stderr.splitlines() for k in ("default", "none"))
+    assert len(default) == len(none) + 1 and default[0].startswith(f"zoo: {URL}: cannot reach {refusing_endpoint}")
+    assert runs["default"].stdout.replace(str(isolated / "default"), "X") == runs["none"].stdout.replace(str(isolated / "none"), "X")
+    assert (isolated / "default" / "out" / "add_u55-128.pte").read_bytes() == (isolated / "none" / "out" / "add_u55-128.pte").read_bytes()

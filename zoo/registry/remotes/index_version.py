@@ -1,0 +1,51 @@
+"""Which zoo versions can read an ``index.json``, and the policy behind it.
+
+An index records its ``schema``, the zoo that wrote it (``written_by``) and the
+zoo versions that read it (``readable_by``, a PEP 440 specifier). A change a
+reader can skip (a new optional field) keeps the schema; one it cannot, bumps
+it, and ``readable_by`` starts at the first zoo that reads the new one. A zoo
+reads every schema in ``READS``; one it does not, or a ``readable_by`` that
+leaves it out, is refused with the zoo to install instead.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zoo._errors import RemoteError
+from zoo._version import __version__
+
+SCHEMA = 1
+READS = (1,)
+"""The schemas this zoo reads: every one from the first it still supports to ``SCHEMA``."""
+SCHEMA_SINCE = "0.1.0"
+"""The first zoo that reads ``SCHEMA``: what a written index puts in ``readable_by``."""
+
+
+def check_readable(data: dict[str, Any], source: str) -> str:
+    """``readable_by`` of an index this zoo can read; else RemoteError naming the zoo that can."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+    schema, writer, readable = data.get("schema"), data.get("written_by"), data.get("readable_by")
+    by = f", written by zoo {writer}" if isinstance(writer, str) else ""
+    if schema not in READS:
+        if isinstance(schema, int) and not isinstance(schema, bool) and schema > max(READS):
+            raise RemoteError(f"{source}: index.json has schema {schema}{by}; this zoo ({__version__}) reads schema "
+                              f"{max(READS)} at most; upgrade it: pip install -U ethosu-zoo")
+        if isinstance(schema, int) and not isinstance(schema, bool):
+            raise RemoteError(f"{source}: index.json has schema {schema}{by}, which this zoo ({__version__}) no longer "
+                              f"reads; read it with an older zoo, or publish its artifacts again with this one")
+        raise RemoteError(f"{source}: index.json has schema {schema!r}; this zoo reads schemas "
+                          f"{', '.join(map(str, READS))}; is this a zoo remote?")
+    if readable is None:
+        return f">={SCHEMA_SINCE}"
+    try:
+        wanted = SpecifierSet(readable) if isinstance(readable, str) else None
+    except InvalidSpecifier:
+        wanted = None
+    if wanted is None:
+        raise RemoteError(f"{source}: index.json's readable_by is {readable!r}, not a version specifier such as '>=0.1.0'")
+    if not wanted.contains(__version__, prereleases=True):
+        raise RemoteError(f"{source}: index.json{by + ',' if by else ''} says only zoo {readable} can read it, and this "
+                          f"is zoo {__version__}; install one that can: pip install 'ethosu-zoo{readable}'")
+    return str(readable)
