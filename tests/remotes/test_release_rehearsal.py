@@ -22,12 +22,12 @@ from pathlib import Path
 from string import Template
 
 import pytest
-import yaml
 
 from tests.hub_server import HubTestServer
 from tests.remotes.conftest import cache_is_clean
 from tests.remotes.helpers import S3Bucket, make_key_pair
 from tests.remotes.light_site import build_light_site
+from tests.test_workflows import zoo_lines
 from zoo._version import __version__
 from zoo.registry.remotes.default import REPO
 from zoo.registry.signing import fingerprint, load_public_key
@@ -35,7 +35,6 @@ from zoo.registry.signing import fingerprint, load_public_key
 pytestmark = [pytest.mark.compile, pytest.mark.server, pytest.mark.slow]
 
 ROOT = Path(__file__).resolve().parents[2]
-WORKFLOW = ROOT / ".github" / "workflows" / "release.yml"
 MODELS = ("add", "mnist", "softmax")
 TARGETS = ("u55-128", "u85-256")
 SHARDS = 2
@@ -49,16 +48,10 @@ disabled = ["torchvision"]  # nor the built-in classifiers: add, softmax and mni
 """
 
 
-def zoo_lines(job: str) -> tuple[dict[str, str], list[str]]:
-    """The job's env and the zoo commands its steps run, in order."""
-    spec = yaml.safe_load(WORKFLOW.read_text())["jobs"][job]
-    env = {k: str(v) for k, v in (spec.get("env") or {}).items()}
-    lines: list[str] = []
-    for step in spec["steps"]:
-        env.update({k: str(v) for k, v in (step.get("env") or {}).items()})
-        lines += [line.strip() for line in str(step.get("run", "")).splitlines()
-                  if line.strip().startswith(".venv/bin/zoo ")]
-    return env, lines
+def job_lines(job: str) -> tuple[dict[str, str], list[str]]:
+    """The env and the zoo commands of ``release.yml``'s ``job``, in order (``tests/test_workflows.py`` reads them)."""
+    found = [(line, env) for where, line, env in zoo_lines() if where == f"release.yml:{job}"]
+    return {k: str(v) for _, env in found for k, v in env.items()}, [line for line, _ in found]
 
 
 def run_line(line: str, values: dict[str, str], cwd: Path, env: dict[str, str], *,
@@ -82,8 +75,8 @@ def test_the_release_publishes_a_signed_catalogue_a_fresh_light_install_fetches(
     keys = make_key_pair(tmp_path / "keys", "release")
     other = make_key_pair(tmp_path / "keys", "other")
     tag = f"v{__version__}"
-    _, shard_lines = zoo_lines("shard")
-    catalogue_env, catalogue_lines = zoo_lines("catalogue")
+    _, shard_lines = job_lines("shard")
+    catalogue_env, catalogue_lines = job_lines("catalogue")
     assert [w.split()[1] for w in shard_lines] == ["build", "publish"]
     assert [w.split()[1] for w in catalogue_lines] == ["fetch", "publish", "site"]
     assert catalogue_env["CATALOGUE"] == f"hf://{REPO}", "the release publishes where installs look"
@@ -126,7 +119,7 @@ def test_the_release_publishes_a_signed_catalogue_a_fresh_light_install_fetches(
     venv = fresh_light_venv(tmp_path, keys.public)
     user = tmp_path / "user"
     user.mkdir()  # no zoo.toml: the default remote, hf://ethosu-zoo/ethos-u-zoo@v<version>, at the loopback Hub
-    env = light_env(release_env, hub, cache=user / "cache")
+    env = user_env(release_env, hub, cache=user / "cache")
     got = subprocess.run([str(venv / "bin" / "zoo"), "fetch", "mnist", "-t", "u55-128", "--json"],
                          cwd=user, env=env, capture_output=True, text=True, timeout=600)
     assert got.returncode == 0, got.stderr
@@ -145,7 +138,7 @@ def test_the_release_publishes_a_signed_catalogue_a_fresh_light_install_fetches(
     pinned.write_bytes(other.public.read_bytes())
     refused_cache = user / "cache-refused"
     refused = subprocess.run([str(venv / "bin" / "zoo"), "fetch", "mnist", "-t", "u55-128", "--no-build"],
-                             cwd=user, env=light_env(release_env, hub, cache=refused_cache),
+                             cwd=user, env=user_env(release_env, hub, cache=refused_cache),
                              capture_output=True, text=True, timeout=600)
     assert refused.returncode == 1
     signer = fingerprint(load_public_key(keys.public))
@@ -153,7 +146,7 @@ def test_the_release_publishes_a_signed_catalogue_a_fresh_light_install_fetches(
     assert "Traceback" not in refused.stderr and cache_is_clean(refused_cache)
 
 
-def light_env(base: dict[str, str], hub: HubTestServer, *, cache: Path) -> dict[str, str]:
+def user_env(base: dict[str, str], hub: HubTestServer, *, cache: Path) -> dict[str, str]:
     env = {k: v for k, v in base.items() if not k.startswith(("ZOO_", "PYTHON", "VIRTUAL_ENV"))}
     env.pop("HF_TOKEN", None)  # a user reads the public catalogue without one
     env.update({"ZOO_CACHE_DIR": str(cache), "HF_ENDPOINT": hub.url, "HF_HUB_CACHE": str(cache.parent / f"hf-{cache.name}")})

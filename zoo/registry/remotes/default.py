@@ -21,7 +21,7 @@ from __future__ import annotations
 import os
 from collections.abc import Sequence
 from pathlib import Path
-from urllib.parse import quote, urlsplit
+from urllib.parse import urlsplit
 
 from zoo._errors import RemoteError, RemoteUnavailable
 from zoo._version import __version__
@@ -63,14 +63,14 @@ class DefaultRemote(HubRemote):
             return  # the standard library's connection would bypass the proxy; the Hub client honours it
         import http.client
 
-        parts = urlsplit(self.endpoint)
-        connection = http.client.HTTPSConnection if parts.scheme == "https" else http.client.HTTPConnection
-        assert self.revision is not None
-        path = f"{parts.path}/{REPO}/resolve/{quote(self.revision, safe='')}/{INDEX}"
+        address = self.public_url(INDEX)
+        assert address is not None  # a Hub file always has one
+        where = urlsplit(address)
+        connection = http.client.HTTPSConnection if where.scheme == "https" else http.client.HTTPConnection
         try:
-            conn = connection(parts.netloc, timeout=PROBE_TIMEOUT_S)
+            conn = connection(where.netloc, timeout=PROBE_TIMEOUT_S)
             try:
-                conn.request("HEAD", path)
+                conn.request("HEAD", where.path)
                 status = conn.getresponse().status
             finally:
                 conn.close()

@@ -33,7 +33,7 @@ from zoo._version import __version__
 from zoo.registry.cache import MANIFEST, Entry
 from zoo.registry.keys import key_of
 from zoo.registry.manifest import Manifest
-from zoo.registry.remotes.index_version import SCHEMA, SCHEMA_SINCE, check_readable
+from zoo.registry.remotes.index_version import READABLE_BY, SCHEMA, check_readable
 from zoo.registry.signing import MAX_SIGNATURE_BYTES, signature_of
 
 INDEX = "index.json"
@@ -207,7 +207,7 @@ class Index:
     def __init__(self, records: dict[str, dict[str, dict[str, IndexRecord]]] | None = None) -> None:
         self.models: dict[str, dict[str, dict[str, IndexRecord]]] = records or {}
         self.rejected: list[Rejected] = []
-        self.readable_by = f">={SCHEMA_SINCE}"
+        self.readable_by = READABLE_BY
         """Kept from the index this one was read from: a writer may have narrowed it."""
 
     def __iter__(self) -> Iterator[IndexRecord]:

@@ -19,7 +19,9 @@ SCHEMA = 1
 READS = (1,)
 """The schemas this zoo reads: every one from the first it still supports to ``SCHEMA``."""
 SCHEMA_SINCE = "0.1.0"
-"""The first zoo that reads ``SCHEMA``: what a written index puts in ``readable_by``."""
+"""The first zoo that reads ``SCHEMA``."""
+READABLE_BY = f">={SCHEMA_SINCE}"
+"""What a written index puts in ``readable_by``, and what one without it means."""
 
 
 def check_readable(data: dict[str, Any], source: str) -> str:
@@ -29,16 +31,16 @@ def check_readable(data: dict[str, Any], source: str) -> str:
     schema, writer, readable = data.get("schema"), data.get("written_by"), data.get("readable_by")
     by = f", written by zoo {writer}" if isinstance(writer, str) else ""
     if schema not in READS:
-        if isinstance(schema, int) and not isinstance(schema, bool) and schema > max(READS):
-            raise RemoteError(f"{source}: index.json has schema {schema}{by}; this zoo ({__version__}) reads schema "
-                              f"{max(READS)} at most; upgrade it: pip install -U ethosu-zoo")
         if isinstance(schema, int) and not isinstance(schema, bool):
+            if schema > max(READS):
+                raise RemoteError(f"{source}: index.json has schema {schema}{by}; this zoo ({__version__}) reads "
+                                  f"schema {max(READS)} at most; upgrade it: pip install -U ethosu-zoo")
             raise RemoteError(f"{source}: index.json has schema {schema}{by}, which this zoo ({__version__}) no longer "
                               f"reads; read it with an older zoo, or publish its artifacts again with this one")
         raise RemoteError(f"{source}: index.json has schema {schema!r}; this zoo reads schemas "
                           f"{', '.join(map(str, READS))}; is this a zoo remote?")
     if readable is None:
-        return f">={SCHEMA_SINCE}"
+        return READABLE_BY
     try:
         wanted = SpecifierSet(readable) if isinstance(readable, str) else None
     except InvalidSpecifier:
