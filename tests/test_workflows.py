@@ -1,6 +1,6 @@
 """The GitHub workflows agree with zoo: every ``zoo`` line in a ``run:`` block parses against the real
 CLI (with the values its environment variables stand for), the release publishes to the repository
-that installs read, and the firmware job fetches the sources zoo's projects name. ``make lint``
+that installs read, and CI's make test fetches the sources zoo's firmware projects name. ``make lint``
 checks the workflows themselves (actionlint, zizmor)."""
 
 from __future__ import annotations
@@ -92,9 +92,13 @@ def test_the_changelog_has_a_section_for_this_version() -> None:
     assert headings and headings[0] == __version__, "the newest section is the version being released"
 
 
-def test_the_firmware_job_fetches_the_commits_zoos_projects_name() -> None:
+def test_the_readme_job_fetches_the_commits_zoos_projects_name() -> None:
+    """CI's make test runs the firmware tests too, on the sources a user's project names."""
     from zoo.registry.firmware.project import CMSIS_COMMIT, DRIVER_COMMIT, EXECUTORCH_COMMIT
 
-    words = " ".join(step.get("run", "") for step in _load("ci.yml")["jobs"]["firmware"]["steps"]).split()
+    steps = _load("ci.yml")["jobs"]["readme"]["steps"]
+    runs = [step.get("run", "") for step in steps]
+    assert runs.index("make test") > max(i for i, run in enumerate(runs) if "../shared/vendor" in run)
+    words = " ".join(runs).split()
     for commit in (EXECUTORCH_COMMIT, DRIVER_COMMIT, CMSIS_COMMIT):
         assert any(word.startswith(commit) for word in words), commit

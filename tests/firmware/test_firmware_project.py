@@ -25,7 +25,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT
+from tests.conftest import ROOT, run_dir
 from zoo import Artifact, Zoo
 
 VENDOR = ROOT.parent / "shared" / "vendor"
@@ -61,11 +61,12 @@ def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 @pytest.fixture(scope="session")
 def runtime_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A fresh one per session (ZOO_TEST_FIRMWARE_RUNTIME names a lasting one, to skip the build when developing)."""
+    """A fresh one per test run, shared by every project and worker (ZOO_TEST_FIRMWARE_RUNTIME names a
+    lasting one, to skip the build when developing)."""
     import os
 
     given = os.environ.get("ZOO_TEST_FIRMWARE_RUNTIME")
-    return Path(given) if given else tmp_path_factory.mktemp("firmware-runtime")
+    return Path(given) if given else run_dir(tmp_path_factory, "firmware-runtime")
 
 
 def _project(model: str, target: str, folder: Path, shared_cache: Path, weights: str | None = None,
@@ -79,11 +80,16 @@ def _project(model: str, target: str, folder: Path, shared_cache: Path, weights:
     return art
 
 
-def _build(folder: Path, sources: dict[str, str], runtime_cache: Path, *options: str) -> Path:
+def _configure(folder: Path, sources: dict[str, str], runtime_cache: Path, *options: str) -> str:
     args = [f"-D{k}={v}" for k, v in sources.items()] + [f"-DZOO_RUNTIME_CACHE={runtime_cache}", *options]
     configure = subprocess.run(["cmake", "-S", str(folder), "-B", str(folder / "build"), "-G", "Ninja", *args],
-                               capture_output=True, text=True, timeout=1800)
+                               capture_output=True, text=True, timeout=3600)
     assert configure.returncode == 0, configure.stdout[-3000:] + configure.stderr[-3000:]
+    return configure.stdout
+
+
+def _build(folder: Path, sources: dict[str, str], runtime_cache: Path, *options: str) -> Path:
+    _configure(folder, sources, runtime_cache, *options)
     build = subprocess.run(["cmake", "--build", str(folder / "build")], capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
     return folder / "build" / "firmware.elf"
@@ -134,6 +140,27 @@ def test_a_portable_program_runs_through_executorch_on_a_cortex_m55(model: str, 
         assert int(torch.argmax(got)) == int(torch.argmax(host.reshape(-1))), s
         worst = max(worst, float((got - host.reshape(-1)).abs().max()))
     assert worst <= FLOAT_ATOL, worst
+
+
+def test_a_second_project_in_another_folder_builds_on_the_same_runtime(shared_cache: Path, sources: dict[str, str],
+                                                                       runtime_cache: Path, tmp_path: Path) -> None:
+    """The runtime's key is the content of its sources and toolchain, never a project's folder: a user's
+    second model, in a folder of its own, configures in seconds, even after the first folder is gone."""
+    first, second = tmp_path / "first", tmp_path / "second"
+    _project("mnist", "portable", first, shared_cache, samples=1)
+    _build(first, sources, runtime_cache)  # builds the runtime, unless another test of this run did
+    shutil.rmtree(first)
+    _project("mnist", "portable", second, shared_cache, samples=1)
+    configured = _configure(second, sources, runtime_cache)
+    assert "building ExecuTorch's runtime" not in configured and "ExecuTorch's runtime from" in configured, configured
+    toolchain = (second / "toolchain.cmake").read_bytes()
+    runtimes = [d for d in runtime_cache.iterdir() if (d / "toolchain.cmake").is_file()
+                and (d / "toolchain.cmake").read_bytes() == toolchain]
+    assert len(runtimes) == 1, sorted(runtime_cache.iterdir())
+    build = subprocess.run(["cmake", "--build", str(second / "build")], capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
+    run = _qemu(second / "build" / "firmware.elf")
+    assert run.returncode == 0 and "DONE 0" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
 
 
 def _blocks(pte: bytes, offset: int) -> dict[str, tuple[int, int]]:

@@ -1,7 +1,8 @@
 # ExecuTorch's runtime for this toolchain and CPU, built once and shared by every firmware
-# zoo generates: in ZOO_RUNTIME_CACHE/<key>, where the key is a sha256 over the content of
-# the runtime's sources (the folders below), the toolchain file and the compiler's version.
-# A second model finds it there and compiles only its own files.
+# zoo generates: in ZOO_RUNTIME_CACHE/<key>, where the key is a sha256 over the content (never
+# the location) of the runtime's sources (the folders below), the driver's headers, the
+# toolchain file and the compiler's version. A second model, in any folder, finds it there and
+# compiles only its own files. A lock beside it keeps two configures from building it at once.
 #
 # In:  EXECUTORCH_SOURCE_DIR, ETHOS_U_DRIVER_DIR, ZOO_RUNTIME_CACHE, PYTHON_EXECUTABLE, ZOO_TOOLCHAIN_FILE
 # Out: ZOO_RUNTIME_DIR, and the imported targets executorch_core, executorch_prim_ops,
@@ -29,26 +30,43 @@ foreach(_d runtime kernels/portable kernels/quantized kernels/prim_ops backends/
     string(APPEND _text "${_f} ${_h}\n")
   endforeach()
 endforeach()
-foreach(_f "${EXECUTORCH_SOURCE_DIR}/CMakeLists.txt" "${EXECUTORCH_SOURCE_DIR}/CMakePresets.json" "${ZOO_TOOLCHAIN_FILE}")
-  file(SHA256 "${_f}" _h)
+foreach(_f CMakeLists.txt CMakePresets.json)
+  file(SHA256 "${EXECUTORCH_SOURCE_DIR}/${_f}" _h)
   string(APPEND _text "${_f} ${_h}\n")
 endforeach()
+file(GLOB_RECURSE _files LIST_DIRECTORIES false RELATIVE "${ETHOS_U_DRIVER_DIR}" "${ETHOS_U_DRIVER_DIR}/include/*")
+list(SORT _files)
+foreach(_f IN LISTS _files)
+  file(SHA256 "${ETHOS_U_DRIVER_DIR}/${_f}" _h)
+  string(APPEND _text "ethos-u-core-driver/${_f} ${_h}\n")
+endforeach()
+file(SHA256 "${ZOO_TOOLCHAIN_FILE}" _h)
+string(APPEND _text "toolchain.cmake ${_h}\n")
 execute_process(COMMAND "${CMAKE_CXX_COMPILER}" --version OUTPUT_VARIABLE _cc_version)
 string(APPEND _text "${_cc_version}")
 string(SHA256 _key "${_text}")
 string(SUBSTRING "${_key}" 0 16 _key)
 set(ZOO_RUNTIME_DIR "${ZOO_RUNTIME_CACHE}/${_key}")
 
+file(MAKE_DIRECTORY "${ZOO_RUNTIME_CACHE}")
+file(LOCK "${ZOO_RUNTIME_DIR}.lock" GUARD FILE TIMEOUT 3600 RESULT_VARIABLE _lock)
+if(NOT _lock EQUAL 0)
+  message(FATAL_ERROR "zoo: waited an hour for ${ZOO_RUNTIME_DIR}.lock (${_lock}): is another configure still "
+    "building the runtime there? Wait for it, or end it and delete ${ZOO_RUNTIME_DIR}")
+endif()
 if(NOT EXISTS "${ZOO_RUNTIME_DIR}/zoo-runtime.done")
   message(STATUS "zoo: building ExecuTorch's runtime into ${ZOO_RUNTIME_DIR} (once for these sources and this toolchain; a few minutes)")
   # ExecuTorch's Arm backend wants ETHOS_SDK_PATH laid out as Arm's ethos-u repository is.
   set(_sdk "${ZOO_RUNTIME_DIR}/ethos-sdk")
   file(MAKE_DIRECTORY "${_sdk}/core_platform" "${_sdk}/core_software")
+  file(REMOVE "${_sdk}/core_software/core_driver")
   file(CREATE_LINK "${ETHOS_U_DRIVER_DIR}" "${_sdk}/core_software/core_driver" SYMBOLIC)
+  # The runtime keeps its own copy of the toolchain: the project that built it may be deleted.
+  configure_file("${ZOO_TOOLCHAIN_FILE}" "${ZOO_RUNTIME_DIR}/toolchain.cmake" COPYONLY)
   execute_process(
     COMMAND "${CMAKE_COMMAND}" -S "${EXECUTORCH_SOURCE_DIR}" -B "${ZOO_RUNTIME_DIR}/build" -G Ninja
             --preset arm-baremetal
-            "-DCMAKE_TOOLCHAIN_FILE=${ZOO_TOOLCHAIN_FILE}" -DCMAKE_BUILD_TYPE=Release
+            "-DCMAKE_TOOLCHAIN_FILE=${ZOO_RUNTIME_DIR}/toolchain.cmake" -DCMAKE_BUILD_TYPE=Release
             -DEXECUTORCH_BUILD_CORTEX_M=OFF -DFETCH_ETHOS_U_CONTENT=OFF "-DETHOS_SDK_PATH=${_sdk}"
             -DEXECUTORCH_BUILD_KERNELS_QUANTIZED=ON "-DPYTHON_EXECUTABLE=${PYTHON_EXECUTABLE}"
     RESULT_VARIABLE _rc OUTPUT_FILE "${ZOO_RUNTIME_DIR}/configure.log" ERROR_FILE "${ZOO_RUNTIME_DIR}/configure.log")
@@ -66,6 +84,7 @@ if(NOT EXISTS "${ZOO_RUNTIME_DIR}/zoo-runtime.done")
 else()
   message(STATUS "zoo: ExecuTorch's runtime from ${ZOO_RUNTIME_DIR}")
 endif()
+file(LOCK "${ZOO_RUNTIME_DIR}.lock" RELEASE)
 
 # The runtime's compile definitions (its CMake adds them directory-wide; they do not travel with targets).
 load_cache("${ZOO_RUNTIME_DIR}/build" READ_WITH_PREFIX ET_ EXECUTORCH_LOG_LEVEL EXECUTORCH_ENABLE_LOGGING
