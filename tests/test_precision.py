@@ -250,6 +250,8 @@ def test_tune_refuses_what_it_cannot_search() -> None:
         zoo.tune("mnist", "portable", build=False)
     with pytest.raises(UsageError, match="--max-drop accuracy: 'mnist' declares no such metric; it declares top1"):
         zoo.tune("mnist", "u55-128", max_drop={"accuracy": 1.0}, build=False)
+    with pytest.raises(UsageError, match="--max-drop top1: max_drop must be a finite number ≥ 0 in the metric's unit, got nan"):
+        zoo.tune("mnist", "u55-128", max_drop={"top1": float("nan")}, build=False)
     result = run_zoo("tune", "mnist", "-t", "u55-128", "--max-drop", "top1")
     assert result.returncode == 2 and "give METRIC=DROP, e.g. f1=0.01" in result.stderr
 
