@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -84,6 +87,36 @@ def test_a_recipe_file_is_read_and_refused_with_what_is_wrong(tmp_path: Path) ->
         zoo.request("mnist", "u55-128", recipe=tmp_path / "missing.json")
     with pytest.raises(UsageError, match="not both"):
         zoo.request("mnist", "u55-128", precision="a16w8", recipe=path)
+
+
+def test_a_recipe_that_is_no_file_or_nests_too_deeply_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "tuned.json"
+    os.mkfifo(fifo)
+    # Should the read block, a writer gives it "{}" after 3 s, and a recipe (not an error) comes back.
+    unblock = threading.Timer(3.0, lambda: _write_if_read(fifo, b"{}"))
+    unblock.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(UsageError, match=re.escape(f"--recipe {fifo}: not a regular file (a pipe, a device or a folder)")):
+            Zoo().request("mnist", "u55-128", recipe=fifo)
+    finally:
+        unblock.cancel()
+    assert time.monotonic() - started < 3.0
+    with pytest.raises(UsageError, match="not a regular file"):
+        Zoo().request("mnist", "u55-128", recipe=tmp_path)
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"modules": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(UsageError, match=re.escape(f"--recipe {deep}: nested too deeply to be a recipe")):
+        Zoo().request("mnist", "u55-128", recipe=deep)
+
+
+def _write_if_read(fifo: Path, data: bytes) -> None:
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:  # no reader
+        return
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
 
 
 def test_a_plugin_declares_recipes_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
