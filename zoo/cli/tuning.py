@@ -9,7 +9,7 @@ import click
 
 from zoo._spec import max_drop_problem
 from zoo._units import duration, human_bytes
-from zoo.cli.context import _dump, _zoo, notice
+from zoo.cli.context import _dump, _zoo, echo, notice
 from zoo.cli.options import _model_name
 from zoo.cli.table import render
 
@@ -56,20 +56,20 @@ def tune(ctx: click.Context, /, model: str, target: str | None, weights: str | N
         _dump(result.to_json())
         return
     s = result.search
-    click.echo(f"{s.model} for {s.target} (weights {s.weights}); goal: {s.goal}")
-    click.echo(f"int8 everywhere: {_trial(s.int8)}")
-    click.echo(f"a16w8 everywhere: {_trial(s.a16w8)}")
-    click.echo("modules by sensitivity (each alone at a16w8, the rest int8):")
+    echo(f"{s.model} for {s.target} (weights {s.weights}); goal: {s.goal}")
+    echo(f"int8 everywhere: {_trial(s.int8)}")
+    echo(f"a16w8 everywhere: {_trial(s.a16w8)}")
+    echo("modules by sensitivity (each alone at a16w8, the rest int8):")
     for t in s.layers[:max(max_layers, 5)]:
         gain = t.worst_db - s.int8.worst_db
-        click.echo(f"  {t.label.removesuffix(' at a16w8'):<28} {_trial(t)} ({gain:+.1f} dB)")
+        echo(f"  {t.label.removesuffix(' at a16w8'):<28} {_trial(t)} ({gain:+.1f} dB)")
     for t in s.steps:
-        click.echo(f"promoted {t.label}: {_trial(t)}")
+        echo(f"promoted {t.label}: {_trial(t)}")
     chosen = s.chosen
-    click.echo(f"recipe: {chosen.label}{'' if chosen.meets else ' (nothing tried meets the goal)'} → {result.recipe_path} "
+    echo(f"recipe: {chosen.label}{'' if chosen.meets else ' (nothing tried meets the goal)'} → {result.recipe_path} "
                f"(search: {s.seconds:.0f} s)")
     if result.built:
-        click.echo(render(("recipe", "numerics", "metrics / output SQNR", "Vela time", "SRAM"),
+        echo(render(("recipe", "numerics", "metrics / output SQNR", "Vela time", "SRAM"),
                           [_built(b.to_json()) for b in result.built]))
 
 
