@@ -119,6 +119,23 @@ def _write_if_read(fifo: Path, data: bytes) -> None:
         f.write(data)
 
 
+@pytest.mark.parametrize(("stem", "suggested"), [("réglage", "reglage"), ("Mixed", "mixed"), ("two words", "two-words"),
+                                                  ("first\nsecond", "first-second"), ("_hidden", "hidden")])
+def test_a_recipe_file_name_that_cannot_be_a_label_is_refused_before_any_build(tmp_path: Path, stem: str,
+                                                                               suggested: str) -> None:
+    from zoo import Recipe
+
+    path = tmp_path / f"{stem}.json"
+    path.write_text(Recipe("int8", {"0": "a16w8"}).dumps())
+    allowed = "may hold only lower-case ASCII letters, digits, '-', '_' and '.', starting with a letter or a digit"
+    with pytest.raises(UsageError, match=re.escape(f"--recipe {path}: the file's name {stem!r} becomes the build's "
+                                                   "precision label")) as caught:
+        Zoo().request("mnist", "u55-128", recipe=path)
+    assert allowed in str(caught.value) and str(caught.value).endswith(f"rename it, e.g. {suggested}.json")
+    with pytest.raises(UsageError, match=re.escape(f"-o {path}: the file's name {stem!r}")):
+        Zoo().tune("mnist", "u55-128", out=path, build=False)  # refused before the search
+
+
 def test_a_plugin_declares_recipes_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ZOO_PLUGINS", "tests.rgb_plugin")
     zoo = Zoo()
