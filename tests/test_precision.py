@@ -136,6 +136,31 @@ def test_a_recipe_file_name_that_cannot_be_a_label_is_refused_before_any_build(t
         Zoo().tune("mnist", "u55-128", out=path, build=False)  # refused before the search
 
 
+@pytest.mark.parametrize("stem", ["int8+qat5", "a16w8+qat1", "mixed+qat200", "int8+"])
+def test_a_recipe_file_named_like_a_preset_with_qat_is_refused(tmp_path: Path, stem: str) -> None:
+    from zoo import Recipe
+
+    path = tmp_path / f"{stem}.json"
+    path.write_text(Recipe("int8").dumps())  # a plain int8 recipe: no QAT, whatever the name says
+    with pytest.raises(UsageError, match=re.escape(f"--recipe {path}: the file's name {stem!r} would read as a "
+                                                   "preset's name with QAT steps")):
+        Zoo().request("mnist", "u55-128", recipe=path)
+
+
+def test_a_recipe_file_named_as_a_preset_is_labelled_as_a_recipe_and_built_at_its_own_precision(tmp_path: Path) -> None:
+    from zoo import Recipe
+
+    path = tmp_path / "int8.json"
+    path.write_text(Recipe("a16w8").dumps())
+    request = Zoo().request("mnist", "u55-128", recipe=path)
+    assert (request.precision.name, request.precision.base, request.stem) == ("recipe-int8", "a16w8",
+                                                                              "mnist_u55-128_recipe-int8")
+    read_back = Precision.from_key(request.key_inputs()["quantization"])
+    assert read_back is not None and read_back.base == "a16w8", "the structure check expects the recipe's precision"
+    with pytest.raises(UsageError, match=r"the recipe name 'a16w8\+qat1' reads as a preset's"):
+        Precision.of_recipe("a16w8+qat1", Recipe("int8"))
+
+
 def test_a_plugin_declares_recipes_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ZOO_PLUGINS", "tests.rgb_plugin")
     zoo = Zoo()

@@ -67,6 +67,11 @@ class Precision:
 
     @classmethod
     def of_recipe(cls, name: str, recipe: Recipe) -> Precision:
+        """A recipe's precision. Its name never reads as a preset's (``int8``, ``a16w8+qat5``), so that
+        the key says the recipe and the structure check takes the base precision from it, not the name."""
+        if "+" in name or name in PRECISIONS:
+            raise UsageError(f"the recipe name {name!r} reads as a preset's; a recipe's name has no '+' and is no "
+                             f"precision's ({', '.join(PRECISIONS)})")
         return cls(name, recipe.default, tuple(sorted(recipe.modules.items())), recipe.per_channel, recipe.qat,
                    recipe.observer)
 
@@ -149,6 +154,10 @@ def recipe_label(path: Path, option: str = "--recipe") -> str:
     before a preset's name. It names the artifacts and is in the build key and the C header, so
     UsageError, before anything is built, unless it is what a plugin's recipe name may be."""
     stem = path.stem
+    if "+" in stem:
+        raise UsageError(f"{option} {path}: the file's name {stem!r} would read as a preset's name with QAT steps "
+                         "(int8+qat200), and the recipe's own precision would be mistaken for the name's; rename it, "
+                         f"e.g. {_suggested(stem)}.json (QAT steps go in the recipe's 'qat' or --qat)")
     if not _LABEL.fullmatch(stem):
         raise UsageError(f"{option} {path}: the file's name {stem!r} becomes the build's precision label, in the "
                          "artifacts' names, the build key and the C header, so it may hold only lower-case ASCII "
