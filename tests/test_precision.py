@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import re
+import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -84,6 +87,78 @@ def test_a_recipe_file_is_read_and_refused_with_what_is_wrong(tmp_path: Path) ->
         zoo.request("mnist", "u55-128", recipe=tmp_path / "missing.json")
     with pytest.raises(UsageError, match="not both"):
         zoo.request("mnist", "u55-128", precision="a16w8", recipe=path)
+
+
+def test_a_recipe_that_is_no_file_or_nests_too_deeply_is_refused_at_once(tmp_path: Path) -> None:
+    fifo = tmp_path / "tuned.json"
+    os.mkfifo(fifo)
+    # Should the read block, a writer gives it "{}" after 3 s, and a recipe (not an error) comes back.
+    unblock = threading.Timer(3.0, lambda: _write_if_read(fifo, b"{}"))
+    unblock.start()
+    started = time.monotonic()
+    try:
+        with pytest.raises(UsageError, match=re.escape(f"--recipe {fifo}: not a regular file (a pipe, a device or a folder)")):
+            Zoo().request("mnist", "u55-128", recipe=fifo)
+    finally:
+        unblock.cancel()
+    assert time.monotonic() - started < 3.0
+    with pytest.raises(UsageError, match="not a regular file"):
+        Zoo().request("mnist", "u55-128", recipe=tmp_path)
+    deep = tmp_path / "deep.json"
+    deep.write_text('{"modules": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    with pytest.raises(UsageError, match=re.escape(f"--recipe {deep}: nested too deeply to be a recipe")):
+        Zoo().request("mnist", "u55-128", recipe=deep)
+
+
+def _write_if_read(fifo: Path, data: bytes) -> None:
+    try:
+        fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+    except OSError:  # no reader
+        return
+    with os.fdopen(fd, "wb") as f:
+        f.write(data)
+
+
+@pytest.mark.parametrize(("stem", "suggested"), [("réglage", "reglage"), ("Mixed", "mixed"), ("two words", "two-words"),
+                                                  ("first\nsecond", "first-second"), ("_hidden", "hidden")])
+def test_a_recipe_file_name_that_cannot_be_a_label_is_refused_before_any_build(tmp_path: Path, stem: str,
+                                                                               suggested: str) -> None:
+    from zoo import Recipe
+
+    path = tmp_path / f"{stem}.json"
+    path.write_text(Recipe("int8", {"0": "a16w8"}).dumps())
+    allowed = "may hold only lower-case ASCII letters, digits, '-', '_' and '.', starting with a letter or a digit"
+    with pytest.raises(UsageError, match=re.escape(f"--recipe {path}: the file's name {stem!r} becomes the build's "
+                                                   "precision label")) as caught:
+        Zoo().request("mnist", "u55-128", recipe=path)
+    assert allowed in str(caught.value) and str(caught.value).endswith(f"rename it, e.g. {suggested}.json")
+    with pytest.raises(UsageError, match=re.escape(f"-o {path}: the file's name {stem!r}")):
+        Zoo().tune("mnist", "u55-128", out=path, build=False)  # refused before the search
+
+
+@pytest.mark.parametrize("stem", ["int8+qat5", "a16w8+qat1", "mixed+qat200", "int8+"])
+def test_a_recipe_file_named_like_a_preset_with_qat_is_refused(tmp_path: Path, stem: str) -> None:
+    from zoo import Recipe
+
+    path = tmp_path / f"{stem}.json"
+    path.write_text(Recipe("int8").dumps())  # a plain int8 recipe: no QAT, whatever the name says
+    with pytest.raises(UsageError, match=re.escape(f"--recipe {path}: the file's name {stem!r} would read as a "
+                                                   "preset's name with QAT steps")):
+        Zoo().request("mnist", "u55-128", recipe=path)
+
+
+def test_a_recipe_file_named_as_a_preset_is_labelled_as_a_recipe_and_built_at_its_own_precision(tmp_path: Path) -> None:
+    from zoo import Recipe
+
+    path = tmp_path / "int8.json"
+    path.write_text(Recipe("a16w8").dumps())
+    request = Zoo().request("mnist", "u55-128", recipe=path)
+    assert (request.precision.name, request.precision.base, request.stem) == ("recipe-int8", "a16w8",
+                                                                              "mnist_u55-128_recipe-int8")
+    read_back = Precision.from_key(request.key_inputs()["quantization"])
+    assert read_back is not None and read_back.base == "a16w8", "the structure check expects the recipe's precision"
+    with pytest.raises(UsageError, match=r"the recipe name 'a16w8\+qat1' reads as a preset's"):
+        Precision.of_recipe("a16w8+qat1", Recipe("int8"))
 
 
 def test_a_plugin_declares_recipes_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
@@ -250,6 +325,8 @@ def test_tune_refuses_what_it_cannot_search() -> None:
         zoo.tune("mnist", "portable", build=False)
     with pytest.raises(UsageError, match="--max-drop accuracy: 'mnist' declares no such metric; it declares top1"):
         zoo.tune("mnist", "u55-128", max_drop={"accuracy": 1.0}, build=False)
+    with pytest.raises(UsageError, match="--max-drop top1: max_drop must be a finite number ≥ 0 in the metric's unit, got nan"):
+        zoo.tune("mnist", "u55-128", max_drop={"top1": float("nan")}, build=False)
     result = run_zoo("tune", "mnist", "-t", "u55-128", "--max-drop", "top1")
     assert result.returncode == 2 and "give METRIC=DROP, e.g. f1=0.01" in result.stderr
 

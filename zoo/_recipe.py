@@ -7,6 +7,8 @@ NAME``); ``--recipe FILE`` reads one from JSON, such as ``zoo tune`` writes. Tor
 from __future__ import annotations
 
 import json
+import os
+import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -91,12 +93,32 @@ class Recipe:
     @classmethod
     def load(cls, path: Path) -> Recipe:
         """A recipe file (``--recipe FILE``); UsageError naming the file and what is wrong."""
+        where = f"--recipe {path}"
         try:
-            data = json.loads(Path(path).read_text(encoding="utf-8"))
+            return cls.from_json(json.loads(_read_regular_file(Path(path), where)), where)
         except FileNotFoundError:
-            raise UsageError(f"--recipe {path}: no such file") from None
+            raise UsageError(f"{where}: no such file") from None
         except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"--recipe {path}: cannot be read ({exc})") from None
+            raise UsageError(f"{where}: cannot be read ({exc})") from None
         except json.JSONDecodeError as exc:
-            raise UsageError(f"--recipe {path}: not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
-        return cls.from_json(data, f"--recipe {path}")
+            raise UsageError(f"{where}: not JSON: {exc.msg} at line {exc.lineno}, column {exc.colno}") from None
+        except RecursionError:
+            raise UsageError(f"{where}: nested too deeply to be a recipe; a recipe is one JSON object of "
+                             "'default', 'modules' (module name to precision) and a few flags") from None
+
+
+def _read_regular_file(path: Path, where: str) -> str:
+    """The text of ``path`` if it is a regular file: a FIFO would block the read forever, and a
+    device (/dev/zero) never ends. Opened non-blocking so that neither can hang the open itself;
+    the type is read from the open file, not the name."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise UsageError(f"{where}: not a regular file (a pipe, a device or a folder); give a recipe's JSON file")
+        os.set_blocking(fd, True)
+        f = os.fdopen(fd, "rb")
+    except BaseException:
+        os.close(fd)
+        raise
+    with f:
+        return f.read().decode("utf-8")

@@ -130,6 +130,13 @@ MetricFn = Callable[[Sequence[Sequence[Any]], Sequence[Any]], float]
 evaluation sample ``i`` (nested outputs flattened), ``labels[i]`` that item's label."""
 
 
+def max_drop_problem(drop: object) -> str | None:
+    """Why ``drop`` cannot be a metric's allowed drop (a Metric's, or ``zoo tune --max-drop``'s), or None."""
+    if isinstance(drop, bool) or not isinstance(drop, (int, float)) or not math.isfinite(drop) or drop < 0:
+        return f"max_drop must be a finite number ≥ 0 in the metric's unit, got {drop!r}"
+    return None
+
+
 @dataclass(frozen=True)
 class Metric:
     """How a model is judged on its labelled ``evaluation`` set (or ``--eval-dir``).
@@ -171,9 +178,8 @@ class Metric:
             out.append(f"metric {self.name!r}: fn is not callable")
         if not isinstance(self.higher_is_better, bool):
             out.append(f"metric {self.name!r}: higher_is_better must be True or False")
-        drop = self.max_drop
-        if isinstance(drop, bool) or not isinstance(drop, (int, float)) or not math.isfinite(drop) or drop < 0:
-            out.append(f"metric {self.name!r}: max_drop must be a finite number ≥ 0 in the metric's unit, got {drop!r}")
+        if (problem := max_drop_problem(self.max_drop)) is not None:
+            out.append(f"metric {self.name!r}: {problem}")
         return out
 
     def to_json(self) -> dict[str, Any]:

@@ -40,3 +40,16 @@ def test_list_loads_onnx_and_torch_only_for_an_onnx_model_file(tmp_path: Path) -
     assert listed.returncode == 0, listed.stderr
     assert "x [1, 3, 16, 16] float32" in listed.stdout and "random standard-normal" in listed.stdout
     assert listed.loaded == ["onnx", "torch"]
+
+
+@pytest.mark.stack
+def test_an_onnx_doc_string_reaches_the_terminal_escaped(tmp_path: Path) -> None:
+    graph = conv_net()
+    graph.doc_string = "A net\x1b]0;pwned\x07\x1b[2J that retitles the window"
+    path = save(graph, tmp_path / "small.onnx")
+    (tmp_path / "small.onnx.json").write_text('{"inputs": {"x": [1, 3, 16, 16]}}')
+    for command in ("info", "list"):
+        r = run_probed("--model-file", str(path), command, *(["small"] if command == "info" else []))
+        assert r.returncode == 0, r.stderr
+        assert "\x1b" not in r.stdout and "\x07" not in r.stdout, repr(r.stdout)
+        assert r"A net\x1b]0;pwned\x07\x1b[2J that retitles the window" in r.stdout

@@ -200,3 +200,46 @@ class MotoServer:
 
         return boto3.client("s3", endpoint_url=self.url, region_name="us-east-1",
                             aws_access_key_id="zooTestKeyId", aws_secret_access_key="zooTestSecretNeverPrinted")
+
+
+class TrickleServer:
+    """A loopback TCP server that reads each request, then sends ``reply`` a byte every ``pause``
+    seconds: a per-read timeout never fires. With no reply it takes connections and never answers,
+    as a stuck proxy does."""
+
+    def __init__(self, reply: bytes = b"", pause: float = 0.5) -> None:
+        self.reply, self.pause = reply, pause
+        self.listener = socket.create_server(("127.0.0.1", 0))
+        self.url = f"http://127.0.0.1:{self.listener.getsockname()[1]}"
+        self.connections = 0
+        self.closing = threading.Event()
+        self._thread = threading.Thread(target=self._accept, daemon=True)
+
+    def __enter__(self) -> TrickleServer:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.closing.set()
+        self.listener.close()
+
+    def _accept(self) -> None:
+        while not self.closing.is_set():
+            try:
+                conn, _ = self.listener.accept()
+            except OSError:
+                return
+            self.connections += 1
+            threading.Thread(target=self._answer, args=(conn,), daemon=True).start()
+
+    def _answer(self, conn: socket.socket) -> None:
+        with conn:
+            try:
+                conn.recv(65536)
+                for byte in self.reply:
+                    if self.closing.wait(self.pause):
+                        return
+                    conn.sendall(bytes([byte]))
+                self.closing.wait()
+            except OSError:
+                pass  # the client hung up

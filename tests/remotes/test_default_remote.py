@@ -8,16 +8,18 @@ HF_ENDPOINT, see tests/conftest.py) or a Hub without the version's tag.
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 import pytest
 
-from tests.conftest import run_zoo
+from tests.conftest import Probed, run_zoo
 from tests.hub_server import HubTestServer
 from tests.remotes.conftest import run_checked
+from tests.remotes.servers import TrickleServer
 from zoo import Zoo
 from zoo._version import __version__
-from zoo.registry.remotes.default import KEY_FILE, REPO, DefaultRemote
+from zoo.registry.remotes.default import KEY_FILE, PROBE_TIMEOUT_S, REPO, DefaultRemote
 
 URL = f"hf://{REPO}@v{__version__}"
 
@@ -86,6 +88,51 @@ def test_offline_never_asks_it(hub: HubTestServer, flags: list[str], env: dict[s
     r = run_checked("fetch", "add", "-t", "u55-128", "--no-build", *flags, env=env)
     assert r.returncode == 1 and REPO not in r.stderr
     assert hub.request_count() == 0
+
+
+# A status line and headers, a byte every 0.5 s: 20 s in all, and no read waits over 0.5 s.
+TRICKLED = b"HTTP/1.1 200 OK\r\nContent-Length: 0\r\nX-Repo-Commit: " + b"0" * 40 + b"\r\n\r\n"
+NO_PROXY_ENV = ("HTTPS_PROXY", "https_proxy", "HTTP_PROXY", "http_proxy", "ALL_PROXY", "all_proxy", "NO_PROXY",
+                "no_proxy")
+
+
+def _missed_within_the_deadline(env: dict[str, str]) -> Probed:
+    """A cache miss with the default remote: it must go on, with one line, within the probe's deadline."""
+    given = {name.lower() for name in env}
+    unset = {name: "" for name in NO_PROXY_ENV if name.lower() not in given}  # an empty http_proxy unsets HTTP_PROXY
+    started = time.monotonic()
+    r = run_checked("fetch", "add", "-t", "u55-128", "--no-build", env={**unset, **env})
+    took = time.monotonic() - started
+    assert r.returncode == 1 and "not in the cache" in r.stderr and "Traceback" not in r.stderr, r.stderr
+    assert took < PROBE_TIMEOUT_S + 3, f"the miss took {took:.1f} s"
+    assert r.loaded == [], "the Hub client (and httpx) never loaded"
+    return r
+
+
+@pytest.mark.server
+def test_a_server_that_trickles_its_answer_holds_a_miss_no_longer_than_the_deadline() -> None:
+    with TrickleServer(TRICKLED, pause=0.5) as slow:
+        r = _missed_within_the_deadline({"HF_ENDPOINT": slow.url})
+    assert r.stderr.splitlines()[0] == (f"zoo: {URL}: cannot reach {slow.url} (no answer within {PROBE_TIMEOUT_S:g} s); "
+                                        "skipping this remote")
+
+
+@pytest.mark.server
+@pytest.mark.parametrize("variable", ["HTTP_PROXY", "all_proxy"])
+def test_a_proxy_is_honoured_and_one_that_never_answers_costs_the_deadline(variable: str, refusing_endpoint: str) -> None:
+    with TrickleServer() as proxy:
+        r = _missed_within_the_deadline({variable: proxy.url})
+        assert proxy.connections == 1, "the probe went through the proxy"
+    assert r.stderr.splitlines()[0] == (f"zoo: {URL}: cannot reach {refusing_endpoint} (no answer within "
+                                        f"{PROBE_TIMEOUT_S:g} s through the proxy {proxy.url}); skipping this remote")
+
+
+@pytest.mark.server
+def test_no_proxy_sends_the_probe_around_the_proxy(refusing_endpoint: str) -> None:
+    with TrickleServer() as proxy:
+        r = _missed_within_the_deadline({"HTTP_PROXY": proxy.url, "NO_PROXY": "127.0.0.1"})
+        assert proxy.connections == 0
+    assert f"cannot reach {refusing_endpoint} (ConnectionRefusedError: [Errno 111] Connection refused)" in r.stderr
 
 
 @pytest.mark.compile

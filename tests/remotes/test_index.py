@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shlex
 from pathlib import Path
 from typing import Any
 
@@ -216,3 +217,19 @@ def test_an_index_records_which_zoo_wrote_it_and_which_can_read_it() -> None:
 def test_an_index_this_zoo_cannot_read_says_which_zoo_can(fields: dict[str, Any], message: str) -> None:
     with pytest.raises(RemoteError, match=message):
         Index.loads(json.dumps({"schema": 1, "models": {}, **fields}), source="t")
+
+
+# PEP 440's arbitrary equality takes any text without a space, ';' or ')'.
+@pytest.mark.parametrize("readable", ["===0'`id>pwned`'", "==='&&id>pwned&&'", "===0'|sh'"])
+def test_a_readable_by_that_would_run_a_command_is_a_malformed_index_and_no_command_is_suggested(readable: str) -> None:
+    with pytest.raises(RemoteError) as caught:
+        Index.loads(json.dumps({"schema": 1, "models": {}, "readable_by": readable}), source="t")
+    assert "not a version specifier such as '>=0.1.0'; the index is malformed" in str(caught.value)
+    assert "pip install" not in str(caught.value)
+
+
+def test_the_suggested_install_is_one_argument_built_from_the_parsed_specifier() -> None:
+    with pytest.raises(RemoteError) as caught:
+        Index.loads(json.dumps({"schema": 1, "models": {}, "readable_by": " >= 99.0 , < 100"}), source="t")
+    command = str(caught.value).split("install one that can: ")[1]
+    assert shlex.split(command) == ["pip", "install", "ethosu-zoo<100,>=99.0"]

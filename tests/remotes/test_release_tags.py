@@ -193,7 +193,14 @@ def test_a_tag_must_be_a_version(tag: str) -> None:
         release_tag(tag)
 
 
-@pytest.mark.parametrize("tag", ["v0.1.0", "v10.20.30", "v1.2.3rc1", "v2.0.0a1", "v2.0.0b12"])
+# Each would be a second tag for a release that exists as v0.1.0 (or v1.0.0rc1).
+@pytest.mark.parametrize("tag", ["v0.1.0\n", "v0.1.0\r", "v00.1.0", "v0.01.0", "v0.1.00", "v01.0.0", "v1.0.0rc01"])
+def test_a_tag_is_one_spelling_of_a_version(tag: str) -> None:
+    with pytest.raises(UsageError, match=re.escape("e.g. v0.1.0 or v1.2.3rc1, with no leading zeros")):
+        release_tag(tag)
+
+
+@pytest.mark.parametrize("tag", ["v0.1.0", "v10.20.30", "v1.2.3rc1", "v2.0.0a1", "v2.0.0b12", "v0.0.0", "v1.0.0rc0"])
 def test_version_tags(tag: str) -> None:
     assert release_tag(tag) == tag
 

@@ -47,6 +47,7 @@ def tune(zoo: Zoo, model: str, target: str | None, *, weights: str | None = None
     """See ``Zoo.tune``."""
     from zoo._errors import UsageError, VerificationError, ZooError
     from zoo._fs import write_atomic
+    from zoo.registry.precision import recipe_label
     from zoo.registry.tune import search
 
     spec = zoo.model(model)
@@ -55,6 +56,8 @@ def tune(zoo: Zoo, model: str, target: str | None, *, weights: str | None = None
         raise UsageError(f"zoo tune finds a quantization recipe, and {resolved.name!r} runs {spec.name!r} in float; "
                          "give an Ethos-U target, e.g. -t u85-256")
     variant = spec.weights_variant(weights).name
+    if out is not None:
+        recipe_label(Path(out), "-o")  # the recipe is built with --recipe OUT: refuse its name before the search
     found = search(spec, resolved, variant, max_layers=max_layers, max_drop=max_drop, progress=say)
     chosen = found.chosen
     path = Path(out) if out else Path(f"tuned-{spec.name}-{resolved.slug}.json")

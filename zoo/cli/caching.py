@@ -10,7 +10,7 @@ import click
 
 from zoo._errors import ZooError
 from zoo._units import human_bytes
-from zoo.cli.context import _dump, _zoo
+from zoo.cli.context import _dump, _zoo, echo
 from zoo.cli.table import render
 
 if TYPE_CHECKING:
@@ -62,9 +62,9 @@ def cache_ls(ctx: click.Context, as_json: bool) -> None:
     if as_json:
         _dump(data)
     elif rows:
-        click.echo(render(("key", "model", "target", "weights", "precision", "io", "memory", ".pte", "built"), rows))
+        echo(render(("key", "model", "target", "weights", "precision", "io", "memory", ".pte", "built"), rows))
     else:
-        click.echo("the cache is empty")
+        echo("the cache is empty")
 
 
 def _checked(store: Cache, *, verify: bool) -> Iterator[tuple[str, Entry | None, str | None]]:
@@ -97,8 +97,8 @@ def cache_verify(ctx: click.Context) -> None:
         total += 1
         if problem:
             bad += 1
-            click.echo(f"{key[:12]}  CORRUPT  {problem}")
-    click.echo(f"{total - bad} of {total} entries verified" + (f", {bad} corrupt (run 'zoo cache prune --corrupt')" if bad else ""))
+            echo(f"{key[:12]}  CORRUPT  {problem}")
+    echo(f"{total - bad} of {total} entries verified" + (f", {bad} corrupt (run 'zoo cache prune --corrupt')" if bad else ""))
     if bad:
         sys.exit(1)
 
@@ -133,5 +133,5 @@ def cache_prune(ctx: click.Context, prune_all: bool, corrupt: bool, older_than: 
             store.forget_failure(key)
             forgotten += 1
     leftovers, freed = store.clean_tmp()
-    click.echo(f"removed {removed} entries" + (f" and {forgotten} failure records" if forgotten else "")
+    echo(f"removed {removed} entries" + (f" and {forgotten} failure records" if forgotten else "")
                + (f"; cleaned up {leftovers} leftover(s) of interrupted writes ({human_bytes(freed)})" if leftovers else ""))

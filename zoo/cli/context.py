@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from zoo._text import printable
+
 if TYPE_CHECKING:
     from zoo._api import Zoo
 
@@ -37,4 +39,10 @@ def _dump(data: Any) -> None:
 
 def notice(message: str) -> None:
     """One line for the user on stderr, as ``zoo: {message}``: the CLI's only channel for notices."""
-    click.echo(f"zoo: {message}", err=True)
+    click.echo(f"zoo: {printable(message)}", err=True)
+
+
+def echo(text: str, *, err: bool = False) -> None:
+    """``click.echo`` for text that may hold what a remote, a manifest or a model file says:
+    control characters are shown escaped, never sent to the terminal."""
+    click.echo(printable(text), err=err)

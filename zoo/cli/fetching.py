@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
-from zoo.cli.context import _dump, _zoo, notice
+from zoo.cli.context import _dump, _zoo, echo, notice
 from zoo.cli.format import _summary, _summary_table
 from zoo.cli.options import _model_name, _size, fetch_options
 from zoo.cli.table import terminal_width
@@ -123,7 +123,7 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
                 click.echo(str(art.bundle))
                 click.echo(str(art.bundle_header))
         if not quiet and arts:
-            click.echo(_summary(arts[0]) if len(done) == 1 else _summary_table(done), err=True)
+            echo(_summary(arts[0]) if len(done) == 1 else _summary_table(done), err=True)
         if brief and not quiet:
             notice("each .pte has its header, .s and I/O helpers beside it; a pipe or --json lists every file")
         if len(outcomes) == 1 and len(arts) == 1 and arts[0].source == "cache":

@@ -10,7 +10,7 @@ import click
 from zoo._options import PRECISIONS
 from zoo._spec import ModelSpec
 from zoo._units import human_bytes
-from zoo.cli.context import _dump, _zoo
+from zoo.cli.context import _dump, _zoo, echo
 from zoo.cli.snapshot import offer
 from zoo.cli.table import render
 
@@ -29,7 +29,7 @@ def list_cmd(ctx: click.Context, pattern: str | None, as_json: bool) -> None:
         _dump([s.summary() for s in specs])
         return
     if not specs:
-        click.echo(f"no model matches {pattern!r}" if pattern else "no models: no plugin registered any")
+        echo(f"no model matches {pattern!r}" if pattern else "no models: no plugin registered any")
         offer()
         return
     # Aliases stay in 'zoo info' and --json: with the torchvision names they would
@@ -38,7 +38,7 @@ def list_cmd(ctx: click.Context, pattern: str | None, as_json: bool) -> None:
         (s.name, s.task, "x".join(map(str, s.inputs[0].shape)), first_sentence(s.description))
         for s in specs
     ]
-    click.echo(render(("model", "task", "input", "description"), rows, optional_last=True))
+    echo(render(("model", "task", "input", "description"), rows, optional_last=True))
     offer()
 
 
@@ -54,11 +54,11 @@ def info(ctx: click.Context, model: str, as_json: bool) -> None:
     if as_json:
         _dump(data)
         return
-    click.echo(f"{spec.name}  (version {spec.version}, plugin {spec.source})")
+    echo(f"{spec.name}  (version {spec.version}, plugin {spec.source})")
     if spec.aliases:
-        click.echo(f"  aliases:     {', '.join(spec.aliases)}")
-    click.echo(f"  task:        {spec.task}")
-    click.echo(f"  description: {spec.description}")
+        echo(f"  aliases:     {', '.join(spec.aliases)}")
+    echo(f"  task:        {spec.task}")
+    echo(f"  description: {spec.description}")
     for i in spec.inputs:
         extra = ""
         if i.range:
@@ -67,39 +67,39 @@ def info(ctx: click.Context, model: str, as_json: bool) -> None:
             extra += f", mean {list(i.mean)}, std {list(i.std or ())}"
             if i.normalise_axis != 1:
                 extra += f" along axis {i.normalise_axis}"
-        click.echo(f"  input:       {i.name} {list(i.shape)} {i.dtype}{extra}")
+        echo(f"  input:       {i.name} {list(i.shape)} {i.dtype}{extra}")
     if spec.outputs:
-        click.echo(f"  outputs:     {', '.join(spec.outputs)}")
-    click.echo(f"  layouts:     {', '.join(spec.layouts)} (--layout; the first is the default)")
+        echo(f"  outputs:     {', '.join(spec.outputs)}")
+    echo(f"  layouts:     {', '.join(spec.layouts)} (--layout; the first is the default)")
     if spec.quantize:
-        click.echo(f"  precisions:  {', '.join(PRECISIONS)} (--precision for an NPU target; the first is the default)")
+        echo(f"  precisions:  {', '.join(PRECISIONS)} (--precision for an NPU target; the first is the default)")
     for name, recipe in spec.recipes.items():
         parts = ", ".join([*(f"{m} {p}" for m, p in sorted(recipe.modules.items())),
                            *([f"{recipe.observer} observer"] if recipe.observer != "histogram" else []),
                            *([f"--qat {recipe.qat}"] if recipe.qat else [])])
         about = f": {recipe.description}" if recipe.description else ""
-        click.echo(f"  recipe:      {name} ({recipe.default}{'; ' + parts if parts else ''}){about}")
+        echo(f"  recipe:      {name} ({recipe.default}{'; ' + parts if parts else ''}){about}")
     if spec.quantize and spec.training is not None:
-        click.echo(f"  training:    {spec.training.size} samples for --qat STEPS: {spec.training.description}")
+        echo(f"  training:    {spec.training.size} samples for --qat STEPS: {spec.training.description}")
     for w in data["weights"]:
         default = " (default)" if w["default"] else ""
-        click.echo(f"  weights:     {w['name']}{default}: {w['description']} [{w['licence']}; {w['origin']}]")
+        echo(f"  weights:     {w['name']}{default}: {w['description']} [{w['licence']}; {w['origin']}]")
         if w["reference"]:
             declared = ", ".join(f"{k} {v:g}{_unit(spec, k)}" for k, v in w["reference"].items())
-            click.echo(f"               declared: {declared}")
-    click.echo(f"  calibration: {spec.calibration.size} samples: {spec.calibration.description}")
+            echo(f"               declared: {declared}")
+    echo(f"  calibration: {spec.calibration.size} samples: {spec.calibration.description}")
     if spec.evaluation:
-        click.echo(f"  evaluation:  {spec.evaluation.size} labelled samples: {spec.evaluation.description}")
+        echo(f"  evaluation:  {spec.evaluation.size} labelled samples: {spec.evaluation.description}")
     else:
-        click.echo("  evaluation:  none (no labelled data; --eval-dir gives some)")
+        echo("  evaluation:  none (no labelled data; --eval-dir gives some)")
     for m in spec.metrics:
         direction = "higher is better" if m.higher_is_better else "lower is better"
         about = f"; {m.description}" if m.description else ""
-        click.echo(f"  metric:      {m.name} ({direction}; int8 may lose at most {m.max_drop:g}{m.drop_unit}){about}")
+        echo(f"  metric:      {m.name} ({direction}; int8 may lose at most {m.max_drop:g}{m.drop_unit}){about}")
     if not spec.metrics:
-        click.echo("  metric:      none declared: --verify judges it by the elementwise checks alone")
+        echo("  metric:      none declared: --verify judges it by the elementwise checks alone")
     if spec.label_count():
-        click.echo(f"  labels:      {spec.label_count()}")
+        echo(f"  labels:      {spec.label_count()}")
     offer()
 
 
@@ -141,18 +141,18 @@ def targets(ctx: click.Context, as_json: bool) -> None:
     for t in all_targets:
         alias = (t.board and f"board → {t.accelerator}") or ", ".join(t.aliases)
         rows.append((t.name, alias, t.system_config or "-", t.memory_mode or "-", human_bytes(t.sram_bytes) if t.sram_bytes else "-"))
-    click.echo(render(("target", "aliases", "default system config", "memory mode", "SRAM"), rows))
+    echo(render(("target", "aliases", "default system config", "memory mode", "SRAM"), rows))
     presets = [t for t in all_targets if t.board]
     if presets:
-        click.echo("\nboard presets:")
+        echo("\nboard presets:")
         for t in presets:
             sram = human_bytes(t.sram_bytes) if t.sram_bytes else "not given (pass --sram-budget)"
-            click.echo(f"  {t.name} ({table.sources.get(t.name, 'a plugin')}): {table.boards[t.name].description or '-'}")
-            click.echo(f"  {' ' * len(t.name)}  {t.accelerator}, {t.system_config}, {t.memory_mode}; SRAM {sram}")
-    click.echo("")
+            echo(f"  {t.name} ({table.sources.get(t.name, 'a plugin')}): {table.boards[t.name].description or '-'}")
+            echo(f"  {' ' * len(t.name)}  {t.accelerator}, {t.system_config}, {t.memory_mode}; SRAM {sram}")
+    echo("")
     for f in ("u55", "u65", "u85"):
-        click.echo(f"{f}: system configs {', '.join(family_system_configs(f))}")
-        click.echo(f"{' ' * len(f)}  memory modes {', '.join(family_memory_modes(f))}")
+        echo(f"{f}: system configs {', '.join(family_system_configs(f))}")
+        echo(f"{' ' * len(f)}  memory modes {', '.join(family_memory_modes(f))}")
     offer()
 
 
@@ -177,5 +177,5 @@ def plugins(ctx: click.Context, as_json: bool) -> None:
          p.error if p.status in ("error", "empty") else ", ".join(p.models))
         for p in statuses
     ]
-    click.echo(render(("plugin", "from", "distribution", "status", "load", "models / error"), rows))
+    echo(render(("plugin", "from", "distribution", "status", "load", "models / error"), rows))
     offer()

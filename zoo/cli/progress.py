@@ -8,6 +8,7 @@ from collections.abc import Callable
 from types import TracebackType
 from typing import Any
 
+from zoo._text import printable
 from zoo._units import human_bytes
 from zoo.registry.events import DOWNLOAD_STAGE
 
@@ -75,9 +76,12 @@ class StageReporter:
         if not self.enabled:
             return
         if self._live is not None:
+            # rich would read [tags] in a stage that names a remote's file.
+            from rich.markup import escape
+
             if label not in self._tasks:
-                self._tasks[label] = self._live.add_task(label, total=None)
-            self._live.update(self._tasks[label], description=f"{label}: {stage}", completed=done or 0, total=total,
+                self._tasks[label] = self._live.add_task(escape(printable(label, one_line=True)), total=None)
+            self._live.update(self._tasks[label], description=escape(printable(f"{label}: {stage}", one_line=True)), completed=done or 0, total=total,
                               bytes=stage.startswith(DOWNLOAD))
             return
         if stage != self._last.get(label):
@@ -86,4 +90,4 @@ class StageReporter:
                 extra = f" ({human_bytes(total)})" if total else ""
             else:
                 extra = f" ({total} {'steps' if stage == 'qat' else 'samples'})" if total else ""
-            print(f"zoo: {label}: {stage}{extra} [{time.perf_counter() - self._started:.1f}s]", file=sys.stderr)
+            print(printable(f"zoo: {label}: {stage}{extra} [{time.perf_counter() - self._started:.1f}s]"), file=sys.stderr)

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 import click
 
 from zoo._errors import UsageError
-from zoo.cli.context import _dump, _zoo
+from zoo.cli.context import _dump, _zoo, echo
 from zoo.cli.options import _size
 
 if TYPE_CHECKING:
@@ -65,15 +65,15 @@ def publish(ctx: click.Context, model: str | None, target: str | None, system_co
         })
         return
     for r in report.added:
-        click.echo(f"published  {r.model} for {r.target}  {r.key[:12]}  {r.folder}/{_signed(r, sign_key)}")
+        echo(f"published  {r.model} for {r.target}  {r.key[:12]}  {r.folder}/{_signed(r, sign_key)}")
     for r in report.already:
-        click.echo(f"already    {r.model} for {r.target}  {r.key[:12]}  {r.folder}/{_signed(r, sign_key)}")
+        echo(f"already    {r.model} for {r.target}  {r.key[:12]}  {r.folder}/{_signed(r, sign_key)}")
     commit = f" in commit {report.revision[:12]}" if report.revision else ""
-    click.echo(f"{len(report.added)} published, {len(report.already)} already there: {report.remote}{commit}", err=True)
+    echo(f"{len(report.added)} published, {len(report.already)} already there: {report.remote}{commit}", err=True)
     if report.release:
-        click.echo(f"released   {report.release.tag} at commit {report.release.commit[:12]}: {report.release.url}")
+        echo(f"released   {report.release.tag} at commit {report.release.commit[:12]}: {report.release.url}")
     if page:
-        click.echo(f"site       {page}")
+        echo(f"site       {page}")
 
 
 def _record(r: IndexRecord) -> dict[str, Any]:

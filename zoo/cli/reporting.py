@@ -7,7 +7,7 @@ from pathlib import Path
 
 import click
 
-from zoo.cli.context import _dump, _zoo, notice
+from zoo.cli.context import _dump, _zoo, echo, notice
 
 
 @click.command("report")
@@ -46,7 +46,7 @@ def report_cmd(ctx: click.Context, model: str | None, everything: bool, weights:
                 record["precisions"] = judged.to_json() if judged else None
             _dump(data)
         else:
-            click.echo(render_catalogue_text(catalogue))
+            echo(render_catalogue_text(catalogue))
         return
     from zoo.cli.report_render import render_text, write_html
     from zoo.registry.report import collect
@@ -58,4 +58,4 @@ def report_cmd(ctx: click.Context, model: str | None, everything: bool, weights:
     elif as_json:
         _dump(result.to_json())
     else:
-        click.echo(render_text(result))
+        echo(render_text(result))

@@ -7,6 +7,8 @@ import shutil
 import sys
 from collections.abc import Sequence
 
+from zoo._text import printable
+
 
 def terminal_width() -> int | None:
     """The columns to fit: ``COLUMNS`` if set, else the terminal's; None when stdout is not a
@@ -29,7 +31,7 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[object]], *, width: i
     ``drop``, in that order, and says so; then it cuts the last column short. With
     ``optional_last`` (a description) that column is left out where not even 10
     characters of it would fit."""
-    cells = [[str(h) for h in headers]] + [["" if c is None else str(c) for c in r] for r in rows]
+    cells = [[str(h) for h in headers]] + [["" if c is None else printable(str(c), one_line=True) for c in r] for r in rows]
     total = width if width is not None else terminal_width()
     dropped: list[str] = []
     if total is not None:

@@ -7,10 +7,25 @@ from typing import Any
 
 import click
 
+from zoo._spec import max_drop_problem
 from zoo._units import duration, human_bytes
-from zoo.cli.context import _dump, _zoo, notice
+from zoo.cli.context import _dump, _zoo, echo, notice
 from zoo.cli.options import _model_name
 from zoo.cli.table import render
+
+
+def _drops(_ctx: click.Context, _param: click.Parameter, given: tuple[str, ...]) -> dict[str, float]:
+    """Refused here, before the search: a NaN drop would make every trial meet the goal."""
+    out = {}
+    for item in given:
+        name, _, value = item.partition("=")
+        try:
+            out[name.strip()] = drop = float(value)
+        except ValueError:
+            raise click.BadParameter(f"{item!r}: give METRIC=DROP, e.g. f1=0.01", param_hint="--max-drop") from None
+        if (problem := max_drop_problem(drop)) is not None:
+            raise click.BadParameter(f"{item!r}: {problem}", param_hint="--max-drop")
+    return out
 
 
 @click.command()
@@ -21,52 +36,41 @@ from zoo.cli.table import render
               help="Where to write the recipe. [default: tuned-MODEL-TARGET.json]")
 @click.option("--max-layers", type=click.IntRange(min=1), default=8, show_default=True,
               help="Promote at most this many modules, most sensitive first.")
-@click.option("--max-drop", "max_drop", multiple=True, metavar="METRIC=DROP",
+@click.option("--max-drop", "max_drop", multiple=True, metavar="METRIC=DROP", callback=_drops,
               help="Hold a metric to this drop instead of the model's own, e.g. --max-drop f1=0.01 (repeatable).")
 @click.option("--no-build", is_flag=True, help="Only search (fake quantization); build nothing.")
 @click.option("--json", "as_json", is_flag=True, help="The search and the builds as JSON on stdout.")
 @click.pass_context
 def tune(ctx: click.Context, /, model: str, target: str | None, weights: str | None, out: Path | None,
-         max_layers: int, max_drop: tuple[str, ...], no_build: bool, as_json: bool) -> None:
+         max_layers: int, max_drop: dict[str, float], no_build: bool, as_json: bool) -> None:
     """Find a quantization recipe for MODEL on a target: each module with weights promoted to 16-bit
     activations alone (fake quantization, so no Vela yet), then the most sensitive ones together
     until the model meets its goal. Writes the recipe (--recipe FILE takes it), then builds int8,
     the recipe and a16w8 with the numerical check and Vela's estimates."""
     zoo = _zoo(ctx)
     name = _model_name(ctx, model)
-    result = zoo.tune(name, target, weights=weights, out=out, max_layers=max_layers, max_drop=_drops(max_drop),
+    result = zoo.tune(name, target, weights=weights, out=out, max_layers=max_layers, max_drop=max_drop,
                       build=not no_build,
                       notice=lambda step: notice(f"tune: {step}"))
     if as_json:
         _dump(result.to_json())
         return
     s = result.search
-    click.echo(f"{s.model} for {s.target} (weights {s.weights}); goal: {s.goal}")
-    click.echo(f"int8 everywhere: {_trial(s.int8)}")
-    click.echo(f"a16w8 everywhere: {_trial(s.a16w8)}")
-    click.echo("modules by sensitivity (each alone at a16w8, the rest int8):")
+    echo(f"{s.model} for {s.target} (weights {s.weights}); goal: {s.goal}")
+    echo(f"int8 everywhere: {_trial(s.int8)}")
+    echo(f"a16w8 everywhere: {_trial(s.a16w8)}")
+    echo("modules by sensitivity (each alone at a16w8, the rest int8):")
     for t in s.layers[:max(max_layers, 5)]:
         gain = t.worst_db - s.int8.worst_db
-        click.echo(f"  {t.label.removesuffix(' at a16w8'):<28} {_trial(t)} ({gain:+.1f} dB)")
+        echo(f"  {t.label.removesuffix(' at a16w8'):<28} {_trial(t)} ({gain:+.1f} dB)")
     for t in s.steps:
-        click.echo(f"promoted {t.label}: {_trial(t)}")
+        echo(f"promoted {t.label}: {_trial(t)}")
     chosen = s.chosen
-    click.echo(f"recipe: {chosen.label}{'' if chosen.meets else ' (nothing tried meets the goal)'} → {result.recipe_path} "
+    echo(f"recipe: {chosen.label}{'' if chosen.meets else ' (nothing tried meets the goal)'} → {result.recipe_path} "
                f"(search: {s.seconds:.0f} s)")
     if result.built:
-        click.echo(render(("recipe", "numerics", "metrics / output SQNR", "Vela time", "SRAM"),
+        echo(render(("recipe", "numerics", "metrics / output SQNR", "Vela time", "SRAM"),
                           [_built(b.to_json()) for b in result.built]))
-
-
-def _drops(given: tuple[str, ...]) -> dict[str, float]:
-    out = {}
-    for item in given:
-        name, _, value = item.partition("=")
-        try:
-            out[name.strip()] = float(value)
-        except ValueError:
-            raise click.BadParameter(f"{item!r}: give METRIC=DROP, e.g. f1=0.01", param_hint="--max-drop") from None
-    return out
 
 
 def _trial(t: Any) -> str:

@@ -9,7 +9,7 @@ import click
 
 from zoo._options import IO_MODES, PRECISIONS
 from zoo._spec import LAYOUTS
-from zoo.cli.context import _dump, _zoo
+from zoo.cli.context import _dump, _zoo, echo
 from zoo.cli.format import verification_lines
 from zoo.cli.options import EVAL_DIR_HELP, _size
 
@@ -87,6 +87,6 @@ def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, syste
     if as_json:
         _dump(result.to_json())
     else:
-        click.echo("\n".join(verification_lines(result)))
+        echo("\n".join(verification_lines(result)))
     if not result.passed:
         sys.exit(1)

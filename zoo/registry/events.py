@@ -9,6 +9,8 @@ from __future__ import annotations
 import sys
 from collections.abc import Callable
 
+from zoo._text import printable
+
 Progress = Callable[[str, int | None, int | None], None]
 """``progress(stage, done, total)``: a stage starts (``done`` and ``total`` None) or advances."""
 
@@ -23,7 +25,7 @@ DOWNLOAD_STAGE = "download"
 
 
 def stderr_notice(message: str) -> None:
-    print(f"zoo: {message}", file=sys.stderr)
+    print(f"zoo: {printable(message)}", file=sys.stderr)
 
 
 def silent_progress(stage: str, done: int | None, total: int | None) -> None:

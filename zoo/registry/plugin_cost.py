@@ -10,6 +10,8 @@ import time
 from collections.abc import Iterator
 from typing import Protocol, TextIO
 
+from zoo._text import printable
+
 HEAVY = ("torch", "torchvision", "torchaudio", "executorch", "timm", "tensorflow", "jax", "sklearn", "scipy",
          "pandas", "numpy", "PIL", "cv2")
 """Libraries a plugin should import inside its build functions, not at registration."""
@@ -44,7 +46,7 @@ def measured(status: Measured, stderr: TextIO) -> Iterator[None]:
         status.heavy = [m for m in HEAVY if m in sys.modules and m not in before]
     slow = warning(status) if status.kind in ("entry point", "module") and status.status == "ok" else None
     if slow:
-        print(f"zoo: warning: {status.label} {slow}", file=stderr)
+        print(printable(f"zoo: warning: {status.label} {slow}"), file=stderr)
 
 
 def warning(status: Measured) -> str | None:

@@ -29,6 +29,7 @@ from zoo import _hookspecs
 from zoo._env import flag
 from zoo._errors import PluginError, SpecError, UsageError
 from zoo._spec import Board, ModelSpec
+from zoo._text import printable
 from zoo.registry import plugin_cost
 from zoo.registry.catalog import Catalog
 from zoo.registry.dists import name_version
@@ -200,7 +201,7 @@ class Registry:
                    f"{', '.join(external) or 'none besides the built-ins'}); fix the name, or install the plugin")
         if self.strict:
             raise UsageError(message)
-        print(f"zoo: warning: {message}", file=self._stderr or sys.stderr)
+        print(f"zoo: warning: {printable(message)}", file=self._stderr or sys.stderr)
 
     def _load_module(self, module: str) -> None:
         status = PluginStatus(module, "module")
@@ -248,7 +249,7 @@ class Registry:
             status.status = "disabled"
             status.error = (f"already loaded as {first.label if first else repr(self.pm.get_name(plugin))}; "
                             "its models are registered once: drop it from -p/ZOO_PLUGINS, or uninstall the installed copy")
-            print(f"zoo: warning: {status.label}: {status.error}", file=self._stderr or sys.stderr)
+            print(printable(f"zoo: warning: {status.label}: {status.error}"), file=self._stderr or sys.stderr)
             return
         try:
             self.pm.register(plugin, name=status.name)
@@ -286,7 +287,7 @@ class Registry:
             return
         status.status = "empty"
         status.error = message
-        print(f"zoo: warning: {status.label} {message}", file=self._stderr or sys.stderr)
+        print(printable(f"zoo: warning: {status.label} {message}"), file=self._stderr or sys.stderr)
 
     def _call(self, hook: str, plugin: object, register: Callable[..., None]) -> None:
         for impl in getattr(self.pm.hook, hook).get_hookimpls():
@@ -390,7 +391,7 @@ class Registry:
         debug_traceback(status.label, exc, stream)
         if self.strict:
             raise PluginError(status.name, status.distribution, message) from exc
-        print(f"zoo: skipped {status.label}: {message}", file=stream)
+        print(printable(f"zoo: skipped {status.label}: {message}"), file=stream)
 
 
 def _ep_order(ep: EntryPoint) -> tuple[int, str]:

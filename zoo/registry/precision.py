@@ -12,6 +12,8 @@ config with this module, and the structure check reads it back from a .pte.
 
 from __future__ import annotations
 
+import re
+import unicodedata
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
@@ -65,6 +67,11 @@ class Precision:
 
     @classmethod
     def of_recipe(cls, name: str, recipe: Recipe) -> Precision:
+        """A recipe's precision. Its name never reads as a preset's (``int8``, ``a16w8+qat5``), so that
+        the key says the recipe and the structure check takes the base precision from it, not the name."""
+        if "+" in name or name in PRECISIONS:
+            raise UsageError(f"the recipe name {name!r} reads as a preset's; a recipe's name has no '+' and is no "
+                             f"precision's ({', '.join(PRECISIONS)})")
         return cls(name, recipe.default, tuple(sorted(recipe.modules.items())), recipe.per_channel, recipe.qat,
                    recipe.observer)
 
@@ -138,6 +145,32 @@ def of_key(quantization: dict[str, Any] | None) -> str:
     return str(quantization.get("precision") or "int8")
 
 
+_LABEL = re.compile(r"[a-z0-9][a-z0-9_.-]*")
+"""What a plugin's recipe name may be, and so a recipe file's name."""
+
+
+def recipe_label(path: Path, option: str = "--recipe") -> str:
+    """The precision label of ``--recipe PATH``: the file's name without its extension, ``recipe-``
+    before a preset's name. It names the artifacts and is in the build key and the C header, so
+    UsageError, before anything is built, unless it is what a plugin's recipe name may be."""
+    stem = path.stem
+    if "+" in stem:
+        raise UsageError(f"{option} {path}: the file's name {stem!r} would read as a preset's name with QAT steps "
+                         "(int8+qat200), and the recipe's own precision would be mistaken for the name's; rename it, "
+                         f"e.g. {_suggested(stem)}.json (QAT steps go in the recipe's 'qat' or --qat)")
+    if not _LABEL.fullmatch(stem):
+        raise UsageError(f"{option} {path}: the file's name {stem!r} becomes the build's precision label, in the "
+                         "artifacts' names, the build key and the C header, so it may hold only lower-case ASCII "
+                         f"letters, digits, '-', '_' and '.', starting with a letter or a digit; rename it, e.g. "
+                         f"{_suggested(stem)}.json")
+    return f"recipe-{stem}" if stem in PRECISIONS else stem
+
+
+def _suggested(stem: str) -> str:
+    folded = unicodedata.normalize("NFKD", stem).encode("ascii", "ignore").decode().lower()
+    return re.sub(r"[^a-z0-9_.-]+", "-", folded).strip("-_.") or "my-recipe"
+
+
 def choose(spec: ModelSpec, target: Target, precision: str | None, recipe: Path | None, io_mode: str,
            qat: int | None = None) -> Precision:
     """The precision ``spec`` is built at for ``target``: a preset, one of its recipes, or a
@@ -146,8 +179,7 @@ def choose(spec: ModelSpec, target: Target, precision: str | None, recipe: Path 
     if precision is not None and recipe is not None:
         raise UsageError(f"give --precision {precision} or --recipe {recipe}, not both")
     if recipe is not None:
-        stem = Path(recipe).stem
-        chosen = Precision.of_recipe(f"recipe-{stem}" if stem in PRECISIONS else stem, Recipe.load(recipe))
+        chosen = Precision.of_recipe(recipe_label(Path(recipe)), Recipe.load(recipe))
     elif precision is not None and precision in spec.recipes:
         chosen = Precision.of_recipe(precision, spec.recipes[precision])
     else:

@@ -20,7 +20,7 @@ from typing import Any
 
 from zoo._errors import UsageError
 from zoo._recipe import ROOT, Recipe
-from zoo._spec import ModelSpec
+from zoo._spec import ModelSpec, max_drop_problem
 from zoo.registry.precision import Precision
 from zoo.registry.report import GENERATED
 from zoo.registry.targets import Target
@@ -87,6 +87,9 @@ def search(spec: ModelSpec, target: Target, weights: str | None, *, max_layers: 
     if unknown:
         raise UsageError(f"--max-drop {', '.join(unknown)}: {spec.name!r} declares no such metric; it declares "
                          f"{', '.join(m.name for m in spec.metrics) or 'none'}")
+    for metric, drop in (max_drop or {}).items():
+        if (problem := max_drop_problem(drop)) is not None:
+            raise UsageError(f"--max-drop {metric}: {problem}")
     if max_drop:
         spec = replace(spec, metrics=tuple(replace(m, max_drop=max_drop.get(m.name, m.max_drop)) for m in spec.metrics))
     from zoo.registry import reproducible

@@ -11,17 +11,19 @@ zoo.toml without a ``remotes`` key uses it; ``remotes = []``, ``--offline``,
 
 Until a version is released, its tag does not exist. So before the Hub client
 (and httpx, about 80 ms to import) is loaded, one HEAD request through the
-standard library asks for the tag's ``index.json``, with no retries and a short
-timeout: a refused connection or a missing tag costs a few milliseconds and
-one line, and the fetch goes on as it would without a remote.
+standard library asks for the tag's ``index.json``, with no retries and one
+deadline for the whole request, through the proxy the environment names if any:
+a refused connection or a missing tag costs a few milliseconds and one line, a
+server or proxy that answers slowly or never costs the deadline, and the fetch
+goes on as it would without a remote.
 """
 
 from __future__ import annotations
 
-import os
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
 from pathlib import Path
-from urllib.parse import urlsplit
+from typing import Any
 
 from zoo._errors import RemoteError, RemoteUnavailable
 from zoo._version import __version__
@@ -31,8 +33,8 @@ from zoo.registry.remotes.index import INDEX, Index
 REPO = "ethosu-zoo/ethos-u-zoo"
 KEY_FILE = Path(__file__).resolve().parents[1] / "data" / "release-signing.pub"
 PROBE_TIMEOUT_S = 3.0
-"""Enough for a Hub across the world; a network that drops packets costs this once per fetch."""
-_PROXY_VARS = ("https_proxy", "http_proxy", "all_proxy")
+"""The probe's deadline, the whole request's and not each read's (a server may send a byte every
+2 s): enough for a Hub across the world; a network that drops packets costs this once per fetch."""
 
 
 def tag(version: str = __version__) -> str:
@@ -59,28 +61,90 @@ class DefaultRemote(HubRemote):
 
     def _probe(self) -> None:
         """Return if the tag has an index; else RemoteError saying why, in one line."""
-        if any(os.environ.get(v) or os.environ.get(v.upper()) for v in _PROXY_VARS):
-            return  # the standard library's connection would bypass the proxy; the Hub client honours it
-        import http.client
+        from http.client import HTTPException
+        from urllib.parse import urlsplit
 
         address = self.public_url(INDEX)
         assert address is not None  # a Hub file always has one
-        where = urlsplit(address)
-        connection = http.client.HTTPSConnection if where.scheme == "https" else http.client.HTTPConnection
-        try:
-            conn = connection(where.netloc, timeout=PROBE_TIMEOUT_S)
-            try:
-                conn.request("HEAD", where.path)
-                status = conn.getresponse().status
-            finally:
-                conn.close()
-        except (OSError, http.client.HTTPException) as exc:
-            reason = type(exc).__name__ if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
-            raise RemoteUnavailable(f"{self.url}: cannot reach {self.endpoint} ({reason})") from None
-        if status in (401, 403, 404):  # the Hub answers 401 for a repository it does not show
+        proxy = _proxy_for(address)
+        if proxy is not None and urlsplit(proxy).scheme not in ("http", "https"):
+            return  # a SOCKS proxy: the standard library cannot speak it, the Hub client does
+        via = f" through the proxy {_without_credentials(proxy)}" if proxy else ""
+        outcome = _within(PROBE_TIMEOUT_S, lambda: _head(address, proxy))
+        if outcome is None:
+            raise RemoteUnavailable(f"{self.url}: cannot reach {self.endpoint} (no answer within {PROBE_TIMEOUT_S:g} s{via})")
+        if isinstance(outcome, BaseException):
+            if not isinstance(outcome, (OSError, HTTPException, ValueError)):  # ValueError: a malformed proxy URL
+                raise outcome
+            raise RemoteUnavailable(f"{self.url}: cannot reach {self.endpoint}{via} ({_reason(outcome)})") from None
+        if outcome in (401, 403, 404):  # the Hub answers 401 for a repository it does not show
             raise RemoteError(f"{self.url}: no published catalogue for zoo {self.version} yet")
-        if status >= 400:
-            raise RemoteUnavailable(f"{self.url}: {self.endpoint} answered HTTP {status}")
+        if outcome >= 400:
+            raise RemoteUnavailable(f"{self.url}: {self.endpoint} answered HTTP {outcome}")
+
+
+def _proxy_for(address: str) -> str | None:
+    """The proxy the environment names for ``address``, as the Hub client reads it: HTTPS_PROXY or
+    HTTP_PROXY by scheme, else ALL_PROXY, and none for a host NO_PROXY names."""
+    import urllib.request
+    from urllib.parse import urlsplit
+
+    where = urlsplit(address)
+    proxies = urllib.request.getproxies()
+    proxy = proxies.get(where.scheme) or proxies.get("all")
+    if not proxy or urllib.request.proxy_bypass(where.netloc):
+        return None
+    return proxy if "://" in proxy else f"http://{proxy}"
+
+
+def _without_credentials(proxy: str) -> str:
+    scheme, _, rest = proxy.partition("://")
+    return f"{scheme}://{rest.rpartition('@')[2]}"
+
+
+def _head(address: str, proxy: str | None) -> int:
+    """The HTTP status of a HEAD request for ``address``, through ``proxy``, redirects not followed:
+    a redirect (a file stored elsewhere) says that the file exists."""
+    import urllib.request
+    from urllib.error import HTTPError
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args: Any, **kwargs: Any) -> None:
+            return None
+
+    opener = urllib.request.build_opener(urllib.request.ProxyHandler({"http": proxy, "https": proxy} if proxy else {}),
+                                         NoRedirect)
+    try:
+        with opener.open(urllib.request.Request(address, method="HEAD"), timeout=PROBE_TIMEOUT_S) as response:
+            return int(response.status)
+    except HTTPError as exc:
+        return int(exc.code)
+
+
+def _within(seconds: float, work: Callable[[], int]) -> int | BaseException | None:
+    """What ``work()`` returned or raised, or None if it is still running after ``seconds``. It runs
+    in a daemon thread, left to end on its socket's timeout: a socket timeout bounds each read, not
+    a server that trickles a byte at a time, nor a proxy that takes the connection and never answers."""
+    done: list[int | BaseException] = []
+
+    def run() -> None:
+        try:
+            done.append(work())
+        except BaseException as exc:  # handed to the caller's thread
+            done.append(exc)
+
+    thread = threading.Thread(target=run, name="zoo-default-remote-probe", daemon=True)
+    thread.start()
+    thread.join(seconds)
+    return done[0] if done else None
+
+
+def _reason(exc: BaseException) -> str:
+    from urllib.error import URLError
+
+    if isinstance(exc, URLError) and isinstance(exc.reason, BaseException):
+        exc = exc.reason  # the connection's own error, e.g. ConnectionRefusedError
+    return type(exc).__name__ if isinstance(exc, TimeoutError) else f"{type(exc).__name__}: {exc}"
 
 
 def default_remote(trusted_keys: Sequence[Path] = ()) -> DefaultRemote:

@@ -46,7 +46,9 @@ if TYPE_CHECKING:
 
 CARD = "README.md"
 _COMMIT = re.compile(r"^[0-9a-f]{40}$")
-_RELEASE = re.compile(r"^v(\d+)\.(\d+)\.(\d+)(?:(a|b|rc)(\d+))?$")
+# Numbers without leading zeros, as semver's: v00.1.0 would be another tag for v0.1.0.
+_NUMBER = r"(0|[1-9][0-9]*)"
+_RELEASE = re.compile(rf"v{_NUMBER}\.{_NUMBER}\.{_NUMBER}(?:(a|b|rc){_NUMBER})?")
 _CHUNK = 1 << 20
 
 
@@ -91,14 +93,15 @@ def _bar_class(progress: ByteProgress | None, limit: int | None, deadline: Deadl
 
 def release_tag(tag: str) -> str:
     """``tag`` if it names a release (``v0.1.0``, ``v1.2.3rc1``); else UsageError."""
-    if not _RELEASE.match(tag):
-        raise UsageError(f"--release {tag!r} is not a version tag: give 'v' and a version, e.g. v0.1.0 or v1.2.3rc1")
+    if not _RELEASE.fullmatch(tag):
+        raise UsageError(f"--release {tag!r} is not a version tag: give 'v' and a version, e.g. v0.1.0 or v1.2.3rc1, "
+                         "with no leading zeros")
     return tag
 
 
 def _next_version(tag: str) -> str:
     """The release after ``tag``: the next pre-release or the next patch."""
-    m = _RELEASE.match(tag)
+    m = _RELEASE.fullmatch(tag)
     if m is None:
         return "a new version"
     major, minor, patch, pre, n = m.groups()

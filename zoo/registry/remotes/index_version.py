@@ -10,10 +10,14 @@ leaves it out, is refused with the zoo to install instead.
 
 from __future__ import annotations
 
-from typing import Any
+import shlex
+from typing import TYPE_CHECKING, Any
 
 from zoo._errors import RemoteError
 from zoo._version import __version__
+
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
 
 SCHEMA = 1
 READS = (1,)
@@ -26,8 +30,6 @@ READABLE_BY = f">={SCHEMA_SINCE}"
 
 def check_readable(data: dict[str, Any], source: str) -> str:
     """``readable_by`` of an index this zoo can read; else RemoteError naming the zoo that can."""
-    from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
     schema, writer, readable = data.get("schema"), data.get("written_by"), data.get("readable_by")
     by = f", written by zoo {writer}" if isinstance(writer, str) else ""
     if schema not in READS:
@@ -41,13 +43,25 @@ def check_readable(data: dict[str, Any], source: str) -> str:
                           f"{', '.join(map(str, READS))}; is this a zoo remote?")
     if readable is None:
         return READABLE_BY
+    wanted = _specifier(readable, source)
+    if not wanted.contains(__version__, prereleases=True):
+        # Built from the parsed specifier and quoted: readable_by is the remote's text, and this line gets pasted.
+        install = shlex.quote(f"ethosu-zoo{wanted}")
+        raise RemoteError(f"{source}: index.json{by + ',' if by else ''} says only zoo {wanted} can read it, and this "
+                          f"is zoo {__version__}; install one that can: pip install {install}")
+    return str(readable)
+
+
+def _specifier(readable: object, source: str) -> SpecifierSet:
+    """``readable_by`` parsed; RemoteError if it is no PEP 440 specifier of versions. Arbitrary
+    equality (``===``) is refused too: it compares any text, and names no release to install."""
+    from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
     try:
         wanted = SpecifierSet(readable) if isinstance(readable, str) else None
     except InvalidSpecifier:
         wanted = None
-    if wanted is None:
-        raise RemoteError(f"{source}: index.json's readable_by is {readable!r}, not a version specifier such as '>=0.1.0'")
-    if not wanted.contains(__version__, prereleases=True):
-        raise RemoteError(f"{source}: index.json{by + ',' if by else ''} says only zoo {readable} can read it, and this "
-                          f"is zoo {__version__}; install one that can: pip install 'ethosu-zoo{readable}'")
-    return str(readable)
+    if wanted is None or any(s.operator == "===" for s in wanted):
+        raise RemoteError(f"{source}: index.json's readable_by is {readable!r}, not a version specifier such as "
+                          "'>=0.1.0'; the index is malformed: publish to it again with zoo, or tell its owner")
+    return wanted
