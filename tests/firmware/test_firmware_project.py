@@ -148,7 +148,7 @@ def test_a_second_project_in_another_folder_builds_on_the_same_runtime(shared_ca
     second model, in a folder of its own, configures in seconds, even after the first folder is gone."""
     first, second = tmp_path / "first", tmp_path / "second"
     _project("mnist", "portable", first, shared_cache, samples=1)
-    _build(first, sources, runtime_cache)  # builds the runtime, unless another test of this run did
+    _configure(first, sources, runtime_cache)  # builds the runtime, unless another test of this run did
     shutil.rmtree(first)
     _project("mnist", "portable", second, shared_cache, samples=1)
     configured = _configure(second, sources, runtime_cache)
