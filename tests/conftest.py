@@ -179,16 +179,13 @@ def built(shared_cache: Path, boards_config: Path) -> dict[tuple[str, str], Arti
             mp.delenv(name, raising=False)
         zoo = Zoo(ZooOptions(config_path=boards_config))
         out = {}
-        models = list(dict.fromkeys(m for m, _ in BUILDS))
-        # Workers take the models in turn from opposite ends: each builds what the other has not
-        # reached, and finds the rest in the shared cache once the other's lock is released.
-        for model in models[::-1] if worker_index() % 2 else models:
-            weights = "random" if model == "mv2" else None
-            for verify in (True, None):
-                targets = [t for m, t in BUILDS if m == model and ((m, t) in UNVERIFIED) is (verify is None)]
-                if targets:
-                    arts = zoo.fetch_many([model], targets, weights=weights, verify=verify)
-                    out.update({(model, t): a for t, a in zip(targets, arts, strict=True)})
+        runs = [(model, verify, targets) for model in dict.fromkeys(m for m, _ in BUILDS) for verify in (True, None)
+                if (targets := [t for m, t in BUILDS if m == model and ((m, t) in UNVERIFIED) is (verify is None)])]
+        # Workers take the runs from opposite ends: each builds what the other has not reached (mv2's
+        # two runs, the longest, on both at once), and finds the rest in the shared cache.
+        for model, verify, targets in runs[::-1] if worker_index() % 2 else runs:
+            arts = zoo.fetch_many([model], targets, weights="random" if model == "mv2" else None, verify=verify)
+            out.update({(model, t): a for t, a in zip(targets, arts, strict=True)})
         return out
 
 
