@@ -89,14 +89,11 @@ def load_onnx_file(path: Path) -> OnnxFile:
         from zoo._errors import MissingExtraError
 
         raise MissingExtraError("--model-file with an .onnx file") from None
-    from zoo._onnx import graph_inputs, module_from_model
+    from zoo._onnx import graph_inputs, load_model, module_from_model
     from zoo.registry.compile import digest_samples
 
     data = path.read_bytes()
-    try:
-        proto = onnx.load_from_string(data)
-    except Exception as exc:  # onnx raises its parser's own error types
-        raise SpecError(f"model file {path}: cannot be read as an ONNX model: {exc}") from None
+    proto = load_model(data, f"model file {path}")
     inputs = graph_inputs(proto)
     declared, sidecar_bytes = declared_shapes(path, inputs)
     for name, _, elem in inputs:
