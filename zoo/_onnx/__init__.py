@@ -84,7 +84,8 @@ def read_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
     whose dims the file fixes may be left out. Everything the shapes decide is computed here,
     so the module's export holds only tensor operations. Raises ``zoo.SpecError`` for an
     operator or attribute zoo cannot map, naming the node and the file, and for a tensor whose
-    data is kept outside the file: only the file's bytes are read, so its sha256 covers the module."""
+    data is kept outside the file or a name the graph defines twice: only the file's bytes are
+    read, so its sha256 covers the module."""
     path = Path(path).expanduser()
     try:
         data = path.read_bytes()
