@@ -112,6 +112,14 @@ def load_model(data: bytes, where: str) -> Any:
 def module_from_model(model: Any, input_shapes: Mapping[str, Sequence[int]], where: str = "ONNX model") -> Any:
     """``read_onnx`` for a loaded ``onnx.ModelProto``: checked again, since it may come from anywhere."""
     from zoo._onnx.build import build
+
+    return build(model, checked_shapes(model, input_shapes, where), {n: t for n, _, t in graph_inputs(model)}, where)
+
+
+def checked_shapes(model: Any, input_shapes: Mapping[str, Sequence[int]], where: str) -> dict[str, tuple[int, ...]]:
+    """Every input's fixed shape, after the checks that read only the model's fields (``check.py``,
+    and ``input_shapes`` against its inputs); the operators are read by ``module_from_model``.
+    Needs neither torch nor the inputs' memory, so a listing can call it on any model."""
     from zoo._onnx.check import check_model
 
     check_model(model, where)
@@ -120,11 +128,10 @@ def module_from_model(model: Any, input_shapes: Mapping[str, Sequence[int]], whe
     if problems:
         raise SpecError(f"{where}: input_shapes: " + "; ".join(problems))
     try:
-        shapes = fixed_shapes(inputs, input_shapes)
+        return fixed_shapes(inputs, input_shapes)
     except SpecError as exc:
         raise SpecError(f"{where}: {exc}; pass input_shapes, e.g. "
                         f"{ {n: [d if isinstance(d, int) else 1 for d in dims] for n, dims, _ in inputs} }") from None
-    return build(model, shapes, {n: t for n, _, t in inputs}, where)
 
 
 def reader_identity() -> str:
