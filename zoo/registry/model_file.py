@@ -17,6 +17,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from zoo import _interrupt
 from zoo._errors import SpecError, UsageError
 from zoo._spec import Dataset, InputSpec, ModelSpec, WeightsVariant
 
@@ -67,6 +68,8 @@ def spec_from_model_file(path: Path) -> ModelSpec:
 
     from zoo.registry.compile import digest_samples
 
+    # A Ctrl-C while torch loaded may have been swallowed by it: the file does not run then.
+    _interrupt.check()
     source = path.read_bytes()
     file_digest = hashlib.sha256(source).hexdigest()
     # aot_arm_compiler files usually build their model with random init; seed
@@ -79,6 +82,7 @@ def spec_from_model_file(path: Path) -> ModelSpec:
     try:
         module_spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:  # the file's own error, as the file's failure
+        _interrupt.check(exc)  # unless it is what a Ctrl-C became
         raise SpecError(f"model file {path} failed to load{_where(exc, path)}") from exc
 
     for required in ("ModelUnderTest", "ModelInputs"):
