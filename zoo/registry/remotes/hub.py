@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from huggingface_hub.hf_api import GitRefs
 
 CARD = "README.md"
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}\Z")
 _RELEASE = re.compile(r"^v(\d+)\.(\d+)\.(\d+)(?:(a|b|rc)(\d+))?$")
 _CHUNK = 1 << 20
 
