@@ -16,7 +16,7 @@ from typing import Any
 from zoo._errors import SpecError
 from zoo._recipe import Recipe
 
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*\Z")
 _IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
 LAYOUTS = ("nchw", "nhwc")
 """How a 4-D image input lies in memory: planar (torch's default) or channels last."""

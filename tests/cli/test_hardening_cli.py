@@ -299,20 +299,49 @@ def test_zoo_load_plugins_naming_no_plugin_is_said(tmp_path: Path) -> None:
     assert strict.returncode != 0 and "ZOO_LOAD_PLUGINS names 'tiyn'" in _one_error_line(strict)
 
 
+# Where the Ctrl-C lands: each waits at a marker file, and the test sends SIGINT then.
+# "torch swallows" and "torch converts" are what ``import torch`` does with a Ctrl-C that lands
+# while numpy's C extension initialises (it goes on without numpy, or fails with numpy's
+# "CPU dispatcher tracer already initlized"): zoo used to skip the plugin and go on to run
+# the model file, which sleeps for a minute.
+_PLUGINS = {
+    "plugin import": "time.sleep(60)",
+    "torch swallows": "try:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n    pass",
+    "torch converts": ("try:\n    time.sleep(60)\nexcept KeyboardInterrupt:\n"
+                       "    raise RuntimeError('CPU dispatcher tracer already initlized') from None"),
+}
+
+
 @pytest.mark.stack
-def test_ctrl_c_exits_130(tmp_path: Path) -> None:
+@pytest.mark.parametrize("where", ["model file", *_PLUGINS])
+def test_ctrl_c_exits_130(where: str, tmp_path: Path) -> None:
+    """Issue 43 item 24: a Ctrl-C at each of these moments ends zoo at once, with 130."""
     import signal
     import time
 
+    marker = tmp_path / "started"
+    wait = f"import pathlib, time\npathlib.Path({str(marker)!r}).touch()\n"
     slow = tmp_path / "slow_model.py"
-    started = tmp_path / "started"
-    slow.write_text(f"import pathlib, time\npathlib.Path({str(started)!r}).touch()\ntime.sleep(60)\n")
-    proc = subprocess.Popen([sys.executable, "-m", "zoo", "--model-file", str(slow), "list"],
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-    deadline = time.monotonic() + 60
-    while not started.exists() and time.monotonic() < deadline:
-        time.sleep(0.1)
-    proc.send_signal(signal.SIGINT)
-    _, stderr = proc.communicate(timeout=30)
+    slow.write_text((wait if where == "model file" else "import time\n") + "time.sleep(60)\n")
+    args = ["--model-file", str(slow), "list"]
+    if where in _PLUGINS:
+        (tmp_path / "waiting_plugin.py").write_text(wait + _PLUGINS[where] + "\n")
+        args = ["-p", "waiting_plugin", *args]
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    proc = subprocess.Popen([sys.executable, "-m", "zoo", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            text=True, env=env)
+    try:
+        deadline = time.monotonic() + 300
+        while not marker.exists():
+            if proc.poll() is not None or time.monotonic() > deadline:
+                proc.kill()
+                pytest.fail(f"zoo never reached the {where}: {proc.communicate()[1]}")
+            time.sleep(0.01)
+        proc.send_signal(signal.SIGINT)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
     assert proc.returncode == 130, stderr
-    assert "zoo: interrupted" in stderr and "Traceback" not in stderr
+    assert "zoo: interrupted" in stderr and "Traceback" not in stderr and "skipped" not in stderr

@@ -62,3 +62,29 @@ def conv_net(batch: int | str = "N") -> onnx.ModelProto:
 def save(m: onnx.ModelProto, path: Path) -> Path:
     onnx.save(m, str(path))
     return path
+
+
+def external(tensor: onnx.TensorProto, path: Path) -> onnx.TensorProto:
+    """``tensor`` with its data moved to ``path`` and referred to by its name alone, as
+    onnx.save(..., save_as_external_data=True) leaves it."""
+    path.write_bytes(numpy_helper.to_array(tensor).tobytes())
+    moved = onnx.TensorProto()
+    moved.CopyFrom(tensor)
+    moved.ClearField("raw_data")
+    moved.ClearField("float_data")
+    moved.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", path.name), ("length", str(path.stat().st_size))):
+        entry = moved.external_data.add()
+        entry.key, entry.value = key, value
+    return moved
+
+
+def unchecked(nodes: Sequence[onnx.NodeProto], inputs: Sequence[str], initializers: Sequence[onnx.TensorProto] = (),
+              output: str = "y") -> onnx.ModelProto:
+    """A model of [1, 2] float inputs and one output, not run through onnx.checker: what zoo must refuse itself."""
+    graph = helper.make_graph(list(nodes), "test",
+                              [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 2]) for n in inputs],
+                              [helper.make_tensor_value_info(output, TensorProto.FLOAT, [1, 2])], list(initializers))
+    m = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    m.ir_version = 8
+    return m

@@ -5,12 +5,13 @@ and the C header carry. Checked when the spec registers, not after a lowering.""
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
 
 import pytest
 
 from tests.fake_compile import FakeCompile
 from tests.registry.test_plugin_loader import _spec
-from zoo import BuildError, InputSpec, SpecError, Zoo
+from zoo import Board, BuildError, InputSpec, Metric, ModelSpec, Recipe, SpecError, Zoo, top1
 from zoo.registry.firmware.c_header import DEFINE
 
 
@@ -95,3 +96,13 @@ def test_repeated_input_names_are_refused_at_registration() -> None:
     """The header indexes inputs by name (``MODEL_PTE_INPUT_X``): two inputs named x would give one index."""
     with pytest.raises(SpecError, match=r"input names repeat: \['x', 'x'\]"):
         _spec(inputs=(InputSpec("x", (1, 4)), InputSpec("x", (1, 4)))).validate()
+
+
+@pytest.mark.parametrize("declared", [
+    lambda: _spec("toy\n"), lambda: _spec(aliases=("toy-alias\n",)), lambda: _spec(recipes={"fast\n": Recipe()}),
+    lambda: _spec(metrics=(Metric("top1\n", top1, True, 1.0),)), lambda: Board("board\n", "ethos-u55-128"),
+])
+def test_a_name_with_a_trailing_newline_is_refused(declared: Callable[[], ModelSpec | Board]) -> None:
+    """``$`` matches before a final newline: the name would reach paths, keys and the C header with it."""
+    with pytest.raises(SpecError, match=r"name '[a-z0-9-]+\\n' must be lower-case letters"):
+        declared().validate()

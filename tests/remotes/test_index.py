@@ -51,6 +51,35 @@ def test_unsafe_file_names(name: Any) -> None:
         check_file_name(name, where="test")
 
 
+# ``$`` matches before a final newline as well as at the end: each of these took "x\n" for "x".
+def test_a_hub_repo_with_a_trailing_newline_is_refused() -> None:
+    with pytest.raises(UsageError, match="expected hf://ORG/REPO"):
+        parse_remote("hf://arm/ethos-zoo\n@v1.0")  # the URL is stripped; the repo before the @ is not
+
+
+def test_index_names_files_and_digests_with_a_trailing_newline_are_refused() -> None:
+    with pytest.raises(IntegrityError, match="plain name inside its folder"):
+        check_file_name("add_u55-128.pte\n", where="test")
+    data = _index()
+    [(key, record)] = data["models"]["add"]["u55-128"].items()
+    data["models"]["add\n"] = {"u55-128": {key: record}}
+    data["models"]["other"] = {"u55-128\n": {key: record}}
+    data["models"]["third"] = {"u55-128": {key + "\n": record}}
+    data["models"]["manifest"] = {"u55-128": {key: {**record, "manifest_sha256": "a" * 64 + "\n"}}}
+    files = [{"name": "x.pte", "kind": "pte", "size": 4, "sha256": "b" * 64 + "\n"}]
+    data["models"]["files"] = {"u55-128": {key: {**record, "files": files}}}
+    index = Index.loads(json.dumps(data), source="t")
+    assert [r.model for r in index] == ["add"]
+    assert sorted(r.path[:2] for r in index.rejected) == [
+        ("add\n",), ("files", "u55-128"), ("manifest", "u55-128"), ("other", "u55-128\n"), ("third", "u55-128")]
+
+
+def test_a_revision_with_a_trailing_newline_is_no_commit() -> None:
+    from zoo.registry.remotes.hub import _COMMIT
+
+    assert _COMMIT.match("0" * 40) and not _COMMIT.match("0" * 40 + "\n")
+
+
 @pytest.mark.parametrize("path", ["../up/manifest.json", "/abs/manifest.json", "a//b", "a/./b", "a\\b", "C:/x", "a/../../b"])
 def test_unsafe_relative_paths(path: str) -> None:
     with pytest.raises(IntegrityError):

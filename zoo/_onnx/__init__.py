@@ -83,31 +83,55 @@ def read_onnx(path: str | Path, input_shapes: Mapping[str, Sequence[int]] | None
     ``input_shapes`` fixes each input's shape (e.g. ``{"x": (1, 3, 48, 320)}``); an input
     whose dims the file fixes may be left out. Everything the shapes decide is computed here,
     so the module's export holds only tensor operations. Raises ``zoo.SpecError`` for an
-    operator or attribute zoo cannot map, naming the node and the file."""
-    import onnx
-
+    operator or attribute zoo cannot map, naming the node and the file, and for a tensor whose
+    data is kept outside the file or a name the graph defines twice: only the file's bytes are
+    read, so its sha256 covers the module."""
     path = Path(path).expanduser()
     try:
-        model = onnx.load(str(path))
-    except Exception as exc:  # onnx raises its parser's own types, and OSError
+        data = path.read_bytes()
+    except OSError as exc:
         raise SpecError(f"{path}: cannot be read as an ONNX model: {exc}") from None
-    return module_from_model(model, input_shapes or {}, where=str(path))
+    return module_from_model(load_model(data, str(path)), input_shapes or {}, where=str(path))
+
+
+def load_model(data: bytes, where: str) -> Any:
+    """The ``onnx.ModelProto`` in ``data``, checked (``check.py``). Nothing beside these bytes is
+    read: a tensor kept in an external file is refused, so the file's sha256 covers the model."""
+    import onnx
+
+    from zoo._onnx.check import check_model
+
+    try:
+        model = onnx.load_from_string(data)
+    except Exception as exc:  # onnx raises its parser's own error types
+        raise SpecError(f"{where}: cannot be read as an ONNX model: {exc}") from None
+    check_model(model, where)
+    return model
 
 
 def module_from_model(model: Any, input_shapes: Mapping[str, Sequence[int]], where: str = "ONNX model") -> Any:
-    """``read_onnx`` for a loaded ``onnx.ModelProto``."""
+    """``read_onnx`` for a loaded ``onnx.ModelProto``: checked again, since it may come from anywhere."""
     from zoo._onnx.build import build
 
+    return build(model, checked_shapes(model, input_shapes, where), {n: t for n, _, t in graph_inputs(model)}, where)
+
+
+def checked_shapes(model: Any, input_shapes: Mapping[str, Sequence[int]], where: str) -> dict[str, tuple[int, ...]]:
+    """Every input's fixed shape, after the checks that read only the model's fields (``check.py``,
+    and ``input_shapes`` against its inputs); the operators are read by ``module_from_model``.
+    Needs neither torch nor the inputs' memory, so a listing can call it on any model."""
+    from zoo._onnx.check import check_model
+
+    check_model(model, where)
     inputs = graph_inputs(model)
     problems = shape_problems(inputs, input_shapes)
     if problems:
         raise SpecError(f"{where}: input_shapes: " + "; ".join(problems))
     try:
-        shapes = fixed_shapes(inputs, input_shapes)
+        return fixed_shapes(inputs, input_shapes)
     except SpecError as exc:
         raise SpecError(f"{where}: {exc}; pass input_shapes, e.g. "
                         f"{ {n: [d if isinstance(d, int) else 1 for d in dims] for n, dims, _ in inputs} }") from None
-    return build(model, shapes, {n: t for n, _, t in inputs}, where)
 
 
 def reader_identity() -> str:

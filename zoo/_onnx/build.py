@@ -36,7 +36,7 @@ def build(model: Any, shapes: Mapping[str, tuple[int, ...]], elem_types: Mapping
         if elem not in DTYPES:
             raise SpecError(f"{where}: input {name!r} has ONNX element type "
                             f"{onnx.TensorProto.DataType.Name(elem)}, which zoo does not read")
-    constants = {t.name: _array(t, where) for t in graph.initializer}
+    constants = {t.name: np.asarray(numpy_helper.to_array(t)).copy() for t in graph.initializer}
     names = [n for n in shapes]
     module = OnnxModule(names, [o.name for o in graph.output])
     examples = [torch.zeros(shapes[n], dtype=DTYPES[elem_types[n]]) for n in names]
@@ -52,9 +52,3 @@ def _attribute(attr: Any) -> Any:
         return attr  # no supported operator takes a subgraph; the op check refuses the node
     return helper.get_attribute_value(attr)
 
-
-def _array(tensor: Any, where: str) -> np.ndarray[Any, Any]:
-    if tensor.data_location == onnx.TensorProto.EXTERNAL:
-        raise SpecError(f"{where}: initializer {tensor.name!r} keeps its data in an external file; "
-                        "save the model with its weights inside (onnx.save(model, path, save_as_external_data=False))")
-    return np.asarray(numpy_helper.to_array(tensor)).copy()

@@ -16,9 +16,22 @@ __all__ = ["main", "run"]
 
 
 def run() -> None:
-    from zoo.cli import snapshot
+    from zoo import _interrupt
 
-    snapshot.run(_main, sys.argv[1:])
+    _interrupt.install()  # first: a Ctrl-C at any later moment ends zoo with 130
+    try:
+        from zoo.cli import snapshot
+
+        snapshot.run(_main, sys.argv[1:])
+    except KeyboardInterrupt:
+        _interrupt.end()
+    except BaseException:
+        # After a Ctrl-C, whatever ended the command (click's "Aborted!" and 1 outside a
+        # command, an error that a library made of the interrupt) is the interrupt.
+        if not _interrupt.received():
+            raise
+    if _interrupt.received():
+        _interrupt.end()
 
 
 def _main() -> None:

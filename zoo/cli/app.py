@@ -11,6 +11,7 @@ from typing import Any, NoReturn
 
 import click
 
+from zoo import _interrupt
 from zoo._errors import UnknownModelError, UsageError, ZooError
 from zoo.cli.context import notice
 
@@ -25,6 +26,8 @@ _COMMANDS = {
 
 
 def _fail(exc: ZooError) -> NoReturn:
+    if _interrupt.received():  # what a Ctrl-C became (a plugin skipped for it): not the command's failure
+        _interrupt.exit_interrupted()
     if os.environ.get("ZOO_DEBUG", "").strip().lower() in ("1", "true", "yes", "on"):
         import traceback  # --debug: the traceback behind the one line, a plugin's hook or identity() included
 
@@ -50,11 +53,12 @@ class _Group(click.Group):
 
     def invoke(self, ctx: click.Context) -> Any:
         try:
-            return super().invoke(ctx)
+            result = super().invoke(ctx)
+            _interrupt.check()  # one that a library turned into something else, or swallowed
+            return result
         except KeyboardInterrupt:
             # 128 + SIGINT, as shells and CI runners expect of a program stopped by Ctrl-C (click says 1).
-            notice("interrupted")
-            sys.exit(130)
+            _interrupt.exit_interrupted()
         except UnknownModelError as exc:
             _fail(_failed_model_file(ctx, exc) or exc)
         except ZooError as exc:
@@ -62,6 +66,8 @@ class _Group(click.Group):
         except OSError as exc:
             if exc.errno == errno.EPIPE:
                 raise  # click handles a closed stdout (`zoo list | head`)
+            if _interrupt.received():  # what a Ctrl-C became: not the command's failure
+                _interrupt.exit_interrupted()
             paths = " and ".join(str(p) for p in (exc.filename, exc.filename2) if p is not None)
             notice(f"error: {paths + ': ' if paths else ''}{exc.strerror or exc}. "
                    "Check that the path exists and that you may read and write it")

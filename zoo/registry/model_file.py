@@ -13,9 +13,11 @@ import hashlib
 import importlib.util
 import re
 import traceback
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+from zoo import _interrupt
 from zoo._errors import SpecError, UsageError
 from zoo._spec import Dataset, InputSpec, ModelSpec, WeightsVariant
 
@@ -66,6 +68,8 @@ def spec_from_model_file(path: Path) -> ModelSpec:
 
     from zoo.registry.compile import digest_samples
 
+    # A Ctrl-C while torch loaded may have been swallowed by it: the file does not run then.
+    _interrupt.check()
     source = path.read_bytes()
     file_digest = hashlib.sha256(source).hexdigest()
     # aot_arm_compiler files usually build their model with random init; seed
@@ -78,6 +82,7 @@ def spec_from_model_file(path: Path) -> ModelSpec:
     try:
         module_spec.loader.exec_module(module)
     except (Exception, SystemExit) as exc:  # the file's own error, as the file's failure
+        _interrupt.check(exc)  # unless it is what a Ctrl-C became
         raise SpecError(f"model file {path} failed to load{_where(exc, path)}") from exc
 
     for required in ("ModelUnderTest", "ModelInputs"):
@@ -118,33 +123,34 @@ def spec_from_model_file(path: Path) -> ModelSpec:
         example_inputs=lambda: inputs,
         calibration=Dataset(len(cal_samples), cal_description, lambda: list(cal_samples), lambda: cal_digest),
         weights=(WeightsVariant("file", f"as built by {path.name} (torch seed 0)", str(path), "unknown", lambda: file_digest),),
-        calibration_from_dir=lambda d: calibration_from_pt_dir(d, inputs),
+        calibration_from_dir=lambda d: calibration_from_pt_dir(d, [tuple(t.shape) for t in inputs]),
     )
 
 
 def _spec_from_onnx_file(path: Path) -> ModelSpec:
-    from zoo.registry.onnx_model_file import load_onnx_file
+    from zoo.registry.onnx_model_file import RANDOM_SAMPLES, load_onnx_file
 
     read = load_onnx_file(path)
-    example = read.samples[0]
+    # Listing reads only what is above; the module and the samples are made when a build asks.
     return ModelSpec(
         name=model_name_for(path),
         version=read.version,
         description=read.description,
         task="custom",
         inputs=read.inputs,
-        build=lambda _weights: read.module,
-        example_inputs=lambda: example,
-        calibration=Dataset(len(read.samples), f"{len(read.samples)} random standard-normal inputs (torch seed 0); "
+        build=lambda _weights: read.module(),
+        example_inputs=lambda: read.samples()[0],
+        calibration=Dataset(RANDOM_SAMPLES, f"{RANDOM_SAMPLES} random standard-normal inputs (torch seed 0); "
                             "give --calibration-dir for a real quantization",
-                            lambda: list(read.samples), lambda: read.samples_digest),
+                            lambda: list(read.samples()), read.samples_digest),
         weights=(WeightsVariant("file", f"the weights in {path.name}", str(path), "unknown", lambda: read.identity),),
-        calibration_from_dir=lambda d: calibration_from_pt_dir(d, example),
+        calibration_from_dir=lambda d: calibration_from_pt_dir(d, [i.shape for i in read.inputs]),
     )
 
 
-def calibration_from_pt_dir(directory: Path, example: tuple[Any, ...]) -> Dataset:
-    """A folder of ``.pt`` tensors (or tuples of tensors), as aot_arm_compiler's ``--calibration_data``."""
+def calibration_from_pt_dir(directory: Path, shapes: Sequence[tuple[int, ...]]) -> Dataset:
+    """A folder of ``.pt`` tensors (or tuples of tensors), as aot_arm_compiler's ``--calibration_data``,
+    each sample of the model's input ``shapes``."""
     import torch
 
     directory = Path(directory)
@@ -165,8 +171,8 @@ def calibration_from_pt_dir(directory: Path, example: tuple[Any, ...]) -> Datase
             except Exception as exc:
                 raise UsageError(f"--calibration-dir: cannot load {f}: {exc}") from None
             sample = _as_tuple(value, f"calibration file {f}")
-            if [tuple(t.shape) for t in sample] != [tuple(t.shape) for t in example]:
-                raise UsageError(f"--calibration-dir: {f} has shapes {[tuple(t.shape) for t in sample]}, the model takes {[tuple(t.shape) for t in example]}")
+            if [tuple(t.shape) for t in sample] != [tuple(s) for s in shapes]:
+                raise UsageError(f"--calibration-dir: {f} has shapes {[tuple(t.shape) for t in sample]}, the model takes {[tuple(s) for s in shapes]}")
             out.append(sample)
         return out
 

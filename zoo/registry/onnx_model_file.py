@@ -8,9 +8,9 @@ next to the file (``model.onnx.json``: ``{"inputs": {"x": [1, 3, 48, 320]}}``). 
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -65,59 +65,98 @@ def _reader_digest() -> str:
     return hashlib.sha256(Path(__file__).read_bytes() + reader_identity().encode()).hexdigest()
 
 
-@dataclass(frozen=True)
 class OnnxFile:
-    """What ``model_file`` makes a ModelSpec of: the read module and what describes it."""
+    """What ``model_file`` makes a ModelSpec of: what describes the read model, from its fields
+    alone, and the module and random samples, made the first time a build asks for them. A
+    listing thus never plans the graph nor holds a sample: on a model with a 1 GiB input,
+    each is a gigabyte or more."""
 
-    module: Any
-    inputs: tuple[InputSpec, ...]
-    samples: list[tuple[Any, ...]]
-    samples_digest: str
-    identity: str
-    version: str
-    description: str
+    def __init__(self, path: Path, proto: Any, shapes: dict[str, tuple[int, ...]], elem_types: dict[str, int],
+                 inputs: tuple[InputSpec, ...], identity: str, description: str) -> None:
+        self.path = path
+        self.inputs = inputs
+        self.identity = identity
+        # The weights identity names the file; the version also names the reader that mapped it.
+        self.version = hashlib.sha256((identity + _reader_digest()).encode()).hexdigest()[:16]
+        self.description = description
+        self._proto = proto
+        self._shapes = shapes
+        self._elem_types = elem_types
+        self._module: Any = None
+        self._samples: list[tuple[Any, ...]] | None = None
+        self._samples_digest: str | None = None
+
+    def module(self) -> Any:
+        """The graph planned into a torch module, on zero inputs of the fixed shapes."""
+        if self._module is None:
+            _torch()
+            from zoo._onnx.build import build
+
+            self._module = build(self._proto, self._shapes, self._elem_types, f"model file {self.path}")
+        return self._module
+
+    def samples(self) -> list[tuple[Any, ...]]:
+        """RANDOM_SAMPLES standard-normal input tuples from a generator seeded 0."""
+        if self._samples is None:
+            torch = _torch()
+            generator = torch.Generator().manual_seed(0)
+            dtypes = [getattr(torch, _DTYPES[e]) for e in self._elem_types.values()]
+            self._samples = [tuple(torch.randn(s, generator=generator).to(t)
+                                   for s, t in zip(self._shapes.values(), dtypes, strict=True))
+                             for _ in range(RANDOM_SAMPLES)]
+        return self._samples
+
+    def samples_digest(self) -> str:
+        if self._samples_digest is None:
+            from zoo.registry.compile import digest_samples
+
+            self._samples_digest = digest_samples(self.samples())
+        return self._samples_digest
 
 
-def load_onnx_file(path: Path) -> OnnxFile:
-    from zoo.registry import reproducible
-
-    reproducible.pin()
+def _torch() -> Any:
     try:
-        import onnx
         import torch
     except ImportError:
         from zoo._errors import MissingExtraError
 
         raise MissingExtraError("--model-file with an .onnx file") from None
-    from zoo._onnx import graph_inputs, module_from_model
-    from zoo.registry.compile import digest_samples
+    return torch
 
-    data = path.read_bytes()
+
+def load_onnx_file(path: Path) -> OnnxFile:
+    """Read and check ``path`` and its sidecar. Neither torch nor the inputs' memory is needed
+    here: the module and the samples are made when asked for (``OnnxFile.module``, ``samples``)."""
+    from zoo.registry import reproducible
+
+    reproducible.pin()
+    if importlib.util.find_spec("torch") is None:  # found, not imported: a listing needs no torch
+        _torch()
     try:
-        proto = onnx.load_from_string(data)
-    except Exception as exc:  # onnx raises its parser's own error types
-        raise SpecError(f"model file {path}: cannot be read as an ONNX model: {exc}") from None
+        import onnx
+    except ImportError:
+        from zoo._errors import MissingExtraError
+
+        raise MissingExtraError("--model-file with an .onnx file") from None
+    from zoo._onnx import checked_shapes, graph_inputs, load_model
+
+    where = f"model file {path}"
+    data = path.read_bytes()
+    proto = load_model(data, where)
     inputs = graph_inputs(proto)
     declared, sidecar_bytes = declared_shapes(path, inputs)
     for name, _, elem in inputs:
         if elem not in _DTYPES:
-            raise SpecError(f"model file {path}: input {name!r} has ONNX element type "
+            raise SpecError(f"{where}: input {name!r} has ONNX element type "
                             f"{onnx.TensorProto.DataType.Name(elem)}; zoo --model-file takes float inputs only")
-    module = module_from_model(proto, declared, where=f"model file {path}")
-    shapes = [tuple(int(d) for d in declared.get(n, dims)) for n, dims, _ in inputs]
-    dtypes = [getattr(torch, _DTYPES[e]) for _, _, e in inputs]
-
-    identity = hashlib.sha256(data + b"\0sidecar\0" + sidecar_bytes).hexdigest()
-    torch.manual_seed(0)
-    samples = [tuple(torch.randn(s).to(t) for s, t in zip(shapes, dtypes, strict=True)) for _ in range(RANDOM_SAMPLES)]
+    shapes = checked_shapes(proto, declared, where)
     names = [n if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n) else f"input_{i}" for i, (n, _, _) in enumerate(inputs)]
     return OnnxFile(
-        module=module,
-        inputs=tuple(InputSpec(n, s, _DTYPES[e]) for n, s, (_, _, e) in zip(names, shapes, inputs, strict=True)),
-        samples=samples,
-        samples_digest=digest_samples(samples),
-        identity=identity,
-        # The weights identity names the file; the version also names the reader that mapped it.
-        version=hashlib.sha256((identity + _reader_digest()).encode()).hexdigest()[:16],
+        path=path,
+        proto=proto,
+        shapes=shapes,
+        elem_types={n: e for n, _, e in inputs},
+        inputs=tuple(InputSpec(shown, shapes[n], _DTYPES[e]) for shown, (n, _, e) in zip(names, inputs, strict=True)),
+        identity=hashlib.sha256(data + b"\0sidecar\0" + sidecar_bytes).hexdigest(),
         description=(proto.doc_string or f"ONNX model {path.name}").strip().splitlines()[0],
     )

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 
 import pluggy
 
-from zoo import _hookspecs
+from zoo import _hookspecs, _interrupt
 from zoo._env import flag
 from zoo._errors import PluginError, SpecError, UsageError
 from zoo._spec import Board, ModelSpec
@@ -238,12 +238,14 @@ class Registry:
             self._guarded_quietly(status, load)
 
     def _guarded_quietly(self, status: PluginStatus, load: Callable[[], object]) -> None:
+        _interrupt.check()  # one that the last plugin's imports swallowed: load no further
         self.plugins.append(status)
         try:
             plugin = load()
         except (Exception, SystemExit) as exc:  # sys.exit() in a plugin is its failure, not zoo's exit
             self._fail(status, f"failed to import: {error_text(exc)}", exc)
             return
+        _interrupt.check()
         if self.pm.is_registered(plugin):  # -p names a module an installed plugin already loaded
             first = next((p for p in self.plugins if p.name == self.pm.get_name(plugin)), None)
             status.status = "disabled"
@@ -273,6 +275,7 @@ class Registry:
             text = str(exc) if isinstance(exc, SpecError) else error_text(exc)
             self._fail(status, f"hook {hook}: {text}", exc)
             return
+        _interrupt.check()
         if not (staged.models or staged.boards or staged.remotes):
             self._registered_nothing(status, plugin)
             return
@@ -385,6 +388,9 @@ class Registry:
             status.remotes.append(scheme)
 
     def _fail(self, status: PluginStatus, message: str, exc: BaseException) -> None:
+        # A Ctrl-C that an import turned into this error (numpy's "CPU dispatcher tracer already
+        # initlized" while torch loads) is no failure of the plugin's: zoo stops.
+        _interrupt.check(exc)
         status.status = "error"
         status.error = message
         stream = self._stderr or sys.stderr

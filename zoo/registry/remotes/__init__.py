@@ -26,7 +26,7 @@ RemoteFactory = Callable[[str, Path | None], Remote]
 """``factory(url, base)``: the remote for ``url``; ``base`` is the folder relative
 paths are taken from (None: the working directory)."""
 
-_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_REPO = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*/[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
 
 
 def _hub(url: str, base: Path | None) -> Remote:

@@ -45,7 +45,7 @@ if TYPE_CHECKING:
     from huggingface_hub.hf_api import GitRefs
 
 CARD = "README.md"
-_COMMIT = re.compile(r"^[0-9a-f]{40}$")
+_COMMIT = re.compile(r"^[0-9a-f]{40}\Z")
 # Numbers without leading zeros, as semver's: v00.1.0 would be another tag for v0.1.0.
 _NUMBER = r"(0|[1-9][0-9]*)"
 _RELEASE = re.compile(rf"v{_NUMBER}\.{_NUMBER}\.{_NUMBER}(?:(a|b|rc){_NUMBER})?")

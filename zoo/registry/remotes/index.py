@@ -38,9 +38,9 @@ from zoo.registry.signing import MAX_SIGNATURE_BYTES, signature_of
 
 INDEX = "index.json"
 
-_HEX64 = re.compile(r"^[0-9a-f]{64}$")
-_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*$")
-_FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*$")
+_HEX64 = re.compile(r"^[0-9a-f]{64}\Z")
+_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*\Z")
+_FILE = re.compile(r"^[A-Za-z0-9_][A-Za-z0-9_.+-]*\Z")
 MAX_DEPTH = 32
 """How deeply a record may nest; zoo's own are 5 deep. Deeper ones would make
 the recursive code that compares and copies key inputs fail."""
