@@ -14,7 +14,10 @@ from zoo.cli.options import _model_name
 @click.argument("model")
 @click.option("-t", "--target", help="Target or board, e.g. u55-128, corstone-320, portable (default: zoo.toml's).")
 @click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path, file_okay=False), required=True,
-              help="The project's folder (zoo's files in it are replaced; a build/ folder is left alone).")
+              help="The project's folder: new, empty, or one zoo generated (zoo's files in it are replaced, the "
+                   "previous model's removed; build/ and your own files are left alone).")
+@click.option("--force", is_flag=True,
+              help="Write into a folder zoo did not generate: replace the files there that zoo writes, keep the rest.")
 @click.option("--board", type=click.Choice(["corstone-300", "corstone-320", "alif-e8"]), default=None,
               help="The memory map and CPU (default: the target's board, else the Corstone of its NPU).")
 @click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
@@ -25,7 +28,7 @@ from zoo.cli.options import _model_name
 @click.option("--offline", is_flag=True, help="Never touch the network (also ZOO_OFFLINE=1).")
 @click.pass_context
 def firmware(ctx: click.Context, /, model: str, target: str | None, out_dir: Path, board: str | None, samples: int,
-             weights: str | None, io: str | None, offline: bool) -> None:
+             weights: str | None, io: str | None, offline: bool, force: bool) -> None:
     """Write MODEL's firmware project: ExecuTorch's runtime, its Ethos-U backend and Arm's core driver,
     a main that runs the program on evaluation samples, and a linker script for the board."""
     from zoo._api.firmware import write_firmware
@@ -35,7 +38,8 @@ def firmware(ctx: click.Context, /, model: str, target: str | None, out_dir: Pat
     name = _model_name(ctx, model)
     (target_name,) = zoo.target_names(target)
     options = FetchOptions(weights=weights, io=io, offline=offline or None)
-    art, folder = write_firmware(zoo, name, target_name, out_dir, options, board=board, samples=samples)
+    art, folder = write_firmware(zoo, name, target_name, out_dir, options, board=board, samples=samples,
+                                 force=force)
     click.echo(str(folder))
     notice(f"{art.manifest.model} for {art.manifest.target}: firmware project in {folder}; build it with "
            f"cmake -S {folder} -B {folder}/build -G Ninja -DEXECUTORCH_SOURCE_DIR=... -DETHOS_U_DRIVER_DIR=... "
