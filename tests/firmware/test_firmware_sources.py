@@ -154,3 +154,34 @@ def test_a_firmware_project_is_rendered_from_the_headers_figures(add_entry: Arti
     assert board_for("ethos-u85-256", "ethos-u85-256", None) is BOARDS["corstone-320"]
     with pytest.raises(ValueError, match="does not sit on corstone-300"):
         board_for("ethos-u85-256", "ethos-u85-256", "corstone-300")
+
+
+def _add_project(art: Artifact, runtime_cache: Path, python: str | None = None) -> dict[str, bytes]:
+    from zoo.registry.firmware.project import BOARDS, Samples, render_project
+
+    files = {p.name: p.read_bytes() for p in (art.pte, art.header)}
+    return render_project(stem="add_u55-128", macros=art.manifest.header["macros"], array="model_pte",
+                          model_files=files, samples=Samples([[[0.5], [1.5]]], [None]), board=BOARDS["corstone-300"],
+                          runtime_cache=runtime_cache, python=python)
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
+def test_paths_go_into_the_cmake_files_as_quoted_arguments_cmake_reads_back(add_entry: Artifact, tmp_path: Path) -> None:
+    """A path with a quote or a ``${...}`` is the same path in CMake, never code (cmake -P runs
+    the project's own lines that set it)."""
+    cache = tmp_path / 'my "zoo" ${HOME} $ENV{PATH} ) file(WRITE pwned 1'
+    python = '/opt/py "3"/bin/python3 ${CMAKE_COMMAND}'
+    lines = [line for line in _add_project(add_entry, cache, python)["CMakeLists.txt"].decode().splitlines()
+             if line.startswith(("set(ZOO_RUNTIME_CACHE ", "set(PYTHON_EXECUTABLE "))]
+    assert len(lines) == 2
+    script = tmp_path / "read.cmake"
+    script.write_text("\n".join([*lines, 'file(WRITE "${OUT}" "${ZOO_RUNTIME_CACHE}\\n${PYTHON_EXECUTABLE}")', ""]))
+    run = subprocess.run(["cmake", f"-DOUT={tmp_path / 'out.txt'}", "-P", str(script)], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "out.txt").read_text() == f"{cache}\n{python}" and not (tmp_path / "pwned").exists()
+
+    for bad, what in ((tmp_path / "a\nb", "newline"), (tmp_path / "a;b", "list separator"),
+                      (tmp_path / "a\\b", "backslash")):
+        with pytest.raises(ValueError, match=f"the runtime cache .*{what}"):
+            _add_project(add_entry, bad)

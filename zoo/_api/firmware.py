@@ -45,8 +45,11 @@ def write_firmware(zoo: Zoo, model: str, target: str | None, out_dir: Path, opti
         raise UsageError(str(exc)) from None
     stem = art.header.name[:-2]
     files = {p.name: p.read_bytes() for p in (art.pte, art.header, art.model_asm, art.io_header, art.io_source)}
-    project = render_project(stem=stem, macros=header["macros"], array=str(header["array"]), model_files=files,
-                             samples=fed, board=layout, runtime_cache=zoo.cache_dir / "firmware-runtime")
+    try:
+        project = render_project(stem=stem, macros=header["macros"], array=str(header["array"]), model_files=files,
+                                 samples=fed, board=layout, runtime_cache=zoo.cache_dir / "firmware-runtime")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
     about = {"model": m.model, "target": m.target, "board": layout.name, "key": m.key}
     write_project(out_dir, project, force=force, about=about)
     return art, out_dir

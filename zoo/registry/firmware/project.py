@@ -103,7 +103,8 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
         "NPU_BASE": f"0x{board.npu_base:08x}u" if board.npu_base is not None else "",
         "NPU_CONFIG": str(macros["target"]), "DELEGATES": "ON" if delegates else "OFF",
         "KERNEL_LIBS": str(macros.get("cpu_kernel_libs") or ""), "SYSCLK_HZ": str(board.sysclk_hz),
-        "RUNTIME_CACHE": str(runtime_cache), "PYTHON": python or sys.executable, "RUNTIME_RECIPE": RUNTIME_RECIPE,
+        "RUNTIME_CACHE": runtime_cache.as_posix(), "PYTHON": Path(python or sys.executable).as_posix(),
+        "RUNTIME_RECIPE": RUNTIME_RECIPE,
         "EXECUTORCH_COMMIT": EXECUTORCH_COMMIT, "HEADER": f"{stem}.h", "IO_HEADER": f"{stem}_io.h",
         "PLANNED_POOLS": _planned_pools(prefix, int(macros.get("planned_buffers") or 0)),
         "FEED": "\n".join(_feed(array, prefix, i) for i in range(inputs)),
@@ -126,14 +127,39 @@ def _template(name: str) -> bytes:
     return (resources("zoo.registry.firmware") / "templates" / name).read_bytes()
 
 
+_CMAKE_FILES = frozenset({"CMakeLists.txt", "runtime.cmake", "toolchain.cmake"})
+_CMAKE_CODE = frozenset({"KERNEL_LIBS", "CPU_FLAGS", "DELEGATES"})
+"""Values a CMake file takes as code (a list, flags, a boolean), not inside a quoted argument."""
+_WHAT = {"RUNTIME_CACHE": "the runtime cache (ZOO_CACHE_DIR)", "PYTHON": "the Python (sys.executable)"}
+
+
 def _render(name: str, values: Mapping[str, str]) -> bytes:
     text = _template(name).decode()
+    if name in _CMAKE_FILES:
+        values = {key: _cmake_value(key, value) for key, value in values.items() if f"@{key}@" in text}
     for key, value in values.items():
         text = text.replace(f"@{key}@", value)
     left = re.findall(r"@[A-Z_]+@", text)
     if left:
         raise ValueError(f"{name}: no value for {', '.join(sorted(set(left)))}")
     return text.encode()
+
+
+def _cmake_value(key: str, value: str) -> str:
+    """``value`` as the text of a CMake quoted argument (``\\"`` and ``\\$``, so that no ``${...}`` is read),
+    or as code for the values in _CMAKE_CODE; ValueError for what neither can hold."""
+    what = _WHAT.get(key, key)
+    if re.search(r"[\x00-\x1f\x7f]", value):
+        raise ValueError(f"{what} {value!r} holds a newline or another control character, which a CMake file "
+                         "cannot take: use a path without one")
+    if key in _CMAKE_CODE:
+        if not re.fullmatch(r"[A-Za-z0-9_.+=\- ]*", value):
+            raise ValueError(f"{key} {value!r} is not a list of plain names or flags, so it cannot go into CMake")
+        return value
+    if ";" in value or "\\" in value:
+        raise ValueError(f"{what} {value!r} holds a ';' or a backslash, which CMake reads as a list separator or "
+                         "turns into '/' in a path: use a path without one")
+    return value.replace('"', '\\"').replace("$", "\\$")
 
 
 def _planned_pools(prefix: str, count: int) -> str:
