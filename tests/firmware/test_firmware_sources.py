@@ -156,13 +156,14 @@ def test_a_firmware_project_is_rendered_from_the_headers_figures(add_entry: Arti
         board_for("ethos-u85-256", "ethos-u85-256", "corstone-300")
 
 
-def _add_project(art: Artifact, runtime_cache: Path, python: str | None = None) -> dict[str, bytes]:
+def _add_project(art: Artifact, runtime_cache: Path, python: str | None = None, *, target: str = "ethos-u55-128",
+                 board: str = "corstone-300") -> dict[str, bytes]:
     from zoo.registry.firmware.project import BOARDS, Samples, render_project
 
     files = {p.name: p.read_bytes() for p in (art.pte, art.header)}
-    return render_project(stem="add_u55-128", macros=art.manifest.header["macros"], array="model_pte",
-                          model_files=files, samples=Samples([[[0.5], [1.5]]], [None]), board=BOARDS["corstone-300"],
-                          runtime_cache=runtime_cache, python=python)
+    return render_project(stem="add_u55-128", macros={**art.manifest.header["macros"], "target": target},
+                          array="model_pte", model_files=files, samples=Samples([[[0.5], [1.5]]], [None]),
+                          board=BOARDS[board], runtime_cache=runtime_cache, python=python)
 
 
 @pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
@@ -185,3 +186,25 @@ def test_paths_go_into_the_cmake_files_as_quoted_arguments_cmake_reads_back(add_
                       (tmp_path / "a\\b", "backslash")):
         with pytest.raises(ValueError, match=f"the runtime cache .*{what}"):
             _add_project(add_entry, bad)
+
+
+@pytest.mark.parametrize(("target", "board", "qemu", "fvp"), [
+    ("ethos-u55-128", "corstone-300", True, "FVP_Corstone_SSE-300_Ethos-U55 -C ethosu.num_macs=128 "),
+    ("ethos-u55-64", "corstone-300", True, "FVP_Corstone_SSE-300_Ethos-U55 -C ethosu.num_macs=64 "),
+    ("ethos-u65-512", "corstone-300", True, "FVP_Corstone_SSE-300_Ethos-U65 -C ethosu.num_macs=512 "),
+    ("portable", "corstone-300", True, "FVP_Corstone_SSE-300_Ethos-U55 -C ethosu.num_macs=128 "),
+    ("ethos-u85-256", "corstone-320", False, "FVP_Corstone_SSE-320 -C mps4_board.subsystem.ethosu.num_macs=256 "),
+    ("ethos-u55-128", "alif-e8", False, None),
+])
+def test_the_readme_runs_each_board_where_it_runs(add_entry: Artifact, tmp_path: Path, target: str, board: str,
+                                                  qemu: bool, fvp: str | None) -> None:
+    """QEMU's mps3-an547 runs the Corstone-300 only (the Corstone-320's image locks up there); each Corstone
+    runs in the FVP of its NPU with its MACs; the Alif E8 in neither."""
+    readme = _add_project(add_entry, tmp_path, target=target, board=board)["README.md"].decode()
+    run = readme[readme.index("## Run"):]
+    assert ("qemu-system-arm -M mps3-an547" in run) is qemu
+    assert ("FVP_" in run) is (fvp is not None) and (fvp is None or fvp in run), run
+    if board == "corstone-320":
+        assert "SSE-300" not in run and "mps4_board.subsystem.cpu0.semihosting-enable=1" in run
+    if fvp is None:
+        assert "No emulator models alif-e8" in run

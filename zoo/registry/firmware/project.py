@@ -288,11 +288,56 @@ minutes); later projects with the same sources and toolchain reuse it. {npu}
 
 ## Run
 
-```sh
-qemu-system-arm -M mps3-an547 -nographic -semihosting-config enable=on,target=native -kernel build/firmware.elf
-FVP_Corstone_SSE-300_Ethos-U55 -a build/firmware.elf -C mps3_board.visualisation.disable-visualisation=1 \\
-  -C mps3_board.telnetterminal0.start_telnet=0 -C mps3_board.uart0.out_file=- -C cpu0.semihosting-enable=1
-```
+{_run_section(board, values['NPU_CONFIG'])}
 
 `arm_executor_runner.cmake` sizes the pools of ExecuTorch's own Arm runner for this program.
 """
+
+
+def _num_macs(accelerator: str, default: int) -> int:
+    """The MACs of ``ethos-u55-128`` and its kind; ``default`` for a CPU-only program (the FVP still needs one)."""
+    tail = accelerator.rsplit("-", 1)[-1]
+    return int(tail) if accelerator.startswith("ethos-u") and tail.isdigit() else default
+
+
+_FVP_OPTIONS = {
+    "corstone-300": "  -C cpu0.semihosting-enable=1 -C mps3_board.visualisation.disable-visualisation=1 \\\n"
+                    "  -C mps3_board.telnetterminal0.start_telnet=0 -C mps3_board.uart0.out_file=- \\\n"
+                    "  -a build/firmware.elf --timelimit 120",
+    "corstone-320": "  -C mps4_board.subsystem.cpu0.semihosting-enable=1 \\\n"
+                    "  -C mps4_board.visualisation.disable-visualisation=1 -C vis_hdlcd.disable_visualisation=1 \\\n"
+                    "  -C mps4_board.telnetterminal0.start_telnet=0 -C mps4_board.uart0.out_file=- \\\n"
+                    "  -a build/firmware.elf --timelimit 120",
+}
+"""Arm's Corstone FVPs, with the options of ExecuTorch's backends/arm/scripts/run_fvp.sh; output by semihosting."""
+QEMU_RUN = ("qemu-system-arm -M mps3-an547 -nographic -semihosting-config enable=on,target=native "
+            "-kernel build/firmware.elf")
+
+
+def _fvp(board: str, accelerator: str) -> str | None:
+    """The FVP command for ``board`` with ``accelerator`` (``portable``: the NPU idles), or None."""
+    if board == "corstone-300":
+        model = "FVP_Corstone_SSE-300_Ethos-U65" if accelerator.startswith("ethos-u65") else \
+            "FVP_Corstone_SSE-300_Ethos-U55"
+        return f"{model} -C ethosu.num_macs={_num_macs(accelerator, 128)} \\\n{_FVP_OPTIONS[board]}"
+    if board == "corstone-320":
+        return (f"FVP_Corstone_SSE-320 -C mps4_board.subsystem.ethosu.num_macs={_num_macs(accelerator, 128)} \\\n"
+                f"{_FVP_OPTIONS[board]}")
+    return None
+
+
+def _run_section(board: BoardLayout, accelerator: str) -> str:
+    """How this board's image runs: QEMU only where it models the board, the FVP of its NPU, else the board."""
+    fvp = _fvp(board.name, accelerator)
+    if fvp is None:
+        return (f"No emulator models {board.name} (QEMU's `mps3-an547` is a Corstone-300, and Arm has no FVP of "
+                "it): run the image on the board, with a debugger attached for the semihosting output.")
+    parts = []
+    if board.name == "corstone-300":
+        parts.append(f"In QEMU (its `mps3-an547` is the Corstone-300's Cortex-M55 and memories, without the NPU):\n\n"
+                     f"```sh\n{QEMU_RUN}\n```")
+    else:
+        parts.append(f"Not in QEMU: its `mps3-an547` is a Corstone-300, without the memories this image is linked "
+                     f"for {board.name} (it locks up there).")
+    parts.append(f"In Arm's Corstone FVP (from Arm's site; `num_macs` is the NPU's):\n\n```sh\n{fvp}\n```")
+    return "\n\n".join(parts)
