@@ -208,3 +208,28 @@ def test_the_readme_runs_each_board_where_it_runs(add_entry: Artifact, tmp_path:
         assert "SSE-300" not in run and "mps4_board.subsystem.cpu0.semihosting-enable=1" in run
     if fvp is None:
         assert "No emulator models alif-e8" in run
+
+
+def test_the_readme_builds_the_stand_in_for_qemu_and_the_driver_for_the_fvp(add_entry: Artifact, tmp_path: Path) -> None:
+    """Followed literally, the README's QEMU run is of a stand-in build (QEMU has no NPU: the real driver's
+    ethosu_init fails there, and main then says so); the FVP's is of the real driver's."""
+    project = _add_project(add_entry, tmp_path)
+    readme = project["README.md"].decode()
+    build, run = readme[readme.index("## Build"):readme.index("## Run")], readme[readme.index("## Run"):]
+    assert "cmake -S . -B build-qemu " in build and "-DZOO_NPU_STANDIN=ON\ncmake --build build-qemu\n" in build
+    assert "-kernel build-qemu/firmware.elf" in run and "-a build/firmware.elf" in run
+    main = project["main.cpp"].decode()
+    failed = main.index('"FAIL ethosu_init at 0x%08x\\n"')
+    assert "QEMU has no NPU: to run there, build with -DZOO_NPU_STANDIN=ON" in main[failed:failed + 400]
+    u85 = _add_project(add_entry, tmp_path, target="ethos-u85-256", board="corstone-320")["README.md"].decode()
+    assert "ZOO_NPU_STANDIN" not in u85 and "build-qemu" not in u85
+
+
+def test_zoo_firmware_says_how_to_run_a_delegated_program_in_qemu(fake_compile: FakeCompile, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from zoo.cli import main
+
+    run = CliRunner().invoke(main, ["firmware", "add", "-t", "u55-128", "-o", str(tmp_path / "fw")])
+    assert run.exit_code == 0, run.output
+    assert "QEMU has no NPU: to run it there, add -DZOO_NPU_STANDIN=ON, which links npu_standin" in run.stderr

@@ -33,6 +33,7 @@ def firmware(ctx: click.Context, /, model: str, target: str | None, out_dir: Pat
     a main that runs the program on evaluation samples, and a linker script for the board."""
     from zoo._api.firmware import write_firmware
     from zoo._options import FetchOptions
+    from zoo.registry.firmware.project import STANDIN, board_for, in_qemu
 
     zoo = _zoo(ctx, offline=offline)
     name = _model_name(ctx, model)
@@ -41,6 +42,11 @@ def firmware(ctx: click.Context, /, model: str, target: str | None, out_dir: Pat
     art, folder = write_firmware(zoo, name, target_name, out_dir, options, board=board, samples=samples,
                                  force=force)
     click.echo(str(folder))
-    notice(f"{art.manifest.model} for {art.manifest.target}: firmware project in {folder}; build it with "
+    m = art.manifest
+    layout = board_for(m.target, m.target_options.accelerator, board)
+    qemu = ""
+    if int(m.header["macros"].get("delegates") or 0) and in_qemu(layout):
+        qemu = f". QEMU has no NPU: to run it there, add -DZOO_NPU_STANDIN=ON, which links {STANDIN}"
+    notice(f"{m.model} for {m.target}: firmware project in {folder}; build it with "
            f"cmake -S {folder} -B {folder}/build -G Ninja -DEXECUTORCH_SOURCE_DIR=... -DETHOS_U_DRIVER_DIR=... "
-           f"-DCMSIS_DIR=... (see {folder}/README.md)")
+           f"-DCMSIS_DIR=...{qemu}. See {folder}/README.md")

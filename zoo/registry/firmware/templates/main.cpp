@@ -127,6 +127,8 @@ int main(void) {
 #elif MODEL_PTE_DELEGATES > 0
   if (ethosu_init(&npu, (void*)ZOO_NPU_BASE, nullptr, 0, 1, 1) != 0) {
     std::printf("FAIL ethosu_init at 0x%08x\n", (unsigned)ZOO_NPU_BASE);
+    std::printf("zoo: no Ethos-U answered there. QEMU has no NPU: to run there, build with -DZOO_NPU_STANDIN=ON "
+                "(README.md). On the FVP or the board, check ZOO_NPU_BASE.\n");
     return 1;
   }
   *(volatile uint32_t*)(0xE000E100u + 4u * (ZOO_NPU_IRQ / 32u)) = 1u << (ZOO_NPU_IRQ % 32u);  // NVIC ISER
