@@ -233,3 +233,26 @@ def test_zoo_firmware_says_how_to_run_a_delegated_program_in_qemu(fake_compile: 
     run = CliRunner().invoke(main, ["firmware", "add", "-t", "u55-128", "-o", str(tmp_path / "fw")])
     assert run.exit_code == 0, run.output
     assert "QEMU has no NPU: to run it there, add -DZOO_NPU_STANDIN=ON, which links npu_standin" in run.stderr
+
+
+def _preprocessed(main: str, tmp_path: Path, **defines: int) -> str:
+    """main.cpp through the host's C preprocessor, its #includes left out: what a build with ``defines`` compiles."""
+    source = tmp_path / "main.cpp"
+    source.write_text("\n".join(line for line in main.splitlines() if not line.startswith("#include")))
+    run = subprocess.run(["g++", "-E", "-P", *(f"-D{k}={v}" for k, v in defines.items()), str(source)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no host g++")
+def test_outputs_the_stand_in_did_not_compute_are_marked_and_scored_by_nobody(add_entry: Artifact,
+                                                                             tmp_path: Path) -> None:
+    main = _add_project(add_entry, tmp_path)["main.cpp"].decode()
+    standin = _preprocessed(main, tmp_path, ZOO_NPU_STANDIN=1, MODEL_PTE_DELEGATES=1)
+    assert 'not_computed = (1 && 1 > 0) ? " [npu stand-in: not computed]"' in standin
+    assert 'std::printf("%s\\n", not_computed);' in standin and "zoo_labels[s], b - a, not_computed);" in standin
+    assert "top-1" not in standin and "outputs not computed (npu_standin stands in for the NPU), so no accuracy" in standin
+    real = _preprocessed(main, tmp_path, ZOO_NPU_STANDIN=0, MODEL_PTE_DELEGATES=1)
+    assert 'not_computed = (0 && 1 > 0) ? " [npu stand-in: not computed]" : ""' in real and "top-1 %u of %u labelled" in real
+    assert "outputs not computed" not in real

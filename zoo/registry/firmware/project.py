@@ -188,12 +188,12 @@ def _feed(array: str, prefix: str, i: int) -> str:
 def _decode(array: str, macros: Mapping[str, Any]) -> str:
     """Output 0's arg-max by the helper (torch's rule), against the sample's label."""
     if str(macros.get("output0_dtype")) not in ("float32", "int8", "uint8", "int16"):
-        return '    std::printf("A %u - label %d\\n", s, zoo_labels[s]);'
+        return '    std::printf("A %u - label %d%s\\n", s, zoo_labels[s], not_computed);'
     return f"""    {{
       size_t arg = {array}_argmax_output0(method->get_output(0).toTensor().const_data_ptr<{array}_output0_t>());
       labelled += zoo_labels[s] >= 0;
       correct += zoo_labels[s] >= 0 && (int)arg == zoo_labels[s];
-      std::printf("A %u %u label %d ticks %" PRIu64 "\\n", s, (unsigned)arg, zoo_labels[s], b - a);
+      std::printf("A %u %u label %d ticks %" PRIu64 "%s\\n", s, (unsigned)arg, zoo_labels[s], b - a, not_computed);
     }}"""
 
 
