@@ -256,3 +256,20 @@ def test_outputs_the_stand_in_did_not_compute_are_marked_and_scored_by_nobody(ad
     real = _preprocessed(main, tmp_path, ZOO_NPU_STANDIN=0, MODEL_PTE_DELEGATES=1)
     assert 'not_computed = (0 && 1 > 0) ? " [npu stand-in: not computed]" : ""' in real and "top-1 %u of %u labelled" in real
     assert "outputs not computed" not in real
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no host g++")
+def test_the_tick_counter_never_loses_a_wrap_whose_interrupt_is_late(add_entry: Artifact, tmp_path: Path) -> None:
+    """main.cpp's ticks() on the host (tests/firmware/ticks_harness.cpp), with the SysTick interrupt taken
+    0 to 12 register accesses after the wrap, or not at all during the call: QEMU takes it only between
+    translated blocks, and a tick count that read the reloaded VAL with the old wrap count went back
+    by 2^24 (``load_method: 18446744073693135561 ticks``)."""
+    main = _add_project(add_entry, tmp_path)["main.cpp"].decode()
+    block = main[main.index("// --- Time: SysTick"):main.index("// --- ExecuTorch's platform layer")]
+    harness = (Path(__file__).parent / "ticks_harness.cpp").read_text().replace("// @TICKS@", block)
+    (tmp_path / "ticks.cpp").write_text(harness)
+    build = subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "ticks.cpp", "-o", "ticks"],
+                           cwd=tmp_path, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(tmp_path / "ticks")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.endswith("ok 0\n"), run.stdout + run.stderr

@@ -65,23 +65,33 @@ extern "C" void NPU_IRQHandler(void) { ethosu_irq_handler(&npu); }
 #endif
 
 // --- Time: SysTick from the core clock, its wraps counted (QEMU models no DWT cycle counter).
-static volatile uint32_t* const SYST = reinterpret_cast<uint32_t*>(0xE000E010u);
+#ifndef ZOO_SCS  // tests/firmware runs this part on the host, with a simulated SysTick
+#define ZOO_SCS(offset) (*reinterpret_cast<volatile uint32_t*>(0xE000E000u + (offset)))
+#endif
+#define SYST_CTRL ZOO_SCS(0x010u)
+#define SYST_LOAD ZOO_SCS(0x014u)
+#define SYST_VAL ZOO_SCS(0x018u)
+#define SCB_ICSR ZOO_SCS(0xD04u)  // bit 26: SysTick's interrupt is pending
 static volatile uint32_t systick_wraps;
 extern "C" void SysTick_Handler(void) { systick_wraps = systick_wraps + 1; }
+// VAL reloads the moment it wraps, but the handler runs later (QEMU takes an interrupt only between
+// translated blocks): a wrap still pending is counted here, with VAL read again after it was seen.
 static uint64_t ticks(void) {
-  uint32_t w, v;
+  uint32_t w, v, pending;
   do {
     w = systick_wraps;
-    v = SYST[2];
+    v = SYST_VAL;
+    pending = (SCB_ICSR >> 26) & 1u;
+    if (pending) v = SYST_VAL;
   } while (w != systick_wraps);
-  return (uint64_t)w * 0x1000000u + (0xFFFFFFu - v);
+  return (uint64_t)(w + pending) * 0x1000000u + (0xFFFFFFu - v);
 }
 
 // --- ExecuTorch's platform layer (replaces its weak POSIX defaults).
 extern "C" void et_pal_init(void) {
-  SYST[1] = 0xFFFFFFu;  // reload
-  SYST[2] = 0;
-  SYST[0] = 7;  // core clock, interrupt, enable
+  SYST_LOAD = 0xFFFFFFu;
+  SYST_VAL = 0;
+  SYST_CTRL = 7;  // core clock, interrupt, enable
 }
 extern "C" et_timestamp_t et_pal_current_ticks(void) { return ticks(); }
 extern "C" et_tick_ratio_t et_pal_ticks_to_ns_multiplier(void) { return {1000000000u, ZOO_SYSCLK_HZ}; }
