@@ -273,3 +273,28 @@ def test_the_tick_counter_never_loses_a_wrap_whose_interrupt_is_late(add_entry: 
     assert build.returncode == 0, build.stderr
     run = subprocess.run([str(tmp_path / "ticks")], capture_output=True, text=True, timeout=60)
     assert run.returncode == 0 and run.stdout.endswith("ok 0\n"), run.stdout + run.stderr
+
+
+@pytest.mark.skipif(any(shutil.which(t) is None for t in ("cmake", "ninja", "arm-none-eabi-gcc")),
+                    reason="needs cmake, ninja and arm-none-eabi-gcc")
+def test_a_failed_runtime_configure_shows_its_log_and_the_usual_causes(add_entry: Artifact, tmp_path: Path) -> None:
+    """A source tree whose configure fails (here a fake ExecuTorch with its own error): the project's configure
+    prints the end of configure.log and what usually causes it, not only the log's name."""
+    et, driver = tmp_path / "src" / "executorch", tmp_path / "src" / "driver"
+    (et / "runtime" / "executor").mkdir(parents=True)
+    (et / "runtime" / "executor" / "program.h").write_text("")
+    (et / "CMakePresets.json").write_text('{"version": 6, "configurePresets": [{"name": "arm-baremetal"}]}')
+    (et / "CMakeLists.txt").write_text('cmake_minimum_required(VERSION 3.24)\nproject(fake NONE)\n'
+                                       'message(FATAL_ERROR "cannot write into the fake source tree")\n')
+    (driver / "include").mkdir(parents=True)
+    (driver / "include" / "ethosu_driver.h").write_text("")
+    folder = tmp_path / "fw"
+    for name, data in _add_project(add_entry, tmp_path / "runtime").items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    run = subprocess.run(["cmake", "-S", str(folder), "-B", str(folder / "build"), "-G", "Ninja",
+                          f"-DEXECUTORCH_SOURCE_DIR={et}", f"-DETHOS_U_DRIVER_DIR={driver}", f"-DCMSIS_DIR={driver}"],
+                         capture_output=True, text=True, timeout=300)
+    said = " ".join(run.stderr.split())  # CMake reflows a message's lines
+    assert run.returncode != 0 and "configuring ExecuTorch's runtime failed. The end of" in said, run.stderr[-3000:]
+    assert "cannot write into the fake source tree" in said and f"EXECUTORCH_SOURCE_DIR ({et}) is read-only" in said
