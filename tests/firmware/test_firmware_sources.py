@@ -298,3 +298,12 @@ def test_a_failed_runtime_configure_shows_its_log_and_the_usual_causes(add_entry
     said = " ".join(run.stderr.split())  # CMake reflows a message's lines
     assert run.returncode != 0 and "configuring ExecuTorch's runtime failed. The end of" in said, run.stderr[-3000:]
     assert "cannot write into the fake source tree" in said and f"EXECUTORCH_SOURCE_DIR ({et}) is read-only" in said
+
+
+def test_the_machines_paths_are_defaults_the_readme_says_how_to_override(add_entry: Artifact, tmp_path: Path) -> None:
+    project = _add_project(add_entry, tmp_path / "runtime", "/opt/py/bin/python3")
+    cmake = project["CMakeLists.txt"].decode()
+    assert f'set(ZOO_RUNTIME_CACHE "{tmp_path}/runtime" CACHE PATH' in cmake
+    assert 'set(PYTHON_EXECUTABLE "/opt/py/bin/python3" CACHE FILEPATH' in cmake
+    readme = " ".join(project["README.md"].decode().split())
+    assert "elsewhere, add `-DZOO_RUNTIME_CACHE=...` and `-DPYTHON_EXECUTABLE=...`" in readme

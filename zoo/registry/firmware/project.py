@@ -277,7 +277,9 @@ The runtime must read the program: these are the sources zoo is tested with (Exe
 {_build_section(board, delegates)}
 
 The first configure builds ExecuTorch's runtime for this CPU into `{values['RUNTIME_CACHE']}` (a few
-minutes); later projects with the same sources and toolchain reuse it.
+minutes); later projects with the same sources and toolchain reuse it. That folder and the Python for
+ExecuTorch's codegen (`{values['PYTHON']}`, which needs torch) are the paths of the machine that ran
+`zoo firmware`, as defaults: elsewhere, add `-DZOO_RUNTIME_CACHE=...` and `-DPYTHON_EXECUTABLE=...`.
 
 ## Run
 
