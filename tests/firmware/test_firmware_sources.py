@@ -307,3 +307,20 @@ def test_the_machines_paths_are_defaults_the_readme_says_how_to_override(add_ent
     assert 'set(PYTHON_EXECUTABLE "/opt/py/bin/python3" CACHE FILEPATH' in cmake
     readme = " ".join(project["README.md"].decode().split())
     assert "elsewhere, add `-DZOO_RUNTIME_CACHE=...` and `-DPYTHON_EXECUTABLE=...`" in readme
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="no arm-none-eabi-gcc")
+def test_the_firmware_links_without_newlibs_executable_stack_warning(add_entry: Artifact, tmp_path: Path) -> None:
+    """ld warns that newlib's objects (rdimon's, in the firmware) lack .note.GNU-stack as soon as one input has
+    it: an executable stack means nothing on a bare-metal core, and the project's -z noexecstack says so."""
+    cmake = _add_project(add_entry, tmp_path)["CMakeLists.txt"].decode()
+    link = cmake[cmake.index("target_link_options(firmware"):]
+    assert '"LINKER:-z,noexecstack")' in link[:link.index(")\n") + 2]
+    (tmp_path / "a.c").write_text('#include <stdlib.h>\nvoid _start(void) { _Exit(0); }\n'
+                                  '__asm__(".section .note.GNU-stack,\\"\\",%progbits");\n')
+    flags = ["arm-none-eabi-gcc", "-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "--specs=rdimon.specs",
+             "-nostartfiles", "a.c", "-o", "a.elf"]
+    plain = subprocess.run(flags, cwd=tmp_path, capture_output=True, text=True)
+    assert plain.returncode == 0 and "missing .note.GNU-stack section implies executable stack" in plain.stderr
+    quiet = subprocess.run([*flags, "-Wl,-z,noexecstack"], cwd=tmp_path, capture_output=True, text=True)
+    assert quiet.returncode == 0 and "warning" not in quiet.stderr, quiet.stderr
