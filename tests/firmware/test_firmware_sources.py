@@ -154,3 +154,173 @@ def test_a_firmware_project_is_rendered_from_the_headers_figures(add_entry: Arti
     assert board_for("ethos-u85-256", "ethos-u85-256", None) is BOARDS["corstone-320"]
     with pytest.raises(ValueError, match="does not sit on corstone-300"):
         board_for("ethos-u85-256", "ethos-u85-256", "corstone-300")
+
+
+def _add_project(art: Artifact, runtime_cache: Path, python: str | None = None, *, target: str = "ethos-u55-128",
+                 board: str = "corstone-300") -> dict[str, bytes]:
+    from zoo.registry.firmware.project import BOARDS, Samples, render_project
+
+    files = {p.name: p.read_bytes() for p in (art.pte, art.header)}
+    return render_project(stem="add_u55-128", macros={**art.manifest.header["macros"], "target": target},
+                          array="model_pte", model_files=files, samples=Samples([[[0.5], [1.5]]], [None]),
+                          board=BOARDS[board], runtime_cache=runtime_cache, python=python)
+
+
+@pytest.mark.skipif(shutil.which("cmake") is None, reason="cmake is not installed")
+def test_paths_go_into_the_cmake_files_as_quoted_arguments_cmake_reads_back(add_entry: Artifact, tmp_path: Path) -> None:
+    """A path with a quote or a ``${...}`` is the same path in CMake, never code (cmake -P runs
+    the project's own lines that set it)."""
+    cache = tmp_path / 'my "zoo" ${HOME} $ENV{PATH} ) file(WRITE pwned 1'
+    python = '/opt/py "3"/bin/python3 ${CMAKE_COMMAND}'
+    lines = [line for line in _add_project(add_entry, cache, python)["CMakeLists.txt"].decode().splitlines()
+             if line.startswith(("set(ZOO_RUNTIME_CACHE ", "set(PYTHON_EXECUTABLE "))]
+    assert len(lines) == 2
+    script = tmp_path / "read.cmake"
+    script.write_text("\n".join([*lines, 'file(WRITE "${OUT}" "${ZOO_RUNTIME_CACHE}\\n${PYTHON_EXECUTABLE}")', ""]))
+    run = subprocess.run(["cmake", f"-DOUT={tmp_path / 'out.txt'}", "-P", str(script)], cwd=tmp_path,
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    assert (tmp_path / "out.txt").read_text() == f"{cache}\n{python}" and not (tmp_path / "pwned").exists()
+
+    for bad, what in ((tmp_path / "a\nb", "newline"), (tmp_path / "a;b", "list separator"),
+                      (tmp_path / "a\\b", "backslash")):
+        with pytest.raises(ValueError, match=f"the runtime cache .*{what}"):
+            _add_project(add_entry, bad)
+
+
+@pytest.mark.parametrize(("target", "board", "qemu", "fvp"), [
+    ("ethos-u55-128", "corstone-300", True, "FVP_Corstone_SSE-300_Ethos-U55 -C ethosu.num_macs=128 "),
+    ("ethos-u55-64", "corstone-300", True, "FVP_Corstone_SSE-300_Ethos-U55 -C ethosu.num_macs=64 "),
+    ("ethos-u65-512", "corstone-300", True, "FVP_Corstone_SSE-300_Ethos-U65 -C ethosu.num_macs=512 "),
+    ("portable", "corstone-300", True, "FVP_Corstone_SSE-300_Ethos-U55 -C ethosu.num_macs=128 "),
+    ("ethos-u85-256", "corstone-320", False, "FVP_Corstone_SSE-320 -C mps4_board.subsystem.ethosu.num_macs=256 "),
+    ("ethos-u55-128", "alif-e8", False, None),
+])
+def test_the_readme_runs_each_board_where_it_runs(add_entry: Artifact, tmp_path: Path, target: str, board: str,
+                                                  qemu: bool, fvp: str | None) -> None:
+    """QEMU's mps3-an547 runs the Corstone-300 only (the Corstone-320's image locks up there); each Corstone
+    runs in the FVP of its NPU with its MACs; the Alif E8 in neither."""
+    readme = _add_project(add_entry, tmp_path, target=target, board=board)["README.md"].decode()
+    run = readme[readme.index("## Run"):]
+    assert ("qemu-system-arm -M mps3-an547" in run) is qemu
+    assert ("FVP_" in run) is (fvp is not None) and (fvp is None or fvp in run), run
+    if board == "corstone-320":
+        assert "SSE-300" not in run and "mps4_board.subsystem.cpu0.semihosting-enable=1" in run
+    if fvp is None:
+        assert "No emulator models alif-e8" in run
+
+
+def test_the_readme_builds_the_stand_in_for_qemu_and_the_driver_for_the_fvp(add_entry: Artifact, tmp_path: Path) -> None:
+    """Followed literally, the README's QEMU run is of a stand-in build (QEMU has no NPU: the real driver's
+    ethosu_init fails there, and main then says so); the FVP's is of the real driver's."""
+    project = _add_project(add_entry, tmp_path)
+    readme = project["README.md"].decode()
+    build, run = readme[readme.index("## Build"):readme.index("## Run")], readme[readme.index("## Run"):]
+    assert "cmake -S . -B build-qemu " in build and "-DZOO_NPU_STANDIN=ON\ncmake --build build-qemu\n" in build
+    assert "-kernel build-qemu/firmware.elf" in run and "-a build/firmware.elf" in run
+    main = project["main.cpp"].decode()
+    failed = main.index('"FAIL ethosu_init at 0x%08x\\n"')
+    assert "QEMU has no NPU: to run there, build with -DZOO_NPU_STANDIN=ON" in main[failed:failed + 400]
+    u85 = _add_project(add_entry, tmp_path, target="ethos-u85-256", board="corstone-320")["README.md"].decode()
+    assert "ZOO_NPU_STANDIN" not in u85 and "build-qemu" not in u85
+
+
+def test_zoo_firmware_says_how_to_run_a_delegated_program_in_qemu(fake_compile: FakeCompile, tmp_path: Path) -> None:
+    from click.testing import CliRunner
+
+    from zoo.cli import main
+
+    run = CliRunner().invoke(main, ["firmware", "add", "-t", "u55-128", "-o", str(tmp_path / "fw")])
+    assert run.exit_code == 0, run.output
+    assert "QEMU has no NPU: to run it there, add -DZOO_NPU_STANDIN=ON, which links npu_standin" in run.stderr
+
+
+def _preprocessed(main: str, tmp_path: Path, **defines: int) -> str:
+    """main.cpp through the host's C preprocessor, its #includes left out: what a build with ``defines`` compiles."""
+    source = tmp_path / "main.cpp"
+    source.write_text("\n".join(line for line in main.splitlines() if not line.startswith("#include")))
+    run = subprocess.run(["g++", "-E", "-P", *(f"-D{k}={v}" for k, v in defines.items()), str(source)],
+                         capture_output=True, text=True)
+    assert run.returncode == 0, run.stderr
+    return run.stdout
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no host g++")
+def test_outputs_the_stand_in_did_not_compute_are_marked_and_scored_by_nobody(add_entry: Artifact,
+                                                                             tmp_path: Path) -> None:
+    main = _add_project(add_entry, tmp_path)["main.cpp"].decode()
+    standin = _preprocessed(main, tmp_path, ZOO_NPU_STANDIN=1, MODEL_PTE_DELEGATES=1)
+    assert 'not_computed = (1 && 1 > 0) ? " [npu stand-in: not computed]"' in standin
+    assert 'std::printf("%s\\n", not_computed);' in standin and "zoo_labels[s], b - a, not_computed);" in standin
+    assert "top-1" not in standin and "outputs not computed (npu_standin stands in for the NPU), so no accuracy" in standin
+    real = _preprocessed(main, tmp_path, ZOO_NPU_STANDIN=0, MODEL_PTE_DELEGATES=1)
+    assert 'not_computed = (0 && 1 > 0) ? " [npu stand-in: not computed]" : ""' in real and "top-1 %u of %u labelled" in real
+    assert "outputs not computed" not in real
+
+
+@pytest.mark.skipif(shutil.which("g++") is None, reason="no host g++")
+def test_the_tick_counter_never_loses_a_wrap_whose_interrupt_is_late(add_entry: Artifact, tmp_path: Path) -> None:
+    """main.cpp's ticks() on the host (tests/firmware/ticks_harness.cpp), with the SysTick interrupt taken
+    0 to 12 register accesses after the wrap, or not at all during the call: QEMU takes it only between
+    translated blocks, and a tick count that read the reloaded VAL with the old wrap count went back
+    by 2^24 (``load_method: 18446744073693135561 ticks``)."""
+    main = _add_project(add_entry, tmp_path)["main.cpp"].decode()
+    block = main[main.index("// --- Time: SysTick"):main.index("// --- ExecuTorch's platform layer")]
+    harness = (Path(__file__).parent / "ticks_harness.cpp").read_text().replace("// @TICKS@", block)
+    (tmp_path / "ticks.cpp").write_text(harness)
+    build = subprocess.run(["g++", "-std=c++17", "-O2", "-Wall", "-Wextra", "-Werror", "ticks.cpp", "-o", "ticks"],
+                           cwd=tmp_path, capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    run = subprocess.run([str(tmp_path / "ticks")], capture_output=True, text=True, timeout=60)
+    assert run.returncode == 0 and run.stdout.endswith("ok 0\n"), run.stdout + run.stderr
+
+
+@pytest.mark.skipif(any(shutil.which(t) is None for t in ("cmake", "ninja", "arm-none-eabi-gcc")),
+                    reason="needs cmake, ninja and arm-none-eabi-gcc")
+def test_a_failed_runtime_configure_shows_its_log_and_the_usual_causes(add_entry: Artifact, tmp_path: Path) -> None:
+    """A source tree whose configure fails (here a fake ExecuTorch with its own error): the project's configure
+    prints the end of configure.log and what usually causes it, not only the log's name."""
+    et, driver = tmp_path / "src" / "executorch", tmp_path / "src" / "driver"
+    (et / "runtime" / "executor").mkdir(parents=True)
+    (et / "runtime" / "executor" / "program.h").write_text("")
+    (et / "CMakePresets.json").write_text('{"version": 6, "configurePresets": [{"name": "arm-baremetal"}]}')
+    (et / "CMakeLists.txt").write_text('cmake_minimum_required(VERSION 3.24)\nproject(fake NONE)\n'
+                                       'message(FATAL_ERROR "cannot write into the fake source tree")\n')
+    (driver / "include").mkdir(parents=True)
+    (driver / "include" / "ethosu_driver.h").write_text("")
+    folder = tmp_path / "fw"
+    for name, data in _add_project(add_entry, tmp_path / "runtime").items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_bytes(data)
+    run = subprocess.run(["cmake", "-S", str(folder), "-B", str(folder / "build"), "-G", "Ninja",
+                          f"-DEXECUTORCH_SOURCE_DIR={et}", f"-DETHOS_U_DRIVER_DIR={driver}", f"-DCMSIS_DIR={driver}"],
+                         capture_output=True, text=True, timeout=300)
+    said = " ".join(run.stderr.split())  # CMake reflows a message's lines
+    assert run.returncode != 0 and "configuring ExecuTorch's runtime failed. The end of" in said, run.stderr[-3000:]
+    assert "cannot write into the fake source tree" in said and f"EXECUTORCH_SOURCE_DIR ({et}) is read-only" in said
+
+
+def test_the_machines_paths_are_defaults_the_readme_says_how_to_override(add_entry: Artifact, tmp_path: Path) -> None:
+    project = _add_project(add_entry, tmp_path / "runtime", "/opt/py/bin/python3")
+    cmake = project["CMakeLists.txt"].decode()
+    assert f'set(ZOO_RUNTIME_CACHE "{tmp_path}/runtime" CACHE PATH' in cmake
+    assert 'set(PYTHON_EXECUTABLE "/opt/py/bin/python3" CACHE FILEPATH' in cmake
+    readme = " ".join(project["README.md"].decode().split())
+    assert "elsewhere, add `-DZOO_RUNTIME_CACHE=...` and `-DPYTHON_EXECUTABLE=...`" in readme
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="no arm-none-eabi-gcc")
+def test_the_firmware_links_without_newlibs_executable_stack_warning(add_entry: Artifact, tmp_path: Path) -> None:
+    """ld warns that newlib's objects (rdimon's, in the firmware) lack .note.GNU-stack as soon as one input has
+    it: an executable stack means nothing on a bare-metal core, and the project's -z noexecstack says so."""
+    cmake = _add_project(add_entry, tmp_path)["CMakeLists.txt"].decode()
+    link = cmake[cmake.index("target_link_options(firmware"):]
+    assert '"LINKER:-z,noexecstack")' in link[:link.index(")\n") + 2]
+    (tmp_path / "a.c").write_text('#include <stdlib.h>\nvoid _start(void) { _Exit(0); }\n'
+                                  '__asm__(".section .note.GNU-stack,\\"\\",%progbits");\n')
+    flags = ["arm-none-eabi-gcc", "-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "--specs=rdimon.specs",
+             "-nostartfiles", "a.c", "-o", "a.elf"]
+    plain = subprocess.run(flags, cwd=tmp_path, capture_output=True, text=True)
+    assert plain.returncode == 0 and "missing .note.GNU-stack section implies executable stack" in plain.stderr
+    quiet = subprocess.run([*flags, "-Wl,-z,noexecstack"], cwd=tmp_path, capture_output=True, text=True)
+    assert quiet.returncode == 0 and "warning" not in quiet.stderr, quiet.stderr

@@ -12,13 +12,15 @@ if TYPE_CHECKING:
 
 
 def write_firmware(zoo: Zoo, model: str, target: str | None, out_dir: Path, options: FetchOptions, *,
-                   board: str | None = None, samples: int = 1) -> tuple[Artifact, Path]:
+                   board: str | None = None, samples: int = 1, force: bool = False) -> tuple[Artifact, Path]:
     """Fetch ``model`` for ``target`` and write its firmware project into ``out_dir``; the
-    artifact, and the folder. UsageError for what the project cannot take."""
+    artifact, and the folder. UsageError for what the project cannot take, and for an ``out_dir``
+    that holds files zoo did not write (unless ``force``: see ``zoo.registry.firmware.folder``)."""
     from dataclasses import replace
 
     from zoo._errors import UsageError
-    from zoo._fs import not_a_folder, replace_all
+    from zoo._fs import not_a_folder
+    from zoo.registry.firmware.folder import write_project
     from zoo.registry.firmware.project import board_for, render_project
     from zoo.registry.numerics.samples import firmware_samples
 
@@ -43,7 +45,11 @@ def write_firmware(zoo: Zoo, model: str, target: str | None, out_dir: Path, opti
         raise UsageError(str(exc)) from None
     stem = art.header.name[:-2]
     files = {p.name: p.read_bytes() for p in (art.pte, art.header, art.model_asm, art.io_header, art.io_source)}
-    project = render_project(stem=stem, macros=header["macros"], array=str(header["array"]), model_files=files,
-                             samples=fed, board=layout, runtime_cache=zoo.cache_dir / "firmware-runtime")
-    replace_all([(out_dir / name, data) for name, data in sorted(project.items())])
+    try:
+        project = render_project(stem=stem, macros=header["macros"], array=str(header["array"]), model_files=files,
+                                 samples=fed, board=layout, runtime_cache=zoo.cache_dir / "firmware-runtime")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    about = {"model": m.model, "target": m.target, "board": layout.name, "key": m.key}
+    write_project(out_dir, project, force=force, about=about)
     return art, out_dir

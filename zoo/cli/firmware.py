@@ -14,7 +14,10 @@ from zoo.cli.options import _model_name
 @click.argument("model")
 @click.option("-t", "--target", help="Target or board, e.g. u55-128, corstone-320, portable (default: zoo.toml's).")
 @click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path, file_okay=False), required=True,
-              help="The project's folder (zoo's files in it are replaced; a build/ folder is left alone).")
+              help="The project's folder: new, empty, or one zoo generated (zoo's files in it are replaced, the "
+                   "previous model's removed; build/ and your own files are left alone).")
+@click.option("--force", is_flag=True,
+              help="Write into a folder zoo did not generate: replace the files there that zoo writes, keep the rest.")
 @click.option("--board", type=click.Choice(["corstone-300", "corstone-320", "alif-e8"]), default=None,
               help="The memory map and CPU (default: the target's board, else the Corstone of its NPU).")
 @click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
@@ -25,18 +28,25 @@ from zoo.cli.options import _model_name
 @click.option("--offline", is_flag=True, help="Never touch the network (also ZOO_OFFLINE=1).")
 @click.pass_context
 def firmware(ctx: click.Context, /, model: str, target: str | None, out_dir: Path, board: str | None, samples: int,
-             weights: str | None, io: str | None, offline: bool) -> None:
+             weights: str | None, io: str | None, offline: bool, force: bool) -> None:
     """Write MODEL's firmware project: ExecuTorch's runtime, its Ethos-U backend and Arm's core driver,
     a main that runs the program on evaluation samples, and a linker script for the board."""
     from zoo._api.firmware import write_firmware
     from zoo._options import FetchOptions
+    from zoo.registry.firmware.project import STANDIN, board_for, in_qemu
 
     zoo = _zoo(ctx, offline=offline)
     name = _model_name(ctx, model)
     (target_name,) = zoo.target_names(target)
     options = FetchOptions(weights=weights, io=io, offline=offline or None)
-    art, folder = write_firmware(zoo, name, target_name, out_dir, options, board=board, samples=samples)
+    art, folder = write_firmware(zoo, name, target_name, out_dir, options, board=board, samples=samples,
+                                 force=force)
     click.echo(str(folder))
-    notice(f"{art.manifest.model} for {art.manifest.target}: firmware project in {folder}; build it with "
+    m = art.manifest
+    layout = board_for(m.target, m.target_options.accelerator, board)
+    qemu = ""
+    if int(m.header["macros"].get("delegates") or 0) and in_qemu(layout):
+        qemu = f". QEMU has no NPU: to run it there, add -DZOO_NPU_STANDIN=ON, which links {STANDIN}"
+    notice(f"{m.model} for {m.target}: firmware project in {folder}; build it with "
            f"cmake -S {folder} -B {folder}/build -G Ninja -DEXECUTORCH_SOURCE_DIR=... -DETHOS_U_DRIVER_DIR=... "
-           f"-DCMSIS_DIR=... (see {folder}/README.md)")
+           f"-DCMSIS_DIR=...{qemu}. See {folder}/README.md")

@@ -48,6 +48,21 @@ string(SHA256 _key "${_text}")
 string(SUBSTRING "${_key}" 0 16 _key)
 set(ZOO_RUNTIME_DIR "${ZOO_RUNTIME_CACHE}/${_key}")
 
+# A failed step shows the end of its log and what usually causes it, not only the log's name.
+function(_zoo_runtime_failed step log)
+  file(READ "${log}" _tail)
+  string(LENGTH "${_tail}" _n)
+  if(_n GREATER 3000)
+    math(EXPR _from "${_n} - 3000")
+    string(SUBSTRING "${_tail}" ${_from} -1 _tail)
+  endif()
+  message(FATAL_ERROR "zoo: ${step} ExecuTorch's runtime failed. The end of ${log}:\n\n${_tail}\n"
+    "Usual causes: EXECUTORCH_SOURCE_DIR (${EXECUTORCH_SOURCE_DIR}) is read-only (ExecuTorch's build writes into "
+    "its own tree: give a writable copy, e.g. cp -r), its submodules are missing (git -C executorch submodule "
+    "update --init --recursive), or PYTHON_EXECUTABLE (${PYTHON_EXECUTABLE}) has no torch. Fix it and configure "
+    "again.")
+endfunction()
+
 file(MAKE_DIRECTORY "${ZOO_RUNTIME_CACHE}")
 file(LOCK "${ZOO_RUNTIME_DIR}.lock" GUARD FILE TIMEOUT 3600 RESULT_VARIABLE _lock)
 if(NOT _lock EQUAL 0)
@@ -71,14 +86,14 @@ if(NOT EXISTS "${ZOO_RUNTIME_DIR}/zoo-runtime.done")
             -DEXECUTORCH_BUILD_KERNELS_QUANTIZED=ON "-DPYTHON_EXECUTABLE=${PYTHON_EXECUTABLE}"
     RESULT_VARIABLE _rc OUTPUT_FILE "${ZOO_RUNTIME_DIR}/configure.log" ERROR_FILE "${ZOO_RUNTIME_DIR}/configure.log")
   if(NOT _rc EQUAL 0)
-    message(FATAL_ERROR "configuring ExecuTorch's runtime failed: see ${ZOO_RUNTIME_DIR}/configure.log")
+    _zoo_runtime_failed("configuring" "${ZOO_RUNTIME_DIR}/configure.log")
   endif()
   execute_process(
     COMMAND "${CMAKE_COMMAND}" --build "${ZOO_RUNTIME_DIR}/build" --target executorch_core executorch
             executorch_delegate_ethos_u portable_kernels quantized_kernels kernels_util_all_deps
     RESULT_VARIABLE _rc OUTPUT_FILE "${ZOO_RUNTIME_DIR}/build.log" ERROR_FILE "${ZOO_RUNTIME_DIR}/build.log")
   if(NOT _rc EQUAL 0)
-    message(FATAL_ERROR "building ExecuTorch's runtime failed: see ${ZOO_RUNTIME_DIR}/build.log")
+    _zoo_runtime_failed("building" "${ZOO_RUNTIME_DIR}/build.log")
   endif()
   file(WRITE "${ZOO_RUNTIME_DIR}/zoo-runtime.done" "${_text}")
 else()
