@@ -42,6 +42,9 @@ def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusing_endpoint:
     remote is tried where a test has no zoo.toml, and is refused at once."""
     for name in ZOO_ENV:
         monkeypatch.delenv(name, raising=False)
+    # A pipe's whole lines unless a test asks for a width: pytest-xdist's workers inherit COLUMNS=80.
+    for name in ("COLUMNS", "LINES"):
+        monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_ENDPOINT", refusing_endpoint)
     monkeypatch.setenv("ZOO_CACHE_DIR", str(tmp_path / "cache"))
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
