@@ -1,0 +1,130 @@
+"""The TFLite flow's half of ``benchmarks/vs_tflite.py``; runs in the TensorFlow venv, never in zoo's.
+
+ONNX → onnx2tf (a SavedModel, NHWC) → TensorFlow's converter, full-integer int8 with int8
+input and output, calibrated on the given samples → ``.tflite``. Prints one JSON object on
+its last line of stdout: the input's and output's quantization and the operators, or
+``{"error": ...}`` with the converter's message (exit status 1).
+
+    .venv-tflite/bin/python benchmarks/_tflite_convert.py MODEL.onnx CALIBRATION.npz OUT.tflite
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import io
+import json
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+
+def to_saved_model(onnx_path: Path, folder: Path) -> str:
+    """onnx2tf's SavedModel of ``onnx_path`` in ``folder``; returns onnx2tf's printout."""
+    import onnx2tf
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        onnx2tf.convert(
+            input_onnx_file_path=str(onnx_path),
+            output_folder_path=str(folder),
+            copy_onnx_input_output_names_to_tflite=True,
+            non_verbose=True,
+        )
+    return out.getvalue()
+
+
+def _layout_for(sample: np.ndarray, wanted: list[int | None]) -> np.ndarray:
+    """``sample`` (NCHW, as zoo calibrates) in the layout the SavedModel takes (onnx2tf makes 4-D inputs NHWC)."""
+    if len(wanted) == sample.ndim and all(w in (None, s) for w, s in zip(wanted, sample.shape, strict=True)):
+        return sample
+    if sample.ndim == 4:
+        nhwc = sample.transpose(0, 2, 3, 1)
+        if all(w in (None, s) for w, s in zip(wanted, nhwc.shape, strict=True)):
+            return nhwc
+    if sample.ndim == 3:
+        nwc = sample.transpose(0, 2, 1)
+        if all(w in (None, s) for w, s in zip(wanted, nwc.shape, strict=True)):
+            return nwc
+    raise ValueError(f"calibration sample {list(sample.shape)} does not fit the SavedModel's input {wanted}")
+
+
+def to_int8_tflite(saved_model: Path, calibration: dict[str, np.ndarray]) -> bytes:
+    """Full-integer int8 (int8 input and output), calibrated on every sample of ``calibration``."""
+    import tensorflow as tf
+
+    loaded = tf.saved_model.load(str(saved_model))
+    signature = loaded.signatures["serving_default"]
+    specs = signature.structured_input_signature[1]
+    names = sorted(specs)  # onnx2tf keeps the ONNX input names; zoo's models name theirs
+    arrays = [calibration[k] for k in sorted(calibration)]
+    if len(names) != len(arrays):
+        raise ValueError(f"the SavedModel takes {len(names)} inputs, the calibration data has {len(arrays)}")
+    count = len(arrays[0])
+
+    def representative() -> Any:
+        for i in range(count):
+            yield {name: _layout_for(a[i:i + 1], specs[name].shape.as_list()).astype(np.float32)
+                   for name, a in zip(names, arrays, strict=True)}
+
+    converter = tf.lite.TFLiteConverter.from_saved_model(str(saved_model))
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = representative
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = tf.int8
+    converter.inference_output_type = tf.int8
+    return bytes(converter.convert())
+
+
+def describe(tflite: bytes) -> dict[str, Any]:
+    """Quantization of the inputs and outputs, and the operators by kind."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    interpreter = Interpreter(model_content=tflite)
+
+    def tensor(d: dict[str, Any]) -> dict[str, Any]:
+        scale, zero_point = d["quantization"]
+        return {"name": d["name"], "shape": [int(x) for x in d["shape"]], "dtype": np.dtype(d["dtype"]).name,
+                "scale": float(scale), "zero_point": int(zero_point)}
+
+    ops = [op["op_name"] for op in interpreter._get_ops_details()]
+    return {
+        "inputs": [tensor(d) for d in interpreter.get_input_details()],
+        "outputs": [tensor(d) for d in interpreter.get_output_details()],
+        "operators": dict(collections.Counter(ops)),
+    }
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("onnx", type=Path)
+    parser.add_argument("calibration", type=Path, help=".npz: one array (samples, *shape) per input, in input order")
+    parser.add_argument("out", type=Path)
+    args = parser.parse_args()
+    stage = "onnx2tf"
+    try:
+        saved = args.out.with_suffix(".saved_model")
+        printed = to_saved_model(args.onnx, saved)
+        stage = "TFLiteConverter"
+        with np.load(args.calibration) as data:
+            calibration = {k: data[k] for k in data.files}
+        tflite = to_int8_tflite(saved, calibration)
+        args.out.write_bytes(tflite)
+        stage = "reading the .tflite"
+        info = describe(tflite)
+    except Exception as exc:  # the caller prints the converter's own message and goes on
+        tail = traceback.format_exc().strip().splitlines()[-12:]
+        printed = locals().get("printed", "")
+        print(json.dumps({"error": f"{stage}: {type(exc).__name__}: {exc}", "traceback": tail,
+                          "log": printed[-2000:] if isinstance(printed, str) else ""}))
+        return 1
+    print(json.dumps({**info, "bytes": len(tflite)}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
