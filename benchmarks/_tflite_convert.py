@@ -15,12 +15,24 @@ import collections
 import contextlib
 import io
 import json
+import os
 import sys
 import traceback
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+
+# onnx2tf runs the ONNX and TF graphs on a sample image to check (and sometimes settle) its layout
+# choices for 3-channel image inputs. It downloads that sample unless the current folder has this file;
+# the download fails offline, so the file is made from zoo's calibration data (onnx2tf resizes it).
+ONNX2TF_SAMPLE = "calibration_image_sample_data_20x128x128x3_float32.npy"
+
+
+def provide_sample(calibration: dict[str, np.ndarray], folder: Path) -> None:
+    first = calibration[sorted(calibration)[0]]
+    if first.ndim == 4 and first.shape[1] == 3:
+        np.save(folder / ONNX2TF_SAMPLE, first.transpose(0, 2, 3, 1)[:20].astype(np.float32))
 
 
 def to_saved_model(onnx_path: Path, folder: Path) -> str:
@@ -105,15 +117,18 @@ def main() -> int:
     parser.add_argument("calibration", type=Path, help=".npz: one array (samples, *shape) per input, in input order")
     parser.add_argument("out", type=Path)
     args = parser.parse_args()
+    onnx_path, calibration_path, out = args.onnx.resolve(), args.calibration.resolve(), args.out.resolve()
     stage = "onnx2tf"
     try:
-        saved = args.out.with_suffix(".saved_model")
-        printed = to_saved_model(args.onnx, saved)
-        stage = "TFLiteConverter"
-        with np.load(args.calibration) as data:
+        with np.load(calibration_path) as data:
             calibration = {k: data[k] for k in data.files}
+        saved = out.with_suffix(".saved_model")
+        os.chdir(out.parent)  # where onnx2tf looks for its sample image
+        provide_sample(calibration, out.parent)
+        printed = to_saved_model(onnx_path, saved)
+        stage = "TFLiteConverter"
         tflite = to_int8_tflite(saved, calibration)
-        args.out.write_bytes(tflite)
+        out.write_bytes(tflite)
         stage = "reading the .tflite"
         info = describe(tflite)
     except Exception as exc:  # the caller prints the converter's own message and goes on

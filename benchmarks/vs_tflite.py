@@ -371,12 +371,28 @@ def print_comparison(model: str, target: str, weights: str, best: Side, defaults
     less = [p.delta for p in same if p.delta < 0]
     print(f"  paired with the same operator and MACs: {len(same)}; {len(more)} cost zoo more ({sum(more):+,} cycles), "
           f"{len(less)} less ({sum(less):+,})")
+    fused = activation_gap(pairs)
+    print(f"  paired layers where only TFLite's Vela fused an activation: {len(fused)}, {sum(fused):+,} cycles"
+          + (f" = {sum(fused) / diff:.0%} of the difference" if diff else ""))
     print(f"  top {top} layers by |zoo - TFLite| cycles (# is the position in the paired order):")
     print(f"  {'#':>3} {'zoo layer':40} {'zoo cyc':>10} {'TFLite layer':40} {'TFL cyc':>10} {'delta':>10}")
     ranked = sorted(((i, p) for i, p in enumerate(pairs) if p.delta), key=lambda ip: -abs(ip[1].delta))
     for i, p in ranked[:top]:
         print(f"  {i:>3} {_layer(p.zoo):40} {(p.zoo.cycles if p.zoo else 0):>10,} "
               f"{_layer(p.tflite):40} {(p.tflite.cycles if p.tflite else 0):>10,} {p.delta:>+10,}")
+
+
+def activation_gap(pairs: Sequence[Pair]) -> list[int]:
+    """The cycle differences of paired layers that have an activation fused on the TFLite side only."""
+    return [p.delta for p in pairs if p.zoo and p.tflite and p.tflite.activation and not p.zoo.activation]
+
+
+def _gap_share(best: Side, tfl: Side) -> str:
+    if not (best.vela and tfl.vela):
+        return "-"
+    gap = activation_gap(match_layers(best.vela.layers, tfl.vela.layers))
+    diff = best.vela.total["total_cycles"] - tfl.vela.total["total_cycles"]
+    return f"{len(gap)} layers, {sum(gap):+,}" + (f" ({sum(gap) / diff:.0%})" if diff else "")
 
 
 def top_layers(best: Side, tfl: Side, n: int = 2) -> str:
@@ -420,6 +436,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     head = ("| model | target | weights | zoo best (ms) | zoo defaults (ms) | TFLite (ms) | best / TFLite "
             "| defaults / TFLite | cycles zoo best / TFLite | SRAM KiB zoo best / TFLite "
             "| flash KiB zoo best / TFLite | CPU ops zoo best / defaults / TFLite "
+            "| layers fused with an activation on the TFLite side only: cycles zoo best − TFLite (share of the difference) "
             "| layers that differ most (cycles zoo best − TFLite) |")
     lines = [head, "|" + " --- |" * head.count(" | ") + " --- |"]
     for r in rows:
@@ -428,7 +445,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             f"| {r['model']} | {r['target']} | {r['weights']} | {_ms(best)} | {_ms(defaults)} | {_ms(tfl)} "
             f"| {_ratio(best, tfl)} | {_ratio(defaults, tfl)} | {_both(best, tfl, 'cycles')} "
             f"| {_both(best, tfl, 'sram')} | {_both(best, tfl, 'flash')} "
-            f"| {best.cpu_ops} / {defaults.cpu_ops} / {tfl.cpu_ops if tfl.vela else '-'} | {top_layers(best, tfl)} |"
+            f"| {best.cpu_ops} / {defaults.cpu_ops} / {tfl.cpu_ops if tfl.vela else '-'} | {_gap_share(best, tfl)} "
+            f"| {top_layers(best, tfl)} |"
         )
     return "\n".join(lines) + "\n"
 
@@ -520,7 +538,7 @@ def main() -> int:
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f} at start", flush=True)
     rows: list[dict[str, Any]] = []
     with tempfile.TemporaryDirectory(prefix="zoo-vs-tflite-") as tmp:
-        work = args.keep or Path(tmp)
+        work = (args.keep or Path(tmp)).resolve()
         work.mkdir(parents=True, exist_ok=True)
         for model in models:
             rows += compare_model(zoo, python, model, targets, args.weights, args.top, work)
