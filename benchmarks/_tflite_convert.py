@@ -111,6 +111,12 @@ def describe(tflite: bytes) -> dict[str, Any]:
     }
 
 
+def versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    return {name: version(name) for name in ("tensorflow-cpu", "onnx2tf", "onnx", "ai-edge-litert")}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("onnx", type=Path)
@@ -137,7 +143,7 @@ def main() -> int:
         print(json.dumps({"error": f"{stage}: {type(exc).__name__}: {exc}", "traceback": tail,
                           "log": printed[-2000:] if isinstance(printed, str) else ""}))
         return 1
-    print(json.dumps({**info, "bytes": len(tflite)}))
+    print(json.dumps({**info, "bytes": len(tflite), "versions": versions()}))
     return 0
 
 

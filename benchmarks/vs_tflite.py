@@ -34,10 +34,14 @@ import subprocess
 import sys
 import tempfile
 import time
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from zoo import Zoo
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -150,7 +154,7 @@ def flash_bytes(total: dict[str, Any]) -> int:
 # --- zoo's side ---------------------------------------------------------------------------------
 
 
-def build_zoo(zoo: Any, model: str, targets: Sequence[str], weights: str | None, best: bool,
+def build_zoo(zoo: Zoo, model: str, targets: Sequence[str], weights: str | None, best: bool,
               work: Path) -> list[Side]:
     """zoo's program of ``model`` for each target (one lowering per TOSA specification) and
     Vela's per-layer run on its TOSA graphs, with the flags its manifest records."""
@@ -197,7 +201,7 @@ def build_zoo(zoo: Any, model: str, targets: Sequence[str], weights: str | None,
     return sides
 
 
-def export_float(zoo: Any, model: str, weights: str | None, work: Path) -> tuple[Path, Path, str]:
+def export_float(zoo: Zoo, model: str, weights: str | None, work: Path) -> tuple[Path, Path, str]:
     """The float model and calibration samples zoo quantizes, rebuilt as ``compile_targets`` does
     (same seed, same order of draws): the ONNX file, an .npz of the samples (NCHW, one array per
     input) and their digest, which must equal the one zoo's build records."""
@@ -217,8 +221,10 @@ def export_float(zoo: Any, model: str, weights: str | None, work: Path) -> tuple
         samples = [_as_sample(s) for s in spec.calibration.load()]
         onnx_path = work / f"{model}.onnx"
         names = [i.name for i in spec.inputs]
-        torch.onnx.export(net, example, str(onnx_path), dynamo=False, opset_version=17, input_names=names,
-                          do_constant_folding=True)
+        with warnings.catch_warnings():  # the TorchScript exporter: the dynamo one needs onnxscript
+            warnings.simplefilter("ignore", DeprecationWarning)
+            torch.onnx.export(net, example, str(onnx_path), dynamo=False, opset_version=17, input_names=names,
+                              do_constant_folding=True)
     arrays = {name: np.concatenate([s[i].numpy() for s in samples]).astype(np.float32)
               for i, name in enumerate(names)}
     npz = work / f"{model}-calibration.npz"
@@ -230,13 +236,18 @@ def export_float(zoo: Any, model: str, weights: str | None, work: Path) -> tuple
 
 
 def tflite_python(venv: Path) -> Path:
-    """The TensorFlow venv's interpreter, made on first use (never zoo's dependencies)."""
+    """The TensorFlow venv's interpreter, made on first use (never zoo's dependencies). A marker
+    holding the package list says the install finished; a venv without it is installed again."""
     python = venv / "bin" / "python"
-    if python.exists():
+    marker = venv / ".zoo-installed"
+    wanted = "\n".join(TFLITE_PACKAGES) + "\n"
+    if python.exists() and marker.is_file() and marker.read_text() == wanted:
         return python
-    print(f"making {venv} (TensorFlow {TFLITE_PACKAGES[0].split('==')[1]}, onnx2tf) ...", flush=True)
-    subprocess.run(["nice", "-n", "19", "python3.11", "-m", "venv", str(venv)], check=True)
+    print(f"making {venv} (TensorFlow {TFLITE_PACKAGES[0].split('==')[1]}, onnx2tf): a few minutes ...", flush=True)
+    if not python.exists():
+        subprocess.run(["nice", "-n", "19", "python3.11", "-m", "venv", str(venv)], check=True)
     subprocess.run(["nice", "-n", "19", str(python), "-m", "pip", "install", "-q", *TFLITE_PACKAGES], check=True)
+    marker.write_text(wanted)
     return python
 
 
@@ -266,6 +277,7 @@ def build_tflite(python: Path, model: str, onnx_path: Path, npz: Path, work: Pat
     i = info["inputs"][0]
     side.input_quant = f"{i['dtype']} scale {i['scale']:.6g} zp {i['zero_point']}"
     side.notes.append("TFLite operators: " + ", ".join(f"{k} {v}" for k, v in sorted(info["operators"].items())))
+    side.notes.append("converted with " + ", ".join(f"{k} {v}" for k, v in info.get("versions", {}).items()))
     return out, side
 
 
@@ -295,16 +307,31 @@ class Pair:
 
 
 def match_layers(zoo: Sequence[Layer], tflite: Sequence[Layer]) -> list[Pair]:
-    """Pair the layers by order on (Vela operator, MACs); a changed run of equal length is paired
-    in order (same positions, different MACs or operator), the rest stands alone."""
+    """Pair the layers by order on (Vela operator, MACs). Within a run that differs, runs of equal
+    length pair by position; otherwise layers of equal MACs pair in order (e.g. zoo's AvgPool and
+    the DepthwiseConv2D Vela makes of TFLite's MEAN), and the rest stand alone."""
     matcher = difflib.SequenceMatcher(a=[x.key for x in zoo], b=[x.key for x in tflite], autojunk=False)
     pairs: list[Pair] = []
     for tag, a0, a1, b0, b1 in matcher.get_opcodes():
         if tag == "equal" or (tag == "replace" and a1 - a0 == b1 - b0):
             pairs += [Pair(zoo[a0 + k], tflite[b0 + k]) for k in range(a1 - a0)]
         else:
-            pairs += [Pair(x, None) for x in zoo[a0:a1]] + [Pair(None, y) for y in tflite[b0:b1]]
+            pairs += _pair_by_macs(zoo[a0:a1], tflite[b0:b1])
     return pairs
+
+
+def _pair_by_macs(zoo: Sequence[Layer], tflite: Sequence[Layer]) -> list[Pair]:
+    pairs: list[Pair] = []
+    j = 0
+    for x in zoo:
+        match = next((k for k in range(j, len(tflite)) if x.macs and tflite[k].macs == x.macs), None)
+        if match is None:
+            pairs.append(Pair(x, None))
+            continue
+        pairs += [Pair(None, y) for y in tflite[j:match]]
+        pairs.append(Pair(x, tflite[match]))
+        j = match + 1
+    return pairs + [Pair(None, y) for y in tflite[j:]]
 
 
 def _layer(x: Layer | None) -> str:
@@ -371,9 +398,14 @@ def print_comparison(model: str, target: str, weights: str, best: Side, defaults
     less = [p.delta for p in same if p.delta < 0]
     print(f"  paired with the same operator and MACs: {len(same)}; {len(more)} cost zoo more ({sum(more):+,} cycles), "
           f"{len(less)} less ({sum(less):+,})")
+    other = [p for p in matched if p not in same]
+    if other:
+        kinds = sorted({f"{p.zoo.op}/{p.tflite.op}" for p in other if p.zoo and p.tflite})
+        print(f"  paired with another operator or MAC count: {len(other)} ({', '.join(kinds)}), "
+              f"{sum(p.delta for p in other):+,} cycles")
     fused = activation_gap(pairs)
     print(f"  paired layers where only TFLite's Vela fused an activation: {len(fused)}, {sum(fused):+,} cycles"
-          + (f" = {sum(fused) / diff:.0%} of the difference" if diff else ""))
+          + (f" = {sum(fused) / diff:.0%} of the difference" if diff > 0 and sum(fused) > 0 else ""))
     print(f"  top {top} layers by |zoo - TFLite| cycles (# is the position in the paired order):")
     print(f"  {'#':>3} {'zoo layer':40} {'zoo cyc':>10} {'TFLite layer':40} {'TFL cyc':>10} {'delta':>10}")
     ranked = sorted(((i, p) for i, p in enumerate(pairs) if p.delta), key=lambda ip: -abs(ip[1].delta))
@@ -392,7 +424,7 @@ def _gap_share(best: Side, tfl: Side) -> str:
         return "-"
     gap = activation_gap(match_layers(best.vela.layers, tfl.vela.layers))
     diff = best.vela.total["total_cycles"] - tfl.vela.total["total_cycles"]
-    return f"{len(gap)} layers, {sum(gap):+,}" + (f" ({sum(gap) / diff:.0%})" if diff else "")
+    return f"{len(gap)} layers, {sum(gap):+,}" + (f" ({sum(gap) / diff:.0%})" if diff > 0 and sum(gap) > 0 else "")
 
 
 def top_layers(best: Side, tfl: Side, n: int = 2) -> str:
@@ -404,6 +436,8 @@ def top_layers(best: Side, tfl: Side, n: int = 2) -> str:
         layer = p.zoo or p.tflite
         assert layer is not None
         where = "" if p.zoo and p.tflite else (" zoo only" if p.zoo else " TFLite only")
+        if p.zoo and p.tflite and p.zoo.op != p.tflite.op:
+            where = f" (TFLite {p.tflite.op})"
         acts = ""
         if p.zoo and p.tflite and p.zoo.activation != p.tflite.activation:
             acts = f" (activation zoo {p.zoo.activation or 'none'}, TFLite {p.tflite.activation or 'none'})"
@@ -454,7 +488,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
 # --- driver -------------------------------------------------------------------------------------
 
 
-def choose_weights(zoo: Any, model: str, asked: str | None) -> str:
+def choose_weights(zoo: Zoo, model: str, asked: str | None) -> str:
     """``asked``, else the model's own weights where they load offline, else ``random``."""
     spec = zoo.model(model)
     if asked:
@@ -470,7 +504,7 @@ def choose_weights(zoo: Any, model: str, asked: str | None) -> str:
     return default
 
 
-def compare_model(zoo: Any, python: Path, model: str, targets: Sequence[str], asked: str | None, top: int,
+def compare_model(zoo: Zoo, python: Path, model: str, targets: Sequence[str], asked: str | None, top: int,
                   work: Path) -> list[dict[str, Any]]:
     started = time.perf_counter()
     weights = choose_weights(zoo, model, asked)
@@ -521,7 +555,11 @@ def main() -> int:
     parser.add_argument("--markdown", type=Path, help="also write the table here")
     parser.add_argument("--venv", type=Path, default=TFLITE_VENV, help="the TensorFlow venv (made if missing)")
     parser.add_argument("--keep", type=Path, help="keep the .onnx, .tflite, .tosa and Vela's output here")
+    parser.add_argument("--venv-only", action="store_true", help="make the TensorFlow venv and stop (make tflite-venv)")
     args = parser.parse_args()
+    if args.venv_only:
+        print(tflite_python(args.venv))
+        return 0
     models = list(ALL_MODELS) if args.all else (args.models.split(",") if args.models else [args.model])
     targets = list(ALL_TARGETS) if args.all else (args.targets.split(",") if args.targets else [args.target])
     if None in models or None in targets:
