@@ -111,6 +111,38 @@ def describe(tflite: bytes) -> dict[str, Any]:
     }
 
 
+def agreement(tflite: bytes, onnx_path: Path, calibration: dict[str, np.ndarray], samples: int = 8) -> float:
+    """The lowest cosine similarity, over the first ``samples`` calibration samples, between the int8
+    program's first output (dequantized) and ONNX Runtime's float output: the same network or not."""
+    import onnxruntime
+    from ai_edge_litert.interpreter import Interpreter
+
+    session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    interpreter = Interpreter(model_content=tflite)
+    interpreter.allocate_tensors()
+    inputs, output = interpreter.get_input_details(), interpreter.get_output_details()[0]
+    arrays = [calibration[k] for k in sorted(calibration)]
+    worst = 1.0
+    for i in range(min(samples, len(arrays[0]))):
+        feed = {o.name: calibration.get(o.name, a)[i:i + 1] for o, a in zip(session.get_inputs(), arrays, strict=True)}
+        expected = session.run(None, feed)[0]
+        for detail, a in zip(inputs, arrays, strict=True):
+            x = _layout_for(a[i:i + 1], [int(d) for d in detail["shape"]])
+            scale, zero_point = detail["quantization"]
+            q = np.clip(np.round(x / scale) + zero_point, -128, 127).astype(np.int8)
+            interpreter.set_tensor(detail["index"], q)
+        interpreter.invoke()
+        scale, zero_point = output["quantization"]
+        got = (interpreter.get_tensor(output["index"]).astype(np.float32) - zero_point) * scale
+        if got.size != expected.size:
+            raise ValueError(f"the .tflite's first output {list(got.shape)} is not ONNX's {list(expected.shape)}")
+        if got.ndim == 4 and got.shape != expected.shape:
+            expected = expected.transpose(0, 2, 3, 1)
+        a, b = got.reshape(-1).astype(np.float64), expected.reshape(-1).astype(np.float64)
+        worst = min(worst, float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-12)))
+    return worst
+
+
 def versions() -> dict[str, str]:
     from importlib.metadata import version
 
@@ -137,6 +169,8 @@ def main() -> int:
         out.write_bytes(tflite)
         stage = "reading the .tflite"
         info = describe(tflite)
+        stage = "running the .tflite"
+        info["cosine_vs_onnx"] = agreement(tflite, onnx_path, calibration)
     except Exception as exc:  # the caller prints the converter's own message and goes on
         tail = traceback.format_exc().strip().splitlines()[-12:]
         printed = locals().get("printed", "")
