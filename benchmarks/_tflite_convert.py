@@ -31,6 +31,7 @@ ONNX2TF_SAMPLE = "calibration_image_sample_data_20x128x128x3_float32.npy"
 
 def provide_sample(calibration: dict[str, np.ndarray], folder: Path) -> None:
     first = calibration[sorted(calibration)[0]]
+    first = first.reshape(-1, *first.shape[2:])  # (samples, batch, ...) → (images, ...)
     if first.ndim == 4 and first.shape[1] == 3:
         np.save(folder / ONNX2TF_SAMPLE, first.transpose(0, 2, 3, 1)[:20].astype(np.float32))
 
@@ -80,7 +81,7 @@ def to_int8_tflite(saved_model: Path, calibration: dict[str, np.ndarray]) -> byt
 
     def representative() -> Any:
         for i in range(count):
-            yield {name: _layout_for(a[i:i + 1], specs[name].shape.as_list()).astype(np.float32)
+            yield {name: _layout_for(a[i], specs[name].shape.as_list()).astype(np.float32)
                    for name, a in zip(names, arrays, strict=True)}
 
     converter = tf.lite.TFLiteConverter.from_saved_model(str(saved_model))
@@ -124,10 +125,10 @@ def agreement(tflite: bytes, onnx_path: Path, calibration: dict[str, np.ndarray]
     arrays = [calibration[k] for k in sorted(calibration)]
     worst = 1.0
     for i in range(min(samples, len(arrays[0]))):
-        feed = {o.name: calibration.get(o.name, a)[i:i + 1] for o, a in zip(session.get_inputs(), arrays, strict=True)}
+        feed = {o.name: calibration.get(o.name, a)[i] for o, a in zip(session.get_inputs(), arrays, strict=True)}
         expected = session.run(None, feed)[0]
         for detail, a in zip(inputs, arrays, strict=True):
-            x = _layout_for(a[i:i + 1], [int(d) for d in detail["shape"]])
+            x = _layout_for(a[i], [int(d) for d in detail["shape"]])
             scale, zero_point = detail["quantization"]
             q = np.clip(np.round(x / scale) + zero_point, -128, 127).astype(np.int8)
             interpreter.set_tensor(detail["index"], q)
@@ -152,7 +153,7 @@ def versions() -> dict[str, str]:
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("onnx", type=Path)
-    parser.add_argument("calibration", type=Path, help=".npz: one array (samples, *shape) per input, in input order")
+    parser.add_argument("calibration", type=Path, help=".npz: one array (samples, *input shape) per input, by input name")
     parser.add_argument("out", type=Path)
     args = parser.parse_args()
     onnx_path, calibration_path, out = args.onnx.resolve(), args.calibration.resolve(), args.out.resolve()

@@ -203,8 +203,8 @@ def build_zoo(zoo: Zoo, model: str, targets: Sequence[str], weights: str | None,
 
 def export_float(zoo: Zoo, model: str, weights: str | None, work: Path) -> tuple[Path, Path, str]:
     """The float model and calibration samples zoo quantizes, rebuilt as ``compile_targets`` does
-    (same seed, same order of draws): the ONNX file, an .npz of the samples (NCHW, one array per
-    input) and their digest, which must equal the one zoo's build records."""
+    (same seed, same order of draws): the ONNX file, an .npz of the samples (one array per input,
+    (samples, *input shape), NCHW) and their digest, which must equal the one zoo's build records."""
     import numpy as np
     import torch
 
@@ -225,7 +225,7 @@ def export_float(zoo: Zoo, model: str, weights: str | None, work: Path) -> tuple
             warnings.simplefilter("ignore", DeprecationWarning)
             torch.onnx.export(net, example, str(onnx_path), dynamo=False, opset_version=17, input_names=names,
                               do_constant_folding=True)
-    arrays = {name: np.concatenate([s[i].numpy() for s in samples]).astype(np.float32)
+    arrays = {name: np.stack([s[i].numpy() for s in samples]).astype(np.float32)
               for i, name in enumerate(names)}
     npz = work / f"{model}-calibration.npz"
     np.savez(npz, **arrays)
