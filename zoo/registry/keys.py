@@ -39,7 +39,9 @@ from zoo.registry.targets import Target
 #    and the method allocator's no longer counts the Ethos-U backend's handle, which is on the heap
 #    (both measured on a Cortex-M55 through ExecuTorch's runtime, tests/firmware/test_firmware_project.py).
 # 9: headers name the precision the program was quantized at (MODEL_PTE_PRECISION, --precision).
-PIPELINE_VERSION = "9"
+# 10: a ReLU or ReLU6 after a convolution or linear layer stays a TOSA CLAMP that Vela fuses into the
+#     operator (compile/activations.py), instead of ExecuTorch removing it; U55 costs fall to the TFLite flow's.
+PIPELINE_VERSION = "10"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 
 

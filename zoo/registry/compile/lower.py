@@ -14,6 +14,7 @@ from zoo._errors import BuildError
 from zoo._spec import Dataset, ModelSpec, Sample
 from zoo.registry import io_boundary
 from zoo.registry.compile import qat
+from zoo.registry.compile.activations import keep_activations
 from zoo.registry.compile.blame import _graph_ops, _lowering_errors, _stage
 from zoo.registry.compile.boundary import (
     after_lowering,
@@ -120,7 +121,7 @@ def _lower_ethosu(
         constants = before_lowering(exported, boundary)
 
     report("lower", None, None)
-    with _LOWERING, _record_backend() as recorder, _lowering_errors(where, recorder):
+    with _LOWERING, _record_backend() as recorder, keep_activations(), _lowering_errors(where, recorder):
         edge = to_edge_transform_and_lower(
             exported, partitioner=[EthosUPartitioner(compile_spec)], constant_methods=constants or None,
         )

@@ -103,4 +103,7 @@ def spec() -> ModelSpec:
             identity=lambda: f"seed:{RANDOM_SEED};bn-reestimated-on:{photos.identity()};tiles:{SIDE}:{CALIBRATION}",
         ),),
         labels=CIFAR10,
+        # Channels-last too: a camera's HWC frames, and no input transposes on the NPU (2,304 cycles
+        # on u55-128, 8,599 on u85-256 with --io int8; docs/measured.md).
+        layouts=("nchw", "nhwc"),
     )

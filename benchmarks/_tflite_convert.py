@@ -1,0 +1,186 @@
+"""The TFLite flow's half of ``benchmarks/vs_tflite.py``; runs in the TensorFlow venv, never in zoo's.
+
+ONNX → onnx2tf (a SavedModel, NHWC) → TensorFlow's converter, full-integer int8 with int8
+input and output, calibrated on the given samples → ``.tflite``. Prints one JSON object on
+its last line of stdout: the input's and output's quantization and the operators, or
+``{"error": ...}`` with the converter's message (exit status 1).
+
+    .venv-tflite/bin/python benchmarks/_tflite_convert.py MODEL.onnx CALIBRATION.npz OUT.tflite
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import io
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+# onnx2tf runs the ONNX and TF graphs on a sample image to check (and sometimes settle) its layout
+# choices for 3-channel image inputs. It downloads that sample unless the current folder has this file;
+# the download fails offline, so the file is made from zoo's calibration data (onnx2tf resizes it).
+ONNX2TF_SAMPLE = "calibration_image_sample_data_20x128x128x3_float32.npy"
+
+
+def provide_sample(calibration: dict[str, np.ndarray], folder: Path) -> None:
+    first = calibration[sorted(calibration)[0]]
+    first = first.reshape(-1, *first.shape[2:])  # (samples, batch, ...) → (images, ...)
+    if first.ndim == 4 and first.shape[1] == 3:
+        np.save(folder / ONNX2TF_SAMPLE, first.transpose(0, 2, 3, 1)[:20].astype(np.float32))
+
+
+def to_saved_model(onnx_path: Path, folder: Path) -> str:
+    """onnx2tf's SavedModel of ``onnx_path`` in ``folder``; returns onnx2tf's printout."""
+    import onnx2tf
+
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        onnx2tf.convert(
+            input_onnx_file_path=str(onnx_path),
+            output_folder_path=str(folder),
+            copy_onnx_input_output_names_to_tflite=True,
+            non_verbose=True,
+        )
+    return out.getvalue()
+
+
+def _layout_for(sample: np.ndarray, wanted: list[int | None]) -> np.ndarray:
+    """``sample`` (NCHW, as zoo calibrates) in the layout the SavedModel takes (onnx2tf makes 4-D inputs NHWC)."""
+    if len(wanted) == sample.ndim and all(w in (None, s) for w, s in zip(wanted, sample.shape, strict=True)):
+        return sample
+    if sample.ndim == 4:
+        nhwc = sample.transpose(0, 2, 3, 1)
+        if all(w in (None, s) for w, s in zip(wanted, nhwc.shape, strict=True)):
+            return nhwc
+    if sample.ndim == 3:
+        nwc = sample.transpose(0, 2, 1)
+        if all(w in (None, s) for w, s in zip(wanted, nwc.shape, strict=True)):
+            return nwc
+    raise ValueError(f"calibration sample {list(sample.shape)} does not fit the SavedModel's input {wanted}")
+
+
+def to_int8_tflite(saved_model: Path, calibration: dict[str, np.ndarray]) -> bytes:
+    """Full-integer int8 (int8 input and output), calibrated on every sample of ``calibration``."""
+    import tensorflow as tf
+
+    loaded = tf.saved_model.load(str(saved_model))
+    signature = loaded.signatures["serving_default"]
+    specs = signature.structured_input_signature[1]
+    names = sorted(specs)  # onnx2tf keeps the ONNX input names; zoo's models name theirs
+    arrays = [calibration[k] for k in sorted(calibration)]
+    if len(names) != len(arrays):
+        raise ValueError(f"the SavedModel takes {len(names)} inputs, the calibration data has {len(arrays)}")
+    count = len(arrays[0])
+
+    def representative() -> Any:
+        for i in range(count):
+            yield {name: _layout_for(a[i], specs[name].shape.as_list()).astype(np.float32)
+                   for name, a in zip(names, arrays, strict=True)}
+
+    converter = tf.lite.TFLiteConverter.from_saved_model(str(saved_model))
+    converter.optimizations = [tf.lite.Optimize.DEFAULT]
+    converter.representative_dataset = representative
+    converter.target_spec.supported_ops = [tf.lite.OpsSet.TFLITE_BUILTINS_INT8]
+    converter.inference_input_type = tf.int8
+    converter.inference_output_type = tf.int8
+    return bytes(converter.convert())
+
+
+def describe(tflite: bytes) -> dict[str, Any]:
+    """Quantization of the inputs and outputs, and the operators by kind."""
+    from ai_edge_litert.interpreter import Interpreter
+
+    interpreter = Interpreter(model_content=tflite)
+
+    def tensor(d: dict[str, Any]) -> dict[str, Any]:
+        scale, zero_point = d["quantization"]
+        return {"name": d["name"], "shape": [int(x) for x in d["shape"]], "dtype": np.dtype(d["dtype"]).name,
+                "scale": float(scale), "zero_point": int(zero_point)}
+
+    ops = [op["op_name"] for op in interpreter._get_ops_details()]
+    return {
+        "inputs": [tensor(d) for d in interpreter.get_input_details()],
+        "outputs": [tensor(d) for d in interpreter.get_output_details()],
+        "operators": dict(collections.Counter(ops)),
+    }
+
+
+def agreement(tflite: bytes, onnx_path: Path, calibration: dict[str, np.ndarray], samples: int = 8) -> float:
+    """The lowest cosine similarity, over the first ``samples`` calibration samples, between the int8
+    program's first output (dequantized) and ONNX Runtime's float output: the same network or not."""
+    import onnxruntime
+    from ai_edge_litert.interpreter import Interpreter
+
+    session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    interpreter = Interpreter(model_content=tflite)
+    interpreter.allocate_tensors()
+    inputs, output = interpreter.get_input_details(), interpreter.get_output_details()[0]
+    arrays = [calibration[k] for k in sorted(calibration)]
+    worst = 1.0
+    for i in range(min(samples, len(arrays[0]))):
+        feed = {o.name: calibration.get(o.name, a)[i] for o, a in zip(session.get_inputs(), arrays, strict=True)}
+        expected = session.run(None, feed)[0]
+        for detail, a in zip(inputs, arrays, strict=True):
+            x = _layout_for(a[i], [int(d) for d in detail["shape"]])
+            scale, zero_point = detail["quantization"]
+            q = np.clip(np.round(x / scale) + zero_point, -128, 127).astype(np.int8)
+            interpreter.set_tensor(detail["index"], q)
+        interpreter.invoke()
+        scale, zero_point = output["quantization"]
+        got = (interpreter.get_tensor(output["index"]).astype(np.float32) - zero_point) * scale
+        if got.size != expected.size:
+            raise ValueError(f"the .tflite's first output {list(got.shape)} is not ONNX's {list(expected.shape)}")
+        if got.ndim == 4 and got.shape != expected.shape:
+            expected = expected.transpose(0, 2, 3, 1)
+        a, b = got.reshape(-1).astype(np.float64), expected.reshape(-1).astype(np.float64)
+        worst = min(worst, float(a @ b / (np.linalg.norm(a) * np.linalg.norm(b) + 1e-12)))
+    return worst
+
+
+def versions() -> dict[str, str]:
+    from importlib.metadata import version
+
+    return {name: version(name) for name in ("tensorflow-cpu", "onnx2tf", "onnx", "ai-edge-litert")}
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("onnx", type=Path)
+    parser.add_argument("calibration", type=Path, help=".npz: one array (samples, *input shape) per input, by input name")
+    parser.add_argument("out", type=Path)
+    args = parser.parse_args()
+    onnx_path, calibration_path, out = args.onnx.resolve(), args.calibration.resolve(), args.out.resolve()
+    stage = "onnx2tf"
+    try:
+        with np.load(calibration_path) as data:
+            calibration = {k: data[k] for k in data.files}
+        saved = out.with_suffix(".saved_model")
+        os.chdir(out.parent)  # where onnx2tf looks for its sample image
+        provide_sample(calibration, out.parent)
+        printed = to_saved_model(onnx_path, saved)
+        stage = "TFLiteConverter"
+        tflite = to_int8_tflite(saved, calibration)
+        out.write_bytes(tflite)
+        stage = "reading the .tflite"
+        info = describe(tflite)
+        stage = "running the .tflite"
+        info["cosine_vs_onnx"] = agreement(tflite, onnx_path, calibration)
+    except Exception as exc:  # the caller prints the converter's own message and goes on
+        tail = traceback.format_exc().strip().splitlines()[-12:]
+        printed = locals().get("printed", "")
+        print(json.dumps({"error": f"{stage}: {type(exc).__name__}: {exc}", "traceback": tail,
+                          "log": printed[-2000:] if isinstance(printed, str) else ""}))
+        return 1
+    print(json.dumps({**info, "bytes": len(tflite), "versions": versions()}))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
