@@ -58,17 +58,18 @@ demo: $(VENV)/.installed
 	$(VENV)/bin/zoo list
 	$(VENV)/bin/zoo fetch mnist --target u55-128 -o out/mnist-u55-128
 
-# Both cores: tests that share an expensive fixture stay on one worker (conftest.py's xdist groups), the
-# builds the workers share go through the zoo cache's locks, and the 15 slowest tests close every run.
+# Both cores, a test module to a worker (--dist loadscope: a module's fixtures are made once; pytest-xdist
+# 3.8's loadgroup cannot regroup pytest 9's node ids), the builds the workers share through the zoo cache's
+# locks, and the 15 slowest tests close every run.
 TEST_WORKERS ?= 2
 test: setup
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadgroup --durations=15
+	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=15
 
 # Coverage of zoo's packages, the zoo subprocesses the tests start included (pyproject's [tool.coverage]):
 # a run of its own, never the timed one, since tracing slows the suite.
 coverage: setup
 	rm -rf .coverage-data && mkdir -p .coverage-data
-	COVERAGE_FILE=$(CURDIR)/.coverage-data/run $(VENV)/bin/coverage run -m pytest -q -n $(TEST_WORKERS) --dist loadgroup -p no:cacheprovider
+	COVERAGE_FILE=$(CURDIR)/.coverage-data/run $(VENV)/bin/coverage run -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder -p no:cacheprovider
 	cd .coverage-data && COVERAGE_RCFILE=$(CURDIR)/pyproject.toml ../$(VENV)/bin/coverage combine -q . && \
 		COVERAGE_RCFILE=$(CURDIR)/pyproject.toml ../$(VENV)/bin/coverage json -q -o coverage.json
 	$(PY) scripts/coverage_by_package.py --json .coverage-data/coverage.json
