@@ -1,9 +1,10 @@
 # Fresh machine: `make demo` (set up, then fetch a model) and `make test`.
 VENV ?= .venv
 PY := $(VENV)/bin/python
+MTCNN_WEIGHTS := $(VENV)/mtcnn-weights
 PYTHON ?= python3
 
-.PHONY: setup arm-toolchain chromium demo test coverage lint bench tflite-venv clean
+.PHONY: setup arm-toolchain chromium espeak-ng demo test coverage lint bench tflite-venv clean
 
 # `make demo` installs only what `zoo fetch` needs: zoo and its compile stack.
 $(VENV)/.installed: pyproject.toml
@@ -25,7 +26,17 @@ $(VENV)/.installed-dev: $(VENV)/.installed plugins/zoo-audio/pyproject.toml plug
 	touch $@
 
 # Everything the tests use, system tools included (as root).
-setup: $(VENV)/.installed-dev arm-toolchain chromium
+setup: $(VENV)/.installed-dev $(MTCNN_WEIGHTS)/onet.pt arm-toolchain chromium espeak-ng
+
+# MTCNN's facenet weights for the vision pack's test of them: the .pt files inside the facenet-pytorch
+# 2.6.0 wheel (which pins torch < 2.3, so it is never installed; zoo_vision.mtcnn checks each file's sha256).
+$(MTCNN_WEIGHTS)/onet.pt: $(VENV)/.installed
+	rm -rf $(MTCNN_WEIGHTS) $(MTCNN_WEIGHTS).tmp && mkdir -p $(MTCNN_WEIGHTS).tmp
+	$(PY) -m pip download -q --no-deps facenet-pytorch==2.6.0 -d $(MTCNN_WEIGHTS).tmp
+	$(PY) -c "import sys, zipfile; z = zipfile.ZipFile(sys.argv[1]); \
+		[open(f'$(MTCNN_WEIGHTS).tmp/{n}.pt', 'wb').write(z.read(f'facenet_pytorch/data/{n}.pt')) for n in ('pnet', 'rnet', 'onet')]" \
+		$(MTCNN_WEIGHTS).tmp/facenet_pytorch-2.6.0-py3-none-any.whl
+	rm $(MTCNN_WEIGHTS).tmp/*.whl && mv $(MTCNN_WEIGHTS).tmp $(MTCNN_WEIGHTS)
 
 # The Cortex-M55 tests (tests/firmware/test_c_header.py links, tests/firmware/ runs in QEMU's
 # mps3-an547, and builds ExecuTorch's runtime with cmake and ninja) need Debian's bare-metal gcc,
@@ -47,6 +58,13 @@ arm-toolchain:
 		apt-get update -qq && apt-get install -y -qq $$missing; } || \
 		echo "missing: $$missing (apt-get install $(ARM_PACKAGES) as root); their tests are skipped"
 
+# The VAD clips' reproducibility test (plugins/zoo-audio/tests/test_vad.py) runs Debian's espeak-ng;
+# installed only where it is missing, and only as root (that test is skipped otherwise).
+espeak-ng:
+	@command -v espeak-ng >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		apt-get update -qq && apt-get install -y -qq espeak-ng; } || \
+		echo "espeak-ng is missing (apt-get install espeak-ng as root); the VAD clips' test is skipped"
+
 # The site's browser tests (tests/site/test_browser.py) drive Debian's headless chromium;
 # installed only where it is missing, and only as root (they are skipped otherwise).
 chromium:
@@ -63,13 +81,14 @@ demo: $(VENV)/.installed
 # locks, and the 15 slowest tests close every run.
 TEST_WORKERS ?= 2
 test: setup
-	$(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder --durations=15
+	ZOO_MTCNN_WEIGHTS=$(CURDIR)/$(MTCNN_WEIGHTS) $(PY) -m pytest -q -n $(TEST_WORKERS) --dist loadscope \
+		--no-loadscope-reorder --durations=15
 
 # Coverage of zoo's packages, the zoo subprocesses the tests start included (pyproject's [tool.coverage]):
 # a run of its own, never the timed one, since tracing slows the suite.
 coverage: setup
 	rm -rf .coverage-data && mkdir -p .coverage-data
-	COVERAGE_FILE=$(CURDIR)/.coverage-data/run $(VENV)/bin/coverage run -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder -p no:cacheprovider
+	ZOO_MTCNN_WEIGHTS=$(CURDIR)/$(MTCNN_WEIGHTS) COVERAGE_FILE=$(CURDIR)/.coverage-data/run $(VENV)/bin/coverage run -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder -p no:cacheprovider
 	cd .coverage-data && COVERAGE_RCFILE=$(CURDIR)/pyproject.toml ../$(VENV)/bin/coverage combine -q . && \
 		COVERAGE_RCFILE=$(CURDIR)/pyproject.toml ../$(VENV)/bin/coverage json -q -o coverage.json
 	$(PY) scripts/coverage_by_package.py --json .coverage-data/coverage.json

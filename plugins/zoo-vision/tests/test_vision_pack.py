@@ -140,7 +140,8 @@ def test_a_tampered_mtcnn_weights_file_is_refused_with_its_digest(
 
 
 @pytest.mark.stack
-@pytest.mark.skipif(not __import__("os").environ.get(mtcnn.WEIGHTS_ENV), reason=f"{mtcnn.WEIGHTS_ENV} is not set")
+@pytest.mark.skipif(not __import__("os").environ.get(mtcnn.WEIGHTS_ENV),
+                    reason=f"{mtcnn.WEIGHTS_ENV} is not set (make setup fetches the weights, and make test sets it)")
 def test_facenets_own_weights_load_and_tell_faces_from_non_faces() -> None:
     import torch
 
