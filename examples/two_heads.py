@@ -15,8 +15,10 @@ class TwoHeads(torch.nn.Module):
         self.high = torch.nn.Conv2d(16, 4, 1)
 
     def forward(self, x):
-        a = torch.relu(self.c1(x))
-        b = torch.relu(self.c2(a))
+        # No activations: zoo keeps a ReLU after a convolution as a fused CLAMP (issue 45), and with
+        # one on these feature maps Vela writes both outputs; a bare convolution's output is lost.
+        a = self.c1(x)
+        b = self.c2(a)
         up = F.interpolate(b, size=a.shape[-2:], mode="bilinear", align_corners=False)
         return self.low(a) + self.high(up)
 
