@@ -37,10 +37,14 @@ class _Tiers:
 
 
 def tiers() -> dict[tuple[str, str], str]:
+    import contextlib
+    import io
+
     import pytest
 
     plugin = _Tiers()
-    code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider"], plugins=[plugin])
+    with contextlib.redirect_stdout(io.StringIO()):  # the collected ids, which this does not print
+        code = pytest.main(["--collect-only", "-q", "-p", "no:cacheprovider"], plugins=[plugin])
     if code != 0:
         sys.exit(f"collecting the tests failed ({code})")
     return plugin.tier
