@@ -71,7 +71,8 @@ class DefaultRemote(HubRemote):
             return  # a SOCKS proxy: the standard library cannot speak it, the Hub client does
         via = f" through the proxy {_without_credentials(proxy)}" if proxy else ""
         outcome = _within(PROBE_TIMEOUT_S, lambda: _head(address, proxy))
-        if outcome is None:
+        # The socket's own timeout (the same 3 s) may fire just before the deadline: one answer either way.
+        if outcome is None or _timed_out(outcome):
             raise RemoteUnavailable(f"{self.url}: cannot reach {self.endpoint} (no answer within {PROBE_TIMEOUT_S:g} s{via})")
         if isinstance(outcome, BaseException):
             if not isinstance(outcome, (OSError, HTTPException, ValueError)):  # ValueError: a malformed proxy URL
@@ -137,6 +138,14 @@ def _within(seconds: float, work: Callable[[], int]) -> int | BaseException | No
     thread.start()
     thread.join(seconds)
     return done[0] if done else None
+
+
+def _timed_out(outcome: int | BaseException) -> bool:
+    from urllib.error import URLError
+
+    if isinstance(outcome, URLError) and isinstance(outcome.reason, BaseException):
+        outcome = outcome.reason
+    return isinstance(outcome, TimeoutError)
 
 
 def _reason(exc: BaseException) -> str:
