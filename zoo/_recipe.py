@@ -7,14 +7,13 @@ NAME``); ``--recipe FILE`` reads one from JSON, such as ``zoo tune`` writes. Tor
 from __future__ import annotations
 
 import json
-import os
-import stat
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from zoo._errors import UsageError
+from zoo._regular_file import open_regular
 
 BASES = ("int8", "a16w8")
 """What a whole model can be quantized at: int8 activations, or int16 ones; int8 weights either way."""
@@ -108,17 +107,9 @@ class Recipe:
 
 
 def _read_regular_file(path: Path, where: str) -> str:
-    """The text of ``path`` if it is a regular file: a FIFO would block the read forever, and a
-    device (/dev/zero) never ends. Opened non-blocking so that neither can hang the open itself;
-    the type is read from the open file, not the name."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0))
-    try:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise UsageError(f"{where}: not a regular file (a pipe, a device or a folder); give a recipe's JSON file")
-        os.set_blocking(fd, True)
-        f = os.fdopen(fd, "rb")
-    except BaseException:
-        os.close(fd)
-        raise
+    """The text of ``path`` if it is a regular file (zoo._regular_file says why)."""
+    f = open_regular(path)
+    if f is None:
+        raise UsageError(f"{where}: not a regular file (a pipe, a device or a folder); give a recipe's JSON file")
     with f:
         return f.read().decode("utf-8")

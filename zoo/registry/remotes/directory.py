@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import shutil
-import stat
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
@@ -19,6 +18,7 @@ from typing import BinaryIO
 
 from zoo._errors import IntegrityError, RemoteError, RemoteUnavailable
 from zoo._fs import publish_dir, staging_dir, write_atomic
+from zoo._regular_file import open_regular
 from zoo.registry.cache import Entry
 from zoo.registry.events import ByteProgress, Notice
 from zoo.registry.remotes.base import MAX_INDEX_BYTES, PublishReport, Remote, cache_sink
@@ -51,16 +51,10 @@ class DirectoryRemote(Remote):
         """``path`` opened for reading, if it is a regular file: a FIFO would block the read
         forever, and a device (a link to /dev/zero) never ends. Non-blocking, so neither
         can hang the open itself; the type is read from the open file, not the name."""
-        fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
-        try:
-            if not stat.S_ISREG(os.fstat(fd).st_mode):
-                raise IntegrityError(f"{self.url}: {what} is not a regular file (a pipe, a device or a folder); "
-                                     "a zoo remote holds only files")
-            os.set_blocking(fd, True)
-            f = os.fdopen(fd, "rb")
-        except BaseException:
-            os.close(fd)
-            raise
+        f = open_regular(path)
+        if f is None:
+            raise IntegrityError(f"{self.url}: {what} is not a regular file (a pipe, a device or a folder); "
+                                 "a zoo remote holds only files")
         with f:
             yield f
 
