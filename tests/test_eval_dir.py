@@ -142,6 +142,7 @@ def test_eval_dir_is_a_fetch_option_not_a_choice() -> None:
 # --- the command line -----------------------------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_fetch_refuses_an_unknown_folder_before_compiling(tmp_path: Path) -> None:
     root = _folders(tmp_path / "d", **{"7": ["a"], "seven": ["b"]})
     proc = run_probed("fetch", "mnist", "-t", "u55-128", "--eval-dir", str(root))
@@ -150,6 +151,7 @@ def test_fetch_refuses_an_unknown_folder_before_compiling(tmp_path: Path) -> Non
     assert "'0', '1'" in proc.stderr and proc.loaded == []
 
 
+@pytest.mark.slow
 def test_verify_eval_dir_needs_a_model_and_numerics(tmp_path: Path) -> None:
     root = _folders(tmp_path / "d", **{"7": ["a"]})
     pte = tmp_path / "x.pte"

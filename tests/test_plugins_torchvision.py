@@ -144,6 +144,7 @@ print(json.dumps({"heavy": sorted(m for m in sys.argv[1:] if m in sys.modules), 
 """
 
 
+@pytest.mark.slow
 def test_registration_and_identities_import_no_torch() -> None:
     heavy = ("torch", "torchvision", "PIL", "numpy", "sklearn")
     done = subprocess.run([sys.executable, "-c", _PROBE, *heavy], capture_output=True, text=True,

@@ -48,6 +48,7 @@ def test_impossible_precisions_are_refused_with_the_reason(target: str, kw: dict
         Zoo().request("mnist", target, **kw)
 
 
+@pytest.mark.slow
 def test_the_cli_offers_the_precisions_and_zoo_toml_default_io_is_named(tmp_path: Path) -> None:
     assert "--precision int8|a16w8|RECIPE" in run_zoo("fetch", "--help").stdout
     (tmp_path / "zoo.toml").write_text('default_io = "int8"\n')

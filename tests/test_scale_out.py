@@ -35,6 +35,7 @@ def test_a_skipped_request_is_not_a_failure(fake_compile: FakeCompile) -> None:
     assert len(arts) == 1 and isinstance(arts[0], Artifact)
 
 
+@pytest.mark.slow
 def test_the_cli_refuses_a_shard_that_does_not_exist() -> None:
     proc = run_zoo("fetch", "add", "-t", "u55-128,portable", "--shard", "9/2", "--no-build")
     assert proc.returncode == 2

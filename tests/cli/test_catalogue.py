@@ -43,6 +43,7 @@ def test_the_catalogue_has_a_cell_per_model_and_target(catalogue_cache: None) ->
     assert failed.failure.where == "lower (aten.add.Tensor)"
 
 
+@pytest.mark.slow
 def test_a_models_own_report_lists_its_recorded_failures(catalogue_cache: None, tmp_path: Path) -> None:
     env = {"COLUMNS": "200"}
     text = CliRunner().invoke(main, ["report", "add"], env=env)

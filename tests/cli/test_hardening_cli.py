@@ -40,6 +40,7 @@ def _one_error_line(proc: subprocess.CompletedProcess[str]) -> str:
 
 # --- defects 1 and 6: the -o folder ---------------------------------------------------------------
 
+@pytest.mark.slow
 def test_planted_symlinks_in_the_output_folder_are_replaced_never_followed(cached: Artifact, tmp_path: Path) -> None:
     out, victim = tmp_path / "shared-out", tmp_path / "victim.txt"
     out.mkdir()
@@ -70,6 +71,7 @@ _FETCHER = textwrap.dedent("""
 """)
 
 
+@pytest.mark.slow
 def test_concurrent_fetches_into_one_output_folder_all_succeed_and_no_reader_sees_a_partial_file(
     cached: Artifact, tmp_path: Path
 ) -> None:
@@ -109,6 +111,7 @@ def test_concurrent_fetches_into_one_output_folder_all_succeed_and_no_reader_see
     assert sorted(p.name for p in out.iterdir()) == sorted([*want, "manifest.json"])  # no temporaries left
 
 
+@pytest.mark.slow
 def test_a_folder_made_by_another_writer_meanwhile_is_never_taken_for_a_blocker(tmp_path: Path) -> None:
     """The check before -o is written looks at each name once: a parent that a
     concurrent fetch creates between two looks is a folder, not a file in the way."""
@@ -142,6 +145,7 @@ def test_what_blocks_an_output_folder_is_named(tmp_path: Path) -> None:
 
 # --- raw tracebacks for OS errors -----------------------------------------------------------------
 
+@pytest.mark.slow
 def test_zoo_cache_dir_pointing_at_a_file_is_a_usage_error(tmp_path: Path) -> None:
     blocker = tmp_path / "not-a-folder"
     blocker.write_text("x")
@@ -153,6 +157,7 @@ def test_zoo_cache_dir_pointing_at_a_file_is_a_usage_error(tmp_path: Path) -> No
         assert "ZOO_CACHE_DIR" in line
 
 
+@pytest.mark.slow
 def test_output_folder_under_a_file_is_a_usage_error(cached: Artifact, tmp_path: Path) -> None:
     blocker = tmp_path / "firmware.bin"
     blocker.write_text("x")
@@ -193,6 +198,7 @@ def _run_read_only(folder: Path, *args: str) -> subprocess.CompletedProcess[str]
                           capture_output=True, text=True, timeout=300, check=False)
 
 
+@pytest.mark.slow
 def test_a_read_only_cache_or_output_folder_is_one_error_line(cached: Artifact, isolated: Path) -> None:
     cache = isolated / "cache"
     hit = _run_read_only(cache, "fetch", "add", "-t", "u55-128", "--json")
@@ -216,6 +222,7 @@ def test_a_read_only_cache_or_output_folder_is_one_error_line(cached: Artifact, 
 # --- verify --sram-budget -------------------------------------------------------------------------
 
 @pytest.mark.parametrize("with_manifest", [True, False])
+@pytest.mark.slow
 def test_verify_sram_budget_fails_an_artifact_whose_scratch_does_not_fit(
     cached: Artifact, tmp_path: Path, with_manifest: bool
 ) -> None:
@@ -284,6 +291,7 @@ def test_a_board_name_that_target_cannot_take_is_a_config_error(tmp_path: Path) 
     ('default_target = "u99"\n', ("fetch", "add", "--no-build"), "key 'default_target': unknown target 'u99'"),
     ('default_io = "pixels"\n', ("fetch", "add", "-t", "u55-128", "--no-build"), "key 'default_io' = 'pixels': "),
 ])
+@pytest.mark.slow
 def test_an_error_from_a_zoo_toml_default_names_zoo_toml(toml: str, args: tuple[str, ...], message: str,
                                                          tmp_path: Path) -> None:
     env = _config(tmp_path, toml)
@@ -291,6 +299,7 @@ def test_an_error_from_a_zoo_toml_default_names_zoo_toml(toml: str, args: tuple[
     assert f"{tmp_path / 'zoo.toml'}: {message}" in line, line
 
 
+@pytest.mark.slow
 def test_zoo_load_plugins_naming_no_plugin_is_said(tmp_path: Path) -> None:
     proc = run_zoo("list", env={"ZOO_LOAD_PLUGINS": "tiyn"})
     assert proc.returncode == 0

@@ -72,6 +72,7 @@ def test_unknown_target_exits_2_before_compiling() -> None:
     assert "unknown target 'u55-100'" in proc.stderr and "u55-128" in proc.stderr
 
 
+@pytest.mark.slow
 def test_invalid_memory_mode_is_refused_before_compiling() -> None:
     proc = run_zoo("fetch", "mnist", "--target", "u55-128", "--memory-mode", "Dedicated_Sram")
     assert proc.returncode == 2

@@ -45,6 +45,7 @@ def write_plugin(folder: Path, description: str) -> None:
     """))
 
 
+@pytest.mark.slow
 def test_a_repeated_listing_is_replayed_without_loading_plugins_or_click() -> None:
     first = run_zoo("list")
     assert first.returncode == 0 and "mnist" in first.stdout
@@ -54,6 +55,7 @@ def test_a_repeated_listing_is_replayed_without_loading_plugins_or_click() -> No
     assert replayed(run_zoo("list", env=TRACE))
 
 
+@pytest.mark.slow
 def test_snapshots_can_be_turned_off(isolated: Path) -> None:
     off = {"ZOO_SNAPSHOTS": "0", **TRACE}
     assert run_zoo("targets", env=off).returncode == 0
@@ -61,6 +63,7 @@ def test_snapshots_can_be_turned_off(isolated: Path) -> None:
     assert not (isolated / "cache" / "snapshots").exists()
 
 
+@pytest.mark.slow
 def test_a_changed_plugin_module_is_loaded_afresh(tmp_path: Path) -> None:
     site = tmp_path / "site"
     write_plugin(site, "first words")
@@ -73,6 +76,7 @@ def test_a_changed_plugin_module_is_loaded_afresh(tmp_path: Path) -> None:
     assert "snap_plugin.py changed" in changed.stderr
 
 
+@pytest.mark.slow
 def test_a_new_zoo_toml_in_the_working_folder_is_read(tmp_path: Path) -> None:
     work = tmp_path / "project" / "firmware"
     work.mkdir(parents=True)
@@ -96,6 +100,7 @@ def test_a_distribution_installed_later_is_found(tmp_path: Path) -> None:
     assert "tiny-linear" in listed.stdout
 
 
+@pytest.mark.slow
 def test_a_corrupt_snapshot_is_ignored(isolated: Path) -> None:
     first = run_zoo("list")
     (snap,) = (isolated / "cache" / "snapshots").glob("*.snap")
@@ -120,6 +125,7 @@ def cached_add(fake_compile: FakeCompile) -> None:
     Zoo().fetch("add", "u55-128")
 
 
+@pytest.mark.slow
 def test_a_repeated_hit_into_a_folder_is_replayed_and_restores_a_missing_file(cached_add: None, tmp_path: Path) -> None:
     out = tmp_path / "out"
     first = run_zoo("fetch", "add", "-t", "u55-128", "-o", str(out))
@@ -131,6 +137,7 @@ def test_a_repeated_hit_into_a_folder_is_replayed_and_restores_a_missing_file(ca
     assert {p.name: p.read_bytes() for p in out.iterdir()} == files
 
 
+@pytest.mark.slow
 def test_a_file_changed_in_the_folder_goes_to_the_full_command(cached_add: None, tmp_path: Path) -> None:
     out = tmp_path / "out"
     assert run_zoo("fetch", "add", "-t", "u55-128", "-o", str(out)).returncode == 0
@@ -140,6 +147,7 @@ def test_a_file_changed_in_the_folder_goes_to_the_full_command(cached_add: None,
     assert not replayed(again) and "differs from the artifact" in again.stderr
 
 
+@pytest.mark.slow
 def test_a_tampered_cache_entry_is_never_handed_out_from_a_snapshot(cached_add: None, isolated: Path) -> None:
     first = run_zoo("fetch", "add", "-t", "u55-128", "--no-build")
     assert first.returncode == 0, first.stderr
@@ -158,6 +166,7 @@ def test_a_tampered_cache_entry_is_never_handed_out_from_a_snapshot(cached_add: 
 # --- what a snapshot holds, and what it proves --------------------------------------------------
 
 
+@pytest.mark.slow
 def test_credentials_in_the_environment_never_reach_the_cache(isolated: Path) -> None:
     secrets = {"HF_TOKEN": "hf_canary0123456789", "AWS_SECRET_ACCESS_KEY": "aws-canary-0123456789",
                "MY_SERVICE_PASSWORD": "pw-canary-0123456789"}
@@ -172,6 +181,7 @@ def test_credentials_in_the_environment_never_reach_the_cache(isolated: Path) ->
     assert b"XDG_CONFIG_HOME" not in stored
 
 
+@pytest.mark.slow
 def test_an_edited_snapshot_is_not_replayed(isolated: Path) -> None:
     first = run_zoo("list")
     (snap,) = (isolated / "cache" / "snapshots").glob("*.snap")
@@ -184,6 +194,7 @@ def test_an_edited_snapshot_is_not_replayed(isolated: Path) -> None:
     assert "not sealed by this user's key" in again.stderr
 
 
+@pytest.mark.slow
 def test_a_forged_handout_in_a_snapshot_writes_nothing(cached_add: None, isolated: Path, tmp_path: Path) -> None:
     """The handout names the cache file and its sha256: pointing it at other bytes, with a digest
     to match, breaks the seal, and the full command hands out the real, checked artifact."""

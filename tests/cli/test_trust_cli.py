@@ -36,6 +36,7 @@ def test_a_recipe_nested_too_deeply_is_one_error_line_not_a_traceback(tmp_path: 
 TITLE_AND_CLEAR = "\x1b]0;pwned\x07\x1b[2J\x9b2J\r"
 
 
+@pytest.mark.slow
 def test_an_index_written_by_escape_sequences_is_shown_escaped(tmp_path: Path) -> None:
     share = tmp_path / "share"
     share.mkdir()

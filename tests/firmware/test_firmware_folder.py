@@ -22,6 +22,7 @@ def _tree(folder: Path) -> dict[str, bytes]:
     return {str(p.relative_to(folder)): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
 
 
+@pytest.mark.slow
 def test_a_folder_zoo_did_not_generate_is_refused_unless_forced(fake_compile: FakeCompile, tmp_path: Path) -> None:
     from zoo._api.firmware import write_firmware
 

@@ -277,6 +277,7 @@ def test_the_tick_counter_never_loses_a_wrap_whose_interrupt_is_late(add_entry: 
 
 @pytest.mark.skipif(any(shutil.which(t) is None for t in ("cmake", "ninja", "arm-none-eabi-gcc")),
                     reason="needs cmake, ninja and arm-none-eabi-gcc")
+@pytest.mark.slow
 def test_a_failed_runtime_configure_shows_its_log_and_the_usual_causes(add_entry: Artifact, tmp_path: Path) -> None:
     """A source tree whose configure fails (here a fake ExecuTorch with its own error): the project's configure
     prints the end of configure.log and what usually causes it, not only the log's name."""

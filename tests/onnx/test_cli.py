@@ -78,6 +78,7 @@ def _capped() -> None:
 
 @pytest.mark.skipif(sys.platform != "linux", reason="RLIMIT_AS caps the address space on Linux")
 @pytest.mark.parametrize("command", [["list"], ["info", "huge"]])
+@pytest.mark.slow
 def test_listing_a_model_with_a_huge_input_fits_in_less_than_the_input(tmp_path: Path, command: list[str]) -> None:
     """Issue 43 item 14: listing planned the graph on zero inputs and drew its 8 random samples
     (3 GB for a 256 MB input). In 1.5 GiB of address space, 1 GiB of input cannot be allocated

@@ -71,6 +71,7 @@ def test_an_artifact_the_remote_already_had_comes_back_whole(built: UnitResult, 
     assert take_over(again, url) == again
 
 
+@pytest.mark.slow
 def test_a_file_altered_at_the_remote_fails_its_target_and_caches_nothing(
     built: UnitResult, tmp_path: Path, isolated: Path
 ) -> None:

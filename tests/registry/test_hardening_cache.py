@@ -183,6 +183,7 @@ def _writer(root: Path, key: str, go: Path) -> subprocess.Popen[str]:
 
 
 @pytest.mark.parametrize("mode", [["--corrupt"], ["--failures"], ["--older-than", "30"], ["--all"]])
+@pytest.mark.slow
 def test_prune_removes_the_staging_of_a_killed_writer_and_says_so(isolated: Path, mode: list[str]) -> None:
     root = isolated / "cache"
     proc = _writer(root, "ab" * 32, isolated / "never")
@@ -198,6 +199,7 @@ def test_prune_removes_the_staging_of_a_killed_writer_and_says_so(isolated: Path
     assert list(tmp.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_prune_leaves_a_live_writer_alone(isolated: Path) -> None:
     root, key, go = isolated / "cache", "cd" * 32, isolated / "go"
     proc = _writer(root, key, go)
@@ -262,6 +264,7 @@ def test_cache_verify_runs_the_structural_check_and_prune_removes_what_fails(swa
     assert "removed 1 entries" in pruned.stdout and not Cache(Zoo().cache_dir).entry_path(swapped.key).exists()
 
 
+@pytest.mark.slow
 def test_publish_refuses_an_artifact_that_fails_its_structural_check_and_pushes_nothing(
     swapped: Artifact, tmp_path: Path
 ) -> None:

@@ -68,6 +68,7 @@ def test_the_perturbation_moves_a_fixed_tenth_of_a_percent_by_one_step() -> None
     assert kept is x
 
 
+@pytest.mark.slow
 def test_sqnr_sums_signal_and_noise_over_every_sample_and_reports_none_when_exact() -> None:
     import torch
 

@@ -63,6 +63,7 @@ def _tried(url: str) -> str:
     return "connected"
 
 
+@pytest.mark.slow
 def test_offline_refuses_before_connecting_and_online_is_untouched(server: str) -> None:
     with no_network(True):
         with pytest.raises(urllib.error.URLError) as caught:
@@ -86,6 +87,7 @@ def test_offline_refuses_before_connecting_and_online_is_untouched(server: str) 
     assert _get(server) == b"ok" and _Counting.seen == 2
 
 
+@pytest.mark.slow
 def test_an_offline_fetch_builds_its_units_offline(fake_compile: FakeCompile, server: str) -> None:
     tried: list[str] = []
 
@@ -139,6 +141,7 @@ def _connect_in_c(port: int) -> int:
 
 
 @needs_namespace
+@pytest.mark.slow
 def test_offline_covers_native_code_and_child_processes(server: str) -> None:
     port = int(server.rsplit(":", 1)[1].split("/")[0])
     assert _connect_in_c(port) == 0  # online, libc reaches the server
@@ -153,6 +156,7 @@ def test_offline_covers_native_code_and_child_processes(server: str) -> None:
 
 
 @needs_namespace
+@pytest.mark.slow
 def test_a_worker_process_isolates_itself_without_cap_sys_admin(server: str) -> None:
     """A worker of --jobs/--executor processes, as an ordinary user would run it: without
     CAP_SYS_ADMIN (setpriv drops it), it takes a user namespace of its own."""
@@ -200,6 +204,7 @@ def register_models(register):
 """
 
 
+@pytest.mark.slow
 def test_an_offline_zoo_covers_plugin_import_and_identity(
     fake_compile: FakeCompile, server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:

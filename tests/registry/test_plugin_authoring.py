@@ -119,6 +119,7 @@ def test_the_cli_gives_one_line_and_the_traceback_only_with_debug(authoring: Fak
     assert "Traceback" in loud.stderr and "ZeroDivisionError" in loud.stderr
 
 
+@pytest.mark.slow
 def test_zoo_plugins_shows_an_empty_plugin(tmp_path: object) -> None:
     proc = run_zoo("plugins", env={"ZOO_PLUGINS": "tests.registry.test_plugin_authoring"}, pythonpath=ROOT)
     assert proc.returncode == 0, proc.stderr

@@ -143,6 +143,7 @@ def test_builtins_register_through_entry_points() -> None:
 
 # -- real entry points from an installed distribution ---------------------------
 
+@pytest.mark.slow
 def test_installed_plugins_are_discovered_and_isolated(plugin_site: Path) -> None:
     proc = run_zoo("plugins", "--json", pythonpath=plugin_site)
     assert proc.returncode == 0, proc.stderr
@@ -171,6 +172,7 @@ def test_strict_env_makes_a_broken_plugin_fatal(plugin_site: Path) -> None:
     assert "plugin 'broken-import' (zoo-test-plugins 0.3.0)" in proc.stderr
 
 
+@pytest.mark.slow
 def test_load_plugins_env_chooses_external_plugins(plugin_site: Path) -> None:
     none = run_zoo("plugins", "--json", pythonpath=plugin_site, env={"ZOO_LOAD_PLUGINS": ""})
     statuses = {p["name"]: p["status"] for p in json.loads(none.stdout)}
@@ -220,6 +222,7 @@ def test_what_a_plugin_prints_goes_to_stderr_not_into_the_json(tmp_path: Path) -
     assert "noisy: imported" in proc.stderr and "noisy: registering" in proc.stderr
 
 
+@pytest.mark.slow
 def test_sys_exit_in_a_plugin_is_its_failure_not_zoos_exit(tmp_path: Path) -> None:
     (tmp_path / "exiting_plugin.py").write_text(EXITING_PLUGIN)
     proc = run_zoo("-p", "exiting_plugin", "list", "--json", pythonpath=tmp_path)
@@ -229,6 +232,7 @@ def test_sys_exit_in_a_plugin_is_its_failure_not_zoos_exit(tmp_path: Path) -> No
     assert strict.returncode != 0 and "SystemExit" in strict.stderr
 
 
+@pytest.mark.slow
 def test_a_plugin_that_imports_a_heavy_library_at_registration_is_named(tmp_path: Path) -> None:
     (tmp_path / "heavy_plugin.py").write_text("import numpy\n" + NOISY_PLUGIN.replace('"noisy"', '"heavy"'))
     (tmp_path / "light_plugin.py").write_text(NOISY_PLUGIN)

@@ -408,6 +408,7 @@ def test_without_ray_the_executor_says_how_to_install_it(monkeypatch: pytest.Mon
         executor_for("ray", jobs=1, units=2)
 
 
+@pytest.mark.slow
 def test_light_commands_and_the_executor_modules_never_import_ray() -> None:
     probed = run_probed("list", watch=("ray",))
     assert probed.returncode == 0, probed.stderr

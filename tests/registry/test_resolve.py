@@ -224,6 +224,7 @@ def _rewrite_header(entry_path: Path, change: Callable[[str], str], kind: str = 
     ("model_asm", lambda h: h.replace('.section "network_model_sec"', '.section ".data"'),
      "line 4 is '    .section \".data\", \"a\", %progbits'"),
 ])
+@pytest.mark.slow
 def test_a_cached_header_is_checked_in_full_by_verify_and_by_cache_verify(
     fake_compile: FakeCompile, kind: str, change: Callable[[str], str], problem: str
 ) -> None:

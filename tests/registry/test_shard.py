@@ -84,6 +84,7 @@ def test_the_partition_does_not_depend_on_the_order_of_the_units(
     assert shard(units[::-1], 2, 4) == shard(units, 2, 4)[::-1]
 
 
+@pytest.mark.slow
 def test_requests_are_sharded_by_whole_units_as_the_resolver_groups_them(
     catalogue: tuple[list[BuildRequest], list[BuildUnit]]
 ) -> None:

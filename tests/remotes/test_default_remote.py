@@ -58,6 +58,7 @@ def test_trusted_keys_given_replace_the_pinned_one_and_guard_the_cache(isolated:
     assert remote.trusted_keys == (key,) and remote.guards_cache
 
 
+@pytest.mark.slow
 def test_unreachable_it_costs_one_line_and_the_fetch_goes_on(isolated: Path, refusing_endpoint: str) -> None:
     args = ("fetch", "mnist", "-t", "u55-128", "--no-build")
     tried = run_checked(*args)
@@ -75,6 +76,7 @@ def test_unreachable_it_costs_one_line_and_the_fetch_goes_on(isolated: Path, ref
     assert tried.loaded == [] and "Traceback" not in tried.stderr
 
 
+@pytest.mark.slow
 def test_a_hub_without_the_versions_tag_says_no_catalogue_yet(hub: HubTestServer) -> None:
     r = run_checked("fetch", "add", "-t", "u55-128", "--no-build")
     assert r.returncode == 1
@@ -84,6 +86,7 @@ def test_a_hub_without_the_versions_tag_says_no_catalogue_yet(hub: HubTestServer
 
 
 @pytest.mark.parametrize(("flags", "env"), [(["--offline"], {}), ([], {"ZOO_OFFLINE": "1"})])
+@pytest.mark.slow
 def test_offline_never_asks_it(hub: HubTestServer, flags: list[str], env: dict[str, str]) -> None:
     r = run_checked("fetch", "add", "-t", "u55-128", "--no-build", *flags, env=env)
     assert r.returncode == 1 and REPO not in r.stderr

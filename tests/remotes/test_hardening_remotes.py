@@ -135,6 +135,7 @@ BAD_DIRECTORIES = {
 
 
 @pytest.mark.parametrize("case", BAD_DIRECTORIES)
+@pytest.mark.slow
 def test_a_remote_with_bad_input_is_skipped_for_the_next(case: str, published: Published, tmp_path: Path) -> None:
     spoil, reason = BAD_DIRECTORIES[case]
     bad = published.bad_copy(tmp_path)
@@ -153,6 +154,7 @@ def test_a_redirect_loop_is_skipped_for_the_next(published: Published) -> None:
     assert_skipped(notes, f"reading {server.url}/index.json", "redirects (a redirect loop?)")
 
 
+@pytest.mark.slow
 def test_a_redirect_to_another_scheme_is_refused_at_once(published: Published) -> None:
     with StaticServer(published.good) as server:
         server.redirects = {"/index.json": "file:///etc/passwd"}
@@ -186,6 +188,7 @@ def test_an_unsafe_record_for_another_model_blocks_nothing(published: Published,
     assert [r.path[0] for r in Index.loads((bad / "index.json").read_bytes(), source="t").rejected] == ["mnist"]
 
 
+@pytest.mark.slow
 def test_a_body_cut_short_is_skipped_for_the_next_remote_or_a_build(published: Published) -> None:
     with StaticServer(published.good) as server:
         server.cut_short = PTE
@@ -254,6 +257,7 @@ def test_a_trickling_server_is_cut_at_the_deadline(published: Published, monkeyp
     assert 1.5 <= elapsed < 6, elapsed
 
 
+@pytest.mark.slow
 def test_a_hub_download_stops_at_the_declared_size(published: Published, hub: HubTestServer, tmp_path: Path,
                                                    monkeypatch: pytest.MonkeyPatch) -> None:
     import huggingface_hub.constants
@@ -294,6 +298,7 @@ def test_a_timeout_of_zero_is_refused_not_taken_as_cannot_connect(monkeypatch: p
 
 # 4. A publish removes what a killed publish left, never what a live one holds.
 
+@pytest.mark.slow
 def test_a_publish_removes_the_leftovers_of_a_killed_one(published: Published, tmp_path: Path) -> None:
     share = published.good
     index_before = (share / "index.json").read_bytes()
@@ -435,6 +440,7 @@ def test_a_remotes_claim_about_its_signer_is_dropped(claim: object, published: P
     assert again.source == "cache" and "signature" not in (again.manifest.verification or {})
 
 
+@pytest.mark.slow
 def test_zoo_toml_trusted_keys_apply_however_the_remote_is_spelled(published: Published, tmp_path: Path,
                                                                  monkeypatch: pytest.MonkeyPatch) -> None:
     pytest.importorskip("model_signing")
@@ -530,6 +536,7 @@ def _fetch_within(seconds: float, *remotes: str) -> tuple[Artifact | None, list[
 
 
 @pytest.mark.parametrize("what", ["index fifo", "index device", "pte fifo"])
+@pytest.mark.slow
 def test_a_pipe_or_a_device_in_a_directory_remote_is_refused_at_once(what: str, published: Published,
                                                                     tmp_path: Path) -> None:
     share = published.bad_copy(tmp_path)
@@ -548,6 +555,7 @@ def test_a_pipe_or_a_device_in_a_directory_remote_is_refused_at_once(what: str, 
     assert any("is not a regular file" in n for n in notes), notes
 
 
+@pytest.mark.slow
 def test_a_full_cache_disk_during_a_download_is_named_as_the_cache(published: Published, tmp_path: Path) -> None:
     """RLIMIT_FSIZE makes every write past 2 KiB fail, as a full disk does (the manifest is larger)."""
     import subprocess

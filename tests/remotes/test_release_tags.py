@@ -61,6 +61,7 @@ def released(hub: HubTestServer, source: Path, tag: str = "v0.1.0") -> Repo:
     return hub.state.repos[REPO]
 
 
+@pytest.mark.slow
 def test_a_release_is_a_tag_on_the_commit_of_the_publish(source: Path, hub: HubTestServer) -> None:
     r = publish(source, "add", "-t", "u55-128", "--to", HF, "--release", "v0.1.0", "--json")
     assert r.returncode == 0, r.stderr
@@ -83,6 +84,7 @@ def test_a_release_is_a_tag_on_the_commit_of_the_publish(source: Path, hub: HubT
     assert repo.tags["v0.2.0"] == repo.branches["main"] != commit
 
 
+@pytest.mark.slow
 def test_a_release_of_nothing_new_tags_the_head_of_the_branch(source: Path, hub: HubTestServer) -> None:
     assert publish(source, "--all", "--to", HF).returncode == 0
     repo = hub.state.repos[REPO]
@@ -95,6 +97,7 @@ def test_a_release_of_nothing_new_tags_the_head_of_the_branch(source: Path, hub:
     assert len(repo.log) == commits
 
 
+@pytest.mark.slow
 def test_an_existing_release_is_refused_before_anything_is_uploaded(source: Path, hub: HubTestServer) -> None:
     repo = released(hub, source)
     tagged, commits, seen = repo.tags["v0.1.0"], len(repo.log), hub.request_count()
@@ -114,6 +117,7 @@ def test_an_existing_release_is_refused_before_anything_is_uploaded(source: Path
     assert uploads(hub, seen) == [] and len(repo.log) == commits and "v0.2.0rc1" not in repo.tags
 
 
+@pytest.mark.slow
 def test_a_release_is_read_at_its_tag_whatever_main_gets_later(source: Path, hub: HubTestServer, tmp_path: Path) -> None:
     repo = released(hub, source)
     tagged = repo.tags["v0.1.0"]
@@ -135,6 +139,7 @@ def test_a_release_is_read_at_its_tag_whatever_main_gets_later(source: Path, hub
         parse_remote(f"{HF}@v9.9.9").read_index()
 
 
+@pytest.mark.slow
 def test_publishing_to_a_tag_is_refused(source: Path, hub: HubTestServer) -> None:
     repo = released(hub, source)
     commits, seen = len(repo.log), hub.request_count()
@@ -151,6 +156,7 @@ def test_publishing_to_a_tag_is_refused(source: Path, hub: HubTestServer) -> Non
     assert uploads(hub, seen) == [] and len(repo.log) == commits and set(repo.tags) == {"v0.1.0"}
 
 
+@pytest.mark.slow
 def test_the_test_hub_refuses_a_commit_to_a_tag(source: Path, hub: HubTestServer) -> None:
     """What zoo's check keeps it from ever sending: the server side of the same rule."""
     from huggingface_hub import CommitOperationAdd, HfApi
@@ -163,6 +169,7 @@ def test_the_test_hub_refuses_a_commit_to_a_tag(source: Path, hub: HubTestServer
     assert caught.value.response.status_code == 400 and len(repo.log) == 1
 
 
+@pytest.mark.slow
 def test_a_tag_made_meanwhile_is_reported_and_left_alone(source: Path, hub: HubTestServer,
                                                          monkeypatch: pytest.MonkeyPatch) -> None:
     assert publish(source, "add", "-t", "u55-128", "--to", HF).returncode == 0
@@ -205,6 +212,7 @@ def test_version_tags(tag: str) -> None:
     assert release_tag(tag) == tag
 
 
+@pytest.mark.slow
 def test_bad_releases_are_usage_errors_that_touch_nothing(source: Path, hub: HubTestServer, tmp_path: Path) -> None:
     bad = publish(source, "--all", "--to", HF, "--release", "latest")
     assert bad.returncode == 2 and "--release 'latest' is not a version tag" in bad.stderr, bad.stderr

@@ -153,6 +153,7 @@ def assert_refused(search: Search, notes: list[str], url: str, *reasons: str) ->
 # 1. Signed publish and fetch, on every kind of remote.
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.slow
 def test_a_signed_artifact_is_fetched_and_its_signer_recorded(kind: str, source: Entry, keys: Keys,
                                                               place_of: PlaceOf) -> None:
     with place_of(kind) as place:
@@ -181,6 +182,7 @@ def test_a_signed_artifact_is_fetched_and_its_signer_recorded(kind: str, source:
 # 2. What the hashes cannot catch.
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.slow
 def test_a_tampered_pte_rehashed_to_match_is_refused(kind: str, source: Entry, keys: Keys, tmp_path: Path,
                                                      place_of: PlaceOf) -> None:
     with place_of(kind) as place:
@@ -260,6 +262,7 @@ def test_a_signature_that_covers_other_files_is_refused(source: Entry, keys: Key
 # 3. Unsigned artifacts.
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.slow
 def test_an_unsigned_artifact_is_refused_when_a_key_is_required(kind: str, source: Entry, keys: Keys,
                                                                place_of: PlaceOf) -> None:
     with place_of(kind) as place:
@@ -413,6 +416,7 @@ def test_zoo_toml_remote_tables_are_validated(remotes: object, message: str, tmp
 
 # 6. Light commands never load the signing stack.
 
+@pytest.mark.slow
 def test_light_commands_never_import_the_signing_stack(keys: Keys, tmp_path: Path) -> None:
     (tmp_path / "zoo.toml").write_text(f'remotes = [{{url = "share", trusted_keys = ["{keys.ci.public}"]}}]\n')
     listed = run_probed("list", watch=SIGNING_STACK, cwd=tmp_path)
@@ -476,6 +480,7 @@ def test_a_light_install_checks_signatures(source: Entry, keys: Keys, tmp_path: 
     assert "Traceback" not in missing.stderr
 
 
+@pytest.mark.slow
 def test_a_cached_fetch_with_a_trusted_key_stays_light(source: Entry, keys: Keys, tmp_path: Path) -> None:
     cache = source.path.parents[3]
     hit = run_probed("fetch", "add", "-t", "u55-128", "--remote", str(tmp_path / "nowhere"), "--trusted-key",
@@ -493,6 +498,7 @@ def _fetch_add(*remotes: Path, trusted: tuple[Path, ...] = (), build: bool = Fal
     return art, notes
 
 
+@pytest.mark.slow
 def test_a_cached_unsigned_download_is_not_handed_out_under_a_trusted_key(source: Entry, keys: Keys,
                                                                            tmp_path: Path) -> None:
     unsigned, signed = tmp_path / "unsigned", tmp_path / "signed"
@@ -517,6 +523,7 @@ def test_a_cached_unsigned_download_is_not_handed_out_under_a_trusted_key(source
         _fetch_add(signed, trusted=(keys.other.public,))
 
 
+@pytest.mark.slow
 def test_under_a_trusted_key_an_unsigned_cached_download_fails_plainly_without_a_build(
         source: Entry, keys: Keys, tmp_path: Path) -> None:
     unsigned = tmp_path / "unsigned"
@@ -589,6 +596,7 @@ def test_a_trusted_key_from_a_pipe_or_a_fifo_is_read_once(source: Entry, keys: K
     assert f"trusted key {fifo} for {share} is empty (a FIFO or pipe that nothing wrote to)" in quiet.stderr
 
 
+@pytest.mark.slow
 def test_a_sign_key_fifo_nobody_writes_to_is_an_error_not_a_hang(source: Entry, tmp_path: Path) -> None:
     fifo = tmp_path / "key.fifo"
     os.mkfifo(fifo)

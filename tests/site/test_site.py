@@ -113,6 +113,7 @@ def test_nothing_cached_says_what_to_do(isolated: Path) -> None:
     assert not (isolated / "site").exists()
 
 
+@pytest.mark.slow
 def test_a_site_from_a_directory_remote_links_every_file_with_its_sha256(site_cache: dict[str, Manifest],
                                                                           tmp_path: Path) -> None:
     share = tmp_path / "share"
@@ -170,6 +171,7 @@ def test_a_remote_kind_without_pages_says_so(site_cache: dict[str, Manifest]) ->
         Remote.put_site(HttpRemote("https://example.com/zoo"), "_site", {}, say=print)
 
 
+@pytest.mark.slow
 def test_zoo_site_never_imports_torch(site_cache: dict[str, Manifest], tmp_path: Path) -> None:
     probed = run_probed("site", str(tmp_path / "site"))
     assert probed.returncode == 0, probed.stderr

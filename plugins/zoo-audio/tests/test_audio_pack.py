@@ -116,6 +116,7 @@ def test_zoo_plugins_names_the_pack_distribution_and_version() -> None:
     assert sorted(audio["models"]) == sorted(MODELS)
 
 
+@pytest.mark.slow
 def test_a_pack_that_fails_to_import_is_named_with_its_distribution(tmp_path: Path) -> None:
     """The installed entry point, but a zoo_audio whose plugin module raises on import
     (as a missing dependency would): the pack is an error, the rest of zoo works."""

@@ -102,6 +102,7 @@ def test_the_shipped_clips_are_the_ones_their_record_names() -> None:
             assert clip[:start].std() > 0
 
 
+@pytest.mark.slow
 def test_the_split_is_one_clip_per_condition_by_sha256_of_its_text() -> None:
     sys.path.insert(0, str(PACK / "scripts"))
     try:
@@ -119,6 +120,7 @@ def test_the_split_is_one_clip_per_condition_by_sha256_of_its_text() -> None:
 
 
 @pytest.mark.skipif(shutil.which("espeak-ng") is None, reason="espeak-ng is not installed (apt-get install espeak-ng)")
+@pytest.mark.slow
 def test_the_script_makes_the_same_bytes_again(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     sys.path.insert(0, str(PACK / "scripts"))
     try:
