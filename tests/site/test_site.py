@@ -77,6 +77,11 @@ def test_what_a_plugin_or_cache_supplies_stays_text(site_cache: dict[str, Manife
     assert f"Licence: {HOSTILE}" in text and HOSTILE in "".join(hostile.text)
 
 
+def test_a_name_with_a_trailing_newline_gets_a_digest_page() -> None:
+    """``$`` matched before the final newline, so the page was ``add\\n.html``."""
+    assert page_name("add") == "add.html" and page_name("add\n").startswith("m-")
+
+
 def test_a_site_is_replaced_whole_and_never_a_foreign_folder(site_cache: dict[str, Manifest], tmp_path: Path) -> None:
     site = tmp_path / "site"
     zoo("site", str(site))
