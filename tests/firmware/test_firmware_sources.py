@@ -258,6 +258,57 @@ def test_outputs_the_stand_in_did_not_compute_are_marked_and_scored_by_nobody(ad
     assert "outputs not computed" not in real
 
 
+VENDOR = Path(__file__).resolve().parents[2].parent / "shared" / "vendor" / "executorch"
+HOSTILE = 'x"y é ??/ */ @FEED@ int pwned = 1 //'
+"""A quote, non-ASCII, a trigraph (``??/`` is a backslash to a compiler that reads them), a comment's end and
+another value's placeholder. A backslash, a ';' or a newline the CMake files refuse first."""
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-g++") is None or not VENDOR.is_dir(),
+                    reason="needs arm-none-eabi-g++ and ExecuTorch's sources (../shared/vendor)")
+def test_names_in_main_cpp_are_c_text_whatever_they_hold(add_entry: Artifact, tmp_path: Path) -> None:
+    """The model and target names main.cpp names in a comment, from a manifest a remote may have written, and
+    the board's, compile as the text they are (``-trigraphs``: the strictest reading)."""
+    from zoo.registry.firmware.project import BOARDS, Samples, render_project
+
+    art = add_entry
+    files = {p.name: p.read_bytes() for p in (art.pte, art.header, art.model_asm, art.io_header, art.io_source)
+             if p is not None}
+    board = dataclasses.replace(BOARDS["corstone-300"], cpu_name=f"cpu{HOSTILE}")
+    macros = {**art.manifest.header["macros"], "model": f"m{HOSTILE}", "target": f"t{HOSTILE}"}
+    project = render_project(stem="add_u55-128", macros=macros, array="model_pte", model_files=files,
+                             samples=Samples([[[0.5], [1.5]]], [None]), board=board, runtime_cache=tmp_path / "rt")
+    for name, data in project.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    main = project["main.cpp"].decode("ascii")  # non-ASCII is escaped
+    assert [i for i, line in enumerate(main.splitlines()) if "pwned" in line] == [0]  # the comment's line alone
+    check = subprocess.run(
+        ["arm-none-eabi-g++", "-std=gnu++17", "-trigraphs", "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
+         "-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-fno-rtti", "-fno-exceptions", "-Wno-psabi",
+         "-DC10_USING_CUSTOM_GENERATED_MACROS", "-DZOO_NPU_STANDIN=1", "-DZOO_NPU_IRQ=56", "-DZOO_SYSCLK_HZ=32000000u",
+         "-I.", "-Imodel", "-isystem", str(VENDOR.parent), "-isystem", str(VENDOR / "runtime/core/portable_type/c10"),
+         "main.cpp"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0, check.stderr[-3000:]
+    with pytest.raises(ValueError, match=r"MODEL 'm\\n' holds a newline .* use a name without one"):
+        render_project(stem="add_u55-128", macros={**macros, "model": "m\n"}, array="model_pte", model_files=files,
+                       samples=Samples([[[0.5], [1.5]]], [None]), board=board, runtime_cache=tmp_path / "rt")
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no host gcc")
+def test_a_c_escaped_string_reads_back_as_its_bytes(tmp_path: Path) -> None:
+    """What the firmware prints of a name is the name's UTF-8 bytes, newline and controls included."""
+    from zoo.registry.firmware.macros import c_escaped
+
+    text = f"{HOSTILE}\\\n\t\x01\x7f7 ü??=\u202e"
+    (tmp_path / "say.c").write_text(f'#include <stdio.h>\nint main(void) {{ fputs("{c_escaped(text)}", stdout); }}\n',
+                                    encoding="ascii")
+    build = subprocess.run(["gcc", "-trigraphs", "-Wall", "-Werror", "say.c", "-o", "say"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    assert subprocess.run([str(tmp_path / "say")], capture_output=True, timeout=60).stdout == text.encode()
+
+
 @pytest.mark.skipif(shutil.which("g++") is None, reason="no host g++")
 def test_the_tick_counter_never_loses_a_wrap_whose_interrupt_is_late(add_entry: Artifact, tmp_path: Path) -> None:
     """main.cpp's ticks() on the host (tests/firmware/ticks_harness.cpp), with the SysTick interrupt taken
