@@ -151,6 +151,8 @@ def test_a_firmware_project_is_rendered_from_the_headers_figures(add_entry: Arti
     pool = -(-macros["planned_buffer0_bytes"] // 16) * 16 + macros["method_allocator_bytes"] + 32  # two 16-byte EValues
     assert f"set(ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE {pool} " in runner
     assert f"set(ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE {macros['temp_allocator_bytes']} " in runner
+    assert "# The NPU's scratch and the kernels' metadata while the method loads" in runner
+    assert "# No NPU: the kernels' metadata while the method loads" in arm_runner_options({**macros, "delegates": 0}, 2)
     assert board_for("ethos-u85-256", "ethos-u85-256", None) is BOARDS["corstone-320"]
     with pytest.raises(ValueError, match="does not sit on corstone-300"):
         board_for("ethos-u85-256", "ethos-u85-256", "corstone-300")

@@ -264,7 +264,8 @@ def arm_runner_options(macros: Mapping[str, Any], inputs: int) -> str:
                   f"set(ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE {pool} CACHE STRING \"\")"]
     temp = macros.get("temp_allocator_bytes")
     if temp is not None:
-        lines += ["# The NPU's scratch and the kernels' metadata while the method loads (TEMP_ALLOCATOR_BYTES).",
+        what = "The NPU's scratch and the kernels'" if int(macros.get("delegates") or 0) else "No NPU: the kernels'"
+        lines += [f"# {what} metadata while the method loads (TEMP_ALLOCATOR_BYTES).",
                   f"set(ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE {int(temp)} CACHE STRING \"\")"]
     arena = macros.get("arena_cache_bytes")
     if arena is not None:
@@ -296,8 +297,8 @@ The runtime must read the program: these are the sources zoo is tested with (Exe
 
 {_build_section(board, delegates)}
 
-The first configure builds ExecuTorch's runtime for this CPU into `{values['RUNTIME_CACHE']}` (a few
-minutes); later projects with the same sources and toolchain reuse it. That folder and the Python for
+The first configure builds ExecuTorch's runtime for this CPU into `{values['RUNTIME_CACHE']}` (about 5
+minutes on 2 idle cores, more on a busy machine); later projects with the same sources and toolchain reuse it. That folder and the Python for
 ExecuTorch's codegen (`{values['PYTHON']}`, which needs torch) are the paths of the machine that ran
 `zoo firmware`, as defaults: elsewhere, add `-DZOO_RUNTIME_CACHE=...` and `-DPYTHON_EXECUTABLE=...`.
 
