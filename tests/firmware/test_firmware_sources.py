@@ -237,6 +237,32 @@ def test_zoo_firmware_says_how_to_run_a_delegated_program_in_qemu(fake_compile: 
     assert "QEMU has no NPU: to run it there, add -DZOO_NPU_STANDIN=ON, which links npu_standin" in run.stderr
 
 
+def test_zoo_firmware_asks_the_default_remote_only_when_the_cache_misses(fake_compile: FakeCompile, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 43 saw the Hub's "cannot reach" line on every offline zoo firmware: each was a first build. The
+    command fetches as zoo fetch does, so a project of a cached build neither asks the remote nor says so."""
+    from click.testing import CliRunner
+
+    from zoo.cli import main
+    from zoo.registry.remotes.default import DefaultRemote
+
+    probes: list[str] = []
+    probe = DefaultRemote._probe
+    monkeypatch.setattr(DefaultRemote, "_probe", lambda self: (probes.append(self.url), probe(self))[1])
+
+    def firmware(*args: str) -> str:
+        run = CliRunner().invoke(main, ["firmware", "add", *args])
+        assert run.exit_code == 0, run.output
+        return run.stderr
+
+    said = firmware("-t", "u55-128", "-o", str(tmp_path / "miss"))
+    assert len(probes) == 1 and said.count("cannot reach") == 1 and "; skipping this remote" in said
+    said = firmware("-t", "u55-128", "-o", str(tmp_path / "hit"))
+    assert len(probes) == 1 and "cannot reach" not in said and "ethos-u-zoo" not in said
+    said = firmware("-t", "portable", "-o", str(tmp_path / "offline"), "--offline")
+    assert len(probes) == 1 and "cannot reach" not in said
+
+
 def _preprocessed(main: str, tmp_path: Path, **defines: int) -> str:
     """main.cpp through the host's C preprocessor, its #includes left out: what a build with ``defines`` compiles."""
     source = tmp_path / "main.cpp"
