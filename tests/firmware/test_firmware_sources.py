@@ -386,6 +386,11 @@ def test_the_machines_paths_are_defaults_the_readme_says_how_to_override(add_ent
     assert 'set(PYTHON_EXECUTABLE "/opt/py/bin/python3" CACHE FILEPATH' in cmake
     readme = " ".join(project["README.md"].decode().split())
     assert "elsewhere, add `-DZOO_RUNTIME_CACHE=...` and `-DPYTHON_EXECUTABLE=...`" in readme
+    # Those two lines are the only place the project names a path outside itself, so moving it, or the
+    # sources (-DEXECUTORCH_SOURCE_DIR=...), takes -D options and no edit.
+    absolute = [(name, line) for name, data in project.items() if name != "README.md" and not name.startswith("model/")
+                for line in data.decode(errors="replace").splitlines() if str(tmp_path) in line or "/opt/py" in line]
+    assert [line.split()[0] for _, line in absolute] == ["set(ZOO_RUNTIME_CACHE", "set(PYTHON_EXECUTABLE"], absolute
 
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="no arm-none-eabi-gcc")
