@@ -196,6 +196,14 @@ def test_summarize_of_one_partition_is_that_partition() -> None:
     assert total == {k: one[k] for k in total}
 
 
+def test_only_whole_operator_names_count_as_bookkeeping() -> None:
+    """``$`` matched before a final newline, so ``getitem\\n`` left the CPU operator count."""
+    from zoo.registry.compile.delegation import _BOOKKEEPING
+
+    assert _BOOKKEEPING.match("getitem") and _BOOKKEEPING.match("quantized_decomposed_quantize_per_tensor_default")
+    assert not _BOOKKEEPING.match("getitem\n") and not _BOOKKEEPING.match("quantized_decomposed_dequantize_per_tensor\n")
+
+
 def test_vela_flags_match_the_backends_order() -> None:
     target = _target(U55, extra_flags=["--optimise=Size"])
     assert vela_report.vela_flags(target) == [

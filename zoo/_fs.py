@@ -267,3 +267,103 @@ def replace_folder(final: Path, files: Mapping[str, bytes], *, mode: int | None 
         shutil.rmtree(staging, ignore_errors=True)
         if trash is not None:
             shutil.rmtree(trash, ignore_errors=True)
+
+
+class SymlinkInTheWay(OSError):
+    """``replace_all_beneath`` met a symlink where it wanted a folder: it wrote nothing through it."""
+
+
+_BENEATH = os.open in os.supports_dir_fd and os.rename in os.supports_dir_fd and os.mkdir in os.supports_dir_fd
+_FOLDER_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+
+
+def replace_all_beneath(folder: Path, plan: Sequence[tuple[str, bytes]], *, remove: Sequence[str] = (),
+                        mode: int | None = None) -> None:
+    """``replace_all`` for relative ``/`` paths inside ``folder`` that never follows a symlink, even one
+    swapped in after the caller checked: ``folder`` (made if missing) and each folder below it are
+    opened without following a symlink, relative to their parent's descriptor, and every file is
+    staged, renamed and removed through those descriptors, so no path is looked up again. Then each
+    file of ``remove`` that is there goes. SymlinkInTheWay names a symlink met on the way."""
+    if not _BENEATH:  # no descriptor-relative calls here (Windows): the caller's check is all there is
+        replace_all([(folder.joinpath(*name.split("/")), data) for name, data in plan], mode=mode)
+        for name in remove:
+            stale = folder.joinpath(*name.split("/"))
+            if stale.is_file():
+                stale.unlink()
+        return
+    folder.mkdir(parents=True, exist_ok=True)
+    fds: dict[str, int] = {}
+    staged: list[tuple[int, str, str]] = []
+    try:
+        fds[""] = _open_folder(str(folder), None, folder)
+        for name, data in plan:
+            parent, _, base = name.rpartition("/")
+            fd = _folder_fd(fds, folder, parent, create=True)
+            assert fd is not None
+            staged.append((fd, _stage(fd, base, data, mode), base))
+        for fd, tmp, base in staged:
+            os.replace(tmp, base, src_dir_fd=fd, dst_dir_fd=fd)
+        staged.clear()
+        for name in remove:
+            parent, _, base = name.rpartition("/")
+            fd = _folder_fd(fds, folder, parent, create=False)
+            with contextlib.suppress(FileNotFoundError):
+                if fd is not None and not stat.S_ISDIR(os.stat(base, dir_fd=fd, follow_symlinks=False).st_mode):
+                    os.unlink(base, dir_fd=fd)
+    finally:
+        for fd, tmp, _ in staged:
+            with contextlib.suppress(OSError):
+                os.unlink(tmp, dir_fd=fd)
+        for fd in fds.values():
+            os.close(fd)
+
+
+def _open_folder(name: str, parent_fd: int | None, shown: Path) -> int:
+    try:
+        return os.open(name, _FOLDER_FLAGS, dir_fd=parent_fd)
+    except OSError as exc:
+        if os.path.islink(shown):
+            raise SymlinkInTheWay(exc.errno, f"{shown} is a symlink", str(shown)) from None
+        raise
+
+
+def _folder_fd(fds: dict[str, int], folder: Path, relative: str, *, create: bool) -> int | None:
+    """The descriptor of ``folder/relative``, each part opened below the last; None if it is missing and not ``create``."""
+    parts = relative.split("/") if relative else []
+    for i, part in enumerate(parts):
+        key = "/".join(parts[:i + 1])
+        if key in fds:
+            continue
+        parent = fds["/".join(parts[:i])]
+        if create:
+            with contextlib.suppress(FileExistsError):
+                os.mkdir(part, dir_fd=parent)
+        try:
+            fds[key] = _open_folder(part, parent, folder.joinpath(*parts[:i + 1]))
+        except FileNotFoundError:
+            if create:
+                raise
+            return None
+    return fds[relative]
+
+
+def _stage(folder_fd: int, name: str, data: bytes, mode: int | None) -> str:
+    """``data`` in a fresh file beside ``name`` in the folder ``folder_fd``: its name there."""
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0)
+    while True:
+        tmp = f".{name}.{os.urandom(6).hex()}.zoo-tmp"
+        try:
+            fd = os.open(tmp, flags, 0o600, dir_fd=folder_fd)
+            break
+        except FileExistsError:
+            continue
+    try:
+        with os.fdopen(fd, "wb") as out:
+            out.write(data)
+            out.flush()
+            os.fsync(out.fileno())
+            os.fchmod(out.fileno(), _default_mode() if mode is None else mode)
+    except BaseException:
+        os.unlink(tmp, dir_fd=folder_fd)
+        raise
+    return tmp

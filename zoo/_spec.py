@@ -17,7 +17,7 @@ from zoo._errors import SpecError
 from zoo._recipe import Recipe
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*\Z")
-_IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*$")
+_IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*\Z")
 LAYOUTS = ("nchw", "nhwc")
 """How a 4-D image input lies in memory: planar (torch's default) or channels last."""
 _DTYPES = ("float32", "float16", "int8", "uint8", "int16", "int32", "int64", "bool")

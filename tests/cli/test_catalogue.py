@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+from tests.conftest import run_zoo
 from tests.fake_compile import FakeCompile
 from zoo import BuildError, Zoo
 from zoo.cli import main
@@ -56,6 +57,25 @@ def test_a_models_own_report_lists_its_recorded_failures(catalogue_cache: None, 
     page = tmp_path / "add.html"
     assert CliRunner().invoke(main, ["report", "add", "--html", str(page)]).exit_code == 0
     assert "<h2>Failed</h2>" in page.read_text() and "aten.add.Tensor" in page.read_text()
+
+
+def test_a_models_report_fits_an_80_column_terminal_with_its_notes(fake_compile: FakeCompile) -> None:
+    """The table was fitted to the terminal and the prose under it was not: at COLUMNS=80 issue 43 saw notes
+    of 127 and 229 columns, one of them saying that columns were left out to fit 80."""
+    fake_compile.fail_on["portable"] = BuildError(
+        "add for portable: lowering failed in aten.add, since the operator's second input was broadcast along "
+        "an axis the portable kernel does not take, and then the fallback refused it too", stage="lower",
+        operator="aten.add.Tensor")
+    Zoo().fetch_outcomes(["add"], ["u55-128", "portable"], keep_going=True)
+    proc = run_zoo("report", "add", env={"COLUMNS": "80"})
+    assert proc.returncode == 0, proc.stderr
+    assert max(len(line) for line in proc.stdout.splitlines()) <= 80, proc.stdout
+    said = " ".join(proc.stdout.split())
+    assert "left out to fit 80 columns; a wider terminal, a pipe or --json shows them)" in said
+    assert "FAILED on portable (weights none) at lower (aten.add.Tensor): add for portable: lowering failed" in said
+    assert "These are Vela's estimates, not measurements" in said
+    piped = run_zoo("report", "add", env={"COLUMNS": ""}).stdout  # a pipe: whole lines
+    assert any(line.startswith("FAILED on portable") and line.endswith("refused it too") for line in piped.splitlines())
 
 
 def test_a_model_that_only_failed_reports_the_failure_not_an_empty_cache(fake_compile: FakeCompile) -> None:

@@ -48,9 +48,25 @@ def test_an_index_written_by_escape_sequences_is_shown_escaped(tmp_path: Path) -
     assert r"written by zoo 0.9\x1b]0;pwned\x07\x1b[2J\x9b2J\r, says only zoo >=99" in r.stderr
 
 
+BIDI = "\u202e\u2066\u200f\u061c\u200b\ufeff\u2028"  # an override, an isolate, marks, zero-width, a line separator
+
+
+def test_an_index_written_by_bidi_controls_is_shown_escaped(tmp_path: Path) -> None:
+    """A right-to-left override makes ``0.9\\u202e1.0 ,sdrawkcab`` read as other text on a terminal."""
+    share = tmp_path / "share"
+    share.mkdir()
+    (share / "index.json").write_text(json.dumps(
+        {"schema": 1, "written_by": f"0.9{BIDI}é→", "readable_by": ">=99", "models": {}}))
+    r = run_probed("fetch", "add", "-t", "u55-128", "--remote", str(share), "--no-build")
+    assert r.returncode != 0
+    assert not any(c in r.stderr for c in BIDI), ascii(r.stderr)
+    assert r"written by zoo 0.9\u202e\u2066\u200f\u061c\u200b\ufeff\u2028é→, says only zoo >=99" in r.stderr
+
+
 def test_printable_escapes_every_control_but_newline_and_tab() -> None:
     assert printable(f"a{TITLE_AND_CLEAR}\x00\x7f\x85b\n\tc é→") == r"a\x1b]0;pwned\x07\x1b[2J\x9b2J\r\x00\x7f\x85b" + "\n\tc é→"
     assert printable("one\ntwo\tthree", one_line=True) == r"one\ntwo\tthree"
+    assert printable(f"x{BIDI}y\u00ad", one_line=True) == r"x\u202e\u2066\u200f\u061c\u200b\ufeff\u2028y\xad"
 
 
 def test_a_table_cell_cannot_break_its_line_or_reach_the_terminal(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -91,6 +91,8 @@ def test_legacy_header_is_the_one_zoo_wrote_before_the_split() -> None:
 def test_rejects_names_that_are_no_c() -> None:
     with pytest.raises(ValueError, match="not a C identifier"):
         HeaderOptions("1bad")
+    with pytest.raises(ValueError, match="not a C identifier"):
+        HeaderOptions("model_pte\n")  # --header-name: $ matched before the newline
     with pytest.raises(ValueError, match="cannot be used in a section attribute"):
         HeaderOptions("ok", 'a"b')
     with pytest.raises(ValueError, match="is not one of split, single"):

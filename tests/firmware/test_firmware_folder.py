@@ -5,6 +5,7 @@ previous model's files and keeps the user's."""
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable
 from pathlib import Path
 
 import pytest
@@ -84,6 +85,35 @@ def test_nothing_is_written_through_a_symlink(tmp_path: Path) -> None:
     link.symlink_to(folder)
     with pytest.raises(UsageError, match="link is a symlink"):
         write_project(link, {"main.cpp": b"2"}, force=True, about=ABOUT)
+
+
+@pytest.mark.parametrize("swapped", ["model", "model/sub", ""])
+def test_a_symlink_swapped_in_after_the_check_is_not_written_through(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                                     swapped: str) -> None:
+    """The check looks at the names once; the writes then open each folder without following a symlink,
+    so one put in its place in between (by another process) is refused, not written through."""
+    from zoo.registry.firmware import folder as module
+
+    project, elsewhere = tmp_path / "fw", tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    files = {"main.cpp": b"2", "model/b.pte": b"b", "model/sub/c.h": b"c"}
+    module.write_project(project, {"main.cpp": b"1", "model/a.pte": b"a", "model/sub/a.h": b"a"}, force=False,
+                         about=ABOUT)
+    checked = module._refuse_symlinks
+
+    def check_then_swap(folder: Path, names: Iterable[str]) -> None:
+        checked(folder, names)
+        target = folder / swapped if swapped else folder
+        target.rename(tmp_path / "moved")
+        target.symlink_to(elsewhere)
+
+    monkeypatch.setattr(module, "_refuse_symlinks", check_then_swap)
+    with pytest.raises(UsageError, match=f"{project / swapped if swapped else project} is a symlink, and zoo never "
+                                         "writes through one. Nothing was written through it"):
+        module.write_project(project, files, force=False, about=ABOUT)
+    assert list(elsewhere.iterdir()) == []
+    assert not [p for p in tmp_path.rglob("*") if "zoo-tmp" in p.name]
+    assert not [p for p in (tmp_path / "moved").rglob("*") if p.name in ("b.pte", "c.h")]
 
 
 def test_a_record_naming_paths_outside_the_folder_is_not_zoos(tmp_path: Path) -> None:

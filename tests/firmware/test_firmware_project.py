@@ -92,6 +92,8 @@ def _build(folder: Path, sources: dict[str, str], runtime_cache: Path, *options:
     _configure(folder, sources, runtime_cache, *options)
     build = subprocess.run(["cmake", "--build", str(folder / "build")], capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
+    # The project's -z noexecstack: without it every link warns that rdimon's objects imply one (issue 43).
+    assert "executable stack" not in build.stdout + build.stderr, build.stdout[-4000:]
     return folder / "build" / "firmware.elf"
 
 

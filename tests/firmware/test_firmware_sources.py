@@ -151,6 +151,8 @@ def test_a_firmware_project_is_rendered_from_the_headers_figures(add_entry: Arti
     pool = -(-macros["planned_buffer0_bytes"] // 16) * 16 + macros["method_allocator_bytes"] + 32  # two 16-byte EValues
     assert f"set(ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE {pool} " in runner
     assert f"set(ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE {macros['temp_allocator_bytes']} " in runner
+    assert "# The NPU's scratch and the kernels' metadata while the method loads" in runner
+    assert "# No NPU: the kernels' metadata while the method loads" in arm_runner_options({**macros, "delegates": 0}, 2)
     assert board_for("ethos-u85-256", "ethos-u85-256", None) is BOARDS["corstone-320"]
     with pytest.raises(ValueError, match="does not sit on corstone-300"):
         board_for("ethos-u85-256", "ethos-u85-256", "corstone-300")
@@ -235,6 +237,32 @@ def test_zoo_firmware_says_how_to_run_a_delegated_program_in_qemu(fake_compile: 
     assert "QEMU has no NPU: to run it there, add -DZOO_NPU_STANDIN=ON, which links npu_standin" in run.stderr
 
 
+def test_zoo_firmware_asks_the_default_remote_only_when_the_cache_misses(fake_compile: FakeCompile, tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    """Issue 43 saw the Hub's "cannot reach" line on every offline zoo firmware: each was a first build. The
+    command fetches as zoo fetch does, so a project of a cached build neither asks the remote nor says so."""
+    from click.testing import CliRunner
+
+    from zoo.cli import main
+    from zoo.registry.remotes.default import DefaultRemote
+
+    probes: list[str] = []
+    probe = DefaultRemote._probe
+    monkeypatch.setattr(DefaultRemote, "_probe", lambda self: (probes.append(self.url), probe(self))[1])
+
+    def firmware(*args: str) -> str:
+        run = CliRunner().invoke(main, ["firmware", "add", *args])
+        assert run.exit_code == 0, run.output
+        return run.stderr
+
+    said = firmware("-t", "u55-128", "-o", str(tmp_path / "miss"))
+    assert len(probes) == 1 and said.count("cannot reach") == 1 and "; skipping this remote" in said
+    said = firmware("-t", "u55-128", "-o", str(tmp_path / "hit"))
+    assert len(probes) == 1 and "cannot reach" not in said and "ethos-u-zoo" not in said
+    said = firmware("-t", "portable", "-o", str(tmp_path / "offline"), "--offline")
+    assert len(probes) == 1 and "cannot reach" not in said
+
+
 def _preprocessed(main: str, tmp_path: Path, **defines: int) -> str:
     """main.cpp through the host's C preprocessor, its #includes left out: what a build with ``defines`` compiles."""
     source = tmp_path / "main.cpp"
@@ -256,6 +284,57 @@ def test_outputs_the_stand_in_did_not_compute_are_marked_and_scored_by_nobody(ad
     real = _preprocessed(main, tmp_path, ZOO_NPU_STANDIN=0, MODEL_PTE_DELEGATES=1)
     assert 'not_computed = (0 && 1 > 0) ? " [npu stand-in: not computed]" : ""' in real and "top-1 %u of %u labelled" in real
     assert "outputs not computed" not in real
+
+
+VENDOR = Path(__file__).resolve().parents[2].parent / "shared" / "vendor" / "executorch"
+HOSTILE = 'x"y é ??/ */ @FEED@ int pwned = 1 //'
+"""A quote, non-ASCII, a trigraph (``??/`` is a backslash to a compiler that reads them), a comment's end and
+another value's placeholder. A backslash, a ';' or a newline the CMake files refuse first."""
+
+
+@pytest.mark.skipif(shutil.which("arm-none-eabi-g++") is None or not VENDOR.is_dir(),
+                    reason="needs arm-none-eabi-g++ and ExecuTorch's sources (../shared/vendor)")
+def test_names_in_main_cpp_are_c_text_whatever_they_hold(add_entry: Artifact, tmp_path: Path) -> None:
+    """The model and target names main.cpp names in a comment, from a manifest a remote may have written, and
+    the board's, compile as the text they are (``-trigraphs``: the strictest reading)."""
+    from zoo.registry.firmware.project import BOARDS, Samples, render_project
+
+    art = add_entry
+    files = {p.name: p.read_bytes() for p in (art.pte, art.header, art.model_asm, art.io_header, art.io_source)
+             if p is not None}
+    board = dataclasses.replace(BOARDS["corstone-300"], cpu_name=f"cpu{HOSTILE}")
+    macros = {**art.manifest.header["macros"], "model": f"m{HOSTILE}", "target": f"t{HOSTILE}"}
+    project = render_project(stem="add_u55-128", macros=macros, array="model_pte", model_files=files,
+                             samples=Samples([[[0.5], [1.5]]], [None]), board=board, runtime_cache=tmp_path / "rt")
+    for name, data in project.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_bytes(data)
+    main = project["main.cpp"].decode("ascii")  # non-ASCII is escaped
+    assert [i for i, line in enumerate(main.splitlines()) if "pwned" in line] == [0]  # the comment's line alone
+    check = subprocess.run(
+        ["arm-none-eabi-g++", "-std=gnu++17", "-trigraphs", "-fsyntax-only", "-Wall", "-Wextra", "-Werror",
+         "-mcpu=cortex-m55", "-mthumb", "-mfloat-abi=hard", "-fno-rtti", "-fno-exceptions", "-Wno-psabi",
+         "-DC10_USING_CUSTOM_GENERATED_MACROS", "-DZOO_NPU_STANDIN=1", "-DZOO_NPU_IRQ=56", "-DZOO_SYSCLK_HZ=32000000u",
+         "-I.", "-Imodel", "-isystem", str(VENDOR.parent), "-isystem", str(VENDOR / "runtime/core/portable_type/c10"),
+         "main.cpp"], cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert check.returncode == 0, check.stderr[-3000:]
+    with pytest.raises(ValueError, match=r"MODEL 'm\\n' holds a newline .* use a name without one"):
+        render_project(stem="add_u55-128", macros={**macros, "model": "m\n"}, array="model_pte", model_files=files,
+                       samples=Samples([[[0.5], [1.5]]], [None]), board=board, runtime_cache=tmp_path / "rt")
+
+
+@pytest.mark.skipif(shutil.which("gcc") is None, reason="no host gcc")
+def test_a_c_escaped_string_reads_back_as_its_bytes(tmp_path: Path) -> None:
+    """What the firmware prints of a name is the name's UTF-8 bytes, newline and controls included."""
+    from zoo.registry.firmware.macros import c_escaped
+
+    text = f"{HOSTILE}\\\n\t\x01\x7f7 ü??=\u202e"
+    (tmp_path / "say.c").write_text(f'#include <stdio.h>\nint main(void) {{ fputs("{c_escaped(text)}", stdout); }}\n',
+                                    encoding="ascii")
+    build = subprocess.run(["gcc", "-trigraphs", "-Wall", "-Werror", "say.c", "-o", "say"], cwd=tmp_path,
+                           capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    assert subprocess.run([str(tmp_path / "say")], capture_output=True, timeout=60).stdout == text.encode()
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="no host g++")
@@ -308,6 +387,11 @@ def test_the_machines_paths_are_defaults_the_readme_says_how_to_override(add_ent
     assert 'set(PYTHON_EXECUTABLE "/opt/py/bin/python3" CACHE FILEPATH' in cmake
     readme = " ".join(project["README.md"].decode().split())
     assert "elsewhere, add `-DZOO_RUNTIME_CACHE=...` and `-DPYTHON_EXECUTABLE=...`" in readme
+    # Those two lines are the only place the project names a path outside itself, so moving it, or the
+    # sources (-DEXECUTORCH_SOURCE_DIR=...), takes -D options and no edit.
+    absolute = [(name, line) for name, data in project.items() if name != "README.md" and not name.startswith("model/")
+                for line in data.decode(errors="replace").splitlines() if str(tmp_path) in line or "/opt/py" in line]
+    assert [line.split()[0] for _, line in absolute] == ["set(ZOO_RUNTIME_CACHE", "set(PYTHON_EXECUTABLE"], absolute
 
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-gcc") is None, reason="no arm-none-eabi-gcc")

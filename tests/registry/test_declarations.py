@@ -56,6 +56,7 @@ def test_a_normalisation_that_does_not_fit_is_refused_at_registration(given: Inp
     (("Scores",), "must be a tuple of names of lower-case letters"),
     (("boxes", "boxes"), "output names repeat: ['boxes', 'boxes']"),
     (["scores"], "must be a tuple of names"),
+    (("scores\n",), "must be a tuple of names"),  # $ matched before the newline: it reached the C macros
 ])
 def test_bad_output_names_are_refused_at_registration(outputs: object, problem: str) -> None:
     with pytest.raises(SpecError) as caught:

@@ -96,6 +96,7 @@ WRONG_TYPES = [
     ("header.macros.len", 5, "field 'header.macros': macro name 'len' is zoo's own"),
     ("header.macros.scale", float("inf"), "field 'header.macros': macro scale: inf is not a finite number"),
     ("header.array", "model pte", "field 'header': header array name 'model pte' is not a C identifier"),
+    ("header.array", "model_pte\n", "field 'header': header array name 'model_pte\\n' is not a C identifier"),
     ("labels", ['a";\nint x;'], "field 'labels': label 0 holds '\\n'"),
     ("verification.signature", 5, "field 'verification.signature' should be an object or null"),
     ("verification.signature", {"key": "ab"}, "field 'verification.signature' has no 'key_file', which is required"),

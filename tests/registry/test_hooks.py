@@ -211,6 +211,7 @@ def test_an_unknown_scheme_lists_the_plugins_too(registry: Registry) -> None:
         ("file", MemoryRemote, "remote scheme 'file' is built in"),
         ("mem", MemoryRemote, "remote scheme 'mem' is already registered by plugin 'lab'"),
         ("mem://", MemoryRemote, "remote scheme 'mem://' must be lower-case letters"),
+        ("lab\n", MemoryRemote, "remote scheme 'lab\\n' must be lower-case letters"),  # $ matched before the newline
         ("other", "not callable", "the factory for remote scheme 'other' is not callable"),
     ],
 )

@@ -245,3 +245,18 @@ def test_a_plugin_that_imports_a_heavy_library_at_registration_is_named(tmp_path
     assert "warning" not in light.stderr
     (status,) = [p for p in json.loads(light.stdout) if p["name"] == "light_plugin"]
     assert status["heavy"] == [] and 0 <= status["seconds"] < 1.0
+
+
+def test_a_dist_info_folder_with_a_trailing_newline_is_read_from_its_metadata(tmp_path: Path) -> None:
+    """``$`` matched before the final newline, so the folder's name gave ``toy 1.0`` whatever METADATA said."""
+    from importlib.metadata import PathDistribution
+
+    from zoo.registry.dists import name_version
+
+    folder = tmp_path / "toy-1.0.dist-info\n"
+    folder.mkdir()
+    (folder / "METADATA").write_text("Metadata-Version: 2.1\nName: other\nVersion: 2.0\n\n")
+    assert name_version(PathDistribution(folder)) == ("other", "2.0")
+    plain = tmp_path / "toy-1.0.dist-info"
+    plain.mkdir()
+    assert name_version(PathDistribution(plain)) == ("toy", "1.0")

@@ -4,6 +4,7 @@ site is replaced whole. Fast tier: the cache is the fake compile's (tests/site/c
 
 from __future__ import annotations
 
+import re
 import uuid
 from pathlib import Path
 
@@ -11,6 +12,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tests.conftest import run_probed
+from tests.fake_compile import FakeCompile
 from tests.site.conftest import HOSTILE
 from tests.site.pages import broken_links, parse
 from zoo import Zoo
@@ -75,6 +77,25 @@ def test_what_a_plugin_or_cache_supplies_stays_text(site_cache: dict[str, Manife
     assert page_name(HOSTILE).startswith("m-")  # no name reaches outside models/
     text = hostile.plain()
     assert f"Licence: {HOSTILE}" in text and HOSTILE in "".join(hostile.text)
+
+
+def test_a_name_with_a_trailing_newline_gets_a_digest_page() -> None:
+    """``$`` matched before the final newline, so the page was ``add\\n.html``."""
+    assert page_name("add") == "add.html" and page_name("add\n").startswith("m-")
+
+
+def test_a_portable_builds_memory_line_gives_it_no_npu(fake_compile: FakeCompile, tmp_path: Path) -> None:
+    """A portable build's temp allocator holds the kernels' metadata while the method loads: it has no NPU,
+    no scratch and no arena (issue 43 found the site saying it held the NPU's scratch)."""
+    Zoo().fetch_many(["add"], ["u55-128", "portable"])
+    zoo("site", str(tmp_path / "site"))
+    text = parse(tmp_path / "site" / "models" / "add.html").plain()
+    npu, portable = sorted((line for line in text.split("Memory: ")[1:]), key=lambda line: "runs on the CPU" in line)
+    assert "temp allocator" in npu and "(it holds the NPU's scratch) where the arena lives." in npu
+    line = re.match(r".*?(reaches|lives)\.", portable)
+    assert line is not None and line.group().startswith("runs on the CPU; RAM to reserve "), portable
+    assert "NPU" not in line.group() and "arena" not in line.group(), line.group()
+    assert line.group().endswith("(the kernels' metadata while the method loads), all in any RAM the CPU reaches.")
 
 
 def test_a_site_is_replaced_whole_and_never_a_foreign_folder(site_cache: dict[str, Manifest], tmp_path: Path) -> None:

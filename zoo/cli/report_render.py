@@ -11,7 +11,7 @@ from pathlib import Path
 from zoo._errors import MissingExtraError
 from zoo._fs import write_atomic
 from zoo._units import duration, human_bytes
-from zoo.cli.table import render
+from zoo.cli.table import render, terminal_width, wrap
 from zoo.registry.report import NOTE, Report, ReportRow
 
 
@@ -67,13 +67,16 @@ def render_text(report: Report, *, width: int | None = None) -> str:
             line.insert(-1, r.metrics_text)
     # Too wide for the terminal, columns are left out in this order, the key first: a key cut
     # short would still look whole.
-    text = render(headers, body, width=width, drop=_DROP) if rows else "nothing built"
+    total = width if width is not None else terminal_width()
+    text = render(headers, body, width=total, drop=_DROP) if rows else "nothing built"
+    # The prose under the table fits the same width (a pipe: whole lines).
     for f in report.failures:
-        text += f"\nFAILED on {f.target} (weights {f.weights}) at {f.where}: {f.message}"
+        text += "\n" + wrap(f"FAILED on {f.target} (weights {f.weights}) at {f.where}: {f.message}", total)
     weights = {(r.weights, r.licence, r.origin) for r in rows if r.licence or r.origin}
     for name, licence, origin in sorted(weights, key=lambda w: tuple(str(x) for x in w)):
-        text += f"\nweights {name or '-'}: licence {licence or 'not recorded'}; origin {origin or 'not recorded'}"
-    return text + f"\n\n{NOTE}"
+        text += "\n" + wrap(f"weights {name or '-'}: licence {licence or 'not recorded'}; origin "
+                            f"{origin or 'not recorded'}", total)
+    return text + f"\n\n{wrap(NOTE, total)}"
 
 
 def chart_png(rows: Sequence[ReportRow], title: str) -> bytes | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import shutil
 import sys
+import textwrap
 from collections.abc import Sequence
 
 from zoo._text import printable
@@ -65,9 +66,17 @@ def render(headers: Sequence[str], rows: Sequence[Sequence[object]], *, width: i
         if n == 0:
             lines.append("  ".join("-" * w for w in widths))
     if dropped:
-        lines.append(f"({', '.join(dropped)} left out to fit {total} columns; a wider terminal, a pipe or --json "
-                     "shows them)")
+        lines.append(wrap(f"({', '.join(dropped)} left out to fit {total} columns; a wider terminal, a pipe or "
+                          "--json shows them)", total))
     return "\n".join(lines)
+
+
+def wrap(prose: str, width: int | None) -> str:
+    """A line of prose under a table, wrapped at ``width`` (None: whole, for a pipe) as the table is fitted,
+    its later lines indented; a word longer than the line (a URL) stays whole."""
+    if width is None or len(prose) <= width:
+        return prose
+    return textwrap.fill(prose, width, subsequent_indent="  ", break_long_words=False, break_on_hyphens=False)
 
 
 def _width(cells: list[list[str]]) -> int:

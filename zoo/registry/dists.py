@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from importlib.metadata import Distribution, PackageNotFoundError, distribution
 
-_DIST_INFO = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)\.dist-info$")
+_DIST_INFO = re.compile(r"^(?P<name>[^-]+)-(?P<version>[^-]+)\.dist-info\Z")
 
 
 def canonical(name: str) -> str:

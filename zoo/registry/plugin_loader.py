@@ -124,7 +124,7 @@ def _split(value: str) -> tuple[str, ...]:
 
 
 _HOOKS = ("register_models", "register_boards", "register_remotes")
-_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*$")
+_SCHEME = re.compile(r"^[a-z][a-z0-9+.-]*\Z")
 
 
 @dataclass

@@ -27,7 +27,7 @@ from zoo.registry.vela_payload import START, PayloadError, TensorInfo, VelaPaylo
 COMMAND_STREAM_MAGICS = (b"COP1", b"COP2")
 REQUIRED_BLOCKS = ("cmd_data", "weight_data", "scratch_size", "inputs", "outputs")
 PAYLOAD_ALIGNMENT = 16  # the Ethos-U driver rejects a command stream that is not 16-byte aligned
-_BUNDLE_IDENTIFIER = re.compile(rb"^BP\d\d$")
+_BUNDLE_IDENTIFIER = re.compile(rb"^BP\d\d\Z")
 
 
 @dataclass(frozen=True)

@@ -132,7 +132,7 @@ class Target:
 
 
 def _family(accelerator: str) -> str:
-    m = re.match(r"ethos-(u\d\d)-\d+$", accelerator)
+    m = re.match(r"ethos-(u\d\d)-\d+\Z", accelerator)
     if not m:
         raise UnknownTargetError(f"not an Ethos-U accelerator: {accelerator!r}")
     return m.group(1)

@@ -13,7 +13,7 @@ from zoo.registry.targets import Target
 # convert the float inputs/outputs. They are counted apart ("cpu_quantize_ops")
 # so cpu_ops/npu_ops count only the model's own operators. getitem only
 # unpacks a delegate's outputs.
-_BOOKKEEPING = re.compile(r"^(getitem|quantized_decomposed_(de)?quantize_per_\w+)$")
+_BOOKKEEPING = re.compile(r"^(getitem|quantized_decomposed_(de)?quantize_per_\w+)\Z")
 
 
 def _delegation(edge: Any) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from typing import Literal
 
 from zoo.registry.firmware.macros import c_number, c_string, labels_problem, macro_problem
 
-_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+_IDENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _PER_LINE = 16
 
 DEFAULT_ARRAY = "model_pte"

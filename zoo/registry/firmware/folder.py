@@ -3,7 +3,9 @@
 zoo records the files it wrote in ``zoo-firmware.json``: a folder with that record is a project
 zoo generated, whose files zoo may replace, and whose previous model's files it removes. Any
 other non-empty folder is the user's, and zoo writes there only with ``--force``. Every file is
-staged and renamed into place (``replace_all``), and nothing is written through a symlink.
+staged and renamed into place, and nothing is written through a symlink: one is refused before
+any write, and the writes go through descriptors of folders opened without following one
+(``replace_all_beneath``), so a symlink swapped in after that check is refused too.
 """
 
 from __future__ import annotations
@@ -13,7 +15,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 from zoo._errors import UsageError
-from zoo._fs import replace_all
+from zoo._fs import SymlinkInTheWay, replace_all_beneath
 
 RECORD = "zoo-firmware.json"
 """The files zoo wrote into the project, by their paths inside it."""
@@ -29,14 +31,13 @@ def write_project(folder: Path, files: Mapping[str, bytes], *, force: bool, abou
     if not force:
         _refuse_others(folder, files, previous)
     keep = set(previous or ())
-    # The record first names both projects' files, so an interrupted run leaves every zoo file named.
-    replace_all([(folder / RECORD, _record(sorted(keep | set(files)), about))])
-    replace_all([(_path(folder, name), data) for name, data in sorted(files.items())])
-    for name in sorted(keep - set(files)):
-        stale = _path(folder, name)
-        if stale.is_file():
-            stale.unlink()
-    replace_all([(folder / RECORD, _record(sorted(files), about))])
+    try:
+        # The record first names both projects' files, so an interrupted run leaves every zoo file named.
+        replace_all_beneath(folder, [(RECORD, _record(sorted(keep | set(files)), about))])
+        replace_all_beneath(folder, sorted(files.items()), remove=sorted(keep - set(files)))
+        replace_all_beneath(folder, [(RECORD, _record(sorted(files), about))])
+    except SymlinkInTheWay as exc:  # swapped in after the check: the writes open no path that follows one
+        raise _symlink_error(folder, str(exc.filename), "Nothing was written through it") from None
 
 
 def _record(names: list[str], about: Mapping[str, str]) -> bytes:
@@ -73,8 +74,12 @@ def _refuse_symlinks(folder: Path, names: Iterable[str]) -> None:
         paths.update(folder.joinpath(*parts[:i]) for i in range(1, len(parts) + 1))
     links = sorted(str(p) for p in paths if p.is_symlink())
     if links:
-        raise UsageError(f"-o {folder}: {links[0]} is a symlink, and zoo never writes through one. Nothing was "
-                         "written. Give the real folder, or replace the symlink with a folder or file of its own")
+        raise _symlink_error(folder, links[0], "Nothing was written")
+
+
+def _symlink_error(folder: Path, link: str, written: str) -> UsageError:
+    return UsageError(f"-o {folder}: {link} is a symlink, and zoo never writes through one. {written}. Give the "
+                      "real folder, or replace the symlink with a folder or file of its own")
 
 
 def _refuse_others(folder: Path, files: Mapping[str, bytes], previous: list[str] | None) -> None:

@@ -93,6 +93,24 @@ def c_string(text: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"').replace("?", "\\?") + '"'
 
 
+def c_escaped(text: str) -> str:
+    """Any ``text`` as the inside of a C string literal, in printable ASCII: ``\\``, ``"`` and ``?``
+    escaped (no trigraph), a newline as ``\\n``, and every other control character or non-ASCII
+    character as the octal escapes of its UTF-8 bytes (three digits, so no digit after one is read
+    into it). Also safe inside a ``//`` comment that goes on after it: it holds no line break."""
+    out = []
+    for char in text:
+        if char in '\\"?':
+            out.append("\\" + char)
+        elif char == "\n":
+            out.append("\\n")
+        elif " " <= char <= "~":
+            out.append(char)
+        else:
+            out.extend(f"\\{byte:03o}" for byte in char.encode("utf-8", "surrogatepass"))
+    return "".join(out)
+
+
 def c_number(value: int | float, name: str = "", *, legacy: bool = False) -> str:
     """A number as C source. A float is an ``f``-suffixed single-precision literal: a
     bare literal is a double, which ``-Wdouble-promotion`` rejects and which pulls

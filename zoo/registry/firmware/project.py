@@ -20,6 +20,7 @@ from importlib.resources import files as resources
 from pathlib import Path
 from typing import Any
 
+from zoo.registry.firmware.macros import c_escaped
 from zoo.registry.firmware.method_allocator import ILP32
 
 RUNTIME_RECIPE = "1"
@@ -133,16 +134,24 @@ _CMAKE_CODE = frozenset({"KERNEL_LIBS", "CPU_FLAGS", "DELEGATES"})
 _WHAT = {"RUNTIME_CACHE": "the runtime cache (ZOO_CACHE_DIR)", "PYTHON": "the Python (sys.executable)"}
 
 
+_C_FILES = frozenset({"main.cpp"})
+_C_TEXT = frozenset({"MODEL", "TARGET", "BOARD", "CPU_NAME"})
+"""Values main.cpp takes as text, in a string literal or a ``//`` comment; the rest of its values are
+code zoo writes (the pools, inputs and decoding) or the headers' file names."""
+_C_FILE_NAMES = frozenset({"HEADER", "IO_HEADER"})
+
+
 def _render(name: str, values: Mapping[str, str]) -> bytes:
     text = _template(name).decode()
     if name in _CMAKE_FILES:
         values = {key: _cmake_value(key, value) for key, value in values.items() if f"@{key}@" in text}
-    for key, value in values.items():
-        text = text.replace(f"@{key}@", value)
-    left = re.findall(r"@[A-Z_]+@", text)
+    elif name in _C_FILES:
+        values = {key: _c_value(key, value) for key, value in values.items() if f"@{key}@" in text}
+    left = sorted({key for key in re.findall(r"@([A-Z_]+)@", text) if key not in values})
     if left:
-        raise ValueError(f"{name}: no value for {', '.join(sorted(set(left)))}")
-    return text.encode()
+        raise ValueError(f"{name}: no value for {', '.join(f'@{key}@' for key in left)}")
+    # One pass: a value holding "@FEED@" stays text, never a place for the next value.
+    return re.sub(r"@([A-Z_]+)@", lambda m: values[m[1]], text).encode()
 
 
 def _cmake_value(key: str, value: str) -> str:
@@ -151,7 +160,7 @@ def _cmake_value(key: str, value: str) -> str:
     what = _WHAT.get(key, key)
     if re.search(r"[\x00-\x1f\x7f]", value):
         raise ValueError(f"{what} {value!r} holds a newline or another control character, which a CMake file "
-                         "cannot take: use a path without one")
+                         f"cannot take: use a {'path' if key in _WHAT else 'name'} without one")
     if key in _CMAKE_CODE:
         if not re.fullmatch(r"[A-Za-z0-9_.+=\- ]*", value):
             raise ValueError(f"{key} {value!r} is not a list of plain names or flags, so it cannot go into CMake")
@@ -160,6 +169,17 @@ def _cmake_value(key: str, value: str) -> str:
         raise ValueError(f"{what} {value!r} holds a ';' or a backslash, which CMake reads as a list separator or "
                          "turns into '/' in a path: use a path without one")
     return value.replace('"', '\\"').replace("$", "\\$")
+
+
+def _c_value(key: str, value: str) -> str:
+    """``value`` as C source: text escaped for a string literal (no quote, backslash, newline, trigraph or
+    byte outside printable ASCII is left as it is), a header's name checked for ``#include "..."``."""
+    if key in _C_TEXT:
+        return c_escaped(value)
+    if key in _C_FILE_NAMES and not re.fullmatch(r"[A-Za-z0-9_][A-Za-z0-9_.+-]*", value):
+        raise ValueError(f"header name {value!r} cannot go into #include \"...\": use letters, digits, '_', '.', "
+                         "'+' and '-'")
+    return value
 
 
 def _planned_pools(prefix: str, count: int) -> str:
@@ -244,7 +264,8 @@ def arm_runner_options(macros: Mapping[str, Any], inputs: int) -> str:
                   f"set(ET_ARM_BAREMETAL_METHOD_ALLOCATOR_POOL_SIZE {pool} CACHE STRING \"\")"]
     temp = macros.get("temp_allocator_bytes")
     if temp is not None:
-        lines += ["# The NPU's scratch and the kernels' metadata while the method loads (TEMP_ALLOCATOR_BYTES).",
+        what = "The NPU's scratch and the kernels'" if int(macros.get("delegates") or 0) else "No NPU: the kernels'"
+        lines += [f"# {what} metadata while the method loads (TEMP_ALLOCATOR_BYTES).",
                   f"set(ET_ARM_BAREMETAL_SCRATCH_TEMP_ALLOCATOR_POOL_SIZE {int(temp)} CACHE STRING \"\")"]
     arena = macros.get("arena_cache_bytes")
     if arena is not None:
@@ -276,8 +297,8 @@ The runtime must read the program: these are the sources zoo is tested with (Exe
 
 {_build_section(board, delegates)}
 
-The first configure builds ExecuTorch's runtime for this CPU into `{values['RUNTIME_CACHE']}` (a few
-minutes); later projects with the same sources and toolchain reuse it. That folder and the Python for
+The first configure builds ExecuTorch's runtime for this CPU into `{values['RUNTIME_CACHE']}` (about 5
+minutes on 2 idle cores, more on a busy machine); later projects with the same sources and toolchain reuse it. That folder and the Python for
 ExecuTorch's codegen (`{values['PYTHON']}`, which needs torch) are the paths of the machine that ran
 `zoo firmware`, as defaults: elsewhere, add `-DZOO_RUNTIME_CACHE=...` and `-DPYTHON_EXECUTABLE=...`.
 

@@ -98,7 +98,7 @@ class Build:
     planned_bytes: int | None = None
     method_allocator_bytes: int | None = None
     temp_allocator_bytes: int | None = None
-    """The NPU's scratch and the kernels' metadata while loading (the header's TEMP_ALLOCATOR_BYTES)."""
+    """The kernels' metadata while loading and, with an NPU, its scratch (the header's TEMP_ALLOCATOR_BYTES)."""
     arena_cache_bytes: int | None = None
     model_file: str | None = None
     """The ``--model-file`` it was built from (the path as given then), if any."""

@@ -68,7 +68,7 @@ def stop(fraction: float) -> tuple[str, str]:
     return "#{:02x}{:02x}{:02x}".format(*rgb), "#111" if luminance > 140 else "#fff"
 
 
-_SAFE_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,99}$")
+_SAFE_NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]{0,99}\Z")
 
 
 def page_name(model: str) -> str:

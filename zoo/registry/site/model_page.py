@@ -99,9 +99,14 @@ def memory_line(b: Build) -> str:
                f"({b.memory_mode or '?'}: the NPU's arena in {arena})")
     if b.reserve_bytes is None:
         return f"Memory: {npu}; the runtime's RAM is not recorded for this build."
-    return (f"Memory: {npu}; RAM to reserve {size(b.reserve_bytes)}: planned buffers {size(b.planned_bytes)} and "
-            f"method allocator {size(b.method_allocator_bytes)} in any RAM the CPU reaches, temp allocator "
-            f"{size(b.temp_allocator_bytes)} (it holds the NPU's scratch) where the arena lives.")
+    planned, method, temp = size(b.planned_bytes), size(b.method_allocator_bytes), size(b.temp_allocator_bytes)
+    if b.accelerator is None:  # no NPU: the temp allocator holds only what load_method needs for a while
+        return (f"Memory: {npu}; RAM to reserve {size(b.reserve_bytes)}: planned buffers {planned}, method allocator "
+                f"{method} and temp allocator {temp} (the kernels' metadata while the method loads), all in any RAM "
+                "the CPU reaches.")
+    return (f"Memory: {npu}; RAM to reserve {size(b.reserve_bytes)}: planned buffers {planned} and method allocator "
+            f"{method} in any RAM the CPU reaches, temp allocator {temp} (it holds the NPU's scratch) where the arena "
+            "lives.")
 
 
 def _cpu(b: Build) -> str:
