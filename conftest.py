@@ -7,7 +7,7 @@ import os
 import pytest
 
 # Two workers on two cores: each computes on one thread, so torch's, OpenMP's and BLAS's pools
-# do not oversubscribe the machine (builds pin one thread already; see zoo/registry/reproducible.py).
+# do not oversubscribe the machine (builds pin one thread already; see zoo/registry/request/reproducible.py).
 if os.environ.get("PYTEST_XDIST_WORKER"):
     for _name in ("OMP_NUM_THREADS", "MKL_NUM_THREADS", "OPENBLAS_NUM_THREADS"):
         os.environ.setdefault(_name, "1")

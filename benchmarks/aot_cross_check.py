@@ -26,8 +26,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from zoo.registry.pte_structure import ETHOSU_BACKEND_ID, read_pte
-from zoo.registry.vela_payload import find_payloads
+from zoo.registry.pte.pte_structure import ETHOSU_BACKEND_ID, read_pte
+from zoo.registry.pte.vela_payload import find_payloads
 
 _BOUNDARY = ("quantize_per_tensor", "dequantize_per_tensor")
 
@@ -53,11 +53,11 @@ def _run(command: list[str], env: dict[str, str]) -> tuple[float, subprocess.Com
     return time.perf_counter() - start, proc
 
 
-# aot_arm_compiler in the float numerics zoo builds in (zoo/registry/reproducible.py), so that
+# aot_arm_compiler in the float numerics zoo builds in (zoo/registry/request/reproducible.py), so that
 # calibration sees the same floats and any difference left is the compilers'.
 _IN_ZOOS_NUMERICS = """
 import runpy, sys
-from zoo.registry import reproducible
+from zoo.registry.request import reproducible
 reproducible.pin()
 import torch
 sys.argv = ["aot_arm_compiler", *sys.argv[1:]]

@@ -26,7 +26,7 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from zoo.registry.vela_payload import find_payloads
+from zoo.registry.pte.vela_payload import find_payloads
 
 ZOO = Path(sys.executable).with_name("zoo")
 VARIANTS = [("float", "nchw"), ("int8", "nchw"), ("int8", "nhwc"), ("uint8", "nhwc"), ("pixels", "nhwc")]

@@ -39,8 +39,8 @@ def main() -> None:
 
     from zoo import Zoo
     from zoo.registry.compile import compile_model, compile_targets
-    from zoo.registry.compile.targets import _import_stack
-    from zoo.registry.targets import ACCELERATORS
+    from zoo.registry.compile.pipeline import _import_stack
+    from zoo.registry.npu.targets import ACCELERATORS
 
     zoo = Zoo()
     _import_stack()

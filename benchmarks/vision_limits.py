@@ -88,8 +88,7 @@ def table(models: list[str], targets: list[str], cache: Path, env: dict[str, str
 def rewrite_costs(models: list[str]) -> list[str]:
     """mIoU (%) of each rewrite's float argmax against its original's, random weights, on the
     original's evaluation crops (and its calibration crops)."""
-    from zoo.registry import reproducible
-
+    from zoo.registry.request import reproducible
     reproducible.pin()  # before torch computes anything, as a build does
     import torch
     from zoo_vision import segmentation

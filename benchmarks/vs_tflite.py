@@ -110,8 +110,7 @@ class Side:
 
 def run_vela(network: Path, flags: Sequence[str], out_dir: Path, partition: int = 0) -> VelaRun:
     """Vela's summary and per-layer figures for ``network`` (.tosa or .tflite) with ``flags``."""
-    from zoo.registry import vela_report
-
+    from zoo.registry.npu import vela_report
     command = [str(VELA), *flags, "--verbose-performance", f"--output-dir={out_dir}", str(network)]
     proc = subprocess.run(command, capture_output=True, text=True)
     if proc.returncode != 0:
@@ -138,8 +137,7 @@ def run_vela(network: Path, flags: Sequence[str], out_dir: Path, partition: int 
 
 def combine(runs: Sequence[VelaRun]) -> VelaRun:
     """Several partitions as one program: ``vela_report.summarize``'s rules, layers in program order."""
-    from zoo.registry import vela_report
-
+    from zoo.registry.npu import vela_report
     total = vela_report.summarize([r.total for r in runs])["total"]
     for key in ("cpu_operators", "npu_operators"):
         total[key] = sum(r.total[key] for r in runs)
@@ -159,7 +157,7 @@ def build_zoo(zoo: Zoo, model: str, targets: Sequence[str], weights: str | None,
     """zoo's program of ``model`` for each target (one lowering per TOSA specification) and
     Vela's per-layer run on its TOSA graphs, with the flags its manifest records."""
     from zoo.registry.compile import compile_targets
-    from zoo.registry.keys import BuildRequest
+    from zoo.registry.request.keys import BuildRequest
 
     spec = zoo.model(model)
     resolved = [zoo.target(t) for t in targets]
@@ -208,8 +206,8 @@ def export_float(zoo: Zoo, model: str, weights: str | None, work: Path) -> tuple
     import numpy as np
     import torch
 
-    from zoo.registry import reproducible
     from zoo.registry.compile.export import _as_sample, digest_samples
+    from zoo.registry.request import reproducible
 
     spec = zoo.model(model)
     variant = spec.weights_variant(weights).name
@@ -569,8 +567,7 @@ def main() -> int:
 
     started = time.perf_counter()
     from zoo import Zoo
-    from zoo.registry import reproducible
-
+    from zoo.registry.request import reproducible
     reproducible.pin()  # before torch computes anything, as a zoo build needs
 
     python = tflite_python(args.venv)

@@ -17,7 +17,7 @@ ROOTS = ("zoo", "zoo_audio", "zoo_vision")
 
 
 def package_of(path: str, depth: int) -> str:
-    """``…/zoo/registry/compile/targets.py`` at depth 2 is ``zoo.registry``, ``…/zoo/cli/main.py`` is
+    """``…/zoo/registry/compile/pipeline.py`` at depth 2 is ``zoo.registry``, ``…/zoo/cli/main.py`` is
     ``zoo.cli``, and a module at the top of ``zoo`` counts as ``zoo``."""
     parts = Path(path).parts
     start = max(i for i, part in enumerate(parts[:-1]) if part in ROOTS)

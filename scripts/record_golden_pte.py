@@ -28,7 +28,7 @@ def cpu() -> str:
 def main() -> None:
     os.environ["ZOO_CACHE_DIR"] = tempfile.mkdtemp(prefix="zoo-golden-")
     from zoo import Zoo
-    from zoo.registry.keys import tool_versions
+    from zoo.registry.request.keys import tool_versions
 
     zoo = Zoo()
     digests = {f"{model}/{target}": hashlib.sha256(zoo.fetch(model, target, force_build=True).pte.read_bytes()).hexdigest()

@@ -1,11 +1,11 @@
-"""Refresh zoo/registry/data/vela_config.json from the installed Vela, so that a
+"""Refresh zoo/registry/npu/data/vela_config.json from the installed Vela, so that a
 light install (no compile extra) still knows Vela's configs."""
 
 import json
 from importlib.metadata import version
 from pathlib import Path
 
-from zoo.registry.vela_config import _SNAPSHOT, installed_vela_ini, parse_vela_ini
+from zoo.registry.npu.vela_config import _SNAPSHOT, installed_vela_ini, parse_vela_ini
 
 ini = installed_vela_ini()
 if ini is None:

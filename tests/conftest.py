@@ -12,9 +12,10 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from zoo.registry import reproducible
+from zoo.registry.request import (
+    reproducible,  # Before anything in the test session computes with torch: the in-process builds
+)
 
-# Before anything in the test session computes with torch: the in-process builds
 # below need the reproducible kernels, which torch fixes at its first computation.
 reproducible.pin()
 

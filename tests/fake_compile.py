@@ -35,10 +35,10 @@ class FakeCompile:
     def __call__(self, spec: Any, targets: Sequence[Any], *, weights: str | None = None, calibration: Any = None,
                  progress: Any = None, verify: Sequence[bool] | None = None, evaluation: Any = None,
                  boundary: Any = None, precision: Any = None) -> list[Any]:
-        from zoo.registry import io_boundary
         from zoo.registry.compile import CompileResult
         from zoo.registry.compile.blame import _stage
-        from zoo.registry.pte_structure import read_pte
+        from zoo.registry.pte.pte_structure import read_pte
+        from zoo.registry.request import io_boundary
 
         self.calls.append((spec.name, [t.name for t in targets]))
         if self.on_call is not None:

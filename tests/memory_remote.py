@@ -6,11 +6,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from zoo._errors import IntegrityError, RemoteError
-from zoo.registry.cache import Entry
 from zoo.registry.events import ByteProgress, Notice
 from zoo.registry.remotes.base import PublishReport, Remote
 from zoo.registry.remotes.index import INDEX, Index
 from zoo.registry.remotes.publish import plan
+from zoo.registry.store.cache import Entry
 
 
 class MemoryRemote(Remote):

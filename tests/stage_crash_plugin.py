@@ -30,8 +30,7 @@ def _network() -> Any:
 
 
 def _vela_crash(variant: str) -> Any:
-    from zoo.registry import vela_report
-
+    from zoo.registry.npu import vela_report
     real = vela_report.run_vela
 
     def run_vela(graph: Any, target: Any, *args: Any, **kwargs: Any) -> Any:

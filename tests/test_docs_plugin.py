@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from tests.conftest import ROOT
-from zoo.registry.plugin_loader import LoadOptions, Registry
+from zoo.registry.catalog.plugin_loader import LoadOptions, Registry
 
 
 def example() -> str:

@@ -20,10 +20,10 @@ import pytest
 from tests.conftest import ROOT, run_zoo
 from zoo import Artifact, UsageError, Zoo
 from zoo.registry.firmware.c_header import DEFINE
-from zoo.registry.io_boundary import DIM_ORDERS, ROUNDING
-from zoo.registry.pte_structure import read_pte
-from zoo.registry.structure_check import Expected, check_structure
-from zoo.registry.vela_payload import find_payloads
+from zoo.registry.pte.pte_structure import read_pte
+from zoo.registry.pte.vela_payload import find_payloads
+from zoo.registry.request.io_boundary import DIM_ORDERS, ROUNDING
+from zoo.registry.verify.structure_check import Expected, check_structure
 
 RGB = {"ZOO_PLUGINS": "tests.rgb_plugin", "PYTHONPATH": str(ROOT)}
 

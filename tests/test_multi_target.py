@@ -20,7 +20,7 @@ from tests.conftest import run_zoo
 from tests.split_model import SPLIT_MODEL
 from zoo import Artifact, BuildError, Zoo
 from zoo.registry.compile import lower
-from zoo.registry.memory_fit import SIZE
+from zoo.registry.npu.memory_fit import SIZE
 
 pytestmark = pytest.mark.compile
 
@@ -168,8 +168,8 @@ def test_bad_multi_target_input_fails_before_compiling(args: tuple[str, ...], me
 
 
 def test_verify_a_file_built_for_a_budget(built: dict[tuple[str, str], Artifact], tmp_path: Path) -> None:
-    from zoo.registry.targets import TargetTable
-    from zoo.registry.verification import verify_file
+    from zoo.registry.npu.targets import TargetTable
+    from zoo.registry.verify.verification import verify_file
 
     art = built[("mv2", "u55-1000k")]
     out = tmp_path / "out"

@@ -19,8 +19,8 @@ import pytest
 
 from tests.conftest import run_zoo
 from zoo import BuildError, Dataset, InputSpec, ModelSpec, WeightsVariant
-from zoo.registry import vela_report
-from zoo.registry.targets import Target, TargetTable
+from zoo.registry.npu import vela_report
+from zoo.registry.npu.targets import Target, TargetTable
 
 HAVE_STACK = all(importlib.util.find_spec(m) for m in ("torch", "executorch", "ethosu"))
 needs_stack = pytest.mark.skipif(not HAVE_STACK, reason="the compile stack is not installed")
@@ -160,7 +160,7 @@ def _delegates(pte: bytes) -> list[str]:
 # --- cheap ------------------------------------------------------------------------------------
 
 def test_importing_the_pipeline_does_not_import_torch() -> None:
-    code = ("import sys, zoo.registry.compile, zoo.registry.vela_report;"
+    code = ("import sys, zoo.registry.compile, zoo.registry.npu.vela_report;"
             "print([m for m in ('torch', 'executorch', 'ethosu', 'numpy') if m in sys.modules])")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == "[]"

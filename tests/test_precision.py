@@ -19,9 +19,9 @@ import pytest
 
 from tests.conftest import run_zoo
 from zoo import Artifact, UsageError, Zoo
-from zoo.registry.precision import Precision, check_precision
-from zoo.registry.pte_structure import read_pte
-from zoo.registry.structure_check import Expected, check_structure
+from zoo.registry.pte.pte_structure import read_pte
+from zoo.registry.request.precision import Precision, check_precision
+from zoo.registry.verify.structure_check import Expected, check_structure
 
 # What every build key held before --precision existed: int8 keys must not move.
 INT8_BEFORE = {"quantizer": "EthosUQuantizer", "config": "get_symmetric_quantization_config",
@@ -262,8 +262,7 @@ def test_a16w8_leaves_sqrt_on_the_cpu_and_the_check_refuses_the_int16_sqrt_table
     shared_cache: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     from zoo import VerificationError
-    from zoo.registry import precision
-
+    from zoo.registry.request import precision
     _plugin(monkeypatch, "tests.magnitude_plugin", shared_cache, tmp_path)
     art = Zoo().fetch("magnitude", "u85-256", precision="a16w8", verify=True)
     assert "aten::pow.Tensor_Scalar_out" in art.manifest.cpu_operators
@@ -371,8 +370,7 @@ def test_tune_promotes_the_forwards_own_operators_as_one_module(tmp_path: Path, 
 def test_tune_shows_a_build_that_fails_its_check_as_a_row_with_the_reason(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from zoo.registry import precision
-
+    from zoo.registry.request import precision
     monkeypatch.setattr(precision, "_FLOAT_OPS", {})  # ExecuTorch's int16 sqrt table: refused by the check
     _plugin(monkeypatch, "tests.magnitude_plugin", tmp_path / "cache", tmp_path)
     rows = {b.label: b for b in Zoo().tune("magnitude", "u85-256", out=tmp_path / "m.json").built}

@@ -13,7 +13,7 @@ import pytest
 
 from tests.conftest import run_zoo
 from zoo import Recipe, UsageError, Zoo
-from zoo.registry.precision import QAT, Precision
+from zoo.registry.request.precision import QAT, Precision
 
 PLUGIN = {"ZOO_PLUGINS": "tests.rgb_plugin", "PYTHONPATH": str(Path(__file__).parents[1])}
 
@@ -99,7 +99,7 @@ def test_training_leaves_the_float_model_it_learns_from_as_it_was() -> None:
     from zoo.registry.compile import qat
     from zoo.registry.compile.export import _export, _quantize
     from zoo.registry.compile.retarget import ethosu_compile_spec
-    from zoo.registry.reproducible import numerics
+    from zoo.registry.request.reproducible import numerics
 
     with numerics(torch, "test"):
         torch.manual_seed(3)
@@ -125,7 +125,7 @@ def test_quantizing_leaves_the_float_models_conv_weights_as_they_were() -> None:
     from tests import rgb_plugin
     from zoo.registry.compile.export import _export, _quantize
     from zoo.registry.compile.retarget import ethosu_compile_spec
-    from zoo.registry.reproducible import numerics
+    from zoo.registry.request.reproducible import numerics
 
     class ScaledConv(torch.nn.Module):
         def __init__(self) -> None:

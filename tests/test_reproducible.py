@@ -1,5 +1,5 @@
 """The same bytes whatever the host CPU (issue 19): builds run in a numerics mode whose
-kernels have no runtime dispatch (``zoo/registry/reproducible.py``).
+kernels have no runtime dispatch (``zoo/registry/request/reproducible.py``).
 
 A host's CPU is emulated by what picks the kernels: ``ATEN_CPU_CAPABILITY`` for
 ATen, ``MKL_ENABLE_INSTRUCTIONS`` for MKL, ``ONEDNN_MAX_CPU_ISA`` for oneDNN.
@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from zoo.registry import reproducible
+from zoo.registry.request import reproducible
 
 if TYPE_CHECKING:
     from zoo import Artifact
@@ -45,7 +45,7 @@ def _python(code: str, env: dict[str, str]) -> dict[str, object]:
 def test_a_build_process_computes_with_the_kernels_that_have_no_runtime_dispatch() -> None:
     seen = _python("""
         import json, warnings
-        from zoo.registry import reproducible
+        from zoo.registry.request import reproducible
         reproducible.pin()
         import torch
         torch.ones(3).sum()
@@ -73,7 +73,7 @@ def test_a_process_where_torch_already_chose_its_kernels_refuses_to_build() -> N
         import torch
         torch.ones(3).sum()  # the capability is fixed now
         from zoo import BuildError
-        from zoo.registry import reproducible
+        from zoo.registry.request import reproducible
         try:
             with reproducible.numerics(torch, "model 'mnist'"):
                 message = None
@@ -126,7 +126,7 @@ def test_mnist_builds_the_bytes_recorded_on_another_host(built: dict[tuple[str, 
     """Emulating CPUs on one host is not proof: these digests were built on another machine
     (``recorded_on``), and CI's runners are Intel and AMD. Remake them with
     scripts/record_golden_pte.py after a toolchain upgrade, not after a mismatch."""
-    from zoo.registry.keys import tool_versions
+    from zoo.registry.request.keys import tool_versions
 
     golden = json.loads(GOLDEN.read_text())
     if golden["tools"] != tool_versions():

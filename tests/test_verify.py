@@ -24,9 +24,9 @@ from tests.conftest import BUILDS, HEAVY, UNVERIFIED, run_probed, run_zoo
 from tests.split_model import SPLIT_MODEL
 from zoo import Artifact, Zoo, ZooOptions
 from zoo.plugins import _mnist5k
-from zoo.registry.manifest import Manifest
-from zoo.registry.pte_structure import read_pte
-from zoo.registry.verification import verify_file
+from zoo.registry.pte.pte_structure import read_pte
+from zoo.registry.store.manifest import Manifest
+from zoo.registry.verify.verification import verify_file
 
 pytestmark = pytest.mark.compile
 
@@ -439,8 +439,7 @@ def test_portable_bundle_passes_its_own_test_cases_on_the_host(built: dict[tuple
     import torch
 
     from zoo import BuildError
-    from zoo.registry import bundle
-
+    from zoo.registry.compile import bundle
     art = built[("softmax", "portable")]
     env = {"ZOO_CACHE_DIR": str(_private_cache(tmp_path, art))}
     proc = run_zoo("fetch", "softmax", "-t", "portable", "--bundle", "--json", env=env)

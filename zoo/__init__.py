@@ -56,13 +56,13 @@ if _TYPE_CHECKING:
         edit_distance,
         word_error_rate,
     )
-    from zoo.registry.failures import Failure
     from zoo.registry.handout import Artifact
-    from zoo.registry.hub_checkpoint import hub_checkpoint
+    from zoo.registry.model_files.hub_checkpoint import hub_checkpoint
+    from zoo.registry.npu.targets import Target
     from zoo.registry.remotes.base import PublishReport, Remote
     from zoo.registry.skipped import Skipped
-    from zoo.registry.targets import Target
-    from zoo.registry.verification import Verification
+    from zoo.registry.store.failures import Failure
+    from zoo.registry.verify.verification import Verification
 
 # Keep `import zoo` light: everything loads on first use.
 _LAZY = {
@@ -83,12 +83,12 @@ _LAZY = {
     "fetch": "zoo._api",
     "build": "zoo._api",
     "Artifact": "zoo.registry.handout",
-    "Failure": "zoo.registry.failures",
+    "Failure": "zoo.registry.store.failures",
     "Skipped": "zoo.registry.skipped",
     "PublishReport": "zoo.registry.remotes.base",
     "Remote": "zoo.registry.remotes.base",
-    "Target": "zoo.registry.targets",
-    "Verification": "zoo.registry.verification",
+    "Target": "zoo.registry.npu.targets",
+    "Verification": "zoo.registry.verify.verification",
     # Evaluators for zoo.Metric, each from its own module: a plugin that names top1 at
     # registration (every command) loads only that one.
     "Evaluator": "zoo.registry.evaluators.base",
@@ -106,7 +106,7 @@ _LAZY = {
     "top1": "zoo.registry.evaluators.classification",
     "word_error_rate": "zoo.registry.evaluators.text",
     "reestimate_batchnorm": "zoo._batchnorm",
-    "hub_checkpoint": "zoo.registry.hub_checkpoint",
+    "hub_checkpoint": "zoo.registry.model_files.hub_checkpoint",
     **dict.fromkeys(["read_onnx", "reader_identity"], "zoo._onnx"),
 }
 

@@ -18,7 +18,7 @@ from zoo._errors import UsageError
 ExecutorName = Literal["inline", "processes", "ray"]
 IO_MODES = ("float", "int8", "uint8", "pixels")
 PRECISIONS = ("int8", "a16w8")
-"""What ``--precision`` takes, the default first (``zoo.registry.precision``)."""
+"""What ``--precision`` takes, the default first (``zoo.registry.request.precision``)."""
 
 
 @dataclass(frozen=True)
@@ -40,7 +40,7 @@ class Choices:
     """``nchw`` or ``nhwc`` for image inputs; None: the model's default."""
     precision: str | None = None
     """What the program is quantized at: ``int8`` (the default), ``a16w8`` (int16
-    activations, int8 weights), or a recipe the model declares; ``zoo.registry.precision``."""
+    activations, int8 weights), or a recipe the model declares; ``zoo.registry.request.precision``."""
     recipe: Path | None = None
     """A recipe file (JSON, ``zoo._recipe.Recipe``) instead of ``precision``."""
     qat: int | None = None

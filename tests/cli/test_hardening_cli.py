@@ -23,7 +23,7 @@ from tests.conftest import run_zoo
 from tests.fake_compile import FakeCompile
 from zoo import Artifact, SpecError, Zoo
 from zoo._fs import not_a_folder
-from zoo.registry.model_file import spec_from_model_file
+from zoo.registry.model_files.py_file import spec_from_model_file
 
 
 @pytest.fixture

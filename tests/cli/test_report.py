@@ -20,7 +20,7 @@ import pytest
 
 from tests.conftest import HEAVY, run_probed, run_zoo
 from zoo import Artifact
-from zoo.registry.cache import Cache
+from zoo.registry.store.cache import Cache
 
 pytestmark = pytest.mark.compile
 

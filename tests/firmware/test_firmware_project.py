@@ -186,7 +186,7 @@ def _blocks(pte: bytes, offset: int) -> dict[str, tuple[int, int]]:
 def test_a_program_on_u55_reaches_the_driver_with_the_vela_programs_addresses(
         model: str, shared_cache: Path, sources: dict[str, str], runtime_cache: Path,
         tmp_path: Path) -> None:
-    from zoo.registry.vela_payload import find_payloads
+    from zoo.registry.pte.vela_payload import find_payloads
 
     art = _project(model, "u55-128", tmp_path / "fw", shared_cache, samples=2)
     run = _qemu(_build(tmp_path / "fw", sources, runtime_cache, "-DZOO_NPU_STANDIN=ON"))
@@ -257,16 +257,16 @@ def test_the_runtime_runs_the_lost_output_program_that_zoo_refuses(sources: dict
     from zoo.registry.firmware.header_macros import header_macros
     from zoo.registry.firmware.model_io import render_io
     from zoo.registry.firmware.project import BOARDS, Samples, render_project
-    from zoo.registry.io_boundary import read_boundary
-    from zoo.registry.pte_structure import read_pte
-    from zoo.registry.structure_check import Expected, check_structure
-    from zoo.registry.targets import TargetTable
+    from zoo.registry.npu.targets import TargetTable
+    from zoo.registry.pte.pte_structure import read_pte
+    from zoo.registry.request.io_boundary import read_boundary
+    from zoo.registry.verify.structure_check import Expected, check_structure
 
     (tmp_path / "two_heads.py").write_text(LOST_OUTPUT_MODEL)
     script = ("import sys; from pathlib import Path\n"
-              "from zoo.registry.compile.targets import compile_model\n"
-              "from zoo.registry.model_file import spec_from_model_file\n"
-              "from zoo.registry.targets import TargetTable\n"
+              "from zoo.registry.compile.pipeline import compile_model\n"
+              "from zoo.registry.model_files.py_file import spec_from_model_file\n"
+              "from zoo.registry.npu.targets import TargetTable\n"
               "r = compile_model(spec_from_model_file(Path(sys.argv[1])), TargetTable().resolve('u55-128'))\n"
               "Path(sys.argv[2]).write_bytes(r.pte)\n")
     pte_path = tmp_path / "two_heads.pte"

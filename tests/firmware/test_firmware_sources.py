@@ -14,9 +14,9 @@ import pytest
 from tests.fake_compile import FakeCompile
 from tests.firmware.test_c_header import array_bytes
 from zoo import Artifact, Zoo
-from zoo.registry.header_check import check_stored_asm
-from zoo.registry.pte_structure import read_pte
-from zoo.registry.structure_check import Expected, check_structure
+from zoo.registry.pte.pte_structure import read_pte
+from zoo.registry.verify.header_check import check_stored_asm
+from zoo.registry.verify.structure_check import Expected, check_structure
 
 
 @pytest.fixture
@@ -96,7 +96,7 @@ def test_a_changed_s_fails_its_check(add_entry: Artifact) -> None:
 
 
 def test_cache_verify_finds_a_changed_s(add_entry: Artifact) -> None:
-    from zoo.registry.verification import verify_entry
+    from zoo.registry.verify.verification import verify_entry
 
     entry = Zoo().cache.get(add_entry.key)
     assert entry is not None

@@ -62,8 +62,8 @@ def test_a_cpp_translation_unit_calls_the_helpers(tmp_path: Path) -> None:
 
 
 def test_helpers_rendered_before_extern_c_still_pass_their_check() -> None:
-    from zoo.registry.header_check import check_stored_io
-    from zoo.registry.manifest import Manifest
+    from zoo.registry.store.manifest import Manifest
+    from zoo.registry.verify.header_check import check_stored_io
 
     h, c = render_io("m.h", HeaderOptions(), macros(IO), c_only=True)
     assert "extern \"C\"" not in h and "extern \"C\"" in render_io("m.h", HeaderOptions(), macros(IO))[0]
@@ -108,7 +108,7 @@ def test_host_gcc_runs_the_helpers_as_torch_rounds(tmp_path: Path) -> None:
 
 def test_fetch_hands_out_the_helpers_and_the_cache_check_finds_a_changed_one(fake_compile: FakeCompile,
                                                                                tmp_path: Path) -> None:
-    from zoo.registry.verification import verify_entry
+    from zoo.registry.verify.verification import verify_entry
 
     art = Zoo().fetch("add", "u55-128", out_dir=tmp_path / "o", header_array="add_pte")
     assert art.io_header == tmp_path / "o" / "add_u55-128_io.h" and art.io_source is not None

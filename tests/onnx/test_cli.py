@@ -102,7 +102,7 @@ def test_listing_neither_plans_the_graph_nor_draws_samples(tmp_path: Path, monke
     import torch
 
     import zoo._onnx.build
-    from zoo.registry.plugin_loader import LoadOptions, Registry
+    from zoo.registry.catalog.plugin_loader import LoadOptions, Registry
 
     path = _four_nodes(tmp_path / "huge.onnx", HUGE)
     calls: list[str] = []

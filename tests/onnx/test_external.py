@@ -92,7 +92,7 @@ def test_model_file_with_a_constant_read_from_the_working_folder_is_refused(tmp_
 def test_model_file_identity_covers_every_byte_it_builds(tmp_path: Path) -> None:
     """The weights' identity is the file's sha256 and the sidecar's: a model whose Constant lives in
     another file would build the same identity from other bytes, so it gets none."""
-    from zoo.registry.model_file import spec_from_model_file
+    from zoo.registry.model_files.py_file import spec_from_model_file
 
     path = save(_secret_constant(tmp_path), tmp_path / "m.onnx")
     with pytest.raises(SpecError) as info:
@@ -102,7 +102,7 @@ def test_model_file_identity_covers_every_byte_it_builds(tmp_path: Path) -> None
 
 @pytest.mark.stack
 def test_model_file_with_external_data_in_a_subgraph_is_refused_for_it(tmp_path: Path) -> None:
-    from zoo.registry.model_file import spec_from_model_file
+    from zoo.registry.model_files.py_file import spec_from_model_file
 
     path = save(_in_subgraph(tmp_path), tmp_path / "m.onnx")
     with pytest.raises(SpecError) as info:

@@ -134,7 +134,7 @@ def test_dynamic_dims_without_shapes_and_bad_shapes_are_refused(tmp_path: Path) 
 
 @pytest.mark.stack
 def test_reading_the_model_file_gives_a_spec_with_random_calibration(tmp_path: Path) -> None:
-    from zoo.registry.model_file import spec_from_model_file
+    from zoo.registry.model_files.py_file import spec_from_model_file
 
     path = save(conv_net(), tmp_path / "Small Net.onnx")
     (tmp_path / "Small Net.onnx.json").write_text('{"inputs": {"x": [1, 3, 16, 16]}}')

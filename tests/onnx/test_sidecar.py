@@ -9,7 +9,7 @@ import pytest
 from tests.onnx.graphs import conv_net, save
 from zoo import SpecError
 from zoo._onnx import graph_inputs
-from zoo.registry.onnx_model_file import declared_shapes
+from zoo.registry.model_files.onnx_file import declared_shapes
 
 
 @pytest.mark.parametrize(("text", "said"), [

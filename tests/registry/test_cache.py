@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from zoo.registry.cache import Cache, CorruptEntry
-from zoo.registry.manifest import FileRecord, Manifest
+from zoo.registry.store.cache import Cache, CorruptEntry
+from zoo.registry.store.manifest import FileRecord, Manifest
 
 
 def _manifest(key: str, files: dict[str, bytes]) -> Manifest:

@@ -14,7 +14,7 @@ from click.testing import CliRunner
 from tests.fake_compile import FakeCompile
 from zoo import Artifact, BuildError, Failure, UsageError, Zoo
 from zoo.cli import main
-from zoo.registry.cache import Cache
+from zoo.registry.store.cache import Cache
 
 LOWERING = BuildError("add for portable: lowering failed in aten.add", stage="lower", operator="aten.add.Tensor")
 

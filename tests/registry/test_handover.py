@@ -25,7 +25,7 @@ from zoo.registry.build_units.unit import (
     UnitResult,
     UnitTarget,
 )
-from zoo.registry.cache import sha256_bytes
+from zoo.registry.store.cache import sha256_bytes
 
 NODE = "ray node 10.0.0.2 (ffffffff)"
 

@@ -29,8 +29,8 @@ from tests.memory_remote import MemoryRemote
 from zoo import Artifact, VerificationError, Zoo
 from zoo._fs import remove_stale_staging, staging_dir
 from zoo.cli import main
-from zoo.registry.cache import Cache, CorruptEntry
-from zoo.registry.manifest import Manifest
+from zoo.registry.store.cache import Cache, CorruptEntry
+from zoo.registry.store.manifest import Manifest
 
 
 def _cli(*args: str) -> Result:
@@ -156,9 +156,9 @@ def test_a_manifest_nested_too_deeply_is_unreadable_not_a_crash(add_entry: Artif
 _WRITER = textwrap.dedent("""
     import hashlib, sys, time
     from pathlib import Path
-    import zoo.registry.cache as cache_module
-    from zoo.registry.cache import Cache
-    from zoo.registry.manifest import FileRecord, Manifest
+    import zoo.registry.store.cache as cache_module
+    from zoo.registry.store.cache import Cache
+    from zoo.registry.store.manifest import FileRecord, Manifest
 
     root, key, go = Path(sys.argv[1]), sys.argv[2], Path(sys.argv[3])
     real_publish = cache_module.publish_dir

@@ -15,11 +15,11 @@ from tests.registry.test_plugin_loader import _spec
 from zoo import Board, ConfigError, PluginError, Remote, UsageError, hookimpl
 from zoo._api import Zoo, ZooOptions
 from zoo._config import Config, load_config
+from zoo.registry.catalog.plugin_loader import LoadOptions, Registry
 from zoo.registry.events import ByteProgress
-from zoo.registry.plugin_loader import LoadOptions, Registry
+from zoo.registry.npu.targets import TargetTable
 from zoo.registry.remotes import RemoteFactory, parse_remote
 from zoo.registry.remotes.index import Index
-from zoo.registry.targets import TargetTable
 
 LAB = Board("lab-u85", "u85-256", memory_mode="Shared_Sram", sram_bytes=2 << 20, description="a lab board")
 

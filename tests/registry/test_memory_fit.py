@@ -6,9 +6,9 @@ import pytest
 
 from zoo import BuildError, UsageError
 from zoo._spec import Dataset, InputSpec, ModelSpec, WeightsVariant
-from zoo.registry.keys import BuildRequest
-from zoo.registry.memory_fit import SIZE, Candidate, candidate_flags, choose, fit_record
-from zoo.registry.targets import TargetTable
+from zoo.registry.npu.memory_fit import SIZE, Candidate, candidate_flags, choose, fit_record
+from zoo.registry.npu.targets import TargetTable
+from zoo.registry.request.keys import BuildRequest
 
 
 @pytest.fixture

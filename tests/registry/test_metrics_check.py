@@ -39,7 +39,7 @@ def kws(labels: list[Any], metrics: tuple[Metric, ...] | None = None) -> ModelSp
 def test_names_as_labels_fail_before_anything_is_lowered(monkeypatch: pytest.MonkeyPatch) -> None:
     """issue 21 §1b: labels given as names failed only after a 13 s lowering, with int()'s raw message."""
     from zoo.registry.compile import lower, targets
-    from zoo.registry.targets import TargetTable
+    from zoo.registry.npu.targets import TargetTable
 
     def no_lowering(*args: Any, **kwargs: Any) -> Any:
         raise AssertionError("lowered before the evaluation labels were checked")

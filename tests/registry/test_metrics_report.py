@@ -9,8 +9,8 @@ import pytest
 from zoo.cli.report_render import render_text
 from zoo.plugins import mnist
 from zoo.registry.build_units.assemble import weights_info
-from zoo.registry.manifest import FileRecord, Manifest
 from zoo.registry.report import Report, ReportRow
+from zoo.registry.store.manifest import FileRecord, Manifest
 
 
 def manifest(**changes: Any) -> Manifest:
@@ -63,7 +63,7 @@ def test_a_manifest_from_before_records_no_licence_and_no_metrics() -> None:
 def test_the_verification_output_says_when_no_metric_judged_the_model() -> None:
     from zoo.cli.format import _verification_line, verification_lines
     from zoo.registry.numerics import NO_METRICS
-    from zoo.registry.verification import Verification
+    from zoo.registry.verify.verification import Verification
 
     base = {"passed": True, "samples": 9, "dataset": "calibration", "method": "tosa_reference_model", "checks": []}
     plain = Verification("add", [], numerics={**base, "metrics": [], "metrics_note": NO_METRICS})

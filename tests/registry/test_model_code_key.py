@@ -17,7 +17,7 @@ import pytest
 from tests.fake_compile import FakeCompile
 from zoo import BuildError, Zoo
 from zoo._api import ZooOptions
-from zoo.registry.cache import Cache
+from zoo.registry.store.cache import Cache
 
 _PLUGIN = textwrap.dedent('''
     from zoo import Dataset, InputSpec, ModelSpec, WeightsVariant, hookimpl
@@ -92,7 +92,7 @@ def test_the_key_names_a_third_partys_distribution_but_not_zoos_own() -> None:
     spec = zoo.model("add")
     from dataclasses import replace
 
-    from zoo.registry.code_identity import code_identity
+    from zoo.registry.request.code_identity import code_identity
 
     assert code_identity(replace(spec, distribution="zoo-audio 0.2.0"))["distribution"] == "zoo-audio 0.2.0"
 

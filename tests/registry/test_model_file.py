@@ -10,7 +10,7 @@ import pytest
 
 from tests.conftest import run_zoo
 from zoo import SpecError
-from zoo.registry.model_file import spec_from_model_file
+from zoo.registry.model_files.py_file import spec_from_model_file
 
 # The seed's file, unchanged in shape: ModelUnderTest and ModelInputs, random init.
 SEED_STYLE = textwrap.dedent('''

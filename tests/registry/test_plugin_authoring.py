@@ -12,7 +12,7 @@ from tests.conftest import ROOT, run_zoo
 from tests.fake_compile import FakeCompile
 from tests.registry.test_plugin_loader import GoodPlugin, RaisesPlugin, _spec
 from zoo import Artifact, Failure, PluginError, Zoo, hookimpl
-from zoo.registry.plugin_loader import Registry
+from zoo.registry.catalog.plugin_loader import Registry
 
 
 class Unmarked:

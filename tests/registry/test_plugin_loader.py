@@ -11,7 +11,7 @@ import pytest
 
 from tests.conftest import run_zoo
 from zoo import Dataset, InputSpec, ModelSpec, PluginError, WeightsVariant, hookimpl
-from zoo.registry.plugin_loader import LoadOptions, Registry
+from zoo.registry.catalog.plugin_loader import LoadOptions, Registry
 
 
 def _spec(name: str = "toy", **overrides: object) -> ModelSpec:

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from zoo.registry import pte_structure as ps
-from zoo.registry.vela_payload import PayloadError, parse_payload
+from zoo.registry.pte import pte_structure as ps
+from zoo.registry.pte.vela_payload import PayloadError, parse_payload
 
 
 def _installed_schema(name: str) -> str:

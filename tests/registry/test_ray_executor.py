@@ -42,8 +42,8 @@ from zoo.registry.build_units.unit import (
     UnitResult,
     UnitTarget,
 )
-from zoo.registry.cache import sha256_bytes
-from zoo.registry.keys import tool_versions
+from zoo.registry.request.keys import tool_versions
+from zoo.registry.store.cache import sha256_bytes
 
 THIS = "tests.registry.test_ray_executor"
 WORK_DIR = "ZOO_TEST_RAY_DIR"

@@ -21,8 +21,8 @@ from zoo import BuildError, FetchArgs, FetchOptions, IntegrityError, UsageError,
 from zoo.registry.build_units.accept import accept
 from zoo.registry.build_units.run import run_unit
 from zoo.registry.build_units.unit import BuildUnit, BuiltArtifact, UnitFailure, UnitTarget
-from zoo.registry.cache import Cache
 from zoo.registry.resolve import Resolver
+from zoo.registry.store.cache import Cache
 
 
 def _unit(zoo: Zoo, *targets: str) -> BuildUnit:

@@ -21,7 +21,7 @@ from zoo.registry.build_units.shard import (
     unit_identity,
 )
 from zoo.registry.build_units.unit import BuildUnit
-from zoo.registry.keys import BuildRequest
+from zoo.registry.request.keys import BuildRequest
 from zoo.registry.resolve import Resolver, _Pending
 
 ONE_TARGET_PER_FAMILY = ("u55-128", "u85-256")

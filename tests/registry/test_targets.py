@@ -8,13 +8,13 @@ import pytest
 
 from zoo import UnknownModelError, UnknownTargetError, UsageError
 from zoo._config import load_config
-from zoo.registry.targets import (
+from zoo.registry.npu.targets import (
     ACCELERATORS,
     TargetTable,
     family_memory_modes,
     family_system_configs,
 )
-from zoo.registry.vela_config import _SNAPSHOT, installed_vela_ini, parse_vela_ini, vela_config
+from zoo.registry.npu.vela_config import _SNAPSHOT, installed_vela_ini, parse_vela_ini, vela_config
 
 
 @pytest.fixture

@@ -18,7 +18,7 @@ from tests.remotes.helpers import S3Bucket
 from tests.remotes.light_site import build_light_site, light_env
 from tests.remotes.servers import MotoServer
 from zoo import Artifact, Zoo
-from zoo.registry.cache import Cache
+from zoo.registry.store.cache import Cache
 
 BUILDS = [("add", "u55-128"), ("add", "portable"), ("mnist", "u55-128")]
 HF_TOKEN = "hf_zooTestTokenNeverPrinted0123456789"

@@ -10,9 +10,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from zoo.registry.cache import Cache, Entry
-from zoo.registry.keys import canonical_json
-from zoo.registry.manifest import Manifest
+from zoo.registry.request.keys import canonical_json
+from zoo.registry.store.cache import Cache, Entry
+from zoo.registry.store.manifest import Manifest
 
 
 def load_index(root: Path) -> dict[str, Any]:
@@ -84,8 +84,8 @@ def store_variant(source: Entry, dest_cache: Path, *, tools: dict[str, Any] | No
 
 def _rendered_again(m: Manifest, files: dict[str, bytes], header_name: str) -> Manifest:
     from zoo.registry.firmware.c_header import DEFINE, pte_header, stored_options
-    from zoo.registry.header_check import manifest_macros
-    from zoo.registry.pte_structure import read_pte
+    from zoo.registry.pte.pte_structure import read_pte
+    from zoo.registry.verify.header_check import manifest_macros
 
     pte_record = m.file("pte")
     assert pte_record is not None

@@ -34,7 +34,7 @@ def test_the_default_is_this_versions_tag_trusting_the_pinned_key(isolated: Path
 def test_the_pinned_key_is_a_p256_public_key_shipped_with_the_package() -> None:
     from cryptography.hazmat.primitives.asymmetric import ec
 
-    from zoo.registry.signing import load_public_key
+    from zoo.registry.remotes.signing import load_public_key
 
     assert KEY_FILE.parent.name == "data" and KEY_FILE.parent.parent.name == "registry"  # package data
     assert isinstance(load_public_key(KEY_FILE).curve, ec.SECP256R1)

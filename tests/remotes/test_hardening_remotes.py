@@ -28,11 +28,11 @@ from tests.remotes.servers import StaticServer
 from zoo import Artifact, IntegrityError, Zoo
 from zoo._errors import ConfigError, ZooError
 from zoo._version import __version__
-from zoo.registry.cache import Cache
-from zoo.registry.keys import canonical_json
 from zoo.registry.remotes.base import deadline_s, timeout_s
 from zoo.registry.remotes.directory import LOCK, STAGING
 from zoo.registry.remotes.index import Index
+from zoo.registry.request.keys import canonical_json
+from zoo.registry.store.cache import Cache
 
 PTE = "add_u55-128.pte"
 REPO = "team/ethos-zoo"
@@ -497,7 +497,7 @@ def test_a_header_figure_a_remote_rewrote_is_refused(change: dict[str, Any], pub
 
 def test_cache_verify_finds_a_header_figure_rewritten_in_the_cache(published: Published) -> None:
     from zoo.registry.firmware.c_header import HeaderOptions, pte_header
-    from zoo.registry.verification import verify_entry
+    from zoo.registry.verify.verification import verify_entry
 
     (entry,) = [e for _, e, _ in Cache(published.cache).scan() if e and e.manifest.target == "ethos-u55-128"]
     manifest_path = entry.path / "manifest.json"

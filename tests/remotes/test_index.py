@@ -14,7 +14,6 @@ from packaging.version import Version
 
 from zoo._errors import IntegrityError, RemoteError, UsageError
 from zoo._version import __version__
-from zoo.registry.keys import canonical_json
 from zoo.registry.remotes import parse_remote
 from zoo.registry.remotes.card import fetch_command, model_card
 from zoo.registry.remotes.directory import DirectoryRemote
@@ -23,6 +22,7 @@ from zoo.registry.remotes.http import HttpRemote
 from zoo.registry.remotes.hub import HubRemote
 from zoo.registry.remotes.index import Index, check_file_name, check_relative_path
 from zoo.registry.remotes.index_version import SCHEMA_SINCE
+from zoo.registry.request.keys import canonical_json
 
 
 def test_parse_remote_kinds(tmp_path: Path) -> None:

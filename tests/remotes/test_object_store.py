@@ -32,7 +32,6 @@ from tests.remotes.helpers import S3Bucket, build_s3_site, make_key_pair, store_
 from tests.remotes.light_site import light_env
 from zoo import Zoo
 from zoo._errors import MissingExtraError, PublishConflict, RemoteError, UsageError
-from zoo.registry.cache import MANIFEST, Cache, Entry
 from zoo.registry.events import Notice
 from zoo.registry.remotes import parse_remote
 from zoo.registry.remotes.base import PublishReport
@@ -41,8 +40,9 @@ from zoo.registry.remotes.index import Index, record_for
 from zoo.registry.remotes.object_store import MemoryRemote
 from zoo.registry.remotes.publish import PublishItem
 from zoo.registry.remotes.s3 import S3Remote
+from zoo.registry.remotes.signing import SIGNATURE, signed_entries
 from zoo.registry.remotes.stores import BACKENDS
-from zoo.registry.signing import SIGNATURE, signed_entries
+from zoo.registry.store.cache import MANIFEST, Cache, Entry
 
 pytestmark = pytest.mark.server  # moto's S3 on loopback
 

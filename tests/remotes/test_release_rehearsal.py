@@ -30,7 +30,7 @@ from tests.remotes.light_site import build_light_site
 from tests.test_workflows import zoo_lines
 from zoo._version import __version__
 from zoo.registry.remotes.default import REPO
-from zoo.registry.signing import fingerprint, load_public_key
+from zoo.registry.remotes.signing import fingerprint, load_public_key
 
 pytestmark = [pytest.mark.compile, pytest.mark.server, pytest.mark.slow]
 

@@ -19,10 +19,10 @@ from tests.hub_server import HubTestServer, Repo
 from tests.remotes.conftest import cache_is_clean, run_checked
 from zoo import Zoo
 from zoo._errors import PublishConflict, UsageError
-from zoo.registry.cache import Cache, Entry
 from zoo.registry.remotes import parse_remote
 from zoo.registry.remotes import publish as publish_mod
 from zoo.registry.remotes.hub import HubRemote, release_tag
+from zoo.registry.store.cache import Cache, Entry
 
 REPO = "team/released-zoo"
 HF = f"hf://{REPO}"

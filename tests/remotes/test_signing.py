@@ -41,11 +41,11 @@ from tests.remotes.servers import StaticServer
 from zoo import Artifact, IntegrityError, Zoo
 from zoo._config import parse_config
 from zoo._errors import ConfigError, MissingExtraError, RemoteError, UsageError
-from zoo.registry.cache import Cache, Entry
 from zoo.registry.remotes import parse_remote
 from zoo.registry.remotes.base import PublishReport
 from zoo.registry.remotes.download import Search, find_prebuilt
-from zoo.registry.signing import FORMAT, SIGNATURE, published_signature, signed_entries
+from zoo.registry.remotes.signing import FORMAT, SIGNATURE, published_signature, signed_entries
+from zoo.registry.store.cache import Cache, Entry
 
 KINDS = ("directory", "http", "hf")
 REPO = "team/signed-zoo"
@@ -243,7 +243,7 @@ def test_a_signature_that_covers_other_files_is_refused(source: Entry, keys: Key
         (partial / "add_u55-128.h").unlink()
         from model_signing import signing
 
-        from zoo.registry.signing import _hashing_config
+        from zoo.registry.remotes.signing import _hashing_config
 
         config = signing.Config().use_elliptic_key_signer(private_key=keys.ci.private)
         config.set_hashing_config(_hashing_config()).sign(partial, folder / SIGNATURE)
@@ -423,7 +423,7 @@ def test_light_commands_never_import_the_signing_stack(keys: Keys, tmp_path: Pat
     assert listed.returncode == 0, listed.stderr
     assert listed.loaded == []
     # Every zoo module on the way to a fetch or a publish, loaded at once.
-    code = ("import sys, zoo.registry.signing, zoo.registry.remotes.download, zoo.registry.remotes.index, "
+    code = ("import sys, zoo.registry.remotes.signing, zoo.registry.remotes.download, zoo.registry.remotes.index, "
             "zoo.registry.remotes.publish, zoo.cli.publishing, zoo.cli.fetching; "
             f"print(sorted({{m.split('.')[0] for m in sys.modules}} & {set(SIGNING_STACK)!r}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -10,9 +10,9 @@ import pytest
 
 from tests.fake_compile import FakeCompile
 from zoo import Artifact, BuildError, Zoo
-from zoo.registry.cache import Cache
-from zoo.registry.keys import key_of
-from zoo.registry.manifest import Manifest
+from zoo.registry.request.keys import key_of
+from zoo.registry.store.cache import Cache
+from zoo.registry.store.manifest import Manifest
 
 HOSTILE = "<script>alert(1)</script>\"'&"
 

@@ -16,8 +16,8 @@ from click.testing import CliRunner
 from tests.site.conftest import HOSTILE
 from tests.site.pages import Parsed
 from zoo.cli import main
-from zoo.registry.manifest import Manifest
 from zoo.registry.site.markup import page_name
+from zoo.registry.store.manifest import Manifest
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 pytestmark = [pytest.mark.browser,

@@ -17,8 +17,8 @@ from tests.site.conftest import HOSTILE
 from tests.site.pages import broken_links, parse
 from zoo import Zoo
 from zoo.cli import main
-from zoo.registry.manifest import Manifest
 from zoo.registry.site.markup import page_name
+from zoo.registry.store.manifest import Manifest
 
 
 def zoo(*args: str) -> Result:
@@ -207,7 +207,7 @@ def test_a_record_no_page_can_show_is_skipped_with_a_note(change: str, site_cach
     never removes a record, so a crash here would fail every later --site to that remote."""
     import json
 
-    from zoo.registry.keys import key_of
+    from zoo.registry.request.keys import key_of
 
     share = tmp_path / "share"
     Zoo().publish(str(share), model="add", target="u55-128", notice=lambda m: None)
@@ -306,10 +306,17 @@ def test_board_builds_sit_under_their_npu_and_every_memory_is_shown(tmp_path: Pa
 
 
 def test_a_model_file_build_is_told_apart_by_its_code() -> None:
+    """By the loader's module in the key: the one a model file's key records today, and
+    zoo.registry.model_file, which earlier builds (and remotes' indexes) record."""
+    from zoo._api import ZooOptions
+    from zoo.registry.request.code_identity import code_identity
     from zoo.registry.site.builds import _model_file
 
-    code = {"model": {"code": {"modules": {"zoo.registry.model_file": "sha256:0"}}}}
-    assert _model_file(code, {"origin": "/src/net.py"}) == "/src/net.py"
+    onnx_file = Path(__file__).parents[2] / "examples" / "conv_net.onnx"
+    today = code_identity(Zoo(ZooOptions(model_files=(onnx_file,))).model("conv_net"))
+    assert _model_file({"model": {"code": today}}, {"origin": str(onnx_file)}) == str(onnx_file)
+    earlier = {"model": {"code": {"modules": {"zoo.registry.model_file": "sha256:0"}}}}
+    assert _model_file(earlier, {"origin": "/src/net.py"}) == "/src/net.py"
     assert _model_file({"model": {"code": {"modules": {"zoo.plugins.add": "sha256:0"}}}}, {"origin": "x"}) is None
 
 
@@ -322,7 +329,7 @@ def test_a_failed_budget_build_is_labelled_by_its_budget_and_counted_as_the_repo
     import json
     import re
 
-    from zoo.registry.failures import Failure
+    from zoo.registry.store.failures import Failure
 
     m = site_cache["float"]
     target = {**m.key_inputs["target"], "sram_budget": 1024}

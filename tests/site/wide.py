@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from zoo.registry.npu.targets import TargetTable
 from zoo.registry.site.builds import Build, gather
 from zoo.registry.site.write import render_site, write_site
-from zoo.registry.targets import TargetTable
 
 MEMORY = {"planned_buffers": [752640], "planned_bytes": 752640, "method_allocator_bytes": 9216,
           "load_temp_bytes": 2048, "scratch_bytes": 362000, "temp_floor_bytes": 252, "arena_cache_bytes": None}

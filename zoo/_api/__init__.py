@@ -12,9 +12,9 @@ from zoo._config import Config, cache_dir, load_config
 from zoo._errors import SpecError
 from zoo._options import FetchArgs, FetchOptions
 from zoo._spec import ModelSpec
+from zoo.registry.catalog.plugin_loader import LoadOptions, PluginStatus, Registry
 from zoo.registry.events import Notice, Progress, stderr_notice
-from zoo.registry.plugin_loader import LoadOptions, PluginStatus, Registry
-from zoo.registry.targets import Target, TargetTable
+from zoo.registry.npu.targets import Target, TargetTable
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Sequence
@@ -22,14 +22,14 @@ if TYPE_CHECKING:
     from typing_extensions import Unpack
 
     from zoo._api.tuning import Tuning
-    from zoo.registry.cache import Cache
-    from zoo.registry.failures import Failure
     from zoo.registry.handout import Artifact
-    from zoo.registry.keys import BuildRequest
     from zoo.registry.remotes import Remote
     from zoo.registry.remotes.base import PublishReport
+    from zoo.registry.request.keys import BuildRequest
     from zoo.registry.skipped import Skipped
-    from zoo.registry.verification import Verification
+    from zoo.registry.store.cache import Cache
+    from zoo.registry.store.failures import Failure
+    from zoo.registry.verify.verification import Verification
 
 
 @dataclass
@@ -124,7 +124,7 @@ class Zoo:
     def target_names(self, names: str | None) -> list[str | None]:
         """``all`` (every Ethos-U accelerator), a comma-separated list, or one name (None: the default)."""
         from zoo._errors import UsageError
-        from zoo.registry.targets import ACCELERATORS
+        from zoo.registry.npu.targets import ACCELERATORS
 
         if names is None:
             return [None]
@@ -137,7 +137,7 @@ class Zoo:
 
     @property
     def cache(self) -> Cache:
-        from zoo.registry.cache import Cache
+        from zoo.registry.store.cache import Cache
 
         return Cache(self.cache_dir)
 
@@ -184,7 +184,7 @@ class Zoo:
     ) -> BuildRequest:
         """Resolve names into a validated build request, before anything compiles."""
         from zoo._errors import UsageError
-        from zoo.registry.keys import BuildRequest
+        from zoo.registry.request.keys import BuildRequest
 
         spec = self.model(model)
         resolved = self.target(target, system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget)
@@ -248,8 +248,8 @@ class Zoo:
         A failed build raises BuildError; with ``keep_going`` only after every other
         build has run. ``fetch_outcomes`` returns the failures as data instead.
         """
-        from zoo.registry.failures import Failure, first_error
         from zoo.registry.skipped import Skipped
+        from zoo.registry.store.failures import Failure, first_error
 
         outcomes = self.fetch_outcomes(
             models, targets, options, progress=progress, progress_for=progress_for, notice=notice, **changes
@@ -310,7 +310,7 @@ class Zoo:
         says what failed."""
         from zoo._errors import UsageError
         from zoo.registry.resolve import Resolver
-        from zoo.registry.verification import verify_entry
+        from zoo.registry.verify.verification import verify_entry
 
         if eval_dir is not None and not numerics:
             raise UsageError("--eval-dir measures accuracy with the numerical check; drop --structure-only")
@@ -346,7 +346,7 @@ class Zoo:
     ) -> PublishReport:
         """Publish cached artifacts to a remote: one model for one target, or ``everything``.
         With ``sign_key`` (an elliptic-curve private key, PEM) each is signed, and its
-        signature published beside it (``zoo.registry.signing``). With ``release`` (a version
+        signature published beside it (``zoo.registry.remotes.signing``). With ``release`` (a version
         tag such as ``v0.1.0``) the publish to a Hub repository is then tagged, and refused
         before anything is uploaded if the tag exists: published releases are immutable."""
         from zoo._api.publishing import publish

@@ -14,10 +14,10 @@ if TYPE_CHECKING:
 
     from zoo._api import Zoo
     from zoo.registry.events import Notice, Progress
-    from zoo.registry.failures import Failure
     from zoo.registry.handout import Artifact
-    from zoo.registry.keys import BuildRequest
+    from zoo.registry.request.keys import BuildRequest
     from zoo.registry.skipped import Skipped
+    from zoo.registry.store.failures import Failure
 
 
 def fetch_outcomes(
@@ -34,13 +34,13 @@ def fetch_outcomes(
 
     from zoo._errors import UsageError
     from zoo._fs import not_a_folder
-    from zoo.registry.failures import Failure
     from zoo.registry.firmware.c_header import HeaderOptions
     from zoo.registry.handout import HandOut, hand_out
     from zoo.registry.offline import no_network
     from zoo.registry.resolve import Resolver
     from zoo.registry.skipped import Skipped
-    from zoo.registry.verification import Verification, gate
+    from zoo.registry.store.failures import Failure
+    from zoo.registry.verify.verification import Verification, gate
 
     opts = executor_options(zoo, given)
     blocker = not_a_folder(opts.out_dir) if opts.out_dir is not None else None

@@ -9,9 +9,9 @@ from zoo.registry.events import stderr_notice
 
 if TYPE_CHECKING:
     from zoo._api import Zoo
-    from zoo.registry.cache import Entry
     from zoo.registry.events import Notice
     from zoo.registry.remotes.base import PublishReport
+    from zoo.registry.store.cache import Entry
 
 
 def publish(
@@ -34,9 +34,9 @@ def publish(
     ``release`` on that commit; refused, before anything is uploaded, if the tag exists."""
 
     from zoo._errors import UsageError
-    from zoo.registry.cache import CorruptEntry
     from zoo.registry.remotes import parse_remote
     from zoo.registry.remotes.hub import HubRemote, release_tag
+    from zoo.registry.store.cache import CorruptEntry
 
     say = notice or stderr_notice
     if to:
@@ -93,7 +93,7 @@ def publish(
 
     if sign_key is None:
         return put(entries)
-    from zoo.registry.signing import signed_entries
+    from zoo.registry.remotes.signing import signed_entries
 
     with signed_entries(entries, sign_key) as signed:
         return put(signed)

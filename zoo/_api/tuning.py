@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from zoo._api import Zoo
-    from zoo.registry.manifest import Manifest
+    from zoo.registry.store.manifest import Manifest
     from zoo.registry.tune import Search
 
 
@@ -47,7 +47,7 @@ def tune(zoo: Zoo, model: str, target: str | None, *, weights: str | None = None
     """See ``Zoo.tune``."""
     from zoo._errors import UsageError, VerificationError, ZooError
     from zoo._fs import write_atomic
-    from zoo.registry.precision import recipe_label
+    from zoo.registry.request.precision import recipe_label
     from zoo.registry.tune import search
 
     spec = zoo.model(model)

@@ -76,7 +76,7 @@ class _Group(click.Group):
 
 def _failed_model_file(ctx: click.Context, exc: UnknownModelError) -> ZooError | None:
     """The unknown model is a --model-file's that failed to load: say that instead."""
-    from zoo.registry.model_file import model_name_for
+    from zoo.registry.model_files.py_file import model_name_for
 
     zoo = (ctx.obj or {}).get("zoo")
     for status in zoo.plugins if zoo is not None else ():

@@ -14,7 +14,7 @@ from zoo.cli.context import _dump, _zoo, echo
 from zoo.cli.table import render
 
 if TYPE_CHECKING:
-    from zoo.registry.cache import Cache, Entry
+    from zoo.registry.store.cache import Cache, Entry
 
 
 @click.group()
@@ -71,7 +71,7 @@ def _checked(store: Cache, *, verify: bool) -> Iterator[tuple[str, Entry | None,
     """``store.scan``, where with ``verify`` an entry whose files match their hashes
     must also pass the structural checks every hand-out runs (its .pte against its
     manifest, its header against both): hashes alone pass another program re-hashed."""
-    from zoo.registry.verification import verify_entry
+    from zoo.registry.verify.verification import verify_entry
 
     for key, entry, problem in store.scan(verify=verify):
         if verify and entry is not None:

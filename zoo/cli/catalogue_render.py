@@ -12,11 +12,11 @@ from zoo._units import duration, human_bytes
 from zoo.cli.report_render import page
 from zoo.cli.table import render
 from zoo.registry.best_precision import judge, of_row, summary
-from zoo.registry.failures import Failure
 from zoo.registry.report import NOTE, Catalogue, Cell, ReportRow
 from zoo.registry.site.builds import Failed
 from zoo.registry.site.markup import short_op, stop
 from zoo.registry.site.variants import options_text
+from zoo.registry.store.failures import Failure
 
 # The heat map's colours are the site's (site.markup.stop): one scale for the HTML report and the site.
 

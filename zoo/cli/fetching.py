@@ -50,8 +50,8 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
     from zoo._errors import BuildError, UsageError
     from zoo._options import FetchOptions
     from zoo.cli.progress import StageReporter
-    from zoo.registry.failures import Failure
     from zoo.registry.skipped import Skipped
+    from zoo.registry.store.failures import Failure
 
     zoo = _zoo(ctx, offline=offline)
     as_json, quiet = kw["as_json"], kw["quiet"]
@@ -135,7 +135,7 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
 def _offer_hit(zoo: Zoo, art: Artifact, out_dir: Path | None) -> None:
     """A hit may be replayed from its snapshot: what it handed out, with the sha256s checked here."""
     from zoo.cli.snapshot import offer
-    from zoo.registry.cache import sha256_file
+    from zoo.registry.store.cache import sha256_file
 
     files = [p for p in (art.pte, art.header, art.model_asm, art.io_header, art.io_source, art.labels_header,
                          art.bundle, art.bundle_header) if p]

@@ -7,13 +7,13 @@ from typing import TYPE_CHECKING, Any
 
 from zoo._units import duration, human_bytes
 from zoo.cli.table import render
-from zoo.registry.failures import Failure
 from zoo.registry.report import GENERATED, sqnr_text
+from zoo.registry.store.failures import Failure
 
 if TYPE_CHECKING:
     from zoo.registry.handout import Artifact
-    from zoo.registry.manifest import Manifest
-    from zoo.registry.verification import Verification
+    from zoo.registry.store.manifest import Manifest
+    from zoo.registry.verify.verification import Verification
 
 
 def _summary_table(outcomes: Sequence[Artifact | Failure]) -> str:
@@ -104,7 +104,7 @@ def _cpu_text(m: Manifest) -> str:
 
 
 def _tensor_io(t: dict[str, Any]) -> str:
-    from zoo.registry.io_boundary import layout_name, physical_shape
+    from zoo.registry.request.io_boundary import layout_name, physical_shape
 
     text = f"{t['name']} {t['dtype']} {physical_shape(t)}"
     layout = layout_name(t["dim_order"])

@@ -15,7 +15,7 @@ from zoo.cli.snapshot import offer
 from zoo.cli.table import render
 
 if TYPE_CHECKING:
-    from zoo.registry.targets import TargetTable
+    from zoo.registry.npu.targets import TargetTable
 
 
 @click.command("list")
@@ -120,8 +120,8 @@ def first_sentence(text: str) -> str:
 @click.pass_context
 def targets(ctx: click.Context, as_json: bool) -> None:
     """List Ethos-U targets, board presets and the portable CPU target."""
-    from zoo.registry.targets import family_memory_modes, family_system_configs
-    from zoo.registry.vela_config import vela_config
+    from zoo.registry.npu.targets import family_memory_modes, family_system_configs
+    from zoo.registry.npu.vela_config import vela_config
 
     table = _zoo(ctx).targets
     all_targets = table.all_targets()

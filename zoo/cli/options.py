@@ -104,7 +104,7 @@ def _model_name(ctx: click.Context, model: str | None) -> str:
         return model
     files = ctx.find_root().obj["model_files"]
     if len(files) == 1:
-        from zoo.registry.model_file import model_name_for
+        from zoo.registry.model_files.py_file import model_name_for
 
         return model_name_for(Path(files[0]))
     raise click.UsageError("give a MODEL (see 'zoo list'), or exactly one --model-file")

@@ -61,7 +61,7 @@ def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, syste
     path = Path(model_or_path)
     budget = _size(sram_budget)
     if _names_a_file(ctx, model_or_path):
-        from zoo.registry.verification import verify_file
+        from zoo.registry.verify.verification import verify_file
 
         if not path.is_file():
             raise click.UsageError(f"{path}: no such file")

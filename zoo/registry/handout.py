@@ -11,7 +11,6 @@ from typing import Any
 
 from zoo._errors import BuildError, CacheError, UsageError, ZooError
 from zoo._fs import not_a_folder, replace_all, write_atomic
-from zoo.registry.cache import Entry, sha256_bytes, sha256_file
 from zoo.registry.firmware.c_header import (
     HeaderOptions,
     asm_name,
@@ -20,9 +19,10 @@ from zoo.registry.firmware.c_header import (
     stored_options,
 )
 from zoo.registry.firmware.model_io import io_names, render_io
-from zoo.registry.manifest import Manifest
 from zoo.registry.resolve import Source
-from zoo.registry.verification import Verification, gate, verify_entry
+from zoo.registry.store.cache import Entry, sha256_bytes, sha256_file
+from zoo.registry.store.manifest import Manifest
+from zoo.registry.verify.verification import Verification, gate, verify_entry
 
 
 @dataclass

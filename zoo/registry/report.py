@@ -12,15 +12,15 @@ from dataclasses import asdict, dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from zoo._errors import UsageError
-from zoo.registry.cache import Cache, CorruptEntry
-from zoo.registry.failures import Failure
-from zoo.registry.manifest import VelaTotals
+from zoo.registry.store.cache import Cache, CorruptEntry
+from zoo.registry.store.failures import Failure
+from zoo.registry.store.manifest import VelaTotals
 
 GENERATED = "generated"  # the origin every plugin gives random weights (WeightsVariant.origin)
 
 if TYPE_CHECKING:
     from zoo._spec import ModelSpec
-    from zoo.registry.manifest import Manifest
+    from zoo.registry.store.manifest import Manifest
 
 NOTE = ("These are Vela's estimates, not measurements: "
         "CPU operators between partitions are not included.")

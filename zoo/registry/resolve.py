@@ -23,23 +23,23 @@ from typing import TYPE_CHECKING, Any, Literal
 from zoo._errors import BuildError, IntegrityError, MissingExtraError, PluginError
 from zoo._options import FetchOptions
 from zoo._units import human_bytes
-from zoo.registry import evaluations
-from zoo.registry.cache import Cache, CorruptEntry, Entry
+from zoo.registry.catalog.plugin_loader import LoadOptions
 from zoo.registry.events import Notice, Progress, stderr_notice
-from zoo.registry.failures import Failure, first_error, recordable
-from zoo.registry.io_boundary import Boundary
-from zoo.registry.keys import BuildRequest, can_compile_here
 from zoo.registry.offline import no_network
-from zoo.registry.plugin_loader import LoadOptions
-from zoo.registry.precision import DEFAULT as DEFAULT_PRECISION
-from zoo.registry.precision import Precision
+from zoo.registry.request.io_boundary import Boundary
+from zoo.registry.request.keys import BuildRequest, can_compile_here
+from zoo.registry.request.precision import DEFAULT as DEFAULT_PRECISION
+from zoo.registry.request.precision import Precision
 from zoo.registry.skipped import Skipped
+from zoo.registry.store import evaluations
+from zoo.registry.store.cache import Cache, CorruptEntry, Entry
+from zoo.registry.store.failures import Failure, first_error, recordable
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from zoo.registry.build_units.unit import BuildUnit, UnitFailure, UnitTarget
-    from zoo.registry.catalog import Catalog
+    from zoo.registry.catalog.catalog import Catalog
     from zoo.registry.remotes import Remote
 
 Source = Literal["cache", "remote", "build"]
@@ -81,7 +81,7 @@ class Resolver:
     """With ``eval_dir``: the numerics on the user's data, by entry key (``evaluations.py``)."""
 
     def __post_init__(self) -> None:
-        from zoo.registry.trust import CachePolicy
+        from zoo.registry.remotes.trust import CachePolicy
 
         self._policy = CachePolicy.for_remotes(self.remotes)
 

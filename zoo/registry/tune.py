@@ -21,9 +21,9 @@ from typing import Any
 from zoo._errors import UsageError
 from zoo._recipe import ROOT, Recipe
 from zoo._spec import ModelSpec, max_drop_problem
-from zoo.registry.precision import Precision
+from zoo.registry.npu.targets import Target
 from zoo.registry.report import GENERATED
-from zoo.registry.targets import Target
+from zoo.registry.request.precision import Precision
 
 SQNR_GOAL_MARGIN_DB = 1.0
 """Random weights: a recipe is good enough within this of a16w8 for the whole model."""
@@ -92,8 +92,7 @@ def search(spec: ModelSpec, target: Target, weights: str | None, *, max_layers: 
             raise UsageError(f"--max-drop {metric}: {problem}")
     if max_drop:
         spec = replace(spec, metrics=tuple(replace(m, max_drop=max_drop.get(m.name, m.max_drop)) for m in spec.metrics))
-    from zoo.registry import reproducible
-
+    from zoo.registry.request import reproducible
     reproducible.pin()
     import torch
 

@@ -26,7 +26,7 @@ from zoo_audio import silero_net as net
 from zoo_audio import vad
 
 import zoo
-from zoo.registry import reproducible
+from zoo.registry.request import reproducible
 
 
 def scores(probs: list[Any], labels: list[Any]) -> dict[str, float]:

@@ -17,7 +17,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from zoo.registry import reproducible
+from zoo.registry.request import reproducible
 
 reproducible.pin()  # before torch computes anything: the same kernels on every x86_64 host
 

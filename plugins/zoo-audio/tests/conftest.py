@@ -12,7 +12,7 @@ import pytest
 # reproducible numerics pinned before torch computes, for the compile tier).
 from tests.conftest import isolated, refusing_endpoint  # noqa: F401
 from zoo import ModelSpec, Zoo, hookimpl
-from zoo.registry.plugin_loader import Registry
+from zoo.registry.catalog.plugin_loader import Registry
 
 
 def audio_registry() -> Registry:

@@ -45,9 +45,9 @@ def test_the_weights_digest_is_in_the_key(crepe_u55: Artifact) -> None:
 
 
 def test_the_pitch_helper_is_in_the_io_header_and_its_constants_are_checked(crepe_u55: Artifact) -> None:
-    from zoo.registry.header_check import check_macros
-    from zoo.registry.manifest import Manifest
-    from zoo.registry.pte_structure import read_pte
+    from zoo.registry.pte.pte_structure import read_pte
+    from zoo.registry.store.manifest import Manifest
+    from zoo.registry.verify.header_check import check_macros
 
     assert crepe_u55.io_header is not None
     array = crepe_u55.manifest.header["array"]

@@ -17,7 +17,7 @@ import pytest
 from zoo_audio import silero_net as net
 from zoo_audio import vad
 
-from zoo.registry.plugin_loader import LoadOptions, Registry
+from zoo.registry.catalog.plugin_loader import LoadOptions, Registry
 
 PACK = Path(__file__).resolve().parents[1]
 PLUGIN = "from zoo import hookimpl\nfrom zoo_audio import vad\n\n@hookimpl\ndef register_models(register):\n    register(vad.spec())\n"
@@ -56,7 +56,7 @@ def test_registers_with_its_metrics_data_and_licence(vad_plugin: str) -> None:
 
 
 def test_registering_imports_neither_torch_nor_numpy(vad_plugin: str, tmp_path: Path) -> None:
-    code = ("import sys, io\nfrom zoo.registry.plugin_loader import LoadOptions, Registry\n"
+    code = ("import sys, io\nfrom zoo.registry.catalog.plugin_loader import LoadOptions, Registry\n"
             f"reg = Registry(stderr=io.StringIO()).load(LoadOptions(modules=({vad_plugin!r},), entry_points=False))\n"
             "spec = reg.catalog.get('silero-vad'); spec.summary(); spec.weights_variant(None).identity()\n"
             "spec.evaluation.identity()\n"

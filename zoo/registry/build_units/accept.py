@@ -13,8 +13,8 @@ from typing import Any
 
 from zoo._errors import BuildError
 from zoo.registry.build_units.unit import BuiltArtifact, UnitTarget
-from zoo.registry.cache import Cache, Entry, sha256_bytes
-from zoo.registry.keys import key_of
+from zoo.registry.request.keys import key_of
+from zoo.registry.store.cache import Cache, Entry, sha256_bytes
 
 
 def accept(built: BuiltArtifact, wanted: UnitTarget, cache: Cache, *, previous: Entry | None = None) -> Entry:
@@ -46,7 +46,7 @@ def accept(built: BuiltArtifact, wanted: UnitTarget, cache: Cache, *, previous: 
 
 
 def _check_structure(built: BuiltArtifact, where: str) -> None:
-    from zoo.registry.structure_check import Expected, check_structure
+    from zoo.registry.verify.structure_check import Expected, check_structure
 
     m = built.manifest
     record = m.file("pte")
@@ -58,16 +58,16 @@ def _check_structure(built: BuiltArtifact, where: str) -> None:
         raise BuildError(f"{where}: the structural checks of its .pte differ from the ones it recorded")
     header = m.file("header")
     if header is not None:  # checked in full here, once: a cache hit then relies on its sha256
-        from zoo.registry.header_check import check_stored_header
+        from zoo.registry.verify.header_check import check_stored_header
 
         check = check_stored_header(built.files[record.name], built.files[header.name], header.name, m)
         asm = m.file("model_asm")
         if check.passed and asm is not None:
-            from zoo.registry.header_check import check_stored_asm
+            from zoo.registry.verify.header_check import check_stored_asm
 
             check = check_stored_asm(record.name, len(built.files[record.name]), built.files[asm.name], asm.name, m)
         if check.passed:
-            from zoo.registry.header_check import check_io_files
+            from zoo.registry.verify.header_check import check_io_files
 
             check = check_io_files(m, lambda name: built.files[name]) or check
         if not check.passed:

@@ -8,9 +8,7 @@ import platform
 from datetime import datetime, timezone
 from typing import TYPE_CHECKING, Any
 
-from zoo.registry import precision
 from zoo.registry.build_units.unit import BuiltArtifact
-from zoo.registry.cache import sha256_bytes
 from zoo.registry.firmware.c_header import (
     HeaderOptions,
     asm_name,
@@ -21,16 +19,18 @@ from zoo.registry.firmware.c_header import (
 )
 from zoo.registry.firmware.header_macros import Macros, header_macros, memory_of
 from zoo.registry.firmware.model_io import has_io, io_names, pitch_macros, render_io
-from zoo.registry.keys import tool_versions
-from zoo.registry.manifest import FileRecord, Manifest
-from zoo.registry.pte_structure import read_pte
-from zoo.registry.vela_payload import find_payloads
-from zoo.registry.verification import build_record
+from zoo.registry.pte.pte_structure import read_pte
+from zoo.registry.pte.vela_payload import find_payloads
+from zoo.registry.request import precision
+from zoo.registry.request.keys import tool_versions
+from zoo.registry.store.cache import sha256_bytes
+from zoo.registry.store.manifest import FileRecord, Manifest
+from zoo.registry.verify.verification import build_record
 
 if TYPE_CHECKING:
     from zoo._spec import WeightsVariant
     from zoo.registry.compile import CompileResult
-    from zoo.registry.keys import BuildRequest
+    from zoo.registry.request.keys import BuildRequest
 
 def weights_info(w: WeightsVariant) -> dict[str, Any]:
     """What travels with the artifact about its weights: origin, licence, declared figures."""
@@ -108,7 +108,7 @@ def assemble(
         memory=memory,
         weights_info=weights_info(request.weights),
     )
-    from zoo.registry.structure_check import Expected, check_structure
+    from zoo.registry.verify.structure_check import Expected, check_structure
 
     manifest.verification = build_record(
         check_structure(pte, Expected.from_manifest(manifest)),
@@ -125,8 +125,7 @@ def _bundle_files(
     files: dict[str, tuple[str, bytes]],
 ) -> dict[str, Any]:
     """Add the .bpte and its header to ``files``; return what the manifest records."""
-    from zoo.registry import bundle
-
+    from zoo.registry.compile import bundle
     numerics = result.numerics
     assert numerics is not None
     bpte = bundle.bundle_program(result.pte, numerics.cases)

@@ -17,15 +17,15 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from zoo._errors import BuildError
-from zoo.registry import memory_fit
 from zoo.registry.build_units.assemble import assemble
 from zoo.registry.build_units.unit import UnitFailure
 from zoo.registry.compile.result import CompileResult
+from zoo.registry.npu import memory_fit
 
 if TYPE_CHECKING:
     from zoo.registry.build_units.unit import BuiltArtifact
-    from zoo.registry.cache import Entry
-    from zoo.registry.keys import BuildRequest
+    from zoo.registry.request.keys import BuildRequest
+    from zoo.registry.store.cache import Entry
 
 
 def default_of(request: BuildRequest) -> BuildRequest:
@@ -59,7 +59,7 @@ def from_default(request: BuildRequest, default: Entry) -> tuple[BuiltArtifact, 
     candidates = [known[flags] for flags in wanted]
     try:
         chosen = memory_fit.choose(request.target, budget, candidates)
-    except BuildError as exc:  # worded as the real build's memory-fit stage words it (compile/targets.py)
+    except BuildError as exc:  # worded as the real build's memory-fit stage words it (compile/pipeline.py)
         where = f"model {request.spec.name!r} (weights {request.weights.name!r}) for target {request.target.name!r}"
         return UnitFailure("BuildError", f"{where}: {exc}", stage="memory fit")
     if chosen.flags:

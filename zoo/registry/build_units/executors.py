@@ -26,7 +26,7 @@ from zoo.registry.build_units.run import run_unit
 from zoo.registry.build_units.unit import BuildUnit, UnitFailure, UnitResult
 
 if TYPE_CHECKING:
-    from zoo.registry.catalog import Catalog
+    from zoo.registry.catalog.catalog import Catalog
     from zoo.registry.events import Progress
 
 ProgressFor = Callable[[BuildUnit], "Progress | None"]

@@ -31,12 +31,12 @@ from zoo.registry.build_units.unit import (
     UnitResult,
     UnitTarget,
 )
-from zoo.registry.cache import Cache, sha256_bytes
 from zoo.registry.remotes import Remote, parse_remote
+from zoo.registry.store.cache import Cache, sha256_bytes
 
 if TYPE_CHECKING:
-    from zoo.registry.manifest import Manifest
     from zoo.registry.remotes.index import Index
+    from zoo.registry.store.manifest import Manifest
 
 _SHARED_KINDS = ("directory", "s3", "hf")
 """Remotes a worker on another node can write and the driver read back (not memory://, one process's)."""

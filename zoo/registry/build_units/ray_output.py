@@ -18,7 +18,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from zoo.registry.build_units.unit import BuildUnit, BuiltArtifact, Outcome, UnitFailure, UnitResult
-from zoo.registry.keys import tool_versions
+from zoo.registry.request.keys import tool_versions
 
 SHIP_HINT = ("ship the same environment to every node: a Ray runtime_env (pip or conda with the same pins) "
              "or a container image with the driver's zoo and toolchain")

@@ -13,11 +13,11 @@ from typing import TYPE_CHECKING
 from zoo._errors import ZooError
 from zoo.registry.build_units.assemble import assemble
 from zoo.registry.build_units.unit import BuildUnit, BuiltArtifact, Outcome, UnitFailure, UnitResult
-from zoo.registry.keys import BuildRequest
 from zoo.registry.offline import no_network
+from zoo.registry.request.keys import BuildRequest
 
 if TYPE_CHECKING:
-    from zoo.registry.catalog import Catalog
+    from zoo.registry.catalog.catalog import Catalog
     from zoo.registry.events import Progress
 
 
@@ -43,7 +43,7 @@ def _build(unit: BuildUnit, catalog: Catalog | None, progress: Progress | None) 
     from zoo.registry import compile  # heavy: imports torch and ExecuTorch when it compiles
 
     if catalog is None:
-        from zoo.registry.plugin_loader import Registry
+        from zoo.registry.catalog.plugin_loader import Registry
 
         # The driver already reported broken plugins; a worker stays quiet about them.
         catalog = Registry(stderr=io.StringIO()).load(unit.plugins).catalog

@@ -23,10 +23,10 @@ from collections.abc import Sequence
 
 from zoo._errors import UsageError
 from zoo.registry.build_units.unit import BuildUnit
-from zoo.registry.keys import BuildRequest
-from zoo.registry.precision import DEFAULT as DEFAULT_PRECISION
-from zoo.registry.precision import Precision
-from zoo.registry.targets import PORTABLE
+from zoo.registry.npu.targets import PORTABLE
+from zoo.registry.request.keys import BuildRequest
+from zoo.registry.request.precision import DEFAULT as DEFAULT_PRECISION
+from zoo.registry.request.precision import Precision
 
 Identity = tuple[str, ...]
 

@@ -9,13 +9,13 @@ from typing import Any
 
 from zoo import _errors
 from zoo._errors import BuildError, ZooError
-from zoo.registry.io_boundary import DEFAULT, Boundary
-from zoo.registry.keys import key_of
-from zoo.registry.manifest import Manifest
-from zoo.registry.plugin_loader import LoadOptions
-from zoo.registry.precision import DEFAULT as DEFAULT_PRECISION
-from zoo.registry.precision import Precision
-from zoo.registry.targets import PORTABLE, Target
+from zoo.registry.catalog.plugin_loader import LoadOptions
+from zoo.registry.npu.targets import PORTABLE, Target
+from zoo.registry.request.io_boundary import DEFAULT, Boundary
+from zoo.registry.request.keys import key_of
+from zoo.registry.request.precision import DEFAULT as DEFAULT_PRECISION
+from zoo.registry.request.precision import Precision
+from zoo.registry.store.manifest import Manifest
 
 
 @dataclass(frozen=True)

@@ -12,9 +12,9 @@ Importing the package does not import torch or ExecuTorch.
 from __future__ import annotations
 
 from zoo.registry.compile.export import digest_samples
+from zoo.registry.compile.pipeline import STAGES, compile_model, compile_targets
 from zoo.registry.compile.result import CompileResult
 from zoo.registry.compile.serialize import canonical, operator_table, serialize
-from zoo.registry.compile.targets import STAGES, compile_model, compile_targets
 
 __all__ = [
     "STAGES",

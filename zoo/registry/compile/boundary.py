@@ -21,9 +21,9 @@ from typing import Any
 
 from zoo._errors import BuildError
 from zoo._spec import ModelSpec, Sample
-from zoo.registry.io_boundary import INTEGER_DTYPES, PIXEL_SCALE, Boundary
 from zoo.registry.numerics.io import IoParams, QParams
-from zoo.registry.pte_structure import SCALAR_TYPES
+from zoo.registry.pte.pte_structure import SCALAR_TYPES
+from zoo.registry.request.io_boundary import INTEGER_DTYPES, PIXEL_SCALE, Boundary
 
 
 def _pixels_model(model: Any, mean: tuple[float, ...], std: tuple[float, ...], axis: int, rank: int) -> Any:

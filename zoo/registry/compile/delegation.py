@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from zoo.registry.targets import Target
+from zoo.registry.npu.targets import Target
 
 # Quantize/dequantize nodes are the int8 boundary, not work the model asked
 # for: on the NPU side they fold into the TOSA ops, on the CPU side they

@@ -16,9 +16,9 @@ from zoo.registry.compile.blame import _stage
 from zoo.registry.compile.boundary import configure_quantizer
 from zoo.registry.compile.observers import with_observer
 from zoo.registry.events import Progress
-from zoo.registry.io_boundary import Boundary
-from zoo.registry.precision import DEFAULT as DEFAULT_PRECISION
-from zoo.registry.precision import Precision
+from zoo.registry.request.io_boundary import Boundary
+from zoo.registry.request.precision import DEFAULT as DEFAULT_PRECISION
+from zoo.registry.request.precision import Precision
 
 
 def digest_samples(samples: Sequence[Sample]) -> str:

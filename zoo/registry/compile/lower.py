@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING, Any
 
 from zoo._errors import BuildError
 from zoo._spec import Dataset, ModelSpec, Sample
-from zoo.registry import io_boundary
 from zoo.registry.compile import qat
 from zoo.registry.compile.activations import keep_activations
 from zoo.registry.compile.blame import _graph_ops, _lowering_errors, _stage
@@ -34,11 +33,12 @@ from zoo.registry.compile.export import (
 from zoo.registry.compile.retarget import ethosu_compile_spec
 from zoo.registry.compile.serialize import _canonical, _program_bytes
 from zoo.registry.events import Progress
-from zoo.registry.io_boundary import DEFAULT, Boundary
-from zoo.registry.precision import DEFAULT as DEFAULT_PRECISION
-from zoo.registry.precision import Precision
-from zoo.registry.pte_structure import ETHOSU_BACKEND_ID, read_pte
-from zoo.registry.targets import Target
+from zoo.registry.npu.targets import Target
+from zoo.registry.pte.pte_structure import ETHOSU_BACKEND_ID, read_pte
+from zoo.registry.request import io_boundary
+from zoo.registry.request.io_boundary import DEFAULT, Boundary
+from zoo.registry.request.precision import DEFAULT as DEFAULT_PRECISION
+from zoo.registry.request.precision import Precision
 
 if TYPE_CHECKING:
     from zoo.registry.numerics import Labelled, NumericsResult

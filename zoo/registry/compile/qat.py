@@ -6,8 +6,8 @@ exactly the post-training program: activation ranges are calibrated by the same 
 without ``--qat``, on the same calibration data, then frozen, so step 0 is the PTQ program and
 only the weights (re-ranged every step) move. Deterministic in the build's numerics mode:
 the batches follow a seeded order, and plain SGD with momentum takes no square root, whose
-float32 bits differ by CPU maker (``zoo.registry.reproducible``). The settings are
-``zoo.registry.precision.QAT`` and part of the build key.
+float32 bits differ by CPU maker (``zoo.registry.request.reproducible``). The settings are
+``zoo.registry.request.precision.QAT`` and part of the build key.
 
 torch is imported inside functions.
 """
@@ -26,7 +26,7 @@ from zoo._spec import Sample
 from zoo.registry.compile.blame import _stage
 from zoo.registry.events import Progress
 from zoo.registry.numerics.data import flat_outputs
-from zoo.registry.precision import QAT
+from zoo.registry.request.precision import QAT
 
 
 @dataclass

@@ -15,8 +15,8 @@ from typing import Any
 
 from zoo._errors import BuildError
 from zoo.registry.compile.serialize import serialize
-from zoo.registry.pte_structure import ETHOSU_BACKEND_ID
-from zoo.registry.targets import Target
+from zoo.registry.npu.targets import Target
+from zoo.registry.pte.pte_structure import ETHOSU_BACKEND_ID
 
 
 def ethosu_compile_spec(target: Target) -> Any:

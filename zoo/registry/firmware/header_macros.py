@@ -21,13 +21,13 @@ from __future__ import annotations
 
 from typing import Any
 
-from zoo.registry import io_boundary
 from zoo.registry.firmware import cpu_kernels, memory_plan
 from zoo.registry.firmware.macros import float32_bits
-from zoo.registry.keys import TOOLS
-from zoo.registry.pte_structure import PteInfo
-from zoo.registry.targets import Target
-from zoo.registry.vela_payload import find_payloads
+from zoo.registry.npu.targets import Target
+from zoo.registry.pte.pte_structure import PteInfo
+from zoo.registry.pte.vela_payload import find_payloads
+from zoo.registry.request import io_boundary
+from zoo.registry.request.keys import TOOLS
 
 Macros = dict[str, str | int | float | None]
 

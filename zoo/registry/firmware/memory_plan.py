@@ -32,7 +32,7 @@ from typing import Any
 
 from zoo.registry.checks import Check
 from zoo.registry.firmware.method_allocator import ILP32, LP64, need
-from zoo.registry.pte_structure import PteFormatError, PteInfo
+from zoo.registry.pte.pte_structure import PteFormatError, PteInfo
 
 
 def _forward(info: PteInfo) -> Any:

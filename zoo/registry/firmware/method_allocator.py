@@ -31,7 +31,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from zoo.registry.pte_structure import (
+from zoo.registry.pte.pte_structure import (
     BACKEND_DELEGATE,
     CHAIN,
     DELEGATE_CALL,

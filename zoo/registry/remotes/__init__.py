@@ -122,7 +122,7 @@ def parse_remote(
         raise UsageError(f"remote {text!r}: unknown scheme {scheme!r}; known schemes: {known}, or a directory path")
     remote = factory(url, base)
     if trusted_keys:
-        from zoo.registry.signing import check_key_files
+        from zoo.registry.remotes.signing import check_key_files
 
         remote.trusted_keys = check_key_files(trusted_keys, remote=url)
     return remote

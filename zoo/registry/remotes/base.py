@@ -16,8 +16,8 @@ from zoo._errors import CacheError, IntegrityError, RemoteUnavailable, UsageErro
 from zoo.registry.events import ByteProgress, Notice, stderr_notice
 
 if TYPE_CHECKING:
-    from zoo.registry.cache import Entry
     from zoo.registry.remotes.index import Index, IndexRecord
+    from zoo.registry.store.cache import Entry
 
 T = TypeVar("T")
 

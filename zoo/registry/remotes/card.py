@@ -9,8 +9,8 @@ from itertools import groupby
 from typing import Any
 
 from zoo._units import human_bytes
-from zoo.registry.manifest import TargetOptions
 from zoo.registry.remotes.index import Index, IndexRecord
+from zoo.registry.store.manifest import TargetOptions
 
 _TOOLS = ("executorch", "ethos-u-vela", "torch")
 

@@ -159,7 +159,7 @@ def _reason(exc: BaseException) -> str:
 def default_remote(trusted_keys: Sequence[Path] = ()) -> DefaultRemote:
     """The default remote, trusting the pinned release key; or only ``trusted_keys`` (``--trusted-key``),
     which then also decide what the cache may hand out, as for any remote."""
-    from zoo.registry.signing import MissingSigningExtra, check_key_files
+    from zoo.registry.remotes.signing import MissingSigningExtra, check_key_files
 
     remote = DefaultRemote()
     try:

@@ -19,11 +19,11 @@ from typing import BinaryIO
 from zoo._errors import IntegrityError, RemoteError, RemoteUnavailable
 from zoo._fs import publish_dir, staging_dir, write_atomic
 from zoo._regular_file import open_regular
-from zoo.registry.cache import Entry
 from zoo.registry.events import ByteProgress, Notice
 from zoo.registry.remotes.base import MAX_INDEX_BYTES, PublishReport, Remote, cache_sink
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
 from zoo.registry.remotes.publish import plan
+from zoo.registry.store.cache import Entry
 
 LOCK = ".zoo-publish.lock"
 STAGING = ".zoo-staging"

@@ -21,7 +21,7 @@ the artifact must pass ``check_artifact``. Files are staged in the cache's tmp
 folder and stored with ``Cache.put`` only after all of that.
 
 A remote with trusted keys (``Remote.trusted_keys``) also needs each artifact
-signed by one of them (``zoo.registry.signing``): an unsigned one, or one signed
+signed by one of them (``zoo.registry.remotes.signing``): an unsigned one, or one signed
 by another key, is refused before any of it is downloaded; otherwise the
 signature is downloaded (checked against the index like every file) and must
 cover exactly the downloaded files, unchanged. The cached manifest records who
@@ -44,13 +44,13 @@ from typing import Any, Literal
 
 from zoo._errors import IntegrityError, MissingExtraError, RemoteError
 from zoo._fs import staging_dir
-from zoo.registry.cache import MANIFEST, Cache, CorruptEntry, Entry
 from zoo.registry.events import DOWNLOAD_STAGE, Notice, Progress
-from zoo.registry.keys import BuildRequest, can_compile_here, key_of, tool_versions
-from zoo.registry.manifest import Manifest
 from zoo.registry.remotes.base import Remote
 from zoo.registry.remotes.index import IndexRecord, check_file_name
 from zoo.registry.remotes.received import check_artifact, remote_manifest, verify_file
+from zoo.registry.request.keys import BuildRequest, can_compile_here, key_of, tool_versions
+from zoo.registry.store.cache import MANIFEST, Cache, CorruptEntry, Entry
+from zoo.registry.store.manifest import Manifest
 
 MAX_MANIFEST_BYTES = 4 << 20
 
@@ -191,7 +191,7 @@ def _trusted(remote: Remote, record: IndexRecord, label: str) -> dict[str, Path]
     An artifact the index shows cannot pass is refused before anything is downloaded."""
     if not remote.trusted_keys:
         return {}
-    from zoo.registry.signing import check_listed, trusted_fingerprints
+    from zoo.registry.remotes.signing import check_listed, trusted_fingerprints
 
     trusted = trusted_fingerprints(remote.trusted_keys)
     listed = record.signature
@@ -202,7 +202,7 @@ def _trusted(remote: Remote, record: IndexRecord, label: str) -> dict[str, Path]
 def _check_signature(remote: Remote, record: IndexRecord, manifest: Manifest, folder: Path, staging: Path,
                      trusted: dict[str, Path], label: str, progress: Progress | None) -> dict[str, Any]:
     """Download the artifact's signature and check it against ``folder``; who signed it, for the manifest."""
-    from zoo.registry.signing import verify
+    from zoo.registry.remotes.signing import verify
 
     listed = record.signature
     assert listed is not None  # _trusted refused the unsigned

@@ -27,7 +27,6 @@ from typing import TYPE_CHECKING, Any, cast
 from urllib.parse import quote
 
 from zoo._errors import IntegrityError, PublishConflict, RemoteError, RemoteUnavailable, UsageError
-from zoo.registry.cache import Entry
 from zoo.registry.events import ByteProgress, Notice
 from zoo.registry.remotes.base import (
     RETRY_STATUS,
@@ -39,6 +38,7 @@ from zoo.registry.remotes.base import (
     with_retries,
 )
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
+from zoo.registry.store.cache import Entry
 
 if TYPE_CHECKING:
     from huggingface_hub import HfApi

@@ -11,7 +11,7 @@ reader needs to choose an artifact without downloading it: the key inputs
 (whose sha256 is the key), the build time, the files with their checksums and
 Vela's estimates (which the Hub model card shows). A signed artifact's record
 also lists its signature (``signature``: name, size, sha256, the key's
-fingerprint and the format; see ``zoo.registry.signing``), a file in the same
+fingerprint and the format; see ``zoo.registry.remotes.signing``), a file in the same
 folder; an unsigned one has no ``signature``.
 
 A record that cannot be read (a wrong type, an unsafe path) is left out of the
@@ -30,11 +30,11 @@ from typing import Any
 
 from zoo._errors import IntegrityError, RemoteError
 from zoo._version import __version__
-from zoo.registry.cache import MANIFEST, Entry
-from zoo.registry.keys import key_of
-from zoo.registry.manifest import Manifest
 from zoo.registry.remotes.index_version import READABLE_BY, SCHEMA, check_readable
-from zoo.registry.signing import MAX_SIGNATURE_BYTES, signature_of
+from zoo.registry.remotes.signing import MAX_SIGNATURE_BYTES, signature_of
+from zoo.registry.request.keys import key_of
+from zoo.registry.store.cache import MANIFEST, Entry
+from zoo.registry.store.manifest import Manifest
 
 INDEX = "index.json"
 

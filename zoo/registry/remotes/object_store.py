@@ -69,8 +69,8 @@ from zoo.registry.remotes.base import (
 from zoo.registry.remotes.index import INDEX, Index, check_relative_path
 
 if TYPE_CHECKING:
-    from zoo.registry.cache import Entry
     from zoo.registry.remotes.publish import PublishItem
+    from zoo.registry.store.cache import Entry
 
 DEFAULT_ATTEMPTS = 10
 CHUNK = 1 << 20
@@ -302,7 +302,7 @@ class ObjectStoreRemote(Remote):
             return item
         except Contended:
             from zoo.registry.remotes.publish import PublishItem
-            from zoo.registry.signing import equivalent, signature_of
+            from zoo.registry.remotes.signing import equivalent, signature_of
 
             ours = item.record.signature
             if signature_of(item.entry) is None or ours is None or remote_path != f"{item.record.folder}/{ours.name}":

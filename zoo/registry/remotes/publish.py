@@ -15,9 +15,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from zoo._errors import PublishConflict, VerificationError, ZooError
-from zoo.registry.cache import MANIFEST, Entry
 from zoo.registry.remotes.index import Index, IndexRecord, record_for
-from zoo.registry.signing import published_signature
+from zoo.registry.remotes.signing import published_signature
+from zoo.registry.store.cache import MANIFEST, Entry
 
 
 @dataclass(frozen=True)
@@ -66,7 +66,7 @@ def plan(index: Index, entries: Sequence[Entry], *, remote: str) -> tuple[list[P
 
 
 def _check_structure(entries: Sequence[Entry], *, remote: str) -> None:
-    from zoo.registry.verification import verify_entry
+    from zoo.registry.verify.verification import verify_entry
 
     refused: list[str] = []
     for entry in entries:

@@ -8,8 +8,8 @@ import json
 from pathlib import Path
 
 from zoo._errors import IntegrityError
-from zoo.registry.cache import sha256_file
-from zoo.registry.manifest import Manifest
+from zoo.registry.store.cache import sha256_file
+from zoo.registry.store.manifest import Manifest
 
 ZOO_ONLY = ("signature", "local_build")
 """What only zoo writes under a manifest's ``verification``: who signed it, after zoo checked the
@@ -34,9 +34,13 @@ def check_artifact(manifest: Manifest, folder: Path) -> None:
     """The checks a downloaded artifact passes before it is cached: the same
     torch-free checks every hand-out runs (the structure, and the header against
     the .pte and the manifest), so nothing is cached that could not be handed out."""
-    from zoo.registry.header_check import check_io_files, check_stored_asm, check_stored_header
-    from zoo.registry.labels_check import check_labels_header
-    from zoo.registry.structure_check import Expected, check_structure
+    from zoo.registry.verify.header_check import (
+        check_io_files,
+        check_stored_asm,
+        check_stored_header,
+    )
+    from zoo.registry.verify.labels_check import check_labels_header
+    from zoo.registry.verify.structure_check import Expected, check_structure
 
     record = manifest.file("pte")
     header = manifest.file("header")

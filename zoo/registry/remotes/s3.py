@@ -29,7 +29,7 @@ from zoo.registry.remotes.index import INDEX
 from zoo.registry.remotes.object_store import CHUNK, Contended, ObjectStoreRemote
 
 if TYPE_CHECKING:
-    from zoo.registry.cache import Entry
+    from zoo.registry.store.cache import Entry
 
 _CONTENT_TYPES = {".json": "application/json", ".h": "text/x-c", ".html": "text/html; charset=utf-8",
                   ".css": "text/css; charset=utf-8", ".js": "text/javascript; charset=utf-8", ".png": "image/png"}

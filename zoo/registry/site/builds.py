@@ -13,8 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from zoo.registry.manifest import TargetOptions
-from zoo.registry.precision import of_key
+from zoo.registry.request.precision import of_key
 from zoo.registry.site.variants import (
     io_text,
     options_text,
@@ -22,12 +21,13 @@ from zoo.registry.site.variants import (
     variant_key,
     variant_labels,
 )
+from zoo.registry.store.manifest import TargetOptions
 
 if TYPE_CHECKING:
     from zoo._spec import ModelSpec
-    from zoo.registry.failures import Failure
-    from zoo.registry.manifest import Manifest
     from zoo.registry.remotes.index import IndexRecord
+    from zoo.registry.store.failures import Failure
+    from zoo.registry.store.manifest import Manifest
 
 
 def target_order(name: str) -> tuple[Any, ...]:
@@ -246,12 +246,16 @@ class Build:
         ).with_memory(r.memory)
 
 
+_MODEL_FILE_LOADERS = frozenset({"zoo.registry.model_files.py_file", "zoo.registry.model_file"})
+
+
 def _model_file(key_inputs: dict[str, Any], weights_info: Any) -> str | None:
     """The path a --model-file build was made from: its model's code is zoo's model-file
-    loader (zoo/registry/model_file.py), and its weights' origin the path."""
+    loader (zoo/registry/model_files/py_file.py, zoo/registry/model_file.py before issue 44 moved it),
+    and its weights' origin the path."""
     modules = _dict(_dict(_dict(key_inputs.get("model")).get("code")).get("modules"))
     origin = _dict(weights_info).get("origin")
-    if "zoo.registry.model_file" in modules and isinstance(origin, str) and origin:
+    if not _MODEL_FILE_LOADERS.isdisjoint(modules) and isinstance(origin, str) and origin:
         return origin
     return None
 

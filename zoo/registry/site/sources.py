@@ -10,9 +10,9 @@ from zoo.registry.site.builds import Build, Failed, Site, gather
 
 if TYPE_CHECKING:
     from zoo._spec import ModelSpec
-    from zoo.registry.cache import Cache
     from zoo.registry.remotes.base import Remote
     from zoo.registry.remotes.index import Index
+    from zoo.registry.store.cache import Cache
 
 
 def from_cache(cache: Cache, specs: Mapping[str, ModelSpec], *, say: Callable[[str], None]) -> Site:

@@ -56,8 +56,7 @@ def spec_from_model_file(path: Path) -> ModelSpec:
     if not path.is_file() or path.suffix != ".py":
         raise UsageError(f"--model-file {path}: expected an existing .py file defining ModelUnderTest and "
                          "ModelInputs, or an .onnx file")
-    from zoo.registry import reproducible
-
+    from zoo.registry.request import reproducible
     reproducible.pin()  # the file's own module-level torch code runs in the build's numerics mode
     try:
         import torch
@@ -128,7 +127,7 @@ def spec_from_model_file(path: Path) -> ModelSpec:
 
 
 def _spec_from_onnx_file(path: Path) -> ModelSpec:
-    from zoo.registry.onnx_model_file import RANDOM_SAMPLES, load_onnx_file
+    from zoo.registry.model_files.onnx_file import RANDOM_SAMPLES, load_onnx_file
 
     read = load_onnx_file(path)
     # Listing reads only what is above; the module and the samples are made when a build asks.

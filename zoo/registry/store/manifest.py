@@ -9,11 +9,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 from zoo._errors import UsageError
-from zoo.registry.manifest_schema import validate
-from zoo.registry.targets import PORTABLE, Target, TargetTable
+from zoo.registry.npu.targets import PORTABLE, Target, TargetTable
+from zoo.registry.store.manifest_schema import validate
 
 if typing.TYPE_CHECKING:
-    from zoo.registry.measured_metric import MeasuredMetric
+    from zoo.registry.store.measured_metric import MeasuredMetric
 
 SCHEMA = 1
 
@@ -162,7 +162,7 @@ class Manifest:
 
     def metric(self, name: str) -> MeasuredMetric:
         """Metric ``name`` as ``--verify`` measured it; KeyError naming what was measured."""
-        from zoo.registry.measured_metric import MeasuredMetric
+        from zoo.registry.store.measured_metric import MeasuredMetric
 
         for m in self.metrics:
             if m.get("name") == name:
@@ -192,7 +192,7 @@ class Manifest:
     @property
     def precision(self) -> str:
         """``int8``, ``a16w8`` (``--precision``), or ``float`` for a program that is not quantized."""
-        from zoo.registry.precision import of_key
+        from zoo.registry.request.precision import of_key
 
         return of_key(self.key_inputs.get("quantization"))
 

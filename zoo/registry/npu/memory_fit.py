@@ -18,8 +18,8 @@ from typing import TYPE_CHECKING, Any
 
 from zoo._errors import BuildError
 from zoo._units import human_bytes
-from zoo.registry.targets import Target
-from zoo.registry.vela_config import vela_config
+from zoo.registry.npu.targets import Target
+from zoo.registry.npu.vela_config import vela_config
 
 if TYPE_CHECKING:
     from zoo.registry.checks import Check
@@ -92,8 +92,8 @@ def check_budget(pte: bytes, target: Target, *, vela_sram_bytes: int | None = No
     put in SRAM: the largest scratch area where the memory mode keeps the arena in
     SRAM, else no more than the arena cache."""
     from zoo.registry.checks import Check
-    from zoo.registry.pte_structure import ETHOSU_BACKEND_ID, PteFormatError, read_pte
-    from zoo.registry.vela_payload import PayloadError, parse_payload
+    from zoo.registry.pte.pte_structure import ETHOSU_BACKEND_ID, PteFormatError, read_pte
+    from zoo.registry.pte.vela_payload import PayloadError, parse_payload
 
     budget = target.sram_budget
     assert budget is not None

@@ -23,8 +23,8 @@ from zoo._options import PRECISIONS
 from zoo._recipe import OBSERVERS, Recipe
 from zoo._spec import ModelSpec
 from zoo.registry.checks import Check
-from zoo.registry.pte_structure import PteInfo
-from zoo.registry.targets import Target
+from zoo.registry.npu.targets import Target
+from zoo.registry.pte.pte_structure import PteInfo
 
 _CONFIGS = {
     "int8": "get_symmetric_quantization_config",

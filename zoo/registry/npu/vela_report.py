@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from zoo._errors import BuildError, MissingExtraError
-from zoo.registry.targets import Target, TargetTable
+from zoo.registry.npu.targets import Target, TargetTable
 
 NOTE = "CPU operators between partitions are not included in these estimates"
 

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from zoo._errors import ConfigError, UnknownTargetError, UsageError
 from zoo._spec import Board
-from zoo.registry.vela_config import VELA_INI, vela_config
+from zoo.registry.npu.vela_config import VELA_INI, vela_config
 
 if TYPE_CHECKING:
     from zoo._config import Config

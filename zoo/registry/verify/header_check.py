@@ -15,9 +15,9 @@ from pathlib import Path
 
 from zoo.registry.checks import Check
 from zoo.registry.firmware.header_macros import Macros, header_macros
-from zoo.registry.keys import PIPELINE_VERSION
-from zoo.registry.manifest import Manifest
-from zoo.registry.pte_structure import PteInfo
+from zoo.registry.pte.pte_structure import PteInfo
+from zoo.registry.request.keys import PIPELINE_VERSION
+from zoo.registry.store.manifest import Manifest
 
 
 def check_header(pte: bytes, header_text: str, header_name: str, array: str | None = None) -> Check:
@@ -66,7 +66,7 @@ def check_stored_header(pte: bytes, header: bytes, header_name: str, manifest: M
     A header that is consistent in every hash can still hold another program or another
     target's macros."""
     from zoo.registry.firmware.c_header import DEFINE, pte_header, stored_options
-    from zoo.registry.pte_structure import PteFormatError, read_pte
+    from zoo.registry.pte.pte_structure import PteFormatError, read_pte
 
     try:
         derived = check_macros(pte, read_pte(pte), manifest)

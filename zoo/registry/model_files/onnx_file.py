@@ -127,8 +127,7 @@ def _torch() -> Any:
 def load_onnx_file(path: Path) -> OnnxFile:
     """Read and check ``path`` and its sidecar. Neither torch nor the inputs' memory is needed
     here: the module and the samples are made when asked for (``OnnxFile.module``, ``samples``)."""
-    from zoo.registry import reproducible
-
+    from zoo.registry.request import reproducible
     reproducible.pin()
     if importlib.util.find_spec("torch") is None:  # found, not imported: a listing needs no torch
         _torch()

@@ -14,15 +14,27 @@ from dataclasses import dataclass
 from typing import Any
 
 from zoo._spec import InputSpec
-from zoo.registry.boundary_check import check_boundary
 from zoo.registry.checks import Check
 from zoo.registry.firmware.memory_plan import check_memory
-from zoo.registry.manifest import Manifest
-from zoo.registry.precision import Precision, check_precision
-from zoo.registry.pte_structure import ETHOSU_BACKEND_ID as BACKEND_ID
-from zoo.registry.pte_structure import Delegate, ExecutionPlan, PteFormatError, PteInfo, read_pte
-from zoo.registry.targets import Target
-from zoo.registry.vela_payload import START, PayloadError, TensorInfo, VelaPayload, parse_payload
+from zoo.registry.npu.targets import Target
+from zoo.registry.pte.pte_structure import ETHOSU_BACKEND_ID as BACKEND_ID
+from zoo.registry.pte.pte_structure import (
+    Delegate,
+    ExecutionPlan,
+    PteFormatError,
+    PteInfo,
+    read_pte,
+)
+from zoo.registry.pte.vela_payload import (
+    START,
+    PayloadError,
+    TensorInfo,
+    VelaPayload,
+    parse_payload,
+)
+from zoo.registry.request.precision import Precision, check_precision
+from zoo.registry.store.manifest import Manifest
+from zoo.registry.verify.boundary_check import check_boundary
 
 COMMAND_STREAM_MAGICS = (b"COP1", b"COP2")
 REQUIRED_BLOCKS = ("cmd_data", "weight_data", "scratch_size", "inputs", "outputs")
@@ -162,7 +174,7 @@ def _flag_map(flags: Iterable[str]) -> dict[str, str]:
 
 
 def _check_compile_flags(delegates: Sequence[Delegate], target: Target | None, source: str) -> Check:
-    from zoo.registry.vela_report import vela_flags
+    from zoo.registry.npu.vela_report import vela_flags
 
     expected = vela_flags(target) if target is not None and not target.is_portable else None
     problems: list[str] = []
@@ -344,7 +356,7 @@ def check_target(pte: bytes, wanted: Target, *, unknown: Sequence[str] = ()) -> 
     """Was ``pte`` built for ``wanted``: same accelerator, system config, memory mode and Vela flags?
 
     Flags named in ``unknown`` (e.g. those an SRAM budget chooses) are not compared."""
-    from zoo.registry.vela_report import vela_flags
+    from zoo.registry.npu.vela_report import vela_flags
 
     want = (f"{wanted.accelerator} ({wanted.system_config}, {wanted.memory_mode})"
             if wanted.accelerator else "portable (CPU only)")

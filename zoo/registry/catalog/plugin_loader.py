@@ -30,11 +30,16 @@ from zoo._env import flag
 from zoo._errors import PluginError, SpecError, UsageError
 from zoo._spec import Board, ModelSpec
 from zoo._text import printable
-from zoo.registry import plugin_cost
-from zoo.registry.catalog import Catalog
+from zoo.registry.catalog import plugin_cost
+from zoo.registry.catalog.catalog import Catalog
+from zoo.registry.catalog.plugin_faults import (
+    checked_factory,
+    debug_traceback,
+    error_text,
+    why_empty,
+)
 from zoo.registry.dists import name_version
-from zoo.registry.plugin_faults import checked_factory, debug_traceback, error_text, why_empty
-from zoo.registry.targets import BUILTIN_BOARDS, TargetTable
+from zoo.registry.npu.targets import BUILTIN_BOARDS, TargetTable
 
 if TYPE_CHECKING:
     from zoo.registry.remotes import RemoteFactory
@@ -208,7 +213,7 @@ class Registry:
         self._guarded(status, lambda: importlib.import_module(module))
 
     def _load_model_file(self, path: Path) -> None:
-        from zoo.registry.model_file import spec_from_model_file
+        from zoo.registry.model_files.py_file import spec_from_model_file
 
         status = PluginStatus(str(path), "model file")
 

@@ -19,8 +19,8 @@ from typing import Any
 from zoo._errors import UsageError
 from zoo._options import IO_MODES as MODES
 from zoo._spec import LAYOUTS, ModelSpec
-from zoo.registry.pte_structure import SCALAR_TYPES, ExecutionPlan, PteInfo, TensorValue
-from zoo.registry.targets import Target
+from zoo.registry.npu.targets import Target
+from zoo.registry.pte.pte_structure import SCALAR_TYPES, ExecutionPlan, PteInfo, TensorValue
 
 ROUNDING = ("q = clamp(round_half_even(x * inv_scale) + zero_point, qmin, qmax) in float32, "
             "inv_scale = float32(1 / scale in double); x = (q - zero_point) * float32(scale)")

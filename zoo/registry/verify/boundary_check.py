@@ -6,8 +6,8 @@ from __future__ import annotations
 from typing import Any
 
 from zoo.registry.checks import Check
-from zoo.registry.io_boundary import INTEGER_DTYPES, read_boundary
-from zoo.registry.pte_structure import SCALAR_TYPES, PteInfo
+from zoo.registry.pte.pte_structure import SCALAR_TYPES, PteInfo
+from zoo.registry.request.io_boundary import INTEGER_DTYPES, read_boundary
 
 _BOUNDARY_FIELDS = ("dtype", "shape", "dim_order", "scale", "zero_point", "qmin", "qmax")
 _SCALAR_NUMBER = {name: n for n, (name, _) in SCALAR_TYPES.items() if name in INTEGER_DTYPES}

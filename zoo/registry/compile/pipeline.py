@@ -21,7 +21,6 @@ from typing import Any
 
 from zoo._errors import BuildError, MissingExtraError
 from zoo._spec import Dataset, ModelSpec
-from zoo.registry import io_boundary, reproducible, vela_report
 from zoo.registry.compile import lower
 from zoo.registry.compile.blame import _lowering_errors, _stage
 from zoo.registry.compile.delegation import _warnings
@@ -31,11 +30,13 @@ from zoo.registry.compile.result import CompileResult
 from zoo.registry.compile.retarget import retarget
 from zoo.registry.compile.serialize import operator_table
 from zoo.registry.events import Progress, silent_progress
-from zoo.registry.io_boundary import DEFAULT, Boundary
-from zoo.registry.precision import DEFAULT as DEFAULT_PRECISION
-from zoo.registry.precision import Precision
-from zoo.registry.pte_structure import read_pte
-from zoo.registry.targets import PORTABLE, Target
+from zoo.registry.npu import vela_report
+from zoo.registry.npu.targets import PORTABLE, Target
+from zoo.registry.pte.pte_structure import read_pte
+from zoo.registry.request import io_boundary, reproducible
+from zoo.registry.request.io_boundary import DEFAULT, Boundary
+from zoo.registry.request.precision import DEFAULT as DEFAULT_PRECISION
+from zoo.registry.request.precision import Precision
 
 STAGES = ("load", "export", "calibrate", "quantize", "lower", "verify", "serialize", "vela", "retarget")
 """In order; with several targets, "vela" and "retarget" name the target, e.g. "vela ethos-u55-64"."""
@@ -193,8 +194,7 @@ def _finish_ethosu(lowered: lower._Lowered, target: Target, where: str, report: 
     """``target``'s artifact from a shared lowering: choose Vela options for its
     SRAM budget, rerun Vela where its options differ from the lowering's, and
     take Vela's performance report."""
-    from zoo.registry import memory_fit
-
+    from zoo.registry.npu import memory_fit
     label = f" {target.name}" if several else ""
     graphs = [c.tosa for c in lowered.ordered]
     fit: dict[str, Any] | None = None

@@ -25,8 +25,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from zoo.registry.cache import Entry
     from zoo.registry.remotes.base import Remote
+    from zoo.registry.store.cache import Entry
 
 
 @dataclass
@@ -61,7 +61,7 @@ class CachePolicy:
 
     def _trusted(self) -> dict[str, Path]:
         if self._fingerprints is None:
-            from zoo.registry.signing import trusted_fingerprints
+            from zoo.registry.remotes.signing import trusted_fingerprints
 
             self._fingerprints = trusted_fingerprints(self.keys)
         return self._fingerprints

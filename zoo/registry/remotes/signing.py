@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from zoo._errors import IntegrityError, MissingExtraError, UsageError, ZooError
-from zoo.registry.cache import MANIFEST, Entry, sha256_file
+from zoo.registry.store.cache import MANIFEST, Entry, sha256_file
 
 if TYPE_CHECKING:
     from cryptography.hazmat.primitives.asymmetric.ec import (
@@ -119,7 +119,7 @@ def fingerprint(public_key: EllipticCurvePublicKey) -> str:
 
 
 def _read(path: Path, what: str) -> bytes:
-    from zoo.registry.key_files import read_key
+    from zoo.registry.remotes.key_files import read_key
 
     return read_key(path, f"{what} {path}")
 
@@ -182,7 +182,7 @@ def trusted_fingerprints(paths: Sequence[Path]) -> dict[str, Path]:
 def check_key_files(paths: Sequence[Path], *, remote: str) -> tuple[Path, ...]:
     """The trusted keys of ``remote``, checked before anything is fetched: the
     extra is installed and every file is there. Imports nothing heavy."""
-    from zoo.registry.key_files import absolute, read_key
+    from zoo.registry.remotes.key_files import absolute, read_key
 
     if not paths:
         return ()
@@ -235,7 +235,7 @@ def signed_entries(entries: Sequence[Entry], key_path: Path) -> Iterator[list[En
     from cryptography.hazmat.primitives import serialization
 
     with tempfile.TemporaryDirectory(prefix="zoo-sign-") as work:
-        from zoo.registry.key_files import regular_copy
+        from zoo.registry.remotes.key_files import regular_copy
 
         # model-signing opens the key by its path: a FIFO or pipe was read once already, so it gets a private copy.
         readable = regular_copy(key_path, _read(key_path, "--sign-key"), Path(work))
@@ -334,7 +334,7 @@ def verify(folder: Path, signature: Path, trusted: dict[str, Path], *, label: st
                              f"artifact is {', '.join(present)}: not the artifact that was signed")
     from model_signing import verifying
 
-    from zoo.registry.key_files import regular_copy
+    from zoo.registry.remotes.key_files import regular_copy
 
     readable = regular_copy(key_file, _read(key_file, "trusted key"), signature.parent)
     try:

@@ -14,17 +14,17 @@ from typing import TYPE_CHECKING, Any
 
 from zoo._errors import UsageError, VerificationError
 from zoo.registry.checks import Check
-from zoo.registry.header_check import (
+from zoo.registry.npu.memory_fit import BUDGET_FLAGS, check_budget
+from zoo.registry.store.manifest import Manifest
+from zoo.registry.verify.header_check import (
     check_asm_file,
     check_header,
     check_io_files,
     check_stored_asm,
     check_stored_header,
 )
-from zoo.registry.labels_check import check_labels_header
-from zoo.registry.manifest import Manifest
-from zoo.registry.memory_fit import BUDGET_FLAGS, check_budget
-from zoo.registry.structure_check import (
+from zoo.registry.verify.labels_check import check_labels_header
+from zoo.registry.verify.structure_check import (
     Expected,
     check_file_record,
     check_structure,
@@ -32,8 +32,8 @@ from zoo.registry.structure_check import (
 )
 
 if TYPE_CHECKING:
-    from zoo.registry.cache import Cache, Entry
-    from zoo.registry.targets import Target
+    from zoo.registry.npu.targets import Target
+    from zoo.registry.store.cache import Cache, Entry
 
 
 @dataclass
@@ -201,7 +201,7 @@ def _recorded_since(manifest: Manifest, pte: bytes, cache: Cache, notes: list[st
     numerics there and the entry's .pte is these bytes; None otherwise."""
     import hashlib
 
-    from zoo.registry.cache import CorruptEntry
+    from zoo.registry.store.cache import CorruptEntry
 
     try:
         entry = cache.get(manifest.key)

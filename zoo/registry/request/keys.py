@@ -16,13 +16,13 @@ from typing import Any
 
 from zoo._errors import MissingExtraError, PluginError, UsageError
 from zoo._spec import Dataset, ModelSpec, WeightsVariant
-from zoo.registry import precision as _precision
-from zoo.registry import reproducible
-from zoo.registry.code_identity import code_identity
 from zoo.registry.dists import installed_version
-from zoo.registry.io_boundary import DEFAULT, Boundary, choose
-from zoo.registry.precision import Precision
-from zoo.registry.targets import Target
+from zoo.registry.npu.targets import Target
+from zoo.registry.request import precision as _precision
+from zoo.registry.request import reproducible
+from zoo.registry.request.code_identity import code_identity
+from zoo.registry.request.io_boundary import DEFAULT, Boundary, choose
+from zoo.registry.request.precision import Precision
 
 # Bump when the pipeline changes in a way that changes the bytes it produces.
 # 2: torch runs on one thread for the whole build, since the bytes depended on the thread count.

@@ -32,8 +32,8 @@ from zoo._fs import (
     staging_dir,
     write_atomic,
 )
-from zoo.registry.failures import Failure
-from zoo.registry.manifest import Manifest
+from zoo.registry.store.failures import Failure
+from zoo.registry.store.manifest import Manifest
 
 if TYPE_CHECKING:
     from filelock import FileLock

@@ -6,8 +6,8 @@ from __future__ import annotations
 from pathlib import Path
 
 from zoo._errors import BuildError
-from zoo.registry.cache import sha256_file
 from zoo.registry.offline import is_offline
+from zoo.registry.store.cache import sha256_file
 
 
 def hub_checkpoint(url: str, *, model: str) -> Path:

@@ -6,7 +6,7 @@ hashes redone) is never handed out. Pure Python, no torch."""
 from __future__ import annotations
 
 from zoo.registry.checks import Check
-from zoo.registry.manifest import Manifest
+from zoo.registry.store.manifest import Manifest
 
 
 def check_labels_header(header: bytes, header_name: str, manifest: Manifest) -> Check:

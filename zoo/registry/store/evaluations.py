@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from zoo._fs import write_atomic
-from zoo.registry.manifest import Manifest
+from zoo.registry.store.manifest import Manifest
 
 FOLDER = "evaluations"
 
