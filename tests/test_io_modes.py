@@ -17,7 +17,7 @@ from typing import Any
 
 import pytest
 
-from tests.conftest import ROOT, run_zoo
+from tests.conftest import ROOT, run_probed, run_zoo
 from zoo import Artifact, UsageError, Zoo
 from zoo.registry.firmware.c_header import DEFINE
 from zoo.registry.pte.pte_structure import read_pte
@@ -237,10 +237,54 @@ def test_the_structure_check_compares_the_boundary_with_the_manifest(io_builds: 
 def test_the_summary_says_what_the_cpu_must_run(io_builds: dict[str, Artifact]) -> None:
     from zoo.cli.format import _summary
 
-    assert "7 on the NPU in 1 partition(s); 2 on the CPU (2 quantize/dequantize at the boundary" in _summary(io_builds["rgb float"])
-    text = _summary(io_builds["rgb int8 nhwc"])
+    assert "7 on the NPU in 1 partition(s); 2 on the CPU (2 quantize/dequantize at the boundary" in _summary(io_builds["rgb float"], layouts=("nchw", "nhwc"))
+    text = _summary(io_builds["rgb int8 nhwc"], layouts=("nchw", "nhwc"))
     assert "; 0 on the CPU; no kernels to link" in text
     assert re.search(r"I/O \(int8\): image int8 \[1, 16, 16, 3\] NHWC, scale [\d.e-]+, zero point -?\d+", text)
+
+
+@pytest.mark.compile
+def test_the_summary_says_what_int8_io_and_nhwc_would_save_and_nothing_once_used(
+    io_builds: dict[str, Artifact], built: dict[tuple[str, str], Artifact]
+) -> None:
+    from zoo.cli.format import _summary
+
+    def saving(art: Artifact, layouts: tuple[str, ...]) -> list[str]:
+        return [line for line in _summary(art, layouts=layouts).splitlines() if " would save " in line]
+
+    rgb = io_builds["rgb float"]
+    assert rgb.manifest.vela is not None
+    rows = rgb.manifest.vela["partitions"][0]["input_transposes"]
+    cycles = sum(r["cycles"] for r in rows)
+    assert rows and cycles > 0  # its (1, 3, 16, 16) NCHW input, transposed on the NPU
+    (line,) = saving(rgb, ("nchw", "nhwc"))
+    assert line.startswith(f"  --io int8 --layout nhwc would save {len(rows)} transpose operator(s) on the NPU "
+                           f"({cycles:,} cycles, ")
+    assert line.endswith(" and 2 quantize/dequantize operator(s) on the CPU")
+    best = io_builds["rgb int8 nhwc"]
+    assert best.manifest.vela is not None and best.manifest.vela["partitions"][0]["input_transposes"] == []
+    assert saving(best, ("nchw", "nhwc")) == []
+    # mnist has one channel, so no NHWC; its two transposes are inside the network (before the flatten).
+    mnist = built[("mnist", "u55-128")]
+    assert mnist.manifest.vela is not None and mnist.manifest.vela["partitions"][0]["input_transposes"] == []
+    assert saving(mnist, ("nchw",)) == ["  --io int8 would save 2 quantize/dequantize operator(s) on the CPU"]
+    assert saving(io_builds["mnist int8"], ("nchw",)) == []
+
+
+@pytest.mark.compile
+def test_a_cache_hit_says_what_nhwc_would_save_without_torch(io_builds: dict[str, Artifact], shared_cache: Path) -> None:
+    rgb = io_builds["rgb float"]
+    assert rgb.manifest.vela is not None
+    rows = rgb.manifest.vela["partitions"][0]["input_transposes"]
+    cycles = sum(r["cycles"] for r in rows)
+    env = {**RGB, "ZOO_CACHE_DIR": str(shared_cache)}
+    proc = run_probed("fetch", "rgb-tiny", "-t", "u55-128", "--no-build", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.loaded == []
+    assert f"  --io int8 --layout nhwc would save {len(rows)} transpose operator(s) on the NPU ({cycles:,} cycles, " in proc.stderr
+    proc = run_probed("fetch", "rgb-tiny", "-t", "u55-128", "--io", "int8", "--layout", "nhwc", "--no-build", env=env)
+    assert proc.returncode == 0, proc.stderr
+    assert proc.loaded == [] and " would save " not in proc.stderr
 
 
 @pytest.mark.compile

@@ -347,6 +347,77 @@ def test_the_vela_report_is_reproduced_from_the_captured_graph(
     assert again["npu_operators"] > 0 and again["cpu_operators"] == 0
 
 
+def _per_layer(graph: bytes, flags: list[str], work: Path) -> list[dict[str, str]]:
+    """Vela's per-layer report (``--verbose-performance``) of ``graph``, from the vela command itself."""
+    import csv
+
+    network = work / "graph.tosa"
+    network.write_bytes(graph)
+    vela = Path(sys.executable).with_name("vela")
+    subprocess.run([str(vela), *flags, "--verbose-performance", f"--output-dir={work}", str(network)],
+                   check=True, capture_output=True)
+    with (work / "graph_per-layer.csv").open(newline="") as f:
+        return list(csv.DictReader(f))
+
+
+@pytest.mark.compile
+@needs_stack
+@pytest.mark.parametrize("target", [U55, U85])
+def test_the_input_transposes_are_the_transposes_that_open_the_per_layer_report(
+    build: Callable[[str, str], Any], target: str, tmp_path: Path,
+) -> None:
+    r = build("cnn", target)
+    partition = r.vela["partitions"][0]
+    rows = _per_layer(r.tosa_graphs[0], partition["flags"], tmp_path)
+    first = next(i for i, row in enumerate(rows) if row["Original Operator"] != "Transpose")
+    opening = rows[:first]
+    inside = [row for row in rows[first:] if row["Original Operator"] == "Transpose"]
+    # cnn flattens 16x8x8 channels-first: that transpose is inside the network, and stays with NHWC input.
+    assert opening and inside
+    assert partition["input_transposes"] == [
+        {"operator": row["NNG Operator"], "cycles": round(float(row["Op Cycles"]))} for row in opening]
+
+
+@pytest.mark.compile
+@needs_stack
+def test_the_fetch_summary_takes_the_transposes_cycles_from_the_builds_own_vela_report(
+    build: Callable[[str, str], Any], tmp_path: Path,
+) -> None:
+    from zoo._units import duration
+    from zoo.cli.format import _summary
+    from zoo.registry.build_units.assemble import assemble
+    from zoo.registry.handout import Artifact
+    from zoo.registry.request.keys import BuildRequest
+
+    r = build("cnn", U55)
+    spec = replace(SPECS["cnn"], layouts=("nchw", "nhwc"))  # as a 3-channel image model may declare
+    built = assemble(BuildRequest.create(spec, _target(U55)), r, seconds=1.0, built_with=None, bundle=False)
+    (tmp_path / "cnn.pte").write_bytes(r.pte)
+    art = Artifact(built.manifest.key, "build", tmp_path / "cnn.pte", tmp_path / "cnn.h", built.manifest)
+    rows = _per_layer(r.tosa_graphs[0], r.vela["partitions"][0]["flags"], tmp_path)
+    first = next(i for i, row in enumerate(rows) if row["Original Operator"] != "Transpose")
+    cycles = sum(round(float(row["Op Cycles"])) for row in rows[:first])
+    ms = cycles / r.vela["partitions"][0]["core_clock_hz"] * 1000
+    text = _summary(art, layouts=spec.layouts)
+    assert (f"  --io int8 --layout nhwc would save {first} transpose operator(s) on the NPU ({cycles:,} cycles, "
+            f"{duration(ms)}) and 2 quantize/dequantize operator(s) on the CPU") in text.splitlines()
+    assert " would save " not in _summary(art, layouts=("nchw",)).replace("--io int8 would save 2 quantize", "")
+
+
+@pytest.mark.compile
+@needs_stack
+def test_only_the_programs_own_boundary_counts_in_a_split_program(build: Callable[[str, str], Any]) -> None:
+    from zoo.registry.io_saving import boundary_kernels, input_partitions
+    from zoo.registry.pte.pte_structure import read_pte
+
+    r = build("split", U55)
+    info = read_pte(r.pte)
+    # The average pool between the partitions runs on the CPU in float: its dequantize and quantize
+    # stay whatever --io is, and the second partition reads what the CPU wrote.
+    assert r.delegation["cpu_quantize_ops"] > boundary_kernels(info) == 2
+    assert input_partitions(info) == [True, False]
+
+
 @pytest.mark.compile
 @needs_stack
 def test_a_lowering_that_vela_rejects_names_model_target_and_operator() -> None:

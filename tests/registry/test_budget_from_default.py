@@ -61,7 +61,7 @@ def test_the_summary_says_what_a_budget_covers_and_where_the_rest_lives(fake_com
     from zoo.cli.format import _summary
 
     Zoo().fetch("add", "u55-128")
-    text = _summary(Zoo().fetch("add", "u55-128", sram_budget=1 << 20))
+    text = _summary(Zoo().fetch("add", "u55-128", sram_budget=1 << 20), layouts=("nchw",))
     assert "RAM to reserve for ExecuTorch's runtime: planned " in text and "Cortex-M" not in text
     assert "SRAM budget 1.0 MiB (--sram-budget): the NPU's own SRAM, " in text and " fits with Vela's default" in text
     assert "the budget covers the NPU's scratch (the temp allocator); the planned buffers and the method allocator" in text

@@ -123,7 +123,8 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
                 click.echo(str(art.bundle))
                 click.echo(str(art.bundle_header))
         if not quiet and arts:
-            echo(_summary(arts[0]) if len(done) == 1 else _summary_table(done), err=True)
+            one = len(done) == 1
+            echo(_summary(arts[0], layouts=zoo.model(arts[0].manifest.model).layouts) if one else _summary_table(done), err=True)
         if brief and not quiet:
             notice("each .pte has its header, .s and I/O helpers beside it; a pipe or --json lists every file")
         if len(outcomes) == 1 and len(arts) == 1 and arts[0].source == "cache":

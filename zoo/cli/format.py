@@ -38,8 +38,9 @@ def _summary_table(outcomes: Sequence[Artifact | Failure]) -> str:
     return render(("model", "target", "from", "Vela time", "SRAM", "SRAM budget", ".pte"), rows)
 
 
-def _summary(art: Artifact) -> str:
-    """A few lines on one fetched artifact: size, origin, Vela's estimate, SRAM fit, delegation, checks."""
+def _summary(art: Artifact, *, layouts: Sequence[str]) -> str:
+    """A few lines on one fetched artifact: size, origin, Vela's estimate, SRAM fit, delegation,
+    what other I/O options would save (the model offers ``layouts``), checks."""
     m = art.manifest
     pte = m.file("pte")
     assert pte is not None
@@ -69,12 +70,41 @@ def _summary(art: Artifact) -> str:
         lines.append(f"  operators: {d.get('npu_ops')} on the NPU in {d.get('partitions')} partition(s); {_cpu_text(m)}")
     if m.io and m.io.get("mode") != "float":
         lines.append(f"  I/O ({m.io['mode']}): " + "; ".join(_tensor_io(t) for t in (*m.io["inputs"], *m.io["outputs"])))
+    saving = _saving_text(art, layouts)
+    if saving:
+        lines.append(f"  {saving}")
     v = art.verification
     if v is not None:
         lines.append(f"  verification: {_verification_line(v)}")
     if (m.weights_info or {}).get("origin") == GENERATED and any(o["sqnr_db"] is not None for o in m.output_sqnr):
         lines.append(f"  random weights, so judged against float by each output: {sqnr_text(m.output_sqnr)}")
     return "\n".join(lines)
+
+
+def _saving_text(art: Artifact, layouts: Sequence[str]) -> str | None:
+    """What ``--io int8`` and ``--layout nhwc`` would save, where the build does not use them (``io_saving``)."""
+    from zoo.registry.io_saving import saving
+    from zoo.registry.pte.pte_structure import PteFormatError, read_pte
+
+    if art.manifest.vela is None:
+        return None
+    try:
+        info = read_pte(art.pte.read_bytes())  # the .pte the hand-out checked: its count, not the manifest's
+    except (OSError, PteFormatError):
+        return None
+    s = saving(art.manifest, info, layouts)
+    if s is None:
+        return None
+    parts = []
+    if s.layout and s.transposes is not None:
+        parts.append(f"{s.transposes} transpose operator(s) on the NPU ({s.cycles:,} cycles, {duration(s.ms)})")
+    if s.cpu_operators:
+        parts.append(f"{s.cpu_operators} quantize/dequantize operator(s) on the CPU")
+    text = f"{s.options} would save " + " and ".join(parts)
+    if s.layout and s.transposes is None:
+        text += (" and the NPU's transposes of the input" if parts else "the NPU's transposes of the input")
+        text += " (their cycles are not in this manifest, which predates that record: 'zoo build' records them)"
+    return text
 
 
 def _reserve_text(memory: dict[str, Any] | None) -> str | None:
@@ -95,10 +125,9 @@ def _cpu_text(m: Manifest) -> str:
     run, kernels = cpu_work(m)
     boundary = int(m.delegation.get("cpu_quantize_ops") or 0)
     text = f"{'?' if run is None else run} on the CPU"
-    if boundary:
-        hint = ("--io int8 leaves none" if m.precision.split("+qat")[0] == "int8"
-                else f"{m.precision} takes --io float only")
-        text += f" ({boundary} quantize/dequantize at the boundary; {hint})"
+    if boundary:  # what --io int8 saves has a line of its own (io_saving)
+        hint = "" if m.precision.split("+qat")[0] == "int8" else f"; {m.precision} takes --io float only"
+        text += f" ({boundary} quantize/dequantize at the boundary{hint})"
     short = [k.split("::")[-1] for k in kernels]
     return text + (f"; kernels to link: {', '.join(short)}" if kernels else "; no kernels to link")
 

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from zoo._errors import BuildError, MissingExtraError
+from zoo.registry.npu import vela_layers
 from zoo.registry.npu.targets import Target, TargetTable
 
 NOTE = "CPU operators between partitions are not included in these estimates"
@@ -65,7 +66,8 @@ def vela_flags(target: Target, extra_flags: Iterable[str] = ()) -> list[str]:
 
 
 def run_vela(tosa: bytes, target: Target, *, extra_flags: Sequence[str] = ()) -> dict[str, Any]:
-    """Run Vela on a TOSA flatbuffer and return its performance summary."""
+    """Run Vela on a TOSA flatbuffer and return its performance summary, with
+    ``input_transposes``: the operators it runs to transpose the graph's input (``vela_layers``)."""
     try:
         from ethosu.vela import vela
     except ImportError as e:
@@ -75,16 +77,23 @@ def run_vela(tosa: bytes, target: Target, *, extra_flags: Sequence[str] = ()) ->
         network = Path(tmp) / "partition.tosa"
         network.write_bytes(tosa)
         out_dir = Path(tmp) / "out"
-        text = _run_in_process(vela.main, [*flags, f"--output-dir={out_dir}", str(network)], target)
+        # The database is output only: ``flags`` (what the manifest records) stay the backend's.
+        argv = [*flags, vela_layers.DEBUG_DB_FLAG, f"--output-dir={out_dir}", str(network)]
+        text = _run_in_process(vela.main, argv, target)
         summaries = sorted(out_dir.glob("partition_summary_*.csv"))
         if len(summaries) != 1:
             raise BuildError(
                 f"Vela wrote no summary CSV for target {target.name!r}; its output:\n{_tail(text)}"
             )
         row = _read_summary(summaries[0])
+        try:
+            transposes = vela_layers.input_transposes(vela_layers.read_tables(out_dir / f"{network.stem}_debug.xml"))
+        except ValueError as exc:
+            raise BuildError(f"Vela's per-layer figures for target {target.name!r}: {exc}") from None
     report = _from_summary(row)
     report.update(_operator_counts(text, target))
     report["flags"] = flags
+    report["input_transposes"] = transposes
     return report
 
 

@@ -109,6 +109,8 @@ class Manifest:
     key_inputs: dict[str, Any]
     files: list[FileRecord]
     vela: dict[str, Any] | None = None
+    """``vela_report.summarize``: Vela's figures per partition (with ``input_transposes``, the NPU
+    operators that transpose its input, absent before zoo recorded them) and in ``total``; None for portable."""
     delegation: dict[str, Any] = field(default_factory=dict)
     cpu_operators: list[str] = field(default_factory=list)
     calibration: dict[str, Any] | None = None

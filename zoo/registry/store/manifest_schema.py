@@ -96,6 +96,12 @@ def _nested_rules(vela_totals: type) -> tuple[tuple[str, Any, bool], ...]:
         ("key_inputs.tools", dict[str, str | None] | None, False),
         ("vela.total", dict[str, Any] | None, False),
         *((f"vela.total.{name}", hint, False) for name, hint in _hints(vela_totals).items()),
+        ("vela.partitions", list[dict[str, Any]], False),
+        ("vela.partitions.*.core_clock_hz", int, False),
+        # Absent from manifests written before zoo recorded them (io_saving then says so).
+        ("vela.partitions.*.input_transposes", list[dict[str, Any]], False),
+        *((f"vela.partitions.*.input_transposes.*.{name}", hint, True)
+          for name, hint in (("operator", str), ("cycles", int))),
         ("header.array", str, False),
         ("header.section", str, False),
         ("header.macros", dict[str, str | int | float | None], False),
