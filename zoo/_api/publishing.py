@@ -5,6 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zoo._errors import UsageError
 from zoo.registry.events import stderr_notice
 
 if TYPE_CHECKING:
@@ -33,7 +34,6 @@ def publish(
     Hugging Face Hub repository: the publish is one commit on its branch, then the Hub tag
     ``release`` on that commit; refused, before anything is uploaded, if the tag exists."""
 
-    from zoo._errors import UsageError
     from zoo.registry.remotes import parse_remote
     from zoo.registry.remotes.hub import HubRemote, release_tag
     from zoo.registry.store.cache import CorruptEntry
@@ -102,7 +102,6 @@ def publish(
 def _cached_of(zoo: Zoo, model: str, *, weights: str | None, system_config: str | None, memory_mode: str | None,
                sram_budget: int | None, say: Notice) -> list[Entry]:
     """Without a target: every verified cached artifact of ``model`` that matches the options given."""
-    from zoo._errors import UsageError
 
     name = zoo.model(model).name
     entries = []

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from zoo._errors import BuildError, UsageError
 from zoo.cli.context import _dump, _zoo, echo, notice
 from zoo.cli.format import _summary, _summary_table
 from zoo.cli.options import _model_name, _size, fetch_options
@@ -47,7 +48,6 @@ def build(ctx: click.Context, /, **kw: Any) -> None:
 def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remote: tuple[str, ...] = (),
                trusted_keys: tuple[Path, ...] = (), any_toolchain: bool = False, offline: bool = False,
                **kw: Any) -> None:
-    from zoo._errors import BuildError, UsageError
     from zoo._options import FetchOptions
     from zoo.cli.progress import StageReporter
     from zoo.registry.skipped import Skipped

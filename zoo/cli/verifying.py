@@ -7,6 +7,7 @@ from pathlib import Path
 
 import click
 
+from zoo._errors import UnknownModelError
 from zoo._options import IO_MODES, PRECISIONS
 from zoo._spec import LAYOUTS
 from zoo.cli.context import _dump, _zoo, echo
@@ -16,7 +17,6 @@ from zoo.cli.options import EVAL_DIR_HELP, _size
 
 def _names_a_file(ctx: click.Context, arg: str) -> bool:
     """Whether MODEL_OR_PATH is a file; a bare name that is both a file and a model is the model."""
-    from zoo._errors import UnknownModelError
 
     path = Path(arg)
     if path.suffix in (".pte", ".bpte") or "/" in arg or "\\" in arg:
