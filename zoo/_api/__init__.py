@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from zoo._config import Config, cache_dir, load_config
 from zoo._errors import SpecError, UsageError
-from zoo._options import FetchArgs, FetchOptions
+from zoo._options import Choices, FetchArgs, FetchOptions
 from zoo._spec import ModelSpec
 from zoo.registry.catalog.plugin_loader import LoadOptions, PluginStatus, Registry
 from zoo.registry.events import Notice, Progress, stderr_notice
@@ -347,9 +347,9 @@ class Zoo:
         before anything is uploaded if the tag exists: published releases are immutable."""
         from zoo._api.publishing import publish
 
-        return publish(self, to, model=model, target=target, weights=weights, system_config=system_config,
-                       memory_mode=memory_mode, sram_budget=sram_budget, everything=everything,
-                       sign_key=sign_key, release=release, notice=notice)
+        choices = Choices(weights=weights, system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget)
+        return publish(self, to, model, target, choices, everything=everything, sign_key=sign_key, release=release,
+                       notice=notice)
 
     def tune(self, model: str, target: str | None = None, *, weights: str | None = None, out: Path | None = None,
              max_layers: int = 8, max_drop: dict[str, float] | None = None, build: bool = True,
