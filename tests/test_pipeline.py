@@ -21,6 +21,7 @@ from tests.conftest import run_zoo
 from zoo import BuildError, Dataset, InputSpec, ModelSpec, WeightsVariant
 from zoo.registry.npu import vela_report
 from zoo.registry.npu.targets import Target, TargetTable
+from zoo.registry.npu.vela_options import vela_flags
 
 HAVE_STACK = all(importlib.util.find_spec(m) for m in ("torch", "executorch", "ethosu"))
 needs_stack = pytest.mark.skipif(not HAVE_STACK, reason="the compile stack is not installed")
@@ -206,7 +207,7 @@ def test_only_whole_operator_names_count_as_bookkeeping() -> None:
 
 def test_vela_flags_match_the_backends_order() -> None:
     target = _target(U55, extra_flags=["--optimise=Size"])
-    assert vela_report.vela_flags(target) == [
+    assert vela_flags(target) == [
         "--optimise=Size", f"--accelerator-config={U55}", "--config=Arm/vela.ini",
         "--output-format=raw", "--system-config=Ethos_U55_High_End_Embedded",
         "--memory-mode=Shared_Sram",
@@ -215,8 +216,21 @@ def test_vela_flags_match_the_backends_order() -> None:
 
 def test_vela_flags_fill_in_the_family_defaults_like_the_compile_spec() -> None:
     bare = Target("ethos-u85-256", "ethos-u85-256")
-    assert vela_report.vela_flags(bare)[-2:] == [
+    assert vela_flags(bare)[-2:] == [
         "--system-config=Ethos_U85_SYS_DRAM_Mid", "--memory-mode=Sram_Only"]
+
+
+@pytest.mark.stack
+def test_the_compile_spec_gives_vela_the_flags_npu_works_out() -> None:
+    """One derivation of Vela's flags: ExecuTorch's compile spec, made from npu/vela_options, gives Vela
+    exactly the list vela_flags says, for every accelerator and a board with its own options."""
+    from zoo.registry.compile.retarget import ethosu_compile_spec
+
+    table = TargetTable()
+    targets = [table.resolve(name) for name in ("u55-32", "u65-512", "u85-2048", "alif-e8-u85")]
+    targets.append(_target(U55, extra_flags=["--optimise=Size"]))
+    for target in targets:
+        assert ethosu_compile_spec(target).compiler_flags == vela_flags(target), target.name
 
 
 def test_a_float_only_model_is_refused_for_the_npu_before_any_work() -> None:
@@ -248,7 +262,7 @@ def test_ethosu_build(build: Callable[[str, str], Any], model: str, target: str)
     assert total == {k: r.vela["partitions"][0][k] for k in total}
     part = r.vela["partitions"][0]
     assert part["accelerator_configuration"].lower() == target.replace("-", "_")
-    assert part["flags"] == vela_report.vela_flags(_target(target))
+    assert part["flags"] == vela_flags(_target(target))
     assert "quantized_decomposed::quantize_per_tensor.out" in r.cpu_operators
     assert r.cpu_operators == sorted(r.cpu_operators)
     for field in (r.vela, r.delegation, r.calibration):

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypedDict
+from typing import Any, Literal, TypedDict
 
 from zoo._errors import UsageError
 
@@ -118,7 +118,12 @@ class FetchOptions(Choices):
 
     @property
     def choices(self) -> Choices:
-        return Choices(**{f.name: getattr(self, f.name) for f in dataclasses.fields(Choices)})
+        return Choices(**choice_args(self))
+
+
+def choice_args(choices: Choices) -> dict[str, Any]:
+    """The build choices as the keyword arguments ``Zoo.request``, ``Zoo.verify`` and ``FetchOptions`` take."""
+    return {f.name: getattr(choices, f.name) for f in dataclasses.fields(Choices)}
 
 
 class FetchArgs(TypedDict, total=False):

@@ -9,8 +9,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TextIO
 
 from zoo._config import Config, cache_dir, load_config
-from zoo._errors import SpecError
-from zoo._options import FetchArgs, FetchOptions
+from zoo._errors import SpecError, UsageError
+from zoo._options import Choices, FetchArgs, FetchOptions
 from zoo._spec import ModelSpec
 from zoo.registry.catalog.plugin_loader import LoadOptions, PluginStatus, Registry
 from zoo.registry.events import Notice, Progress, stderr_notice
@@ -107,7 +107,6 @@ class Zoo:
         memory_mode: str | None = None,
         sram_budget: int | None = None,
     ) -> Target:
-        from zoo._errors import UsageError
 
         chosen = name or self.config.default_target
         if not chosen:
@@ -123,7 +122,6 @@ class Zoo:
 
     def target_names(self, names: str | None) -> list[str | None]:
         """``all`` (every Ethos-U accelerator), a comma-separated list, or one name (None: the default)."""
-        from zoo._errors import UsageError
         from zoo.registry.npu.targets import ACCELERATORS
 
         if names is None:
@@ -183,7 +181,6 @@ class Zoo:
         qat: int | None = None,
     ) -> BuildRequest:
         """Resolve names into a validated build request, before anything compiles."""
-        from zoo._errors import UsageError
         from zoo.registry.request.keys import BuildRequest
 
         spec = self.model(model)
@@ -308,7 +305,6 @@ class Zoo:
         is False. ``eval_dir`` runs the numerical check on those labelled class folders
         instead of the model's own data. Never raises for a failing check: the result
         says what failed."""
-        from zoo._errors import UsageError
         from zoo.registry.resolve import Resolver
         from zoo.registry.verify.verification import verify_entry
 
@@ -351,9 +347,9 @@ class Zoo:
         before anything is uploaded if the tag exists: published releases are immutable."""
         from zoo._api.publishing import publish
 
-        return publish(self, to, model=model, target=target, weights=weights, system_config=system_config,
-                       memory_mode=memory_mode, sram_budget=sram_budget, everything=everything,
-                       sign_key=sign_key, release=release, notice=notice)
+        choices = Choices(weights=weights, system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget)
+        return publish(self, to, model, target, choices, everything=everything, sign_key=sign_key, release=release,
+                       notice=notice)
 
     def tune(self, model: str, target: str | None = None, *, weights: str | None = None, out: Path | None = None,
              max_layers: int = 8, max_drop: dict[str, float] | None = None, build: bool = True,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import dataclasses
 from typing import TYPE_CHECKING
 
+from zoo._errors import UsageError
 from zoo._options import FetchOptions
 from zoo.registry.events import stderr_notice
 
@@ -32,7 +33,6 @@ def fetch_outcomes(
 ) -> list[Artifact | Failure | Skipped]:
     """See ``Zoo.fetch_outcomes``."""
 
-    from zoo._errors import UsageError
     from zoo._fs import not_a_folder
     from zoo.registry.firmware.c_header import HeaderOptions
     from zoo.registry.handout import HandOut, hand_out

@@ -5,6 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zoo._errors import UsageError
+
 if TYPE_CHECKING:
     from zoo._api import Zoo
     from zoo._options import FetchOptions
@@ -18,7 +20,6 @@ def write_firmware(zoo: Zoo, model: str, target: str | None, out_dir: Path, opti
     that holds files zoo did not write (unless ``force``: see ``zoo.registry.firmware.folder``)."""
     from dataclasses import replace
 
-    from zoo._errors import UsageError
     from zoo._fs import not_a_folder
     from zoo.registry.firmware.folder import write_project
     from zoo.registry.firmware.project import board_for, render_project

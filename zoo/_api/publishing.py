@@ -5,35 +5,24 @@ from __future__ import annotations
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from zoo._errors import UsageError
+from zoo._options import choice_args
 from zoo.registry.events import stderr_notice
 
 if TYPE_CHECKING:
     from zoo._api import Zoo
+    from zoo._options import Choices
     from zoo.registry.events import Notice
     from zoo.registry.remotes.base import PublishReport
     from zoo.registry.store.cache import Entry
 
 
-def publish(
-    zoo: Zoo,
-    to: str | None = None,
-    *,
-    model: str | None = None,
-    target: str | None = None,
-    weights: str | None = None,
-    system_config: str | None = None,
-    memory_mode: str | None = None,
-    sram_budget: int | None = None,
-    everything: bool = False,
-    sign_key: Path | None = None,
-    release: str | None = None,
-    notice: Notice | None = None,
-) -> PublishReport:
+def publish(zoo: Zoo, to: str | None, model: str | None, target: str | None, choices: Choices, *, everything: bool,
+            sign_key: Path | None, release: str | None, notice: Notice | None) -> PublishReport:
     """See ``Zoo.publish``. With ``release`` (a version tag, e.g. ``v0.1.0``) the remote must be a
     Hugging Face Hub repository: the publish is one commit on its branch, then the Hub tag
     ``release`` on that commit; refused, before anything is uploaded, if the tag exists."""
 
-    from zoo._errors import UsageError
     from zoo.registry.remotes import parse_remote
     from zoo.registry.remotes.hub import HubRemote, release_tag
     from zoo.registry.store.cache import CorruptEntry
@@ -70,11 +59,9 @@ def publish(
     elif not model:
         raise UsageError("give a MODEL to publish (see 'zoo cache ls'), or --all")
     elif target is None and zoo.config.default_target is None:
-        entries = _cached_of(zoo, model, weights=weights, system_config=system_config, memory_mode=memory_mode,
-                             sram_budget=sram_budget, say=say)
+        entries = _cached_of(zoo, model, choices, say=say)
     else:
-        req = zoo.request(model, target, weights=weights, system_config=system_config, memory_mode=memory_mode,
-                           sram_budget=sram_budget)
+        req = zoo.request(model, target, **choice_args(choices))
         try:
             found = cache.get(req.key())
         except CorruptEntry as exc:
@@ -99,10 +86,8 @@ def publish(
         return put(signed)
 
 
-def _cached_of(zoo: Zoo, model: str, *, weights: str | None, system_config: str | None, memory_mode: str | None,
-               sram_budget: int | None, say: Notice) -> list[Entry]:
+def _cached_of(zoo: Zoo, model: str, choices: Choices, *, say: Notice) -> list[Entry]:
     """Without a target: every verified cached artifact of ``model`` that matches the options given."""
-    from zoo._errors import UsageError
 
     name = zoo.model(model).name
     entries = []
@@ -111,8 +96,8 @@ def _cached_of(zoo: Zoo, model: str, *, weights: str | None, system_config: str 
             say(f"skipping cache entry {key[:12]}: {problem} (run 'zoo cache prune --corrupt')")
             continue
         m = entry.manifest
-        wanted = {"weights": weights, "system_config": system_config, "memory_mode": memory_mode,
-                  "sram_budget": sram_budget}
+        wanted = {"weights": choices.weights, "system_config": choices.system_config,
+                  "memory_mode": choices.memory_mode, "sram_budget": choices.sram_budget}
         has = {"weights": m.weights, "system_config": m.target_options.system_config,
                "memory_mode": m.target_options.memory_mode,
                "sram_budget": (m.memory_fit or {}).get("sram_budget_bytes")}

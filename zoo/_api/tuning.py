@@ -6,6 +6,8 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from zoo._errors import UsageError, VerificationError, ZooError
+
 if TYPE_CHECKING:
     from zoo._api import Zoo
     from zoo.registry.store.manifest import Manifest
@@ -45,7 +47,6 @@ def tune(zoo: Zoo, model: str, target: str | None, *, weights: str | None = None
          max_layers: int = 8, max_drop: dict[str, float] | None = None, build: bool = True,
          say: Any = None) -> Tuning:
     """See ``Zoo.tune``."""
-    from zoo._errors import UsageError, VerificationError, ZooError
     from zoo._fs import write_atomic
     from zoo.registry.request.precision import recipe_label
     from zoo.registry.tune import search

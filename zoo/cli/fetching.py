@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING, Any
 
 import click
 
+from zoo._errors import BuildError, UsageError
 from zoo.cli.context import _dump, _zoo, echo, notice
 from zoo.cli.format import _summary, _summary_table
-from zoo.cli.options import _model_name, _size, fetch_options
+from zoo.cli.options import _model_name, choices_of, fetch_options
 from zoo.cli.table import terminal_width
 
 if TYPE_CHECKING:
@@ -47,8 +48,7 @@ def build(ctx: click.Context, /, **kw: Any) -> None:
 def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remote: tuple[str, ...] = (),
                trusted_keys: tuple[Path, ...] = (), any_toolchain: bool = False, offline: bool = False,
                **kw: Any) -> None:
-    from zoo._errors import BuildError, UsageError
-    from zoo._options import FetchOptions
+    from zoo._options import FetchOptions, choice_args
     from zoo.cli.progress import StageReporter
     from zoo.registry.skipped import Skipped
     from zoo.registry.store.failures import Failure
@@ -63,9 +63,7 @@ def _run_fetch(ctx: click.Context, *, force_build: bool, allow_build: bool, remo
         models = [_model_name(ctx, kw["model"])]
     targets = zoo.target_names(kw["target"])
     options = FetchOptions(
-        weights=kw["weights"], calibration_dir=kw["calibration_dir"], eval_dir=kw["eval_dir"], system_config=kw["system_config"],
-        memory_mode=kw["memory_mode"], sram_budget=_size(kw["sram_budget"]), io=kw["io"], layout=kw["layout"],
-        precision=kw["precision"], recipe=kw["recipe"], qat=kw["qat"],
+        **choice_args(choices_of(kw)), eval_dir=kw["eval_dir"],
         out_dir=kw["out_dir"], header_array=kw["header_name"], header_section=kw["header_section"],
         header_style=kw["header_style"],
         labels_header=kw["labels_header"], overwrite=kw["overwrite"], build=allow_build, force_build=force_build,

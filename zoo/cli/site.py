@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 import click
 
+from zoo._errors import UsageError
 from zoo.cli.context import _zoo, notice
 
 if TYPE_CHECKING:
@@ -17,7 +18,6 @@ if TYPE_CHECKING:
 
 
 def _remote(zoo: Zoo, url: str | None) -> Remote:
-    from zoo._errors import UsageError
     from zoo.registry.remotes import parse_remote
 
     if url:
@@ -47,7 +47,6 @@ def _render(zoo: Zoo, site: Site) -> dict[str, bytes]:
 def publish_site(zoo: Zoo, url: str | None) -> str:
     """Render the site from the remote's index as it is now and put it in the remote's ``_site/``;
     where a browser finds it."""
-    from zoo._errors import UsageError
     from zoo.registry.site import SITE_FOLDER
     from zoo.registry.site.sources import from_index, relative_links
 
@@ -72,7 +71,6 @@ def site_cmd(ctx: click.Context, folder: Path, remote: str | None) -> None:
     of every build, what failed) and a page per model (inputs, weights and licence, a chart and a table per target,
     the zoo fetch line of every build). Self-contained: open FOLDER/index.html, or serve the folder. From a
     remote, FOLDER also gets its index.json."""
-    from zoo._errors import UsageError
     from zoo.registry.remotes.index import INDEX
     from zoo.registry.site.sources import from_cache, from_index
     from zoo.registry.site.write import write_site

@@ -4,19 +4,20 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
+from typing import Any
 
 import click
 
-from zoo._options import IO_MODES, PRECISIONS
+from zoo._errors import UnknownModelError
+from zoo._options import IO_MODES, PRECISIONS, choice_args
 from zoo._spec import LAYOUTS
 from zoo.cli.context import _dump, _zoo, echo
 from zoo.cli.format import verification_lines
-from zoo.cli.options import EVAL_DIR_HELP, _size
+from zoo.cli.options import EVAL_DIR_HELP, choices_of
 
 
 def _names_a_file(ctx: click.Context, arg: str) -> bool:
     """Whether MODEL_OR_PATH is a file; a bare name that is both a file and a model is the model."""
-    from zoo._errors import UnknownModelError
 
     path = Path(arg)
     if path.suffix in (".pte", ".bpte") or "/" in arg or "\\" in arg:
@@ -50,16 +51,16 @@ def _names_a_file(ctx: click.Context, arg: str) -> bool:
 @click.option("--no-build", is_flag=True, help="Fail instead of compiling when nothing is cached.")
 @click.option("--json", "as_json", is_flag=True, help="Machine-readable output.")
 @click.pass_context
-def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, system_config: str | None, memory_mode: str | None,
-               sram_budget: str | None, io: str | None, layout: str | None, precision: str | None, recipe: Path | None, qat: int | None, weights: str | None, calibration_dir: Path | None, eval_dir: Path | None,
+def verify_cmd(ctx: click.Context, /, model_or_path: str, target: str | None, eval_dir: Path | None,
                header_path: Path | None, manifest_path: Path | None,
-               structure_only: bool, no_build: bool, as_json: bool) -> None:
+               structure_only: bool, no_build: bool, as_json: bool, **kw: Any) -> None:
     """Verify MODEL's artifact for a target (structure and numerics), or a .pte file from anywhere (structure).
 
     Exits with status 1 when a check fails.
     """
     path = Path(model_or_path)
-    budget = _size(sram_budget)
+    choices = choices_of(kw)
+    budget = choices.sram_budget
     if _names_a_file(ctx, model_or_path):
         from zoo.registry.verify.verification import verify_file
 
@@ -67,7 +68,8 @@ def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, syste
             raise click.UsageError(f"{path}: no such file")
         if eval_dir is not None:
             raise click.UsageError("--eval-dir needs a MODEL (the numerical check lowers it again), not a .pte file")
-        resolved = (_zoo(ctx).target(target, system_config=system_config, memory_mode=memory_mode, sram_budget=budget)
+        resolved = (_zoo(ctx).target(target, system_config=choices.system_config, memory_mode=choices.memory_mode,
+                                   sram_budget=budget)
                     if target else None)
         if resolved is None and budget is not None:
             raise click.UsageError("--sram-budget needs --target for a .pte file (the memory mode decides what sits in SRAM)")
@@ -77,13 +79,10 @@ def verify_cmd(ctx: click.Context, model_or_path: str, target: str | None, syste
         from zoo.cli.progress import StageReporter
 
         zoo = _zoo(ctx)
-        request = zoo.request(model_or_path, target, weights=weights, calibration_dir=calibration_dir,
-                              system_config=system_config, memory_mode=memory_mode, sram_budget=budget,
-                              io=io, layout=layout, precision=precision, recipe=recipe, qat=qat)
+        request = zoo.request(model_or_path, target, **choice_args(choices))
         with StageReporter(f"{request.spec.name} → {request.target.name}", enabled=not as_json) as progress:
-            result = zoo.verify(model_or_path, target, weights=weights, calibration_dir=calibration_dir, eval_dir=eval_dir,
-                                system_config=system_config, memory_mode=memory_mode, sram_budget=budget,
-                                io=io, layout=layout, precision=precision, recipe=recipe, qat=qat, numerics=not structure_only, build=not no_build, progress=progress)
+            result = zoo.verify(model_or_path, target, **choice_args(choices), eval_dir=eval_dir,
+                                numerics=not structure_only, build=not no_build, progress=progress)
     if as_json:
         _dump(result.to_json())
     else:

@@ -32,6 +32,7 @@ from zoo.registry.compile.serialize import operator_table
 from zoo.registry.events import Progress, silent_progress
 from zoo.registry.npu import vela_report
 from zoo.registry.npu.targets import PORTABLE, Target
+from zoo.registry.npu.vela_options import vela_flags
 from zoo.registry.pte.pte_structure import read_pte
 from zoo.registry.request import io_boundary, reproducible
 from zoo.registry.request.io_boundary import DEFAULT, Boundary
@@ -221,7 +222,7 @@ def _finish_ethosu(lowered: lower._Lowered, target: Target, where: str, report: 
             vela = next(summary for c, summary in tried if c is chosen)
             fit = memory_fit.fit_record(target, budget, chosen, candidates)
             final = replace(final, extra_flags=(*final.extra_flags, *chosen.flags))
-    if vela_report.vela_flags(final) == vela_report.vela_flags(lowered.target):
+    if vela_flags(final) == vela_flags(lowered.target):
         pte = lowered.pte
     else:
         report(f"retarget{label}", None, None)
@@ -244,7 +245,7 @@ def _finish_ethosu(lowered: lower._Lowered, target: Target, where: str, report: 
 
 def _flag_drift(lowered: lower._Lowered) -> list[str]:
     """The Vela report must use the flags the backend used (checked on the lowering's own run)."""
-    expected = vela_report.vela_flags(lowered.target)
+    expected = vela_flags(lowered.target)
     for c in lowered.ordered:
         if c.flags != expected:
             return [

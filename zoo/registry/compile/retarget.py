@@ -16,6 +16,7 @@ from typing import Any
 from zoo._errors import BuildError
 from zoo.registry.compile.serialize import serialize
 from zoo.registry.npu.targets import Target
+from zoo.registry.npu.vela_options import VelaOptions
 from zoo.registry.pte.pte_structure import ETHOSU_BACKEND_ID
 
 
@@ -23,13 +24,13 @@ def ethosu_compile_spec(target: Target) -> Any:
     """ExecuTorch's compile spec for ``target``, with its extra Vela flags."""
     from executorch.backends.arm.ethosu import EthosUCompileSpec
 
-    assert target.accelerator is not None
+    options = VelaOptions.of(target)
     return EthosUCompileSpec(
-        target.accelerator,
-        system_config=target.system_config,
-        memory_mode=target.memory_mode,
-        extra_flags=list(target.extra_flags) or None,
-        config_ini=target.vela_ini,
+        options.accelerator,
+        system_config=options.system_config,
+        memory_mode=options.memory_mode,
+        extra_flags=list(options.extra_flags) or None,
+        config_ini=options.config_ini,
     )
 
 

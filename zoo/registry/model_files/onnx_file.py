@@ -14,7 +14,7 @@ import re
 from pathlib import Path
 from typing import Any
 
-from zoo._errors import SpecError
+from zoo._errors import MissingExtraError, SpecError
 from zoo._spec import InputSpec
 
 RANDOM_SAMPLES = 8
@@ -118,7 +118,6 @@ def _torch() -> Any:
     try:
         import torch
     except ImportError:
-        from zoo._errors import MissingExtraError
 
         raise MissingExtraError("--model-file with an .onnx file") from None
     return torch
@@ -134,7 +133,6 @@ def load_onnx_file(path: Path) -> OnnxFile:
     try:
         import onnx
     except ImportError:
-        from zoo._errors import MissingExtraError
 
         raise MissingExtraError("--model-file with an .onnx file") from None
     from zoo._onnx import checked_shapes, graph_inputs, load_model

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 
 from zoo import _interrupt
-from zoo._errors import SpecError, UsageError
+from zoo._errors import MissingExtraError, SpecError, UsageError
 from zoo._spec import Dataset, InputSpec, ModelSpec, WeightsVariant
 
 CALIBRATION_MAX_SAMPLES = 1000  # the same cap aot_arm_compiler applies
@@ -61,7 +61,6 @@ def spec_from_model_file(path: Path) -> ModelSpec:
     try:
         import torch
     except ImportError:
-        from zoo._errors import MissingExtraError
 
         raise MissingExtraError("--model-file") from None
 

@@ -131,6 +131,11 @@ class Target:
         }
 
 
+def family_defaults(accelerator: str) -> tuple[str, str]:
+    """The system config and memory mode ExecuTorch's compile spec picks for ``accelerator`` when none is given."""
+    return _FAMILY_DEFAULTS[_family(accelerator)]
+
+
 def _family(accelerator: str) -> str:
     m = re.match(r"ethos-(u\d\d)-\d+\Z", accelerator)
     if not m:
@@ -239,7 +244,7 @@ class TargetTable:
         return out
 
     def defaults(self, accelerator: str) -> Target:
-        sc, mm = _FAMILY_DEFAULTS[_family(accelerator)]
+        sc, mm = family_defaults(accelerator)
         return Target(accelerator, accelerator, sc, mm, aliases=_aliases(accelerator))
 
     def all_targets(self) -> list[Target]:

@@ -14,13 +14,14 @@ import math
 import re
 import sys
 import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from zoo._errors import BuildError, MissingExtraError
 from zoo.registry.npu import vela_layers
-from zoo.registry.npu.targets import Target, TargetTable
+from zoo.registry.npu.targets import Target
+from zoo.registry.npu.vela_options import vela_flags
 
 NOTE = "CPU operators between partitions are not included in these estimates"
 
@@ -46,23 +47,6 @@ _SUMMED = (
     "weights_original_bytes", "weights_encoded_bytes",
 )
 _TOTAL_KEYS = (*_SUMMED, "inferences_per_second", "sram_bytes")
-
-
-def vela_flags(target: Target, extra_flags: Iterable[str] = ()) -> list[str]:
-    """The flags ExecuTorch's ``EthosUCompileSpec`` gives Vela, in its order:
-    extra flags first, then the fixed ones."""
-    if target.accelerator is None:
-        raise BuildError(f"target {target.name!r} has no NPU, so there is nothing for Vela to do")
-    defaults = TargetTable().defaults(target.accelerator)  # what the compile spec falls back to
-    return [
-        *target.extra_flags,
-        *extra_flags,
-        f"--accelerator-config={target.accelerator}",
-        f"--config={target.vela_ini}",
-        "--output-format=raw",
-        f"--system-config={target.system_config or defaults.system_config}",
-        f"--memory-mode={target.memory_mode or defaults.memory_mode}",
-    ]
 
 
 def run_vela(tosa: bytes, target: Target, *, extra_flags: Sequence[str] = ()) -> dict[str, Any]:

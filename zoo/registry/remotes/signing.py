@@ -34,7 +34,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from zoo._errors import IntegrityError, MissingExtraError, UsageError, ZooError
+from zoo._errors import CacheError, IntegrityError, MissingExtraError, UsageError, ZooError
 from zoo.registry.store.cache import MANIFEST, Entry, sha256_file
 
 if TYPE_CHECKING:
@@ -278,7 +278,6 @@ def equivalent(entry: Entry, found: Path) -> bool:
 
 
 def _copy_checked(entry: Entry, folder: Path) -> None:
-    from zoo._errors import CacheError
 
     m = entry.manifest
     shutil.copyfile(entry.path / MANIFEST, folder / MANIFEST)

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+from zoo.registry.report.rows import declared_metrics, npu_share
 from zoo.registry.request.precision import of_key
 from zoo.registry.site.variants import (
     io_text,
@@ -159,10 +160,7 @@ class Build:
 
     @property
     def npu_share(self) -> float | None:
-        if self.npu_ops is None:
-            return None
-        total = self.npu_ops + (self.cpu_ops or 0)
-        return self.npu_ops / total if total else None
+        return npu_share(self.npu_ops, self.cpu_ops)
 
     @property
     def variant(self) -> tuple[str, ...]:
@@ -205,7 +203,7 @@ class Build:
             npu_ops=count(m.delegation.get("npu_ops")), cpu_ops=count(m.delegation.get("cpu_ops")),
             partitions=count(m.delegation.get("partitions")),
             cpu_op_names=tuple(str(x) for x in m.delegation.get("cpu_op_names") or ()),
-            metrics=tuple({**x, "reference": m.reference.get(str(x.get("name")))} for x in m.metrics),
+            metrics=declared_metrics(m),
             weights_info=dict(m.weights_info or {}), tools={k: _text(v) for k, v in m.tools.items()},
             built_at=m.built_at or "",
             files=tuple(File(f.name, f.kind, f.size, f.sha256) for f in m.files),

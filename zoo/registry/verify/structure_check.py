@@ -174,7 +174,7 @@ def _flag_map(flags: Iterable[str]) -> dict[str, str]:
 
 
 def _check_compile_flags(delegates: Sequence[Delegate], target: Target | None, source: str) -> Check:
-    from zoo.registry.npu.vela_report import vela_flags
+    from zoo.registry.npu.vela_options import vela_flags
 
     expected = vela_flags(target) if target is not None and not target.is_portable else None
     problems: list[str] = []
@@ -356,7 +356,7 @@ def check_target(pte: bytes, wanted: Target, *, unknown: Sequence[str] = ()) -> 
     """Was ``pte`` built for ``wanted``: same accelerator, system config, memory mode and Vela flags?
 
     Flags named in ``unknown`` (e.g. those an SRAM budget chooses) are not compared."""
-    from zoo.registry.npu.vela_report import vela_flags
+    from zoo.registry.npu.vela_options import vela_flags
 
     want = (f"{wanted.accelerator} ({wanted.system_config}, {wanted.memory_mode})"
             if wanted.accelerator else "portable (CPU only)")
