@@ -314,7 +314,7 @@ def test_the_firmware_links_without_newlibs_executable_stack_warning(add_entry: 
     """ld warns that newlib's objects (rdimon's, in the firmware) lack .note.GNU-stack as soon as one input has
     it: an executable stack means nothing on a bare-metal core, and the project's -z noexecstack says so."""
     cmake = _add_project(add_entry, tmp_path)["CMakeLists.txt"].decode()
-    link = cmake[cmake.index("target_link_options(firmware"):]
+    link = cmake[cmake.index("target_link_options(${_image}"):]
     assert '"LINKER:-z,noexecstack")' in link[:link.index(")\n") + 2]
     (tmp_path / "a.c").write_text('#include <stdlib.h>\nvoid _start(void) { _Exit(0); }\n'
                                   '__asm__(".section .note.GNU-stack,\\"\\",%progbits");\n')
