@@ -149,6 +149,53 @@ def test_a_portable_program_runs_through_executorch_on_a_cortex_m55(model: str, 
     assert worst <= FLOAT_ATOL, worst
 
 
+ITCM = (0x10000000, 512 * 1024)
+SRAM = (0x31000000, 2 * 1024 * 1024)
+
+
+def _address(elf: Path, part: str) -> int:
+    """The address of the one function whose symbol holds ``part``."""
+    nm = subprocess.run(["arm-none-eabi-nm", str(elf)], capture_output=True, text=True, check=True).stdout
+    (address,) = [int(line.split()[0], 16) for line in nm.splitlines() if part in line and " T " in line]
+    return address
+
+
+def _inside(address: int, region: tuple[int, int]) -> bool:
+    return region[0] <= address < region[0] + region[1]
+
+
+def test_the_kernels_leave_an_itcm_the_application_could_not_use_and_compute_the_same(
+        shared_cache: Path, sources: dict[str, str], runtime_cache: Path, tmp_path: Path) -> None:
+    """ds-cnn-fsdd for portable fills 92.7 % of the Corstone-300's 512 KiB ITCM with ExecuTorch's kernels in it,
+    less than the reserve left for an application: the build moves the kernel libraries' code and constants to
+    SRAM, says so and why, and the image runs in QEMU with the same outputs, bit for bit, as the one a zero
+    reserve keeps in ITCM."""
+    folder = tmp_path / "fw"
+    _project("ds-cnn-fsdd", "portable", folder, shared_cache, samples=2)
+    elf, placement = folder / "build" / "firmware.elf", folder / "build" / "zoo_link" / "zoo_code_placement.ld"
+    runs = {}
+    for reserve in (None, 0):
+        _configure(folder, sources, runtime_cache, *([] if reserve is None else [f"-DZOO_CODE_RESERVE={reserve}"]))
+        build = subprocess.run(["cmake", "--build", str(folder / "build")], capture_output=True, text=True, timeout=600)
+        assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
+        said = build.stdout[build.stdout.find("Memory region"):]
+        itcm = int(re.search(r"ITCM: +(\d+) B", said).group(1))  # type: ignore[union-attr]
+        if reserve is None:
+            assert "the kernel libraries' code and constants" in build.stdout and "go to SRAM (NPU_SRAM)" in build.stdout, said
+            from zoo.registry.firmware.project import CODE_RESERVE_BYTES
+            assert itcm <= ITCM[1] - CODE_RESERVE_BYTES and _inside(_address(elf, "native15convolution_out"), SRAM)
+            written = placement.read_text()
+            assert f"less than the {CODE_RESERVE_BYTES} B kept for the application" in written and "> NPU_SRAM" in written
+            assert re.search(r"^\.zoo_kernels +0x31000000 ", (folder / "build" / "firmware.map").read_text(), re.M)
+        else:
+            assert "stay in ITCM" in build.stdout and ".zoo_kernels :" not in placement.read_text(), build.stdout
+            assert itcm > ITCM[1] - CODE_RESERVE_BYTES and _inside(_address(elf, "native15convolution_out"), ITCM)
+        run = _qemu(elf)
+        assert run.returncode == 0 and "DONE 0" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
+        runs[reserve] = [line for line in run.stdout.splitlines() if line.startswith("Y ")]
+    assert len(runs[None]) == 2 and runs[None] == runs[0]
+
+
 def test_a_second_project_in_another_folder_builds_on_the_same_runtime(shared_cache: Path, sources: dict[str, str],
                                                                        runtime_cache: Path, tmp_path: Path) -> None:
     """The runtime's key is the content of its sources and toolchain, never a project's folder: a user's

@@ -212,6 +212,24 @@ def test_the_readme_runs_each_board_where_it_runs(add_entry: Artifact, tmp_path:
         assert "No emulator models alif-e8" in run
 
 
+@pytest.mark.parametrize(("target", "board", "moves"), [
+    ("ethos-u55-128", "corstone-300", "go to SRAM (`NPU_SRAM`) or, if it cannot hold them, DDR (`BULK`) instead"),
+    ("ethos-u85-256", "corstone-320", "go to SRAM (`NPU_SRAM`) or, if it cannot hold them, DDR (`BULK`) instead"),
+    ("ethos-u55-128", "alif-e8", "the kernels stay in MRAM whatever is left: the code runs from MRAM"),
+])
+def test_the_readme_says_where_the_kernels_go_when_the_code_leaves_the_application_too_little(
+        add_entry: Artifact, tmp_path: Path, target: str, board: str, moves: str) -> None:
+    project = _add_project(add_entry, tmp_path, target=target, board=board)
+    readme = project["README.md"].decode()
+    assert "### Code" in readme, readme[readme.index("## Build"):readme.index("## Run")]
+    from zoo.registry.firmware.project import BOARDS, CODE_RESERVE_BYTES
+
+    code = readme[readme.index("### Code"):readme.index("## Run")]
+    assert f"keeps {CODE_RESERVE_BYTES // 1024} KiB of {BOARDS[board].code_region} for your application" in code
+    assert moves in code and ("zoo_code_placement.ld" in code) is (board != "alif-e8"), code
+    assert f'set(ZOO_CODE_RESERVE "{CODE_RESERVE_BYTES}" CACHE STRING' in project["CMakeLists.txt"].decode()
+
+
 def test_the_readme_builds_the_stand_in_for_qemu_and_the_driver_for_the_fvp(add_entry: Artifact, tmp_path: Path) -> None:
     """Followed literally, the README's QEMU run is of a stand-in build (QEMU has no NPU: the real driver's
     ethosu_init fails there, and main then says so); the FVP's is of the real driver's."""
@@ -399,7 +417,7 @@ def test_the_firmware_links_without_newlibs_executable_stack_warning(add_entry: 
     """ld warns that newlib's objects (rdimon's, in the firmware) lack .note.GNU-stack as soon as one input has
     it: an executable stack means nothing on a bare-metal core, and the project's -z noexecstack says so."""
     cmake = _add_project(add_entry, tmp_path)["CMakeLists.txt"].decode()
-    link = cmake[cmake.index("target_link_options(firmware"):]
+    link = cmake[cmake.index("target_link_options(${_image}"):]
     assert '"LINKER:-z,noexecstack")' in link[:link.index(")\n") + 2]
     (tmp_path / "a.c").write_text('#include <stdlib.h>\nvoid _start(void) { _Exit(0); }\n'
                                   '__asm__(".section .note.GNU-stack,\\"\\",%progbits");\n')

@@ -28,6 +28,11 @@ RUNTIME_RECIPE = "1"
 EXECUTORCH_COMMIT = "cff6f4dd32e630945b7188512c1f2b4f102b05ad"
 """The ExecuTorch commit these projects are built and tested against (1.5.0 on its way to release;
 its ``schema/program.fbs`` is the 1.5.1 wheel's, which writes zoo's programs)."""
+CODE_RESERVE_BYTES = 64 * 1024
+"""The CODE (Corstone-300: ITCM) a firmware leaves free for the application around the model: its drivers,
+its own logic and signal processing (a keyword spotter's MFCC with CMSIS-DSP, an RTOS). With less left,
+the build moves the kernel libraries' code out (code_placement.cmake): ds-cnn-fsdd for portable otherwise
+leaves 38,468 B of the 512 KiB ITCM, and mnist 208,572 B. A CMake cache variable, ZOO_CODE_RESERVE."""
 DRIVER_COMMIT = "0356707"
 CMSIS_COMMIT = "7f62ddc8"
 
@@ -44,22 +49,32 @@ class BoardLayout:
     npu_irq: int | None
     sysclk_hz: int
     description: str
+    code_region: str
+    """The region the board's script aliases as CODE."""
+    kernel_regions: str
+    """The regions (aliases, in order of preference) the kernel libraries' code may move to when it leaves
+    less than CODE_RESERVE_BYTES of CODE; empty where the code runs from flash and nothing copies it."""
+    no_move: str = ""
+    """Why the kernels never move on this board (with no kernel_regions)."""
 
 
 BOARDS: dict[str, BoardLayout] = {
     "corstone-300": BoardLayout(
         "corstone-300", "cortex-m55", "-mcpu=cortex-m55", "Cortex-M55", "", 0x48102000, 56, 32_000_000,
         "Arm Corstone-300 (SSE-300, Cortex-M55 with an Ethos-U55 or U65): the FVP Corstone_SSE-300_Ethos-U55/U65 "
-        "and the MPS3 AN552 image. QEMU's mps3-an547 has the same memories, without the NPU."),
+        "and the MPS3 AN552 image. QEMU's mps3-an547 has the same memories, without the NPU.",
+        "ITCM", "NPU_SRAM BULK"),
     "corstone-320": BoardLayout(
         "corstone-320", "cortex-m85", "-march=armv8.1-m.main+mve.fp+fp.dp", "Cortex-M85",
         "gcc before 13 has no -mcpu=cortex-m85: this builds for Armv8.1-M with MVE and double-precision FP, "
         "the M85's instruction set without its PACBTI or its tuning.", 0x50004000, 16, 32_000_000,
-        "Arm Corstone-320 (SSE-320, Cortex-M85 with an Ethos-U85): the FVP Corstone_SSE-320."),
+        "Arm Corstone-320 (SSE-320, Cortex-M85 with an Ethos-U85): the FVP Corstone_SSE-320.", "BRAM",
+        "NPU_SRAM BULK"),
     "alif-e8": BoardLayout(
         "alif-e8", "cortex-m55", "-mcpu=cortex-m55", "Cortex-M55", "", None, None, 400_000_000,
         "Alif Ensemble E8's M55 cores with their Ethos-U55; memories from Alif's Ensemble device pack. Not run "
-        "here: set ZOO_NPU_BASE and ZOO_NPU_IRQ from Alif's board support."),
+        "here: set ZOO_NPU_BASE and ZOO_NPU_IRQ from Alif's board support.", "MRAM", "",
+        "the code runs from MRAM, where it is stored, and startup.c copies no code into SRAM"),
 }
 """The boards zoo writes a memory map for. A target of another family runs on the Corstone of its NPU."""
 
@@ -105,15 +120,16 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
         "NPU_CONFIG": str(macros["target"]), "DELEGATES": "ON" if delegates else "OFF",
         "KERNEL_LIBS": str(macros.get("cpu_kernel_libs") or ""), "SYSCLK_HZ": str(board.sysclk_hz),
         "RUNTIME_CACHE": runtime_cache.as_posix(), "PYTHON": Path(python or sys.executable).as_posix(),
-        "RUNTIME_RECIPE": RUNTIME_RECIPE,
+        "RUNTIME_RECIPE": RUNTIME_RECIPE, "CODE_RESERVE": str(CODE_RESERVE_BYTES), "CODE_REGION": board.code_region,
+        "KERNEL_REGIONS": board.kernel_regions, "NO_MOVE": board.no_move,
         "EXECUTORCH_COMMIT": EXECUTORCH_COMMIT, "HEADER": f"{stem}.h", "IO_HEADER": f"{stem}_io.h",
         "PLANNED_POOLS": _planned_pools(prefix, int(macros.get("planned_buffers") or 0)),
         "FEED": "\n".join(_feed(array, prefix, i) for i in range(inputs)),
         "DECODE": _decode(array, macros),
     }
     out = {f"model/{name}": data for name, data in model_files.items()}
-    for name in ("CMakeLists.txt", "runtime.cmake", "toolchain.cmake", "main.cpp", "startup.c", "zoo_sections.ld",
-                 f"{board.name}.ld"):
+    for name in ("CMakeLists.txt", "runtime.cmake", "toolchain.cmake", "code_placement.cmake", "main.cpp", "startup.c",
+                 "zoo_sections.ld", f"{board.name}.ld"):
         out[name] = _render(name, values)
     if delegates:
         for name in ("npu_standin.c", "npu_standin.h"):
@@ -128,8 +144,8 @@ def _template(name: str) -> bytes:
     return (resources("zoo.registry.firmware") / "templates" / name).read_bytes()
 
 
-_CMAKE_FILES = frozenset({"CMakeLists.txt", "runtime.cmake", "toolchain.cmake"})
-_CMAKE_CODE = frozenset({"KERNEL_LIBS", "CPU_FLAGS", "DELEGATES"})
+_CMAKE_FILES = frozenset({"CMakeLists.txt", "runtime.cmake", "toolchain.cmake", "code_placement.cmake"})
+_CMAKE_CODE = frozenset({"KERNEL_LIBS", "CPU_FLAGS", "DELEGATES", "KERNEL_REGIONS"})
 """Values a CMake file takes as code (a list, flags, a boolean), not inside a quoted argument."""
 _WHAT = {"RUNTIME_CACHE": "the runtime cache (ZOO_CACHE_DIR)", "PYTHON": "the Python (sys.executable)"}
 
@@ -302,12 +318,33 @@ minutes on 2 idle cores, more on a busy machine); later projects with the same s
 ExecuTorch's codegen (`{values['PYTHON']}`, which needs torch) are the paths of the machine that ran
 `zoo firmware`, as defaults: elsewhere, add `-DZOO_RUNTIME_CACHE=...` and `-DPYTHON_EXECUTABLE=...`.
 
+{_code_section(board)}
+
 ## Run
 
 {_run_section(board, values['NPU_CONFIG'], delegates)}
 
 `arm_executor_runner.cmake` sizes the pools of ExecuTorch's own Arm runner for this program.
 """
+
+
+def _code_section(board: BoardLayout) -> str:
+    """Where the kernel libraries' code goes, and how the build decides it (code_placement.cmake)."""
+    region = board.code_region
+    rule = (f"The build keeps {CODE_RESERVE_BYTES // 1024} KiB of {region} for your application "
+            f"(`-DZOO_CODE_RESERVE=N` bytes changes it). It links twice: `zoo_code_measure.elf` measures the "
+            f"code with ExecuTorch's kernel libraries in {region}, then `firmware.elf` is the image. ")
+    if not board.kernel_regions:
+        return (f"### Code\n\n{rule}On {board.name} the kernels stay in {region} whatever is left: {board.no_move}. "
+                "The build says what is left.")
+    aliases = dict(re.findall(r'^REGION_ALIAS\("(\w+)", *(\w+)\);', _template(f"{board.name}.ld").decode(), re.M))
+    moves = [f"{aliases.get(alias, alias)} (`{alias}`)" for alias in board.kernel_regions.split()]
+    return (f"### Code\n\n{rule}When the code leaves less than the reserve, the kernel libraries' code and "
+            f"constants (`.text` and `.rodata` of `libportable_kernels.a`, `libquantized_kernels.a` and "
+            f"`libkernels_util_all_deps.a`) go to {' or, if it cannot hold them, '.join(moves)} instead. The build prints which and why, and writes it into `build/zoo_link/zoo_code_placement.ld` "
+            f"(the `.zoo_kernels` section, which `zoo_sections.ld` includes); `build/firmware.map` shows where it "
+            f"went. By hand, edit `zoo_sections.ld`: an output section before `.text` takes the input sections it "
+            f"names, e.g. `.my_code : {{ *libmine.a:*(.text* .rodata*) }} > {board.kernel_regions.split()[0]}`.")
 
 
 def in_qemu(board: BoardLayout) -> bool:
