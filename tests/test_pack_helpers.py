@@ -1,0 +1,138 @@
+"""The helpers zoo offers model-pack authors: files read by sha256, data as samples, a
+reproducible training loop, the weights it writes, and a shipped classifier's variants."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+import zoo
+from zoo import BuildError, SpecError
+
+DATA = b"the pack's bytes\n"
+DIGEST = hashlib.sha256(DATA).hexdigest()
+
+
+def test_checked_file_hands_back_the_path_of_the_expected_bytes(tmp_path: Path) -> None:
+    path = tmp_path / "data.bin"
+    path.write_bytes(DATA)
+    assert zoo.checked_file(path, DIGEST, owner="my-pack", remedy="reinstall my-pack") == path
+    assert zoo.checked_file(str(path), DIGEST.upper(), owner="my-pack", remedy="reinstall my-pack") == path
+    assert zoo.file_sha256(path, owner="my-pack", remedy="reinstall my-pack") == DIGEST
+
+
+def test_other_bytes_are_refused_naming_the_file_both_digests_and_the_remedy(tmp_path: Path) -> None:
+    path = tmp_path / "weights.pt"
+    path.write_bytes(DATA + b"tampered")
+    found = hashlib.sha256(path.read_bytes()).hexdigest()
+    with pytest.raises(BuildError) as caught:
+        zoo.checked_file(path, DIGEST, owner="my-net", remedy="take it from my-wheel 1.0")
+    assert str(caught.value) == (f"my-net: {path} has sha256 {found}, expected {DIGEST}: refusing other bytes; "
+                                 "take it from my-wheel 1.0")
+
+
+def test_a_missing_file_or_a_fifo_is_named_with_the_remedy(tmp_path: Path) -> None:
+    gone = tmp_path / "gone.safetensors"
+    with pytest.raises(BuildError, match=f"^my-net: {gone} is missing; reinstall my-pack$"):
+        zoo.checked_file(gone, DIGEST, owner="my-net", remedy="reinstall my-pack")
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)  # reading it would never end: refused before any read
+    with pytest.raises(BuildError, match=f"^my-net: {fifo} is not a regular file; reinstall my-pack$"):
+        zoo.file_sha256(fifo, owner="my-net", remedy="reinstall my-pack")
+
+
+def test_a_training_recipe_refuses_numbers_that_cannot_train() -> None:
+    with pytest.raises(SpecError, match="epochs must be a whole number of at least 1, not 0"):
+        zoo.TrainingRecipe(epochs=0, batch=4, learning_rate=1e-3)
+    with pytest.raises(SpecError, match="batch must be a whole number of at least 1, not 2.5"):
+        zoo.TrainingRecipe(epochs=1, batch=2.5, learning_rate=1e-3)  # type: ignore[arg-type]
+    with pytest.raises(SpecError, match="learning_rate must be above 0"):
+        zoo.TrainingRecipe(epochs=1, batch=4, learning_rate=0.0)
+    recipe = zoo.TrainingRecipe(epochs=30, batch=32, learning_rate=3e-3, weight_decay=1e-4)
+    assert recipe.describe() == "adamw lr=0.003 wd=0.0001 cosine epochs=30 batch=32 seed=0"
+
+
+# --- with torch ---------------------------------------------------------------------------------
+
+
+def _net() -> Any:
+    import torch
+
+    return torch.nn.Sequential(torch.nn.Conv2d(1, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                               torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(4, 3))
+
+
+def _data(seed: int = 7) -> tuple[Any, Any]:
+    import torch
+
+    g = torch.Generator().manual_seed(seed)
+    return torch.randn(40, 1, 6, 6, generator=g), torch.randint(0, 3, (40,), generator=g)
+
+
+def _new(seed: int) -> Any:
+    return zoo.seeded_network(_net, seed)
+
+
+def _state(model: Any) -> dict[str, bytes]:
+    return {k: v.numpy().tobytes() for k, v in model.state_dict().items()}
+
+
+@pytest.mark.stack
+def test_two_trainings_give_identical_parameters_and_another_seed_does_not() -> None:
+    import torch
+
+    x, y = _data()
+    recipe = zoo.TrainingRecipe(epochs=3, batch=8, learning_rate=1e-2, weight_decay=1e-4, seed=1)
+    rng, deterministic, threads = torch.random.get_rng_state(), torch.are_deterministic_algorithms_enabled(), \
+        torch.get_num_threads()
+    first = zoo.train_classifier(_new, x, y, recipe)
+    # Left as they were: the caller's random numbers, deterministic setting and threads.
+    assert torch.equal(torch.random.get_rng_state(), rng)
+    assert torch.are_deterministic_algorithms_enabled() == deterministic and torch.get_num_threads() == threads
+    torch.rand(5)  # the caller's random numbers move on; the training must not depend on them
+    second = zoo.train_classifier(_new, x, y, recipe)
+    assert not first.training and _state(first) == _state(second)
+    assert _state(first) != _state(_new(1)), "it trained"
+    other = zoo.train_classifier(_new, x, y, zoo.TrainingRecipe(epochs=3, batch=8, learning_rate=1e-2, seed=2))
+    assert _state(other) != _state(first)
+    assert 0.0 <= zoo.classifier_accuracy(first, x, y) <= 1.0
+    with pytest.raises(SpecError, match="40 inputs but 39 labels"):
+        zoo.train_classifier(_new, x, y[:39], recipe, where="training mine")
+
+
+@pytest.mark.stack
+def test_saved_weights_are_the_same_bytes_every_time_readable_by_all_and_load_back(tmp_path: Path) -> None:
+    model = _new(3)
+    note = "my-net; recipe: " + zoo.TrainingRecipe(epochs=1, batch=1, learning_rate=1.0).describe()
+    digests = [zoo.save_weights(model, tmp_path / f"w{i}.safetensors", note) for i in range(2)]
+    first = (tmp_path / "w0.safetensors").read_bytes()
+    assert digests == [hashlib.sha256(first).hexdigest()] * 2 and first == (tmp_path / "w1.safetensors").read_bytes()
+    assert stat.S_IMODE((tmp_path / "w0.safetensors").stat().st_mode) == 0o644
+    loaded = zoo.load_weights(_new(4), tmp_path / "w0.safetensors", owner="my-net", remedy="retrain")
+    assert _state(loaded) == _state(model)
+    with pytest.raises(BuildError, match="my-net: .*gone.safetensors is missing; retrain"):
+        zoo.load_weights(_new(4), tmp_path / "gone.safetensors", owner="my-net", remedy="retrain")
+
+
+@pytest.mark.stack
+def test_a_shipped_classifier_builds_each_variant_and_names_the_others(tmp_path: Path) -> None:
+    x, y = _data()
+    splits = {"calibration": (x[:8], y[:8]), "held_out": (x[8:20], y[8:20])}
+    weights = tmp_path / "net.safetensors"
+    zoo.save_weights(_new(9), weights, "trained elsewhere")
+    net = zoo.ShippedClassifier("my-net", _net, splits.__getitem__, weights, "mine", remedy="reinstall my-pack")
+    assert _state(net.build("mine")) == _state(_new(9))
+    random = net.build("random")
+    assert float(random[1].running_var.sum()) != 4.0, "BatchNorm re-estimated on the calibration samples"
+    assert [s[0].shape[0] for s in net.calibration()] == [1] * 8 and len(net.example_inputs()) == 1
+    assert [label for _, label in net.evaluation()] == [int(v) for v in y[8:20]]
+    assert net.weights_identity() == "sha256:" + hashlib.sha256(weights.read_bytes()).hexdigest()
+    with pytest.raises(BuildError, match="my-net has no weights variant 'theirs'; choose mine or random"):
+        net.build("theirs")
+    with pytest.raises(SpecError, match="8 inputs but 7 labels"):
+        zoo.labelled_samples(x[:8], y[:7])

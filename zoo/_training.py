@@ -1,0 +1,131 @@
+"""Training a pack's classifier so that every x86_64 host writes the same weights bytes.
+
+What the packs' training scripts need, once: zoo's reproducible float numerics (baseline
+kernels, one thread, no oneDNN or NNPACK, MKL in its compatible branch: see
+``zoo/registry/request/reproducible.py``), torch's deterministic algorithms, a seeded network
+and seeded shuffles, and weights written as safetensors with nothing that varies between runs.
+Torch loads inside the functions only, so that ``import zoo`` stays light.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from zoo._errors import SpecError
+from zoo._fs import write_atomic
+from zoo.registry.request import reproducible
+
+__all__ = [
+    "TrainingRecipe",
+    "classifier_accuracy",
+    "pin_numerics",
+    "save_weights",
+    "train_classifier",
+]
+
+
+def pin_numerics() -> None:
+    """Ask for zoo's reproducible CPU kernels, the ones every build computes with.
+
+    Call it first in a training script, before torch computes anything (loading data with
+    torch counts): torch reads the setting at its first use. `train_classifier` refuses to
+    train, with a `zoo.BuildError` saying why, when it was called too late."""
+    reproducible.pin()
+
+
+@dataclass(frozen=True)
+class TrainingRecipe:
+    """How `train_classifier` trains: AdamW with a cosine schedule over ``epochs``, cross-entropy,
+    batches of ``batch`` in an order drawn from ``seed``, and the network built from ``seed``.
+    (Not a quantization `zoo.Recipe`.)"""
+
+    epochs: int
+    batch: int
+    learning_rate: float
+    weight_decay: float = 0.0
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for field in ("epochs", "batch"):
+            value = getattr(self, field)
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                raise SpecError(f"TrainingRecipe: {field} must be a whole number of at least 1, not {value!r}")
+        if not self.learning_rate > 0 or not self.weight_decay >= 0:
+            raise SpecError(f"TrainingRecipe: learning_rate must be above 0 and weight_decay at least 0, not "
+                            f"{self.learning_rate!r} and {self.weight_decay!r}")
+
+    def describe(self) -> str:
+        """One line for the weights' metadata: ``adamw lr=0.003 wd=0.0001 cosine epochs=30 batch=32 seed=0``."""
+        return (f"adamw lr={self.learning_rate} wd={self.weight_decay} cosine epochs={self.epochs} "
+                f"batch={self.batch} seed={self.seed}")
+
+
+def train_classifier(new_network: Callable[[int], Any], inputs: Any, labels: Any, recipe: TrainingRecipe,
+                     *, where: str = "training") -> Any:
+    """Train ``new_network(recipe.seed)`` on ``inputs`` (one tensor, samples along the first axis)
+    and ``labels`` (class indices) by ``recipe``, and return it in eval mode.
+
+    It runs in zoo's reproducible numerics with torch's deterministic algorithms, so two runs
+    write the same weights, as does another x86_64 host with the same stack and CPU maker (AdamW's
+    square root goes through MKL, whose float32 result differs between Intel and AMD). It leaves
+    torch's random state, thread count and deterministic setting as they were. ``where`` names
+    the run in the error raised when this process cannot compute reproducibly (torch ran
+    before `pin_numerics`)."""
+    import torch
+
+    if len(inputs) != len(labels):
+        raise SpecError(f"{where}: {len(inputs)} inputs but {len(labels)} labels; give one label per input")
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    with reproducible.numerics(torch, where), torch.random.fork_rng(devices=[]):
+        torch.manual_seed(recipe.seed)
+        torch.use_deterministic_algorithms(True)
+        try:
+            return _train(new_network(recipe.seed).train(), inputs, labels, recipe).eval()
+        finally:
+            torch.use_deterministic_algorithms(deterministic)
+
+
+def _train(model: Any, inputs: Any, labels: Any, recipe: TrainingRecipe) -> Any:
+    import torch
+
+    optimiser = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, weight_decay=recipe.weight_decay)
+    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=recipe.epochs)
+    loss_fn = torch.nn.CrossEntropyLoss()
+    shuffle = torch.Generator().manual_seed(recipe.seed)
+    for _ in range(recipe.epochs):
+        order = torch.randperm(inputs.shape[0], generator=shuffle)
+        for start in range(0, inputs.shape[0], recipe.batch):
+            batch = order[start : start + recipe.batch]
+            optimiser.zero_grad()
+            loss_fn(model(inputs[batch]), labels[batch]).backward()
+            optimiser.step()
+        schedule.step()
+    return model
+
+
+def classifier_accuracy(model: Any, inputs: Any, labels: Any, *, where: str = "evaluating") -> float:
+    """The fraction of ``inputs`` whose highest output is their label (0 to 1), computed in
+    zoo's reproducible numerics like `train_classifier`."""
+    import torch
+
+    with reproducible.numerics(torch, where), torch.no_grad():
+        predicted = model(inputs).argmax(dim=1)
+    return float((predicted == labels).float().mean())
+
+
+def save_weights(model: Any, path: Path | str, note: str) -> str:
+    """Write ``model``'s state dict to ``path`` as safetensors, with ``note`` as its one metadata
+    entry (``{"zoo": note}``), readable by all (0644, as a wheel ships it), and return the file's
+    sha256. The same weights give the same bytes: no timestamp, and one metadata key, since
+    safetensors writes several in an order that varies between runs. Written whole or not at all."""
+    from safetensors.torch import save
+
+    state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
+    data = save(state, metadata={"zoo": note})
+    write_atomic(Path(path), data, mode=0o644)
+    return hashlib.sha256(data).hexdigest()
+
