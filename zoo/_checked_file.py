@@ -9,13 +9,14 @@ Torch-free: registration computes identities with it.
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 from pathlib import Path
 from typing import BinaryIO
 
 from zoo._errors import BuildError
 from zoo._regular_file import open_regular
 
-__all__ = ["checked_file", "file_sha256"]
+__all__ = ["checked_file", "file_sha256", "package_file"]
 
 
 def file_sha256(path: Path | str, *, owner: str, remedy: str) -> str:
@@ -56,3 +57,21 @@ def checked_file(path: Path | str, sha256: str, *, owner: str, remedy: str) -> P
     if found != sha256.lower():
         raise BuildError(f"{owner}: {path} has sha256 {found}, expected {sha256}: refusing other bytes; {remedy}")
     return path
+
+
+def package_file(package: str, relative: str, *, owner: str, remedy: str) -> Path:
+    """The file ``relative`` (``"datasets/data/digits.npz"``) inside the installed ``package``,
+    found without importing it (its ``__init__`` may need what the pack does not install).
+
+    A package that is not installed, or has no such file, raises `zoo.BuildError`
+    ``"{owner}: {package}/{relative} is missing: …; {remedy}"``, ``remedy`` saying what to install."""
+    try:
+        spec = importlib.util.find_spec(package)
+    except (ImportError, ValueError):
+        spec = None
+    for location in (spec.submodule_search_locations or []) if spec else []:
+        path = Path(location) / relative
+        if path.exists():
+            return path
+    why = f"{package} is not installed" if spec is None else f"the installed {package} has no such file"
+    raise BuildError(f"{owner}: {package}/{relative} is missing: {why}; {remedy}")

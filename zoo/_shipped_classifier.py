@@ -17,6 +17,7 @@ from zoo._batchnorm import reestimate_batchnorm
 from zoo._checked_file import file_sha256, open_for_pack
 from zoo._errors import BuildError
 from zoo._samples import labelled_samples, one_input_samples
+from zoo._spec import WeightsVariant
 
 __all__ = ["ShippedClassifier", "load_weights", "seeded_network"]
 
@@ -29,8 +30,9 @@ class ShippedClassifier:
     `zoo.save_weights` wrote it), and ``random`` keeps the init from ``seed``. ``remedy`` says what
     to do when ``weights_file`` is missing (``"reinstall my-pack"``).
 
-    Pass its methods to `ModelSpec` (``build=``, ``example_inputs=``), `Dataset` (``load=``) and
-    `WeightsVariant` (``identity=``); ``new_network`` is what `zoo.train_classifier` takes."""
+    Pass its methods to `ModelSpec` (``build=``, ``example_inputs=``, ``weights=`` its two
+    variants) and `Dataset` (``load=``); ``new_network`` is what `zoo.train_classifier` takes, and
+    `zoo.train_shipped_weights` trains and writes ``weights_file``."""
 
     name: str
     network: Callable[[], Any]
@@ -67,6 +69,25 @@ class ShippedClassifier:
     def example_inputs(self) -> tuple[Any, ...]:
         """The first calibration sample."""
         return self.calibration()[0]
+
+    def trained_variant(self, *, description: str, origin: str, licence: str,
+                        reference: dict[str, float]) -> WeightsVariant:
+        """The `WeightsVariant` ``trained``: the shipped file, its digest as the identity."""
+        return WeightsVariant(name=self.trained, description=description, origin=origin, licence=licence,
+                              identity=self.weights_identity, reference=reference)
+
+    def random_variant(self, calibration_identity: Callable[[], str], samples: str) -> WeightsVariant:
+        """The `WeightsVariant` ``random``: PyTorch's init from ``seed``, every BatchNorm re-estimated
+        on the calibration data (``calibration_identity()`` names it; ``samples`` says what it holds,
+        ``"clips"``)."""
+        return WeightsVariant(
+            name="random",
+            description=(f"untrained: PyTorch's default init after torch.manual_seed({self.seed}), then every "
+                         f"BatchNorm's statistics re-estimated on the calibration {samples}"),
+            origin="generated",
+            licence="n/a",
+            identity=lambda: f"seed:{self.seed};bn-reestimated-on:{calibration_identity()}",
+        )
 
     def weights_identity(self) -> str:
         """``sha256:`` and the shipped weights file's digest (hashlib only, no torch)."""

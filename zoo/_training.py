@@ -10,6 +10,7 @@ Torch loads inside the functions only, so that ``import zoo`` stays light.
 from __future__ import annotations
 
 import hashlib
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -17,14 +18,17 @@ from typing import Any
 
 from zoo._errors import SpecError
 from zoo._fs import write_atomic
+from zoo._shipped_classifier import ShippedClassifier
 from zoo.registry.request import reproducible
 
 __all__ = [
+    "TrainedWeights",
     "TrainingRecipe",
     "classifier_accuracy",
     "pin_numerics",
     "save_weights",
     "train_classifier",
+    "train_shipped_weights",
 ]
 
 
@@ -129,3 +133,38 @@ def save_weights(model: Any, path: Path | str, note: str) -> str:
     write_atomic(Path(path), data, mode=0o644)
     return hashlib.sha256(data).hexdigest()
 
+
+
+@dataclass(frozen=True)
+class TrainedWeights:
+    """What `train_shipped_weights` did: the file it wrote, and the figures to print."""
+
+    model: Any
+    path: Path
+    sha256: str
+    size: int
+    samples: int
+    seconds: float
+    held_out_accuracy: float
+    held_out: int
+
+    def summary(self) -> str:
+        """Three lines: the training, the held-out top-1, the file."""
+        return (f"trained on {self.samples} samples in {self.seconds:.1f} s\n"
+                f"float top-1 on {self.held_out} held-out samples: {self.held_out_accuracy:.2%}\n"
+                f"wrote {self.path} ({self.size:,} bytes, sha256 {self.sha256})")
+
+
+def train_shipped_weights(classifier: ShippedClassifier, inputs: Any, labels: Any, recipe: TrainingRecipe, *,
+                          note: str, out: Path | str | None = None) -> TrainedWeights:
+    """Train ``classifier``'s network with `train_classifier`, measure it on its held-out split,
+    and write its weights file (or ``out``) with `save_weights`; the file's metadata is ``note``,
+    ``"; recipe: "`` and ``recipe.describe()``. A pack's training script is this call."""
+    started = time.perf_counter()
+    model = train_classifier(classifier.new_network, inputs, labels, recipe, where=f"training {classifier.name}")
+    seconds = time.perf_counter() - started
+    held_x, held_y = classifier.split("held_out")
+    accuracy = classifier_accuracy(model, held_x, held_y, where=f"evaluating {classifier.name}")
+    path = Path(out) if out is not None else classifier.weights_file
+    digest = save_weights(model, path, f"{note}; recipe: {recipe.describe()}")
+    return TrainedWeights(model, path, digest, path.stat().st_size, len(labels), seconds, accuracy, len(held_y))
