@@ -174,3 +174,29 @@ def test_train_shipped_weights_writes_the_classifiers_file_with_the_recipe_in_it
         assert f.metadata() == {"zoo": "my-net; data: blobs; recipe: " + recipe.describe()}
     assert _state(net.build("mine")) == _state(zoo.train_classifier(net.new_network, x[10:], y[10:], recipe))
     assert done.summary().splitlines()[2] == f"wrote {weights} ({done.size:,} bytes, sha256 {done.sha256})"
+
+
+@pytest.mark.stack
+def test_the_optimiser_is_torchs_adamw_op_for_op_but_for_the_square_root(monkeypatch: pytest.MonkeyPatch) -> None:
+    import torch
+
+    from zoo import _training
+
+    # With torch's own square root, the update is torch's AdamW to the bit...
+    monkeypatch.setattr(_training, "_sqrt", torch.sqrt)
+    x, y = _data()
+    models = [_new(11), _new(11)]
+    optimisers = [_training._adamw_class()(models[0].parameters(), lr=3e-3, weight_decay=1e-4),
+                  torch.optim.AdamW(models[1].parameters(), lr=3e-3, weight_decay=1e-4)]
+    for _ in range(3):
+        for model, optimiser in zip(models, optimisers, strict=True):
+            optimiser.zero_grad()
+            torch.nn.functional.cross_entropy(model(x), y).backward()
+            optimiser.step()
+    assert _state(models[0]) == _state(models[1])
+    monkeypatch.undo()
+    # ...and its own square root is within one float32 step of the exact one, on every host the same.
+    v = torch.cat([torch.rand(50_000) * 10.0 ** torch.randint(-30, 30, (50_000,)), torch.tensor([0.0, 1e-45, 4.0])])
+    got, exact = _training._sqrt(v), torch.from_numpy(v.double().sqrt().float().numpy())
+    assert bool(((got - exact).abs() <= torch.finfo(torch.float32).eps * exact.abs() + 1e-45).all())
+    assert float(_training._sqrt(torch.tensor([4.0]))[0]) == 2.0

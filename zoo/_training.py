@@ -2,17 +2,20 @@
 
 What the packs' training scripts need, once: zoo's reproducible float numerics (baseline
 kernels, one thread, no oneDNN or NNPACK, MKL in its compatible branch: see
-``zoo/registry/request/reproducible.py``), torch's deterministic algorithms, a seeded network
-and seeded shuffles, and weights written as safetensors with nothing that varies between runs.
+``zoo/registry/request/reproducible.py``), torch's deterministic algorithms, AdamW with Intel's
+square root on any CPU, a seeded network and seeded shuffles, and weights written as safetensors
+with nothing that varies between runs.
 Torch loads inside the functions only, so that ``import zoo`` stays light.
 """
 
 from __future__ import annotations
 
 import hashlib
+import math
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 from typing import Any
 
@@ -43,9 +46,9 @@ def pin_numerics() -> None:
 
 @dataclass(frozen=True)
 class TrainingRecipe:
-    """How `train_classifier` trains: AdamW with a cosine schedule over ``epochs``, cross-entropy,
-    batches of ``batch`` in an order drawn from ``seed``, and the network built from ``seed``.
-    (Not a quantization `zoo.Recipe`.)"""
+    """How `train_classifier` trains: AdamW (torch's, but for its square root) with a cosine
+    schedule over ``epochs``, cross-entropy, batches of ``batch`` in an order drawn from ``seed``,
+    and the network built from ``seed``. (Not a quantization `zoo.Recipe`.)"""
 
     epochs: int
     batch: int
@@ -73,10 +76,10 @@ def train_classifier(new_network: Callable[[int], Any], inputs: Any, labels: Any
     """Train ``new_network(recipe.seed)`` on ``inputs`` (one tensor, samples along the first axis)
     and ``labels`` (class indices) by ``recipe``, and return it in eval mode.
 
-    It runs in zoo's reproducible numerics with torch's deterministic algorithms, so two runs
-    write the same weights, as does another x86_64 host with the same stack and CPU maker (AdamW's
-    square root goes through MKL, whose float32 result differs between Intel and AMD). It leaves
-    torch's random state, thread count and deterministic setting as they were. ``where`` names
+    It runs in zoo's reproducible numerics with torch's deterministic algorithms, and AdamW's
+    square root is computed as Intel's MKL computes it, so every run on any x86_64 host with the
+    same stack, Intel or AMD, gives the same weights. It leaves torch's random state, thread count
+    and deterministic setting as they were. ``where`` names
     the run in the error raised when this process cannot compute reproducibly (torch ran
     before `pin_numerics`)."""
     import torch
@@ -96,7 +99,7 @@ def train_classifier(new_network: Callable[[int], Any], inputs: Any, labels: Any
 def _train(model: Any, inputs: Any, labels: Any, recipe: TrainingRecipe) -> Any:
     import torch
 
-    optimiser = torch.optim.AdamW(model.parameters(), lr=recipe.learning_rate, weight_decay=recipe.weight_decay)
+    optimiser = _adamw_class()(model.parameters(), lr=recipe.learning_rate, weight_decay=recipe.weight_decay)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=recipe.epochs)
     loss_fn = torch.nn.CrossEntropyLoss()
     shuffle = torch.Generator().manual_seed(recipe.seed)
@@ -168,3 +171,85 @@ def train_shipped_weights(classifier: ShippedClassifier, inputs: Any, labels: An
     path = Path(out) if out is not None else classifier.weights_file
     digest = save_weights(model, path, f"{note}; recipe: {recipe.describe()}")
     return TrainedWeights(model, path, digest, path.stat().st_size, len(labels), seconds, accuracy, len(held_y))
+
+
+# --- AdamW's square root, the same on every x86_64 host ------------------------------------
+#
+# torch.Tensor.sqrt on a CPU float32 tensor calls MKL's vector math (vsSqrt, HA). In MKL's
+# COMPATIBLE mode that is the same kernel on Intel and on AMD, and it is not correctly rounded: it
+# starts from the RSQRTPS instruction, whose result each CPU maker defines differently, and refines
+# it once in float32. So AdamW's update followed the CPU maker. This computes that kernel's
+# arithmetic in plain float32 tensor ops with Intel's RSQRTPS table, as scripts/train_mnist.py does,
+# so every host gets what Intel's MKL gives.
+
+
+@cache
+def _intel_rsqrt_table(odd_exponent: bool) -> Any:
+    """Intel's RSQRTPS mantissas (Bochs' rsqrt_table0/1): 1/sqrt of each of 1,024 mantissa
+    buckets' midpoint, normalised to [1, 2), rounded to 12 fraction bits, as bits 22..8."""
+    import torch
+
+    entries = []
+    for i in range(1024):
+        m = 1.0 + (i + 0.5) / 1024.0
+        value = 2.0 / math.sqrt(m) if odd_exponent else math.sqrt(2.0 / m)
+        entries.append(8 * round((value - 1.0) * 4096.0))
+    return torch.tensor(entries, dtype=torch.int32)
+
+
+def _sqrt(x: Any) -> Any:
+    """sqrt(x) for float32 x >= 0 exactly as MKL 2024's vsSqrt (HA, COMPATIBLE) computes it on Intel."""
+    import torch
+
+    bits = x.view(torch.int32)
+    exponent = (bits >> 23) & 0xFF
+    index = (bits & 0x7FFFFF) >> 13
+    mantissa = torch.where((exponent & 1) == 1, _intel_rsqrt_table(True)[index], _intel_rsqrt_table(False)[index])
+    y = (((0x7E - ((exponent - 0x7F) >> 1)) << 23) | (mantissa << 8)).view(torch.float32)  # RSQRTPS(x)
+    s = x * y
+    h = y * 0.5
+    r = 0.5 - s * h
+    s = s * r + s
+    h = h * r + h
+    out = (x - s * s) * h + s
+    # MKL's own path for zeros, subnormals and x > 0x7f7ff000: the correctly rounded sqrt.
+    rare = (bits < 0x00800000) | (bits > 0x7F7FF000)
+    if bool(rare.any()):
+        out[rare] = torch.tensor([math.sqrt(v) for v in x[rare].tolist()], dtype=torch.float32)
+    return out
+
+
+@cache
+def _adamw_class() -> type[Any]:
+    import torch
+
+    class AdamW(torch.optim.AdamW):
+        """torch.optim.AdamW's update (no amsgrad, maximize), op for op as torch 2.x's single-tensor
+        path runs on CPU, with the square root above."""
+
+        @torch.no_grad()
+        def step(self, closure: Any = None) -> None:  # type: ignore[override]
+            for group in self.param_groups:
+                beta1, beta2 = group["betas"]
+                lr, eps, weight_decay = group["lr"], group["eps"], group["weight_decay"]
+                for param in group["params"]:
+                    if param.grad is None:
+                        continue
+                    state = self.state[param]
+                    if not state:
+                        state["step"] = torch.tensor(0.0, dtype=torch.float32)
+                        state["exp_avg"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+                        state["exp_avg_sq"] = torch.zeros_like(param, memory_format=torch.preserve_format)
+                    grad, exp_avg, exp_avg_sq = param.grad, state["exp_avg"], state["exp_avg_sq"]
+                    state["step"] += 1
+                    if weight_decay != 0:
+                        param.mul_(1 - lr * weight_decay)
+                    exp_avg.lerp_(grad, 1 - beta1)
+                    exp_avg_sq.mul_(beta2).addcmul_(grad, grad, value=1 - beta2)
+                    step = state["step"].item()
+                    step_size = lr / (1 - beta1**step)
+                    bias_correction2_sqrt = (1 - beta2**step) ** 0.5
+                    denom = (_sqrt(exp_avg_sq) / bias_correction2_sqrt).add_(eps)
+                    param.addcdiv_(exp_avg, denom, value=-step_size)
+
+    return AdamW

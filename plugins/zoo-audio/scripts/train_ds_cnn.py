@@ -4,7 +4,7 @@ Trains the DS-CNN on FSDD's training split (preprocessed exactly as the plugin
 does), writes ``src/zoo_audio/weights/ds_cnn_fsdd.safetensors`` and prints float
 top-1 on the held-out clips: the figure the spec declares as its reference. It
 trains with ``zoo.train_shipped_weights``, in zoo's reproducible numerics mode, so
-any x86_64 host with the same stack and CPU maker writes identical bytes.
+any x86_64 host with the same stack, Intel or AMD, writes identical bytes.
 
     python plugins/zoo-audio/scripts/train_ds_cnn.py [--out PATH]
 """

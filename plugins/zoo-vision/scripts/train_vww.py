@@ -4,8 +4,8 @@ Trains MobileNetV1-0.25 on lfw_subset's 160 training crops and their mirror imag
 (preprocessed exactly as the plugin does), writes
 ``src/zoo_vision/weights/vww_mobilenetv1_025.safetensors`` and prints float top-1 on the
 40 held-out crops: the figure the spec declares as its reference. It trains with
-``zoo.train_shipped_weights``, in zoo's reproducible numerics mode, so any x86_64 host
-with the same stack and CPU maker writes identical bytes.
+``zoo.train_shipped_weights``, in zoo's reproducible numerics mode, so
+any x86_64 host with the same stack, Intel or AMD, writes identical bytes.
 
     python plugins/zoo-vision/scripts/train_vww.py [--out PATH]
 """
