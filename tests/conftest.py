@@ -8,7 +8,7 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -20,6 +20,7 @@ from zoo.registry.request import (
 reproducible.pin()
 
 from tests.fake_compile import FakeCompile  # noqa: E402
+from zoo import BuildError  # noqa: E402
 
 if TYPE_CHECKING:
     from zoo import Artifact
@@ -139,6 +140,21 @@ target = "ethos-u55-128"
 sram = "1000KiB"
 description = "tests: an Ethos-U55-128 with 1000 KiB of SRAM"
 """
+
+
+def refusal_of_other_data(pack_data: Any, monkeypatch: pytest.MonkeyPatch) -> str:
+    """What a pack's data module (``zoo_audio.fsdd``, ``zoo_vision.lfw``: ``data_path``, ``SNAPSHOT``,
+    a cached ``snapshot`` and ``checked_path``) says when its snapshot expects other bytes (64 zeros)."""
+    import json
+
+    monkeypatch.setattr(pack_data, "snapshot", lambda: {**json.loads(pack_data.SNAPSHOT.read_text()), "sha256": "0" * 64})
+    pack_data.checked_path.cache_clear()
+    try:
+        with pytest.raises(BuildError) as caught:
+            pack_data.checked_path()
+    finally:
+        pack_data.checked_path.cache_clear()
+    return str(caught.value)
 
 
 def run_dir(factory: pytest.TempPathFactory, name: str) -> Path:

@@ -13,6 +13,7 @@ from zoo._version import __version__
 if _TYPE_CHECKING:
     from zoo._api import Zoo, ZooOptions, build, fetch
     from zoo._batchnorm import reestimate_batchnorm
+    from zoo._checked_file import checked_file, file_sha256, package_file
     from zoo._errors import (
         BuildError,
         CacheError,
@@ -34,6 +35,8 @@ if _TYPE_CHECKING:
     from zoo._onnx import read_onnx, reader_identity
     from zoo._options import Choices, FetchArgs, FetchOptions
     from zoo._recipe import Recipe
+    from zoo._samples import labelled_samples, one_input_samples
+    from zoo._shipped_classifier import ShippedClassifier, load_weights, seeded_network
     from zoo._spec import (
         Board,
         Dataset,
@@ -43,6 +46,15 @@ if _TYPE_CHECKING:
         ModelSpec,
         Sample,
         WeightsVariant,
+    )
+    from zoo._training import (
+        TrainedWeights,
+        TrainingRecipe,
+        classifier_accuracy,
+        pin_numerics,
+        save_weights,
+        train_classifier,
+        train_shipped_weights,
     )
     from zoo.registry.evaluators.base import Evaluator
     from zoo.registry.evaluators.classification import top1
@@ -106,6 +118,12 @@ _LAZY = {
     "top1": "zoo.registry.evaluators.classification",
     "word_error_rate": "zoo.registry.evaluators.text",
     "reestimate_batchnorm": "zoo._batchnorm",
+    # For model packs: their files read by sha256 (torch-free), and training (torch inside).
+    **dict.fromkeys(["checked_file", "file_sha256", "package_file"], "zoo._checked_file"),
+    **dict.fromkeys(["labelled_samples", "one_input_samples"], "zoo._samples"),
+    **dict.fromkeys(["ShippedClassifier", "load_weights", "seeded_network"], "zoo._shipped_classifier"),
+    **dict.fromkeys(["TrainedWeights", "TrainingRecipe", "classifier_accuracy", "pin_numerics", "save_weights",
+                     "train_classifier", "train_shipped_weights"], "zoo._training"),
     "hub_checkpoint": "zoo.registry.model_files.hub_checkpoint",
     **dict.fromkeys(["read_onnx", "reader_identity"], "zoo._onnx"),
 }
@@ -137,9 +155,12 @@ __all__ = [
     "RemoteError",
     "RemoteUnavailable",
     "Sample",
+    "ShippedClassifier",
     "Skipped",
     "SpecError",
     "Target",
+    "TrainedWeights",
+    "TrainingRecipe",
     "UnknownModelError",
     "UnknownTargetError",
     "UsageError",
@@ -152,16 +173,24 @@ __all__ = [
     "__version__",
     "build",
     "char_error_rate",
+    "checked_file",
+    "classifier_accuracy",
     "ctc_greedy",
     "decode_pitch",
     "edit_distance",
     "f1_at",
     "fetch",
+    "file_sha256",
     "hookimpl",
     "hookspec",
     "hub_checkpoint",
+    "labelled_samples",
+    "load_weights",
     "map_at",
     "miou",
+    "one_input_samples",
+    "package_file",
+    "pin_numerics",
     "precision_at",
     "raw_pitch_accuracy",
     "read_onnx",
@@ -170,7 +199,11 @@ __all__ = [
     "reconstruction_roc_auc",
     "reestimate_batchnorm",
     "roc_auc",
+    "save_weights",
+    "seeded_network",
     "top1",
+    "train_classifier",
+    "train_shipped_weights",
     "word_error_rate",
 ]
 

@@ -3,8 +3,8 @@
 Trains the DS-CNN on FSDD's training split (preprocessed exactly as the plugin
 does), writes ``src/zoo_audio/weights/ds_cnn_fsdd.safetensors`` and prints float
 top-1 on the held-out clips: the figure the spec declares as its reference. It
-computes in zoo's reproducible numerics mode, so any x86_64 host with the same
-stack writes identical bytes.
+trains with ``zoo.train_shipped_weights``, in zoo's reproducible numerics mode, so
+any x86_64 host with the same stack, Intel or AMD, writes identical bytes.
 
     python plugins/zoo-audio/scripts/train_ds_cnn.py [--out PATH]
 """
@@ -12,86 +12,20 @@ stack writes identical bytes.
 from __future__ import annotations
 
 import argparse
-import hashlib
-import time
 from pathlib import Path
-from typing import Any
 
-from zoo.registry.request import reproducible
+import zoo
 
-reproducible.pin()  # before torch computes anything: the same kernels on every x86_64 host
+zoo.pin_numerics()  # before torch computes anything: the same kernels on every x86_64 host
 
-import torch  # noqa: E402
-from safetensors.torch import save_file  # noqa: E402
 from zoo_audio import ds_cnn, fsdd  # noqa: E402
 
-EPOCHS = 30
-BATCH = 32
-LEARNING_RATE = 3e-3
-WEIGHT_DECAY = 1e-4
-SEED = 0
-
-
-def train(features: Any, labels: Any) -> Any:
-    model = ds_cnn.new_network(SEED).train()
-    optimiser = torch.optim.AdamW(model.parameters(), lr=LEARNING_RATE, weight_decay=WEIGHT_DECAY)
-    schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=EPOCHS)
-    loss_fn = torch.nn.CrossEntropyLoss()
-    shuffle = torch.Generator().manual_seed(SEED)
-    for _ in range(EPOCHS):
-        order = torch.randperm(features.shape[0], generator=shuffle)
-        for start in range(0, features.shape[0], BATCH):
-            batch = order[start : start + BATCH]
-            optimiser.zero_grad()
-            loss_fn(model(features[batch]), labels[batch]).backward()
-            optimiser.step()
-        schedule.step()
-    return model.eval()
-
-
-def top1(model: Any, features: Any, labels: Any) -> float:
-    with torch.no_grad():
-        predicted = model(features).argmax(dim=1)
-    return float((predicted == labels).float().mean())
-
-
-def save(model: Any, out: Path) -> None:
-    state = {k: v.detach().contiguous() for k, v in model.state_dict().items()}
-    # One key only: safetensors writes metadata in hash-map order, which varies between runs.
-    metadata = {
-        "zoo": (
-            f"{ds_cnn.NAME} (DS-CNN, {ds_cnn.CHANNELS} channels, {ds_cnn.BLOCKS} blocks); data: FSDD training "
-            f"split, {fsdd.identity('train')}; recipe: adamw lr={LEARNING_RATE} wd={WEIGHT_DECAY} cosine "
-            f"epochs={EPOCHS} batch={BATCH} seed={SEED}"
-        )
-    }
-    out.parent.mkdir(parents=True, exist_ok=True)
-    save_file(state, str(out), metadata=metadata)
-    out.chmod(0o644)  # safetensors creates the file 0600; it ships in the wheel
-
-
-def main() -> None:
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--out", type=Path, default=ds_cnn.WEIGHTS_FILE)
-    args = parser.parse_args()
-
-    torch.manual_seed(SEED)
-    torch.use_deterministic_algorithms(True)
-    train_x, train_y = fsdd.load("train")
-    held_x, held_y = fsdd.load("held_out")
-
-    started = time.perf_counter()
-    with reproducible.numerics(torch, f"training {ds_cnn.NAME}"):
-        model = train(train_x, train_y)
-        seconds = time.perf_counter() - started
-        accuracy = top1(model, held_x, held_y)
-    save(model, args.out)
-
-    data = args.out.read_bytes()
-    print(f"trained on {len(train_y)} clips in {seconds:.1f} s")
-    print(f"float top-1 on {len(held_y)} held-out clips: {accuracy:.2%}")
-    print(f"wrote {args.out} ({len(data):,} bytes, sha256 {hashlib.sha256(data).hexdigest()})")
-
+RECIPE = zoo.TrainingRecipe(epochs=30, batch=32, learning_rate=3e-3, weight_decay=1e-4, seed=0)
 
 if __name__ == "__main__":
-    main()
+    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
+    parser.add_argument("--out", type=Path, default=ds_cnn.WEIGHTS_FILE)
+    note = (f"{ds_cnn.NAME} (DS-CNN, {ds_cnn.CHANNELS} channels, {ds_cnn.BLOCKS} blocks); data: FSDD training "
+            f"split, {fsdd.identity('train')}")
+    print(zoo.train_shipped_weights(ds_cnn.CLASSIFIER, *fsdd.load("train"), RECIPE, note=note,
+                                    out=parser.parse_args().out).summary())

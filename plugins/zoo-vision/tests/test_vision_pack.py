@@ -3,13 +3,14 @@ what the pack registers, that registering it stays light, and MTCNN's weight-fil
 
 from __future__ import annotations
 
+import hashlib
 import json
 from pathlib import Path
 
 import pytest
 from zoo_vision import lfw, mtcnn, resnet8, ssdlite, vww, yolo_tiny
 
-from tests.conftest import run_probed
+from tests.conftest import refusal_of_other_data, run_probed
 from zoo import BuildError, Zoo
 
 MODELS = {"vww-mobilenetv1-025": "visual-wake-words", "resnet8-cifar": "image-classification",
@@ -23,38 +24,12 @@ def test_the_snapshot_is_what_the_script_writes() -> None:
     assert lfw.dumps(lfw.make_snapshot()) == lfw.SNAPSHOT.read_text()
 
 
-def test_the_split_is_stratified_and_follows_the_crops_bytes_not_their_order() -> None:
-    import numpy as np
 
-    crops = np.load(lfw.data_path())
-    split = lfw.split_of([c.tobytes() for c in crops])
-    assert {k: len(v) for k, v in split.items()} == {"held_out": 40, "train": 160, "calibration": 32}
-    assert sorted(split["held_out"] + split["train"]) == list(range(200))
-    assert set(split["calibration"]) <= set(split["train"])
-    for part in split.values():
-        faces = sum(lfw.label_of(i) for i in part)
-        assert faces * 2 == len(part)  # half faces in every part
-    # Reversed within each class, the same crops land in the same parts.
-    order = [*range(99, -1, -1), *range(199, 99, -1)]
-    again = lfw.split_of([crops[i].tobytes() for i in order])
-    for name, part in split.items():
-        assert {crops[order[i]].tobytes() for i in again[name]} == {crops[i].tobytes() for i in part}
-
-
-@pytest.mark.stack
-def test_loaded_crops_have_the_declared_shape_and_range() -> None:
-    images, labels = lfw.load("held_out")
-    assert tuple(images.shape) == (40, 3, 96, 96) and labels.tolist().count(1) == 20
-    assert float(images.min()) >= -1.0 and float(images.max()) <= 1.0
-    assert bool((images[:, 0] == images[:, 2]).all())  # grey on three channels
-    small, _ = lfw.load("held_out", 24)
-    assert tuple(small.shape) == (40, 3, 24, 24)
-
-
-@pytest.mark.stack
-def test_the_anchor_snapshot_is_torchvisions() -> None:
-    stored = json.loads(ssdlite.ANCHORS.read_text())
-    assert stored["anchors"] == ssdlite.generate_anchors() and len(stored["anchors"]) == 3234
+def test_a_data_file_that_is_not_the_snapshots_is_refused_naming_both_digests(monkeypatch: pytest.MonkeyPatch) -> None:
+    found = hashlib.sha256(lfw.data_path().read_bytes()).hexdigest()
+    text = refusal_of_other_data(lfw, monkeypatch)
+    assert f"{lfw.data_path()} has sha256 {found}, expected {'0' * 64}: refusing other bytes" in text, text
+    assert "Install scikit-image==0.26.0, or regenerate the snapshot" in text, text
 
 
 def test_the_pack_registers_its_models_with_tasks_metrics_and_weights(vision_zoo: Zoo) -> None:
@@ -135,7 +110,7 @@ def test_a_tampered_mtcnn_weights_file_is_refused_with_its_digest(
         mtcnn.build("pnet", "facenet")
     text = str(caught.value)
     assert "mtcnn-pnet" in text and mtcnn.NETS["pnet"].sha256 in text and "refusing other bytes" in text, text
-    with pytest.raises(BuildError, match=r"rnet\.pt does not exist"):
+    with pytest.raises(BuildError, match=r"rnet\.pt is missing; ZOO_MTCNN_WEIGHTS="):
         mtcnn.build("rnet", "facenet")
 
 

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from zoo import (
-    BuildError,
     Dataset,
     InputSpec,
     Metric,
     ModelSpec,
-    WeightsVariant,
-    reestimate_batchnorm,
+    ShippedClassifier,
     top1,
 )
 from zoo_audio import fsdd
@@ -68,48 +65,13 @@ def network_class() -> type[Any]:
     return DSCNN
 
 
+CLASSIFIER = ShippedClassifier(NAME, lambda: network_class()(), fsdd.load, WEIGHTS_FILE, "fsdd",
+                               remedy="the shipped weights are gone; reinstall zoo-audio", seed=RANDOM_SEED)
+
+
 def new_network(seed: int = RANDOM_SEED) -> Any:
     """A freshly initialised network; the global torch RNG is left untouched."""
-    import torch
-
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return network_class()()
-
-
-def _build(variant: str) -> Any:
-    model = new_network()
-    if variant == "fsdd":
-        from safetensors.torch import load_file
-
-        if not WEIGHTS_FILE.is_file():
-            raise BuildError(f"{NAME}: the shipped weights {WEIGHTS_FILE} are missing; reinstall zoo-audio")
-        model.load_state_dict(load_file(str(WEIGHTS_FILE)), strict=True)
-    elif variant == "random":
-        reestimate_batchnorm(model, _calibration())
-    else:
-        raise BuildError(f"{NAME} has no weights variant {variant!r}; choose fsdd or random")
-    return model.eval()
-
-
-def _calibration() -> list[tuple[Any, ...]]:
-    features, _ = fsdd.load("calibration")
-    return [(features[i : i + 1].clone(),) for i in range(features.shape[0])]
-
-
-def _evaluation() -> list[tuple[tuple[Any, ...], int]]:
-    features, labels = fsdd.load("held_out")
-    return [((features[i : i + 1].clone(),), int(labels[i])) for i in range(features.shape[0])]
-
-
-def _example_inputs() -> tuple[Any, ...]:
-    return _calibration()[0]
-
-
-def _weights_identity() -> str:
-    if not WEIGHTS_FILE.is_file():
-        raise BuildError(f"{NAME}: the shipped weights {WEIGHTS_FILE} are missing; reinstall zoo-audio")
-    return "sha256:" + hashlib.sha256(WEIGHTS_FILE.read_bytes()).hexdigest()
+    return CLASSIFIER.new_network(seed)
 
 
 def spec() -> ModelSpec:
@@ -120,12 +82,12 @@ def spec() -> ModelSpec:
         description=DESCRIPTION,
         task="keyword-spotting",
         inputs=(InputSpec("mfcc", (1, 1, fsdd.CLIP_FRAMES, fsdd.COEFFICIENTS), "float32"),),
-        build=_build,
-        example_inputs=_example_inputs,
+        build=CLASSIFIER.build,
+        example_inputs=CLASSIFIER.example_inputs,
         calibration=Dataset(
             size=split["calibration"],
             description=f"{split['calibration']} FSDD clips, apart from the training and held-out clips",
-            load=_calibration,
+            load=CLASSIFIER.calibration,
             identity=lambda: fsdd.identity("calibration"),
         ),
         evaluation=Dataset(
@@ -134,30 +96,19 @@ def spec() -> ModelSpec:
                 f"{split['held_out']} held-out FSDD clips ({fsdd.SPLIT_RULE}); the same 6 speakers as "
                 "training: the file does not say who speaks, so no speaker is held out whole"
             ),
-            load=_evaluation,
+            load=CLASSIFIER.evaluation,
             identity=lambda: fsdd.identity("held_out"),
         ),
         weights=(
-            WeightsVariant(
-                name="fsdd",
+            CLASSIFIER.trained_variant(
                 description=(
                     f"trained by plugins/zoo-audio/scripts/train_ds_cnn.py on {split['train']:,} FSDD clips"
                 ),
                 origin="zoo_audio/weights/ds_cnn_fsdd.safetensors (shipped with zoo-audio)",
                 licence=f"Apache-2.0; training data: {fsdd.ORIGIN}",
-                identity=_weights_identity,
                 reference={"top1": REFERENCE_TOP1},
             ),
-            WeightsVariant(
-                name="random",
-                description=(
-                    f"untrained: PyTorch's default init after torch.manual_seed({RANDOM_SEED}), then every "
-                    "BatchNorm's statistics re-estimated on the calibration clips"
-                ),
-                origin="generated",
-                licence="n/a",
-                identity=lambda: f"seed:{RANDOM_SEED};bn-reestimated-on:{fsdd.identity('calibration')}",
-            ),
+            CLASSIFIER.random_variant(lambda: fsdd.identity("calibration"), "clips"),
         ),
         metrics=(Metric(
             "top1", top1, higher_is_better=True, max_drop=1.0,

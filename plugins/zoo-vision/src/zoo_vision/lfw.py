@@ -11,13 +11,12 @@ Module level is torch- and numpy-free: registration reads the snapshot ``data/lf
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError
+from zoo import BuildError, checked_file, file_sha256, package_file
 
 SOURCE = "skimage/data/lfw_subset.npy"
 SNAPSHOT = Path(__file__).parent / "data" / "lfw_subset.json"
@@ -40,17 +39,15 @@ PREPROCESSING = (
 )
 
 
+REMEDY = ("another scikit-image version? Install scikit-image==0.26.0, or regenerate the snapshot with "
+          "python plugins/zoo-vision/scripts/snapshot_lfw.py and retrain")
+"""What to do when the data file is missing or is not the snapshot's."""
+
+
 def data_path() -> Path:
     """The crops file inside the installed scikit-image, found without importing it."""
-    spec = importlib.util.find_spec("skimage")
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(location) / "data" / "lfw_subset.npy"
-        if path.is_file():
-            return path
-    raise BuildError(
-        f"zoo-vision: the LFW crops ({SOURCE}) are missing: scikit-image is not installed. "
-        "Install it with: pip install --no-deps 'scikit-image==0.26.0' (only its data file is read)"
-    )
+    return package_file("skimage", "data/lfw_subset.npy", owner="zoo-vision",
+                        remedy="install it with: pip install --no-deps 'scikit-image==0.26.0' (only its data file is read)")
 
 
 @cache
@@ -59,22 +56,10 @@ def snapshot() -> dict[str, Any]:
     return data
 
 
-def file_sha256(path: Path) -> str:
-    return hashlib.sha256(path.read_bytes()).hexdigest()
-
-
 @cache
 def checked_path() -> Path:
     """The data file, refused if it is not the one the snapshot describes."""
-    path = data_path()
-    digest = file_sha256(path)
-    if digest != snapshot()["sha256"]:
-        raise BuildError(
-            f"zoo-vision: {path} has sha256 {digest}, the pack's snapshot expects {snapshot()['sha256']} "
-            "(another scikit-image version?). Install scikit-image==0.26.0, or regenerate the snapshot with "
-            "python plugins/zoo-vision/scripts/snapshot_lfw.py and retrain"
-        )
-    return path
+    return checked_file(data_path(), snapshot()["sha256"], owner="zoo-vision", remedy=REMEDY)
 
 
 def identity(split: str) -> str:
@@ -114,7 +99,7 @@ def make_snapshot(path: Path | None = None) -> dict[str, Any]:
     splits = split_of([c.tobytes() for c in crops])
     return {
         "source": SOURCE,
-        "sha256": file_sha256(path),
+        "sha256": file_sha256(path, owner="zoo-vision", remedy=REMEDY),
         "crops": int(crops.shape[0]),
         "crop": [int(crops.shape[1]), int(crops.shape[2])],
         "identical_crops": int(crops.shape[0] - len({c.tobytes() for c in crops})),

