@@ -1,7 +1,11 @@
 """Line coverage of zoo's packages from ``make coverage``'s combined data: one row per package
 (a folder of ``zoo/``, the loose modules of a folder counted with it, and each model pack).
 
-    python scripts/coverage_by_package.py [--json coverage.json] [--depth 2]
+    python scripts/coverage_by_package.py [--json coverage.json] [--depth 2] [--under DIR]
+
+``--under`` counts only the files of one source tree: a test that starts ``zoo`` without the
+tree's path (a light install, a cleared environment) runs the installed copy, whose lines would
+otherwise count a second time, and from other sources.
 """
 
 from __future__ import annotations
@@ -28,12 +32,16 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--json", type=Path, default=Path("coverage.json"))
     parser.add_argument("--depth", type=int, default=2)
+    parser.add_argument("--under", type=Path, help="count only the files under this folder")
     args = parser.parse_args()
     if not args.json.exists():
         subprocess.run([sys.executable, "-m", "coverage", "json", "-q", "-o", str(args.json)], check=True)
     files = json.loads(args.json.read_text())["files"]
     totals: dict[str, list[int]] = defaultdict(lambda: [0, 0])
+    under = str(args.under.resolve()) + "/" if args.under else "/"
     for path, data in files.items():
+        if not path.startswith(under):
+            continue
         row = totals[package_of(path, args.depth)]
         row[0] += data["summary"]["covered_lines"]
         row[1] += data["summary"]["num_statements"]
