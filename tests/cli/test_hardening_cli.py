@@ -337,8 +337,10 @@ def test_ctrl_c_exits_130(where: str, tmp_path: Path) -> None:
         (tmp_path / "waiting_plugin.py").write_text(wait + _PLUGINS[where] + "\n")
         args = ["-p", "waiting_plugin", *args]
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(filter(None, [str(tmp_path), os.environ.get("PYTHONPATH")]))}
+    # As from a terminal: a suite started in the background (nohup, `&` in a script) passes its
+    # children SIGINT ignored, and zoo leaves an ignored SIGINT ignored, as a background job's should be.
     proc = subprocess.Popen([sys.executable, "-m", "zoo", *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                            text=True, env=env)
+                            text=True, env=env, preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     try:
         deadline = time.monotonic() + 300
         while not marker.exists():
