@@ -38,7 +38,7 @@ def kws(labels: list[Any], metrics: tuple[Metric, ...] | None = None) -> ModelSp
 @pytest.mark.stack
 def test_names_as_labels_fail_before_anything_is_lowered(monkeypatch: pytest.MonkeyPatch) -> None:
     """issue 21 §1b: labels given as names failed only after a 13 s lowering, with int()'s raw message."""
-    from zoo.registry.compile import lower, targets
+    from zoo.registry.compile import lower, pipeline
     from zoo.registry.npu.targets import TargetTable
 
     def no_lowering(*args: Any, **kwargs: Any) -> Any:
@@ -47,7 +47,7 @@ def test_names_as_labels_fail_before_anything_is_lowered(monkeypatch: pytest.Mon
     monkeypatch.setattr(lower, "_lower_ethosu", no_lowering)
     target = TargetTable().resolve("u55-128")
     with pytest.raises(BuildError) as caught:
-        targets.compile_targets(kws(["three", "seven"]), [target], verify=[True])
+        pipeline.compile_targets(kws(["three", "seven"]), [target], verify=[True])
     text = str(caught.value)
     assert "metric 'top1' of plugin 'my-models'" in text and "model 'kws'" in text
     assert "item 0's label is 'three' (str) is not a class index" in text and "not a class name" in text
