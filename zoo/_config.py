@@ -83,9 +83,9 @@ def find_config_file(start: Path | None = None) -> Path | None:
         candidate = d / CONFIG_NAME
         if candidate.is_file():
             return candidate
-    from platformdirs import user_config_dir
+    from zoo._dirs import user_config_dir
 
-    user = Path(user_config_dir("zoo")) / CONFIG_NAME
+    user = Path(user_config_dir()) / CONFIG_NAME
     return user if user.is_file() else None
 
 
@@ -244,6 +244,6 @@ def apply_env(cfg: Config) -> Config:
 def cache_dir(cfg: Config) -> Path:
     if cfg.cache_dir is not None:
         return cfg.cache_dir
-    from platformdirs import user_cache_dir
+    from zoo._dirs import user_cache_dir
 
-    return Path(user_cache_dir("zoo"))
+    return Path(user_cache_dir())

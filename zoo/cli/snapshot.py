@@ -70,9 +70,9 @@ def _folder() -> str:
     root = os.environ.get("ZOO_CACHE_DIR")
     if root:
         return os.path.join(os.path.expanduser(root), "snapshots")
-    from platformdirs import user_cache_dir
+    from zoo._dirs import user_cache_dir
 
-    return os.path.join(user_cache_dir("zoo"), "snapshots")
+    return os.path.join(user_cache_dir(), "snapshots")
 
 
 def _stat(path: str) -> Stat:
@@ -345,9 +345,9 @@ def _stdlib(path: str) -> bool:
 
 
 def _user_config() -> str:
-    from platformdirs import user_config_dir
+    from zoo._dirs import user_config_dir
 
-    return os.path.join(user_config_dir("zoo"), "zoo.toml")
+    return os.path.join(user_config_dir(), "zoo.toml")
 
 
 def _prune(folder: str) -> None:

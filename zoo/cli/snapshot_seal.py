@@ -38,9 +38,9 @@ def digest(key: tuple[Any, ...]) -> str:
 def seal_key() -> bytes | None:
     """This user's key for sealing snapshots, outside the cache; made on first use. None
     (snapshots off) where it can be neither read nor made."""
-    from platformdirs import user_state_dir
+    from zoo._dirs import user_state_dir
 
-    path = os.path.join(user_state_dir("zoo"), "snapshot.key")
+    path = os.path.join(user_state_dir(), "snapshot.key")
     try:
         with open(path, "rb") as f:
             key = f.read(64)
