@@ -17,6 +17,9 @@ matched by order, operator and MACs, whose cycles differ most.
     python benchmarks/vs_tflite.py mnist u55-128
     python benchmarks/vs_tflite.py mv2 u55-128 --weights random
     python benchmarks/vs_tflite.py --all --markdown out/vs_tflite.md   # 4 models × u55-128, u85-256
+    python benchmarks/vs_tflite.py --catalogue --jobs 2 --markdown out/vs_tflite.md  # the whole table
+
+``--jobs N`` runs N models at a time, each in a process of its own (its log in ``--logs``).
 
 Run with zoo's venv, under ``nice -n 19`` on a shared machine. ``--weights`` defaults to the
 model's own weights where they load offline, else ``random``; both sides always get the same.
@@ -36,7 +39,7 @@ import tempfile
 import time
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -54,6 +57,16 @@ TFLITE_PACKAGES = (
 )
 ALL_MODELS = ("mv2", "mnist", "mobilenet-v3-small", "resnet8-cifar")
 ALL_TARGETS = ("u55-128", "u85-256")
+# Issue 45's table: every image classifier, the audio and vision packs' networks it names, cheapest first.
+CATALOGUE_MODELS = (
+    "mnist", "resnet8-cifar", "ds-cnn-fsdd", "vww-mobilenetv1-025", "silero-vad", "crepe-tiny", "ppocr-cls",
+    "shufflenet-v2-x0-5", "mobilenet-v3-small", "squeezenet1-1", "mnasnet0-5", "shufflenet-v2-x1-0", "mnasnet0-75",
+    "mv2", "squeezenet1-0", "mnasnet1-0", "shufflenet-v2-x1-5", "mobilenet-v3-large", "regnet-x-400mf",
+    "regnet-y-400mf", "mnasnet1-3", "efficientnet-b0", "shufflenet-v2-x2-0", "regnet-x-800mf", "regnet-y-800mf",
+    "ppocr-rec", "ppocr-det", "googlenet", "efficientnet-b1", "deit-tiny", "mobilevit-xs", "resnet18",
+    "regnet-x-1-6gf", "regnet-y-1-6gf", "efficientnet-b2", "ssdlite320-mobilenetv3-large", "lraspp-mobilenetv3-large",
+)
+CATALOGUE_TARGETS = ("u55-128", "u65-256", "u85-256")
 VELA = Path(sys.executable).with_name("vela")
 _OPERATORS = re.compile(r"^(CPU|NPU) operators = (\d+)", re.MULTILINE)
 _SAME_KIND = {"FullyConnected": "Conv2D"}
@@ -103,6 +116,17 @@ class Side:
     seconds: float = 0.0
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+
+
+def side_json(side: Side) -> dict[str, Any]:
+    return asdict(side)
+
+
+def side_from_json(data: dict[str, Any]) -> Side:
+    data = dict(data)
+    vela = data.pop("vela")
+    run = VelaRun(vela["total"], [Layer(**x) for x in vela["layers"]], vela["flags"]) if vela else None
+    return Side(**data, vela=run)
 
 
 # --- Vela ---------------------------------------------------------------------------------------
@@ -482,7 +506,57 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             f"| {best.cpu_ops} / {defaults.cpu_ops} / {tfl.cpu_ops if tfl.vela else '-'} | {_gap_share(best, tfl)} "
             f"| {top_layers(best, tfl)} |"
         )
+    failed = [(r, s) for r in rows for s in (r["best"], r["defaults"], r["tflite"]) if s.error]
+    if failed:
+        lines += ["", "What could not be built or compiled (the first line of its error):", ""]
+        lines += [f"- {r['model']} on {r['target']}, {s.label}: {s.error.strip().splitlines()[0][:300]}"
+                  for r, s in failed]
     return "\n".join(lines) + "\n"
+
+
+def rows_json(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: side_json(v) if isinstance(v, Side) else v for k, v in r.items()} for r in rows]
+
+
+def rows_from_json(data: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
+    return [{k: side_from_json(r[k]) if k in ("best", "defaults", "tflite") else v for k, v in r.items()} for r in data]
+
+
+def run_jobs(models: Sequence[str], targets: Sequence[str], args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
+    """Each model in a fresh process of this script, ``args.jobs`` at a time, in the order given;
+    each one's output goes to its log, its rows to a JSON file this run reads back."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    logs = (args.logs or work / "logs").resolve()
+    logs.mkdir(parents=True, exist_ok=True)
+    print(f"{len(models)} models × {', '.join(targets)}, {args.jobs} at a time; logs in {logs}", flush=True)
+    env = {**os.environ, "OMP_NUM_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1"}
+    done: list[str] = []
+
+    def one(model: str) -> list[dict[str, Any]]:
+        rows_file = work / f"rows-{model}.json"
+        rows_file.unlink(missing_ok=True)
+        command = [sys.executable, str(Path(__file__).resolve()), "--models", model, "--targets", ",".join(targets),
+                   "--top", str(args.top), "--venv", str(args.venv), "--keep", str(work / model),
+                   "--rows", str(rows_file), *(["--weights", args.weights] if args.weights else [])]
+        started = time.perf_counter()
+        with (logs / f"{model}.log").open("w") as log:
+            code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env).returncode
+        seconds = time.perf_counter() - started
+        done.append(model)
+        if not rows_file.is_file():
+            print(f"[{len(done)}/{len(models)}] {model}: no result, exit status {code} after {seconds:.0f} s "
+                  f"(see {logs / f'{model}.log'})", flush=True)
+            return [{"model": model, "target": t, "weights": "?", "seconds": seconds,
+                     **{k: Side(k, error=f"the comparison process ended with status {code}; see its log")
+                        for k in ("best", "defaults", "tflite")}} for t in targets]
+        rows = rows_from_json(json.loads(rows_file.read_text()))
+        ratios = ", ".join(f"{r['target']} {_ratio(r['best'], r['tflite'])}" for r in rows)
+        print(f"[{len(done)}/{len(models)}] {model}: {seconds:.0f} s; zoo best / TFLite: {ratios}", flush=True)
+        return rows
+
+    with ThreadPoolExecutor(args.jobs) as pool:
+        return [row for rows in pool.map(one, models) for row in rows]
 
 
 # --- driver -------------------------------------------------------------------------------------
@@ -534,7 +608,10 @@ def compare_model(zoo: Zoo, python: Path, model: str, targets: Sequence[str], as
         print_comparison(model, target, weights, best[i], defaults[i], tfl, top)
         rows.append({"model": model, "target": target, "weights": weights,
                      "best": best[i], "defaults": defaults[i], "tflite": tfl})
-    print(f"{model}: {time.perf_counter() - started:.1f} s for {len(targets)} target(s)", flush=True)
+    seconds = time.perf_counter() - started
+    for row in rows:
+        row["seconds"] = seconds
+    print(f"{model}: {seconds:.1f} s for {len(targets)} target(s)", flush=True)
     return rows
 
 
@@ -550,6 +627,11 @@ def main() -> int:
     parser.add_argument("--models", help="comma-separated models")
     parser.add_argument("--targets", help="comma-separated targets")
     parser.add_argument("--all", action="store_true", help=f"{', '.join(ALL_MODELS)} × {', '.join(ALL_TARGETS)}")
+    parser.add_argument("--catalogue", action="store_true",
+                        help=f"the {len(CATALOGUE_MODELS)} models of issue 45's table × {', '.join(CATALOGUE_TARGETS)}")
+    parser.add_argument("--jobs", type=int, default=1, help="models compared at a time, each in a process of its own")
+    parser.add_argument("--logs", type=Path, help="with --jobs: each model's output here (default: the work folder)")
+    parser.add_argument("--rows", type=Path, help=argparse.SUPPRESS)  # a --jobs child writes its rows here
     parser.add_argument("--weights", help="weights variant for every model (default: its own if offline, else random)")
     parser.add_argument("--top", type=int, default=8, help="layers to show per comparison")
     parser.add_argument("--markdown", type=Path, help="also write the table here")
@@ -562,6 +644,8 @@ def main() -> int:
         return 0
     models = list(ALL_MODELS) if args.all else (args.models.split(",") if args.models else [args.model])
     targets = list(ALL_TARGETS) if args.all else (args.targets.split(",") if args.targets else [args.target])
+    if args.catalogue:
+        models, targets = list(CATALOGUE_MODELS), list(CATALOGUE_TARGETS)
     if None in models or None in targets:
         parser.error("give MODEL TARGET, --models/--targets, or --all")
 
@@ -577,8 +661,13 @@ def main() -> int:
     with tempfile.TemporaryDirectory(prefix="zoo-vs-tflite-") as tmp:
         work = (args.keep or Path(tmp)).resolve()
         work.mkdir(parents=True, exist_ok=True)
-        for model in models:
-            rows += compare_model(zoo, python, model, targets, args.weights, args.top, work)
+        if args.jobs > 1:
+            rows = run_jobs(models, targets, args, work)
+        else:
+            for model in models:
+                rows += compare_model(zoo, python, model, targets, args.weights, args.top, work)
+    if args.rows:
+        args.rows.write_text(json.dumps(rows_json(rows), indent=1))
     elapsed = time.perf_counter() - started
     table = markdown(rows)
     print("\n" + table)
