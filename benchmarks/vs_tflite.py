@@ -532,6 +532,7 @@ def run_jobs(models: Sequence[str], targets: Sequence[str], args: argparse.Names
     print(f"{len(models)} models × {', '.join(targets)}, {args.jobs} at a time; logs in {logs}", flush=True)
     env = {**os.environ, "OMP_NUM_THREADS": "1", "TF_NUM_INTRAOP_THREADS": "1", "TF_NUM_INTEROP_THREADS": "1"}
     done: list[str] = []
+    finished: dict[str, list[dict[str, Any]]] = {}
 
     def one(model: str) -> list[dict[str, Any]]:
         rows_file = work / f"rows-{model}.json"
@@ -553,6 +554,10 @@ def run_jobs(models: Sequence[str], targets: Sequence[str], args: argparse.Names
         rows = rows_from_json(json.loads(rows_file.read_text()))
         ratios = ", ".join(f"{r['target']} {_ratio(r['best'], r['tflite'])}" for r in rows)
         print(f"[{len(done)}/{len(models)}] {model}: {seconds:.0f} s; zoo best / TFLite: {ratios}", flush=True)
+        finished[model] = rows
+        if args.markdown:  # the table so far, in the models' order: a run stopped early leaves what it measured
+            so_far = [row for m in models for row in finished.get(m, [])]
+            _write(args.markdown, markdown(so_far) + f"\n{len(finished)} of {len(models)} models measured so far.\n")
         return rows
 
     with ThreadPoolExecutor(args.jobs) as pool:
@@ -615,6 +620,13 @@ def compare_model(zoo: Zoo, python: Path, model: str, targets: Sequence[str], as
     return rows
 
 
+def _write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_name(path.name + ".partial")
+    partial.write_text(text)
+    partial.replace(path)
+
+
 def _tail(text: str, lines: int = 20) -> str:
     return "\n".join(text.strip().splitlines()[-lines:])
 
@@ -674,8 +686,7 @@ def main() -> int:
     print(f"{len(rows)} comparison(s) in {elapsed:.1f} s ({elapsed / 60:.1f} min); "
           f"load average {os.getloadavg()[0]:.1f} at the end")
     if args.markdown:
-        args.markdown.parent.mkdir(parents=True, exist_ok=True)
-        args.markdown.write_text(table)
+        _write(args.markdown, table + f"\n{len(rows)} comparisons in {elapsed / 60:.1f} min on {os.cpu_count()} cores.\n")
     failed = any(s.error for r in rows for s in (r["best"], r["defaults"], r["tflite"]))
     return 1 if failed else 0
 
