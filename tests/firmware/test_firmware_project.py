@@ -305,7 +305,7 @@ def test_the_runtime_runs_the_lost_output_program_that_zoo_refuses(sources: dict
     from zoo.registry.firmware.model_io import render_io
     from zoo.registry.firmware.project import BOARDS, Samples, render_project
     from zoo.registry.npu.targets import TargetTable
-    from zoo.registry.pte.pte_structure import read_pte
+    from zoo.registry.pte.program import read_program
     from zoo.registry.request.io_boundary import read_boundary
     from zoo.registry.verify.structure_check import Expected, check_structure
 
@@ -321,14 +321,15 @@ def test_the_runtime_runs_the_lost_output_program_that_zoo_refuses(sources: dict
                           capture_output=True, text=True, timeout=600)
     assert made.returncode == 0, made.stderr[-3000:]
     pte = pte_path.read_bytes()
-    info = read_pte(pte)
+    program = read_program(pte)
+    info = program.info
     target = TargetTable().resolve("u55-128")
     refused = {c.name: c for c in check_structure(pte, Expected(target=target))}["io_shapes"]
     assert not refused.passed and "called with 3 value(s), but its Vela payload has 1 input(s) and 1 output(s)" in refused.detail
 
     boundary = read_boundary(info, ["x"])
     io = {"mode": "float", "layout": "nchw", **boundary}
-    macros = header_macros(pte, info, target=target, model="two_heads", model_version="test", weights="random",
+    macros = header_macros(program, target=target, model="two_heads", model_version="test", weights="random",
                            precision="int8", build_key="0" * 64, tools={}, vela_total={}, memory_fit=None, io=io)
     options = HeaderOptions()
     files = {"two_heads.pte": pte, "two_heads.h": pte_header(pte, file_name="two_heads.h", options=options,

@@ -69,9 +69,10 @@ def test_the_header_carries_the_allocators_needs(add_entry: Artifact) -> None:
     Ethos-U scratch, the kernels' load-time metadata and the floor below which the runtime moves that
     metadata into the method allocator (tests/firmware checks them against the runtime)."""
     from zoo.registry.firmware.method_allocator import ILP32, LP64, need
+    from zoo.registry.pte.program import read_program
 
-    pte = add_entry.pte.read_bytes()
-    small, large = need(pte, ILP32), need(pte, LP64)
+    program = read_program(add_entry.pte.read_bytes())
+    small, large = need(program, ILP32), need(program, LP64)
     assert small.method_bytes < large.method_bytes and small.load_temp_bytes < large.load_temp_bytes
     m = add_entry.manifest.memory or {}
     assert (m["method_allocator_bytes"], m["method_allocator_bytes_lp64"]) == (small.method_bytes, large.method_bytes)
