@@ -182,7 +182,7 @@ def test_the_kernels_leave_an_itcm_the_application_could_not_use_and_compute_the
         itcm = int(re.search(r"ITCM: +(\d+) B", said).group(1))  # type: ignore[union-attr]
         if reserve is None:
             assert "the kernel libraries' code and constants" in build.stdout and "go to SRAM (NPU_SRAM)" in build.stdout, said
-            from zoo.registry.firmware.project import CODE_RESERVE_BYTES
+            from zoo.registry.firmware.boards import CODE_RESERVE_BYTES
             assert itcm <= ITCM[1] - CODE_RESERVE_BYTES and _inside(_address(elf, "native15convolution_out"), SRAM)
             written = placement.read_text()
             assert f"less than the {CODE_RESERVE_BYTES} B kept for the application" in written and "> NPU_SRAM" in written
@@ -300,10 +300,11 @@ def test_the_runtime_runs_the_lost_output_program_that_zoo_refuses(sources: dict
     does not refuse it: load_method and execute succeed, and the second output is never copied out of
     the NPU's scratch. zoo's structure check is what refuses it (io_shapes)."""
     from tests.lost_output_model import LOST_OUTPUT_MODEL
+    from zoo.registry.firmware.boards import BOARDS
     from zoo.registry.firmware.c_header import HeaderOptions, pte_asm, pte_header
     from zoo.registry.firmware.header_macros import header_macros
     from zoo.registry.firmware.model_io import render_io
-    from zoo.registry.firmware.project import BOARDS, Samples, render_project
+    from zoo.registry.firmware.project import Samples, render_project
     from zoo.registry.npu.targets import TargetTable
     from zoo.registry.pte.program import read_program
     from zoo.registry.request.io_boundary import read_boundary
