@@ -128,7 +128,7 @@ def test_the_check_names_each_block_that_neither_runs_nor_says_why(tmp_path: Pat
 
 def test_the_firmware_pages_clone_lines_check_out_the_commits_zoo_builds_against() -> None:
     """The clone block cannot run here (no network); its commits are the ones the generated projects name."""
-    from zoo.registry.firmware.project import CMSIS_COMMIT, DRIVER_COMMIT, EXECUTORCH_COMMIT
+    from zoo.registry.firmware.boards import CMSIS_COMMIT, DRIVER_COMMIT, EXECUTORCH_COMMIT
 
     (clone,) = [b for b in blocks(ROOT / "docs" / "firmware-run.md") if "git clone" in b.text]
     assert re.findall(r"git -C (\S+) checkout (\S+)", clone.text) == [

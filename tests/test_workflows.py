@@ -94,7 +94,7 @@ def test_the_changelog_has_a_section_for_this_version() -> None:
 
 def test_the_readme_job_fetches_the_commits_zoos_projects_name() -> None:
     """CI's make test runs the firmware tests too, on the sources a user's project names."""
-    from zoo.registry.firmware.project import CMSIS_COMMIT, DRIVER_COMMIT, EXECUTORCH_COMMIT
+    from zoo.registry.firmware.boards import CMSIS_COMMIT, DRIVER_COMMIT, EXECUTORCH_COMMIT
 
     steps = _load("ci.yml")["jobs"]["readme"]["steps"]
     runs = [step.get("run", "") for step in steps]

@@ -182,7 +182,7 @@ def test_the_kernels_leave_an_itcm_the_application_could_not_use_and_compute_the
         itcm = int(re.search(r"ITCM: +(\d+) B", said).group(1))  # type: ignore[union-attr]
         if reserve is None:
             assert "the kernel libraries' code and constants" in build.stdout and "go to SRAM (NPU_SRAM)" in build.stdout, said
-            from zoo.registry.firmware.project import CODE_RESERVE_BYTES
+            from zoo.registry.firmware.boards import CODE_RESERVE_BYTES
             assert itcm <= ITCM[1] - CODE_RESERVE_BYTES and _inside(_address(elf, "native15convolution_out"), SRAM)
             written = placement.read_text()
             assert f"less than the {CODE_RESERVE_BYTES} B kept for the application" in written and "> NPU_SRAM" in written
@@ -300,12 +300,13 @@ def test_the_runtime_runs_the_lost_output_program_that_zoo_refuses(sources: dict
     does not refuse it: load_method and execute succeed, and the second output is never copied out of
     the NPU's scratch. zoo's structure check is what refuses it (io_shapes)."""
     from tests.lost_output_model import LOST_OUTPUT_MODEL
+    from zoo.registry.firmware.boards import BOARDS
     from zoo.registry.firmware.c_header import HeaderOptions, pte_asm, pte_header
     from zoo.registry.firmware.header_macros import header_macros
     from zoo.registry.firmware.model_io import render_io
-    from zoo.registry.firmware.project import BOARDS, Samples, render_project
+    from zoo.registry.firmware.project import Samples, render_project
     from zoo.registry.npu.targets import TargetTable
-    from zoo.registry.pte.pte_structure import read_pte
+    from zoo.registry.pte.program import read_program
     from zoo.registry.request.io_boundary import read_boundary
     from zoo.registry.verify.structure_check import Expected, check_structure
 
@@ -321,14 +322,15 @@ def test_the_runtime_runs_the_lost_output_program_that_zoo_refuses(sources: dict
                           capture_output=True, text=True, timeout=600)
     assert made.returncode == 0, made.stderr[-3000:]
     pte = pte_path.read_bytes()
-    info = read_pte(pte)
+    program = read_program(pte)
+    info = program.info
     target = TargetTable().resolve("u55-128")
     refused = {c.name: c for c in check_structure(pte, Expected(target=target))}["io_shapes"]
     assert not refused.passed and "called with 3 value(s), but its Vela payload has 1 input(s) and 1 output(s)" in refused.detail
 
     boundary = read_boundary(info, ["x"])
     io = {"mode": "float", "layout": "nchw", **boundary}
-    macros = header_macros(pte, info, target=target, model="two_heads", model_version="test", weights="random",
+    macros = header_macros(program, target=target, model="two_heads", model_version="test", weights="random",
                            precision="int8", build_key="0" * 64, tools={}, vela_total={}, memory_fit=None, io=io)
     options = HeaderOptions()
     files = {"two_heads.pte": pte, "two_heads.h": pte_header(pte, file_name="two_heads.h", options=options,

@@ -69,9 +69,10 @@ def test_the_header_carries_the_allocators_needs(add_entry: Artifact) -> None:
     Ethos-U scratch, the kernels' load-time metadata and the floor below which the runtime moves that
     metadata into the method allocator (tests/firmware checks them against the runtime)."""
     from zoo.registry.firmware.method_allocator import ILP32, LP64, need
+    from zoo.registry.pte.program import read_program
 
-    pte = add_entry.pte.read_bytes()
-    small, large = need(pte, ILP32), need(pte, LP64)
+    program = read_program(add_entry.pte.read_bytes())
+    small, large = need(program, ILP32), need(program, LP64)
     assert small.method_bytes < large.method_bytes and small.load_temp_bytes < large.load_temp_bytes
     m = add_entry.manifest.memory or {}
     assert (m["method_allocator_bytes"], m["method_allocator_bytes_lp64"]) == (small.method_bytes, large.method_bytes)
@@ -127,13 +128,8 @@ def test_single_style_hands_out_one_header_with_the_array(fake_compile: FakeComp
 
 def test_a_firmware_project_is_rendered_from_the_headers_figures(add_entry: Artifact, tmp_path: Path) -> None:
     """Every pool and option comes from the header's macros, no number typed by hand; the samples are exact."""
-    from zoo.registry.firmware.project import (
-        BOARDS,
-        Samples,
-        arm_runner_options,
-        board_for,
-        render_project,
-    )
+    from zoo.registry.firmware.boards import BOARDS, board_for
+    from zoo.registry.firmware.project import Samples, arm_runner_options, render_project
 
     macros = add_entry.manifest.header["macros"]
     files = {p.name: p.read_bytes() for p in (add_entry.pte, add_entry.header)}
@@ -160,7 +156,8 @@ def test_a_firmware_project_is_rendered_from_the_headers_figures(add_entry: Arti
 
 def _add_project(art: Artifact, runtime_cache: Path, python: str | None = None, *, target: str = "ethos-u55-128",
                  board: str = "corstone-300") -> dict[str, bytes]:
-    from zoo.registry.firmware.project import BOARDS, Samples, render_project
+    from zoo.registry.firmware.boards import BOARDS
+    from zoo.registry.firmware.project import Samples, render_project
 
     files = {p.name: p.read_bytes() for p in (art.pte, art.header)}
     return render_project(stem="add_u55-128", macros={**art.manifest.header["macros"], "target": target},
@@ -222,7 +219,7 @@ def test_the_readme_says_where_the_kernels_go_when_the_code_leaves_the_applicati
     project = _add_project(add_entry, tmp_path, target=target, board=board)
     readme = project["README.md"].decode()
     assert "### Code" in readme, readme[readme.index("## Build"):readme.index("## Run")]
-    from zoo.registry.firmware.project import BOARDS, CODE_RESERVE_BYTES
+    from zoo.registry.firmware.boards import BOARDS, CODE_RESERVE_BYTES
 
     code = readme[readme.index("### Code"):readme.index("## Run")]
     assert f"keeps {CODE_RESERVE_BYTES // 1024} KiB of {BOARDS[board].code_region} for your application" in code
@@ -315,7 +312,8 @@ another value's placeholder. A backslash, a ';' or a newline the CMake files ref
 def test_names_in_main_cpp_are_c_text_whatever_they_hold(add_entry: Artifact, tmp_path: Path) -> None:
     """The model and target names main.cpp names in a comment, from a manifest a remote may have written, and
     the board's, compile as the text they are (``-trigraphs``: the strictest reading)."""
-    from zoo.registry.firmware.project import BOARDS, Samples, render_project
+    from zoo.registry.firmware.boards import BOARDS
+    from zoo.registry.firmware.project import Samples, render_project
 
     art = add_entry
     files = {p.name: p.read_bytes() for p in (art.pte, art.header, art.model_asm, art.io_header, art.io_source)

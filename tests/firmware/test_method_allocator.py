@@ -26,6 +26,7 @@ import pytest
 from zoo import Artifact
 from zoo.registry.firmware.c_header import DEFINE
 from zoo.registry.firmware.method_allocator import ILP32, LP64, Abi, need
+from zoo.registry.pte.program import read_program
 
 HERE = Path(__file__).parent
 DATA = HERE.parent / "data" / "fake_compile"
@@ -100,7 +101,7 @@ def _measured(load_method: Path, pte: Path, temp_pool: int | None = None) -> dic
 
 
 def _replayed(pte: Path, abi: Abi) -> dict[str, int]:
-    found = need(pte.read_bytes(), abi)
+    found = need(read_program(pte.read_bytes()), abi)
     return {"method_bytes": found.method_bytes, "load_temp_bytes": found.load_temp_bytes}
 
 
@@ -116,7 +117,7 @@ def test_below_the_temp_floor_the_runtime_spends_the_method_allocator(load_metho
     """The runtime's own test (Method::resolve_operator): a temp pool smaller than a TensorMeta and
     16 dim-order bytes per argument of a kernel call sends that kernel's metadata to the method allocator."""
     pte = DATA / "add_portable.pte"
-    floor = need(pte.read_bytes(), LP64).temp_floor_bytes
+    floor = need(read_program(pte.read_bytes()), LP64).temp_floor_bytes
     assert floor > 0
     assert _measured(load_method, pte, floor) == _replayed(pte, LP64)
     below = _measured(load_method, pte, floor - 1)
@@ -138,5 +139,5 @@ def test_replay_is_the_runtimes_on_built_artifacts(load_method: Path, built: dic
         assert memory["method_allocator_bytes"] == small["method_bytes"] < measured["method_bytes"], name
         macros = dict(DEFINE.findall(art.header.read_text()))
         assert macros["MODEL_PTE_METHOD_ALLOCATOR_BYTES"] == str(small["method_bytes"]), name
-        temp = max(small["load_temp_bytes"], memory.get("scratch_bytes") or 0, need(art.pte.read_bytes(), ILP32).temp_floor_bytes)
+        temp = max(small["load_temp_bytes"], memory.get("scratch_bytes") or 0, need(read_program(art.pte.read_bytes()), ILP32).temp_floor_bytes)
         assert macros["MODEL_PTE_TEMP_ALLOCATOR_BYTES"] == str(temp), name

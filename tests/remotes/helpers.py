@@ -84,7 +84,7 @@ def store_variant(source: Entry, dest_cache: Path, *, tools: dict[str, Any] | No
 
 def _rendered_again(m: Manifest, files: dict[str, bytes], header_name: str) -> Manifest:
     from zoo.registry.firmware.c_header import DEFINE, pte_header, stored_options
-    from zoo.registry.pte.pte_structure import read_pte
+    from zoo.registry.pte.program import read_program
     from zoo.registry.verify.header_check import manifest_macros
 
     pte_record = m.file("pte")
@@ -92,7 +92,7 @@ def _rendered_again(m: Manifest, files: dict[str, bytes], header_name: str) -> M
     pte = files[pte_record.name]
     options = stored_options(m.header)
     order = [name for name, _ in DEFINE.findall(files[header_name].decode())]
-    derived = manifest_macros(pte, read_pte(pte), m)
+    derived = manifest_macros(read_program(pte), m)
     macros = {**m.header["macros"], "build_key": derived["build_key"], "tools": derived["tools"]}
     macros = dict(sorted(macros.items(), key=lambda kv: order.index(f"{options.prefix}_{kv[0].upper()}")
                          if f"{options.prefix}_{kv[0].upper()}" in order else len(order)))

@@ -21,8 +21,9 @@ def write_firmware(zoo: Zoo, model: str, target: str | None, out_dir: Path, opti
     from dataclasses import replace
 
     from zoo._fs import not_a_folder
+    from zoo.registry.firmware.boards import board_for
     from zoo.registry.firmware.folder import write_project
-    from zoo.registry.firmware.project import board_for, render_project
+    from zoo.registry.firmware.project import render_project
     from zoo.registry.numerics.samples import firmware_samples
 
     blocker = not_a_folder(out_dir)

@@ -33,7 +33,8 @@ def firmware(ctx: click.Context, /, model: str, target: str | None, out_dir: Pat
     a main that runs the program on evaluation samples, and a linker script for the board."""
     from zoo._api.firmware import write_firmware
     from zoo._options import FetchOptions
-    from zoo.registry.firmware.project import STANDIN, board_for, in_qemu
+    from zoo.registry.firmware.boards import board_for, in_qemu
+    from zoo.registry.firmware.readme import STANDIN
 
     zoo = _zoo(ctx, offline=offline)
     name = _model_name(ctx, model)

@@ -88,8 +88,10 @@ def _saving_text(art: Artifact, layouts: Sequence[str]) -> str | None:
 
     if art.manifest.vela is None:
         return None
+    # The .pte the hand-out checked: its count, not the manifest's; parsed by that check where it ran.
+    program = art.verification._program if art.verification is not None else None
     try:
-        info = read_pte(art.pte.read_bytes())  # the .pte the hand-out checked: its count, not the manifest's
+        info = program.info if program is not None else read_pte(art.pte.read_bytes())
     except (OSError, PteFormatError):
         return None
     s = saving(art.manifest, info, layouts)

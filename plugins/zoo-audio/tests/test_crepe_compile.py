@@ -45,7 +45,7 @@ def test_the_weights_digest_is_in_the_key(crepe_u55: Artifact) -> None:
 
 
 def test_the_pitch_helper_is_in_the_io_header_and_its_constants_are_checked(crepe_u55: Artifact) -> None:
-    from zoo.registry.pte.pte_structure import read_pte
+    from zoo.registry.pte.program import read_program
     from zoo.registry.store.manifest import Manifest
     from zoo.registry.verify.header_check import check_macros
 
@@ -53,16 +53,15 @@ def test_the_pitch_helper_is_in_the_io_header_and_its_constants_are_checked(crep
     array = crepe_u55.manifest.header["array"]
     assert f"static inline float {array}_pitch_hz(const float *salience, float *confidence)" in \
         Path(crepe_u55.io_header).read_text()
-    pte = Path(crepe_u55.pte).read_bytes()
-    info = read_pte(pte)
+    program = read_program(Path(crepe_u55.pte).read_bytes())
     good = crepe_u55.manifest.to_json()
-    assert check_macros(pte, info, Manifest.from_json(good)).passed
+    assert check_macros(program, Manifest.from_json(good)).passed
     # Bins that are not the .pte's output size, in the decoding and the macros alike: refused.
     forged = {**good, "header": {**good["header"], "decoding": {**good["header"]["decoding"], "pitch_bins": 361},
                                  "macros": {**good["header"]["macros"], "pitch_bins": 361}}}
-    check = check_macros(pte, info, Manifest.from_json(forged))
+    check = check_macros(program, Manifest.from_json(forged))
     assert not check.passed and "360 elements" in check.detail
     # The macros alone edited: they no longer match what the decoding record gives.
     edited = {**good, "header": {**good["header"], "macros": {**good["header"]["macros"], "pitch_window": 9}}}
-    check = check_macros(pte, info, Manifest.from_json(edited))
+    check = check_macros(program, Manifest.from_json(edited))
     assert not check.passed and "PITCH_WINDOW" in check.detail

@@ -46,13 +46,15 @@ def accept(built: BuiltArtifact, wanted: UnitTarget, cache: Cache, *, previous: 
 
 
 def _check_structure(built: BuiltArtifact, where: str) -> None:
+    from zoo.registry.pte.program import parse
     from zoo.registry.verify.structure_check import Expected, check_structure
 
     m = built.manifest
     record = m.file("pte")
     if record is None:
         raise BuildError(f"{where} came back without a .pte")
-    checks = [c.to_json() for c in check_structure(built.files[record.name], Expected.from_manifest(m))]
+    parsed = parse(built.files[record.name])
+    checks = [c.to_json() for c in check_structure(parsed, Expected.from_manifest(m))]
     recorded = ((m.verification or {}).get("structure") or {}).get("checks")
     if checks != recorded:
         raise BuildError(f"{where}: the structural checks of its .pte differ from the ones it recorded")
@@ -60,7 +62,7 @@ def _check_structure(built: BuiltArtifact, where: str) -> None:
     if header is not None:  # checked in full here, once: a cache hit then relies on its sha256
         from zoo.registry.verify.header_check import check_stored_header
 
-        check = check_stored_header(built.files[record.name], built.files[header.name], header.name, m)
+        check = check_stored_header(parsed, built.files[header.name], header.name, m)
         asm = m.file("model_asm")
         if check.passed and asm is not None:
             from zoo.registry.verify.header_check import check_stored_asm

@@ -19,8 +19,7 @@ from zoo.registry.firmware.c_header import (
 )
 from zoo.registry.firmware.header_macros import Macros, header_macros, memory_of
 from zoo.registry.firmware.model_io import has_io, io_names, pitch_macros, render_io
-from zoo.registry.pte.pte_structure import read_pte
-from zoo.registry.pte.vela_payload import find_payloads
+from zoo.registry.pte.program import read_program
 from zoo.registry.request import precision
 from zoo.registry.request.keys import tool_versions
 from zoo.registry.store.cache import sha256_bytes
@@ -49,18 +48,18 @@ def assemble(
     key = request.key()
     spec, target = request.spec, request.target
     pte = result.pte
-    payloads = find_payloads(pte)
+    program = read_program(pte)
+    payloads = program.payloads()
     tools = tool_versions()
     vela_total = (result.vela or {}).get("total", {})
     header_name = f"{request.stem}.h"
-    info = read_pte(pte)
     decoding = dict(pitch_macros(spec.task, [m.fn for m in spec.metrics])) or None
     macros: Macros = header_macros(
-        pte, info, target=target, model=spec.name, model_version=spec.version, weights=request.weights.name,
+        program, target=target, model=spec.name, model_version=spec.version, weights=request.weights.name,
         precision=precision.of_key(request.key_inputs()["quantization"]),
         build_key=key, tools=tools, vela_total=vela_total, memory_fit=result.memory_fit, io=result.io, decoding=decoding,
     )
-    memory = memory_of(pte, info, target, vela_total)
+    memory = memory_of(program, target, vela_total)
     options = HeaderOptions()
     header = pte_header(pte, file_name=header_name, options=options, macros=macros).encode("ascii")
     pte_name = f"{request.stem}.pte"
@@ -111,7 +110,7 @@ def assemble(
     from zoo.registry.verify.structure_check import Expected, check_structure
 
     manifest.verification = build_record(
-        check_structure(pte, Expected.from_manifest(manifest)),
+        check_structure(program, Expected.from_manifest(manifest)),
         result.numerics.record if result.numerics else None,
         bundle_record,
     )

@@ -24,8 +24,8 @@ from typing import Any
 from zoo.registry.firmware import cpu_kernels, memory_plan
 from zoo.registry.firmware.macros import float32_bits
 from zoo.registry.npu.targets import Target
+from zoo.registry.pte.program import Program
 from zoo.registry.pte.pte_structure import PteInfo
-from zoo.registry.pte.vela_payload import find_payloads
 from zoo.registry.request import io_boundary
 from zoo.registry.request.keys import TOOLS
 
@@ -33,8 +33,7 @@ Macros = dict[str, str | int | float | None]
 
 
 def header_macros(
-    pte: bytes,
-    info: PteInfo,
+    program: Program,
     *,
     target: Target,
     model: str,
@@ -53,7 +52,8 @@ def header_macros(
     asks for the CPU's decoding helper (``model_io.pitch_macros``); its output size is the .pte's."""
     from hashlib import sha256
 
-    payloads = find_payloads(pte)
+    info = program.info
+    payloads = program.payloads()
     scratch = max((p.scratch_size for p in payloads), default=None)
     macros: Macros = {
         "model": model,
@@ -63,7 +63,7 @@ def header_macros(
         "target": target.accelerator or "portable",
         "system_config": target.system_config,
         "memory_mode": target.memory_mode,
-        "sha256": sha256(pte).hexdigest(),
+        "sha256": sha256(program.data).hexdigest(),
         "build_key": build_key,
         # In zoo's order of the tools: a manifest's JSON keeps its keys sorted.
         "tools": "; ".join(f"{k} {tools[k]}" for k in sorted(tools, key=_tool_order) if tools[k]),
@@ -71,7 +71,7 @@ def header_macros(
         "scratch_bytes": scratch,
         "delegates": len(payloads),
     }
-    macros.update(memory_plan.macros(memory_of(pte, info, target, vela_total)))
+    macros.update(memory_plan.macros(memory_of(program, target, vela_total)))
     macros.update(cpu_kernels.macros(info.operators))
     if memory_fit is not None:
         macros["sram_budget_bytes"] = memory_fit["sram_budget_bytes"]
@@ -121,12 +121,12 @@ def io_macros(io: dict[str, Any]) -> Macros:
     return out
 
 
-def memory_of(pte: bytes, info: PteInfo, target: Target, vela_total: dict[str, Any]) -> dict[str, Any]:
+def memory_of(program: Program, target: Target, vela_total: dict[str, Any]) -> dict[str, Any]:
     """The manifest's ``memory`` record: the .pte's figures, and Vela's arena cache where
     the memory mode caches the arena in SRAM."""
-    scratch = max((p.scratch_size for p in find_payloads(pte)), default=None)
+    scratch = max((p.scratch_size for p in program.payloads()), default=None)
     dedicated = target.memory_mode == "Dedicated_Sram"
-    return memory_plan.from_pte(pte, info, scratch_bytes=scratch,
+    return memory_plan.from_pte(program, scratch_bytes=scratch,
                                 arena_cache_bytes=vela_total.get("arena_cache_size_bytes") if dedicated else None)
 
 

@@ -32,6 +32,7 @@ from typing import Any
 
 from zoo.registry.checks import Check
 from zoo.registry.firmware.method_allocator import ILP32, LP64, need
+from zoo.registry.pte.program import Program
 from zoo.registry.pte.pte_structure import PteFormatError, PteInfo
 
 
@@ -39,11 +40,11 @@ def _forward(info: PteInfo) -> Any:
     return next((p for p in info.plans if p.name == "forward"), info.plans[0] if info.plans else None)
 
 
-def _runtime(pte: bytes) -> dict[str, int | None]:
+def _runtime(program: Program) -> dict[str, int | None]:
     out: dict[str, int | None] = {}
     for abi, suffix in ((ILP32, ""), (LP64, "_lp64")):
         try:
-            found = need(pte, abi)
+            found = need(program, abi)
         except PteFormatError:
             out.update({f"method_allocator_bytes{suffix}": None, f"load_temp_bytes{suffix}": None,
                         f"temp_floor_bytes{suffix}": None})
@@ -54,9 +55,9 @@ def _runtime(pte: bytes) -> dict[str, int | None]:
     return out
 
 
-def from_pte(pte: bytes, info: PteInfo, *, scratch_bytes: int | None,
-             arena_cache_bytes: int | None) -> dict[str, Any]:
+def from_pte(program: Program, *, scratch_bytes: int | None, arena_cache_bytes: int | None) -> dict[str, Any]:
     """The manifest's ``memory`` record."""
+    info = program.info
     plan = _forward(info)
     sizes = [int(s) for s in plan.non_const_buffer_sizes[1:]] if plan is not None else []
     constant = info.segments[info.constant_segment][1] if info.constant_segment is not None else 0
@@ -68,7 +69,7 @@ def from_pte(pte: bytes, info: PteInfo, *, scratch_bytes: int | None,
         "constant_bytes": constant,
         "delegate_bytes": sum(d.size for d in info.delegates),
         "flash_bytes": info.size,
-        **_runtime(pte),
+        **_runtime(program),
     }
 
 
@@ -93,9 +94,9 @@ _RUNTIME = ("method_allocator_bytes", "load_temp_bytes", "method_allocator_bytes
 """Checked where recorded: manifests from before pipeline 7 have no runtime figures, before 8 no floor."""
 
 
-def check_memory(pte: bytes, info: PteInfo, recorded: dict[str, Any], source: str = "manifest") -> Check:
+def check_memory(program: Program, recorded: dict[str, Any], source: str = "manifest") -> Check:
     """The figures the .pte determines must be the ones the manifest (and so the header) says."""
-    found = from_pte(pte, info, scratch_bytes=None, arena_cache_bytes=None)
+    found = from_pte(program, scratch_bytes=None, arena_cache_bytes=None)
     names = [*_FROM_PTE, *(n for n in _RUNTIME if n in recorded)]
     problems = [f"{name} is {found[name]} in the .pte, the {source} says {recorded.get(name)}"
                 for name in names if recorded.get(name) != found[name]]

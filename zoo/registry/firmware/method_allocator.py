@@ -31,24 +31,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from zoo.registry.pte.pte_structure import (
-    BACKEND_DELEGATE,
-    CHAIN,
-    DELEGATE_CALL,
-    ETHOSU_BACKEND_ID,
-    EVALUE,
-    EXECUTION_PLAN,
-    INSTRUCTION,
-    INSTRUCTION_ARGUMENTS,
-    KERNEL_CALL,
-    KERNEL_TYPES,
-    PROGRAM,
-    TENSOR,
-    PteFormatError,
-    Reader,
-    Table,
-    read_extended_header,
-)
+from zoo.registry.pte.method_layout import MethodLayout, ValueLayout
+from zoo.registry.pte.program import Program
+from zoo.registry.pte.pte_structure import ETHOSU_BACKEND_ID, PteFormatError
 
 TENSOR_DIMENSION_LIMIT = 16
 """``kTensorDimensionLimit``: the dim-order bytes the runtime's temp-pool test counts per argument."""
@@ -93,15 +78,6 @@ LP64 = _abi(
 )
 ABIS = (ILP32, LP64)
 
-# Program-schema fields this replay reads beyond pte_structure's.
-_EXTRA_TENSOR_INFO_LOCATION = 2
-_EXTERNAL = 1
-_LIST_ITEMS = 0
-_ITEM_BYTES = {"IntList": 8, "DoubleList": 8, "BoolList": 1, "TensorList": 4, "OptionalTensorList": 4}
-_DELEGATE_CALL = INSTRUCTION_ARGUMENTS.index("DelegateCall")
-_KERNEL_CALL = INSTRUCTION_ARGUMENTS.index("KernelCall")
-
-
 class _Pool:
     """``MemoryAllocator``'s bump rule, from a cursor at an aligned start."""
 
@@ -124,52 +100,39 @@ class RuntimeNeed:
     """The smallest temp pool the runtime puts every kernel's metadata in (see above)."""
 
 
-def need(pte: bytes, abi: Abi, method: str = "forward") -> RuntimeNeed:
+def need(program: Program, abi: Abi, method: str = "forward") -> RuntimeNeed:
     """Replay ``load_method(method)``'s allocations; raise PteFormatError for what the replay does not cover."""
-    header = read_extended_header(pte)
-    reader = Reader(pte, header.program_size if header else len(pte))
-    root = reader.table(reader.scalar("<I", 0, "the root offset"), "Program")
-    plans = [p for p in root.tables(PROGRAM["execution_plan"], "Program.execution_plan")
-             if p.string(EXECUTION_PLAN["name"], "ExecutionPlan.name") == method]
-    if not plans:
-        raise PteFormatError(f"the program has no method {method!r}")
-    plan = plans[0]
+    return replay(program.method(method), abi)
+
+
+def replay(layout: MethodLayout, abi: Abi) -> RuntimeNeed:
+    """``need`` for a method's layout, read once for every ABI."""
     pool = _Pool(abi)
-    values = plan.tables(EXECUTION_PLAN["values"], "ExecutionPlan.values")
-    pool.take("EValue", len(values))
-    n_inputs = len(plan.scalars(EXECUTION_PLAN["inputs"], "i", "ExecutionPlan.inputs"))
-    if n_inputs:
-        pool.take("bool", n_inputs)
-    dims = [_value(pool, i, v) for i, v in enumerate(values)]
+    pool.take("EValue", len(layout.values))
+    if layout.inputs:
+        pool.take("bool", layout.inputs)
+    dims = [_value(pool, i, v) for i, v in enumerate(layout.values)]
 
-    delegates = plan.tables(EXECUTION_PLAN["delegates"], "ExecutionPlan.delegates")
-    pool.take("BackendDelegate", len(delegates))
-    for d in delegates:
-        pool.take("CompileSpec", len(d.tables(BACKEND_DELEGATE["compile_specs"], "BackendDelegate.compile_specs")))
-        backend = d.string(BACKEND_DELEGATE["id"], "BackendDelegate.id")
-        if backend != ETHOSU_BACKEND_ID:
-            raise PteFormatError(f"a delegate for {backend!r}: only {ETHOSU_BACKEND_ID}'s init allocation is known")
+    pool.take("BackendDelegate", len(layout.delegates))
+    for d in layout.delegates:
+        pool.take("CompileSpec", d.compile_specs)
+        if d.backend_id != ETHOSU_BACKEND_ID:
+            raise PteFormatError(f"a delegate for {d.backend_id!r}: only {ETHOSU_BACKEND_ID}'s init allocation is known")
 
-    chains = plan.tables(EXECUTION_PLAN["chains"], "ExecutionPlan.chains")
-    pool.take("Chain", len(chains))
+    pool.take("Chain", len(layout.chains))
     temp_peak = most_args = 0
-    for chain in chains:
-        instructions = chain.tables(CHAIN["instructions"], "Chain.instructions")
+    for instructions in layout.chains:
         pool.take("pointer", len(instructions))  # an OpFunction per instruction
         pool.take("Span", len(instructions))  # and its argument list
-        for ins in instructions:
-            kind = ins.scalar(INSTRUCTION["instr_args_type"], "<B")
-            if kind not in (_KERNEL_CALL, _DELEGATE_CALL):
+        for call in instructions:
+            if call is None:
                 continue
-            call = ins.table(INSTRUCTION["instr_args"], INSTRUCTION_ARGUMENTS[kind])
-            fields = KERNEL_CALL if kind == _KERNEL_CALL else DELEGATE_CALL
-            args = call.scalars(fields["args"], "i", "call args") if call else ()
-            pool.take("pointer", len(args))
-            if kind == _KERNEL_CALL:
-                most_args = max(most_args, len(args))
+            pool.take("pointer", len(call.args))
+            if call.kind == "kernel":
+                most_args = max(most_args, len(call.args))
                 temp = _Pool(abi)
-                temp.take("TensorMeta", len(args))
-                for a in args:
+                temp.take("TensorMeta", len(call.args))
+                for a in call.args:
                     rank = dims[a] if 0 <= a < len(dims) else None
                     if rank is not None:
                         temp.take("uint8", rank)  # the tensor's dim order
@@ -178,16 +141,12 @@ def need(pte: bytes, abi: Abi, method: str = "forward") -> RuntimeNeed:
     return RuntimeNeed(pool.used, temp_peak, floor)
 
 
-def _value(pool: _Pool, index: int, value: Table) -> int | None:
+def _value(pool: _Pool, index: int, value: ValueLayout) -> int | None:
     """Take what ``Method::parse_values`` takes for one value; return a tensor's rank (None otherwise)."""
-    kind_id = value.scalar(EVALUE["val_type"], "<B")
-    kind = KERNEL_TYPES[kind_id] if kind_id < len(KERNEL_TYPES) else f"union member {kind_id}"
-    body = value.table(EVALUE["val"], kind) if kind not in ("NONE", "Null") else None
-    if kind == "Tensor" and body is not None:
-        return _tensor(pool, index, body)
-    listed = body is not None and kind in _ITEM_BYTES
-    span = body.span(_LIST_ITEMS, f"{kind}.items", _ITEM_BYTES[kind]) if listed and body is not None else None
-    items = span[1] if span else 0
+    kind = value.kind
+    if kind == "Tensor" and value.has_body:
+        return _tensor(pool, index, value)
+    items = value.items
     if kind == "IntList":
         pool.take("pointer", items)
         pool.take("int64", items)
@@ -207,12 +166,11 @@ def _value(pool: _Pool, index: int, value: Table) -> int | None:
     return None
 
 
-def _tensor(pool: _Pool, index: int, tensor: Table) -> int:
-    rank = len(tensor.scalars(TENSOR["sizes"], "i", "Tensor.sizes"))
-    if tensor.scalar(TENSOR["shape_dynamism"], "<b"):
+def _tensor(pool: _Pool, index: int, tensor: ValueLayout) -> int:
+    rank = tensor.rank or 0
+    if tensor.dynamic:
         raise PteFormatError(f"tensor value {index} has a dynamic shape; the replay covers static shapes only")
-    extra = tensor.table(TENSOR["extra_tensor_info"], "ExtraTensorInfo")
-    if extra is not None and extra.scalar(_EXTRA_TENSOR_INFO_LOCATION, "<b") == _EXTERNAL:
+    if tensor.external:
         raise PteFormatError(f"tensor value {index} lives in an external .ptd; the replay covers .pte-only programs")
     pool.take("int32", rank)  # strides
     pool.take("TensorImpl")

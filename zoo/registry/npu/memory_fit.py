@@ -23,6 +23,7 @@ from zoo.registry.npu.vela_config import vela_config
 
 if TYPE_CHECKING:
     from zoo.registry.checks import Check
+    from zoo.registry.pte.program import Parsed
 
 SIZE = "--optimise=Size"
 BUDGET_FLAGS = ("--optimise", "--arena-cache-size")
@@ -86,21 +87,24 @@ def fit_record(target: Target, budget: int, chosen: Candidate, candidates: Seque
     }
 
 
-def check_budget(pte: bytes, target: Target, *, vela_sram_bytes: int | None = None) -> Check:
+def check_budget(pte: Parsed, target: Target, *, vela_sram_bytes: int | None = None) -> Check:
     """Does the artifact fit ``target.sram_budget``? Its SRAM need is the larger of
     Vela's estimate (``vela_sram_bytes``, from a manifest) and what its Vela payloads
     put in SRAM: the largest scratch area where the memory mode keeps the arena in
     SRAM, else no more than the arena cache."""
     from zoo.registry.checks import Check
-    from zoo.registry.pte.pte_structure import ETHOSU_BACKEND_ID, PteFormatError, read_pte
-    from zoo.registry.pte.vela_payload import PayloadError, parse_payload
+    from zoo.registry.pte.program import Unreadable
+    from zoo.registry.pte.pte_structure import ETHOSU_BACKEND_ID
+    from zoo.registry.pte.vela_payload import PayloadError
 
     budget = target.sram_budget
     assert budget is not None
+    if isinstance(pte, Unreadable):
+        return Check("sram_budget", False, f"cannot tell what it needs: {pte.error}")
+    ethos = [d for d in pte.info.delegates if d.backend_id == ETHOSU_BACKEND_ID]
     try:
-        ethos = [d for d in read_pte(pte).delegates if d.backend_id == ETHOSU_BACKEND_ID]
-        scratch = max((parse_payload(pte, d.offset, d.offset + d.size).scratch_size for d in ethos), default=None)
-    except (PteFormatError, PayloadError) as exc:
+        scratch = max((pte.delegate_payload(d).scratch_size for d in ethos), default=None)
+    except PayloadError as exc:
         return Check("sram_budget", False, f"cannot tell what it needs: {exc}")
     needs: list[tuple[int, str]] = []
     if vela_sram_bytes is not None:

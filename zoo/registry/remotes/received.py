@@ -34,6 +34,7 @@ def check_artifact(manifest: Manifest, folder: Path) -> None:
     """The checks a downloaded artifact passes before it is cached: the same
     torch-free checks every hand-out runs (the structure, and the header against
     the .pte and the manifest), so nothing is cached that could not be handed out."""
+    from zoo.registry.pte.program import parse
     from zoo.registry.verify.header_check import (
         check_io_files,
         check_stored_asm,
@@ -49,8 +50,9 @@ def check_artifact(manifest: Manifest, folder: Path) -> None:
     where = f"{manifest.model} for {manifest.target}: {record.name}"
     if data[4:8] != b"ET12":
         raise IntegrityError(f"{where} is not an ExecuTorch program (no ET12 identifier at byte 4)")
-    checks = check_structure(data, Expected.from_manifest(manifest))
-    checks.append(check_stored_header(data, (folder / header.name).read_bytes(), header.name, manifest))
+    parsed = parse(data)
+    checks = check_structure(parsed, Expected.from_manifest(manifest))
+    checks.append(check_stored_header(parsed, (folder / header.name).read_bytes(), header.name, manifest))
     asm = manifest.file("model_asm")
     if asm is not None:
         checks.append(check_stored_asm(record.name, len(data), (folder / asm.name).read_bytes(), asm.name, manifest))

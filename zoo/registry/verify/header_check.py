@@ -15,7 +15,7 @@ from pathlib import Path
 
 from zoo.registry.checks import Check
 from zoo.registry.firmware.header_macros import Macros, header_macros
-from zoo.registry.pte.pte_structure import PteInfo
+from zoo.registry.pte.program import Parsed, Program, Unreadable
 from zoo.registry.request.keys import PIPELINE_VERSION
 from zoo.registry.store.manifest import Manifest
 
@@ -60,18 +60,17 @@ def check_header(pte: bytes, header_text: str, header_name: str, array: str | No
     return Check("header", True, f"{header_name}: array {found_array}[] holds exactly the .pte's {len(pte):,} bytes")
 
 
-def check_stored_header(pte: bytes, header: bytes, header_name: str, manifest: Manifest) -> Check:
+def check_stored_header(program: Parsed, header: bytes, header_name: str, manifest: Manifest) -> Check:
     """An artifact's header must hold (or declare) its .pte, in the manifest's section, with
     every macro (target, length, sha256, alignment, scratch, …) as the manifest records it.
     A header that is consistent in every hash can still hold another program or another
     target's macros."""
     from zoo.registry.firmware.c_header import DEFINE, pte_header, stored_options
-    from zoo.registry.pte.pte_structure import PteFormatError, read_pte
 
-    try:
-        derived = check_macros(pte, read_pte(pte), manifest)
-    except PteFormatError as exc:
-        return Check("header", False, f"{header_name}: cannot read its .pte ({exc})")
+    if isinstance(program, Unreadable):
+        return Check("header", False, f"{header_name}: cannot read its .pte ({program.error})")
+    pte = program.data
+    derived = check_macros(program, manifest)
     if not derived.passed:
         return Check("header", False, f"{header_name}: {derived.detail}")
     meta = manifest.header
@@ -185,23 +184,23 @@ def check_asm_file(pte: bytes, pte_name: str, asm: Path, header_text: str) -> Ch
                  f"array {array}[]: line {line[0]} is {line[1][:60]!r}, expected {line[2][:60]!r}")
 
 
-def manifest_macros(pte: bytes, info: PteInfo, m: Manifest) -> Macros:
+def manifest_macros(program: Program, m: Manifest) -> Macros:
     """``header_macros`` for the manifest's .pte, from what the manifest alone can know."""
     return header_macros(
-        pte, info, target=m.built_target, model=m.model, model_version=m.model_version, weights=m.weights,
+        program, target=m.built_target, model=m.model, model_version=m.model_version, weights=m.weights,
         precision=m.precision, build_key=m.key, tools=dict(m.build.get("tools") or {}), vela_total=dict((m.vela or {}).get("total") or {}),
         memory_fit=m.memory_fit, io=m.io, decoding=m.header.get("decoding"),
     )
 
 
-def check_macros(pte: bytes, info: PteInfo, m: Manifest) -> Check:
+def check_macros(program: Program, m: Manifest) -> Check:
     """The manifest's header macros against those derived from its .pte. A manifest of an
     earlier pipeline is held to the macros both have: it may lack a figure added since."""
     recorded = m.header.get("macros")
     if not isinstance(recorded, dict):
         return Check("header_macros", False, "the manifest's header record has no macros")
     try:
-        derived = manifest_macros(pte, info, m)
+        derived = manifest_macros(program, m)
     except (KeyError, TypeError, ValueError) as exc:
         return Check("header_macros", False, f"cannot derive the header's macros from the .pte: {exc}")
     current = m.key_inputs.get("zoo_pipeline") == PIPELINE_VERSION

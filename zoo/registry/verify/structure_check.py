@@ -2,7 +2,8 @@
 
 Each check returns a ``Check`` naming what was looked at and, on failure,
 exactly what is wrong. ``check_structure`` runs on every artifact ``zoo fetch``
-hands out, so it only parses (about 1 ms for MobileNetV2).
+hands out, so it only parses (about 1 ms for MobileNetV2), and once: the checks read
+the parsed ``Program`` (``pte/program.py``), and the caller passes it on.
 """
 
 from __future__ import annotations
@@ -17,20 +18,18 @@ from zoo._spec import InputSpec
 from zoo.registry.checks import Check
 from zoo.registry.firmware.memory_plan import check_memory
 from zoo.registry.npu.targets import Target
+from zoo.registry.pte.program import Parsed, Program, Unreadable, parse
 from zoo.registry.pte.pte_structure import ETHOSU_BACKEND_ID as BACKEND_ID
 from zoo.registry.pte.pte_structure import (
     Delegate,
     ExecutionPlan,
-    PteFormatError,
     PteInfo,
-    read_pte,
 )
 from zoo.registry.pte.vela_payload import (
     START,
     PayloadError,
     TensorInfo,
     VelaPayload,
-    parse_payload,
 )
 from zoo.registry.request.precision import Precision, check_precision
 from zoo.registry.store.manifest import Manifest
@@ -84,15 +83,16 @@ class Expected:
         )
 
 
-def check_structure(pte: bytes, expected: Expected) -> list[Check]:
-    """Every structural check of ``pte``. A file that cannot be parsed gives one failed ``format`` check."""
-    try:
-        info = read_pte(pte)
-    except PteFormatError as exc:
+def check_structure(pte: bytes | Parsed, expected: Expected) -> list[Check]:
+    """Every structural check of ``pte`` (bytes are parsed here). A file that cannot be parsed
+    gives one failed ``format`` check."""
+    parsed = parse(pte) if isinstance(pte, bytes) else pte
+    if isinstance(parsed, Unreadable):
         hint = ""
-        if _BUNDLE_IDENTIFIER.match(bytes(pte[4:8])):
+        if _BUNDLE_IDENTIFIER.match(bytes(parsed.data[4:8])):
             hint = " (this is a BundledProgram, .bpte: verify the .pte it was made from)"
-        return [Check("format", False, f"{exc}{hint}")]
+        return [Check("format", False, f"{parsed.error}{hint}")]
+    info = parsed.info
     checks = [Check("format", True, _describe_format(info))]
     if not info.plans:
         return [*checks, Check("program", False, "the program has no execution plan (method)")]
@@ -102,7 +102,7 @@ def check_structure(pte: bytes, expected: Expected) -> list[Check]:
     payloads: dict[int, VelaPayload] = {}
     if ethos:
         checks.append(_check_compile_flags(ethos, target, expected.source))
-        payload_check, payloads = _check_payloads(pte, ethos, expected)
+        payload_check, payloads = _check_payloads(parsed, ethos, expected)
         checks.append(payload_check)
         checks.append(_check_alignment(ethos, payloads))
     checks.append(_check_io(info.plans[0], payloads, expected))
@@ -110,7 +110,7 @@ def check_structure(pte: bytes, expected: Expected) -> list[Check]:
     if expected.io is not None:
         checks.append(check_boundary(info, expected.io, expected.source))
     if expected.memory is not None:
-        checks.append(check_memory(pte, info, expected.memory, expected.source))
+        checks.append(check_memory(parsed, expected.memory, expected.source))
     if expected.precision is not None:
         checks.append(check_precision(info, expected.precision, expected.source))
     return checks
@@ -218,11 +218,12 @@ def _flag_differences(index: int, have: list[str], want: list[str], source: str)
     return out
 
 
-def _check_payloads(pte: bytes, delegates: Sequence[Delegate], expected: Expected) -> tuple[Check, dict[int, VelaPayload]]:
+def _check_payloads(program: Program, delegates: Sequence[Delegate],
+                    expected: Expected) -> tuple[Check, dict[int, VelaPayload]]:
     problems: list[str] = []
     payloads: dict[int, VelaPayload] = {}
     for d in delegates:
-        head = bytes(pte[d.offset:d.offset + len(START)])
+        head = bytes(program.data[d.offset:d.offset + len(START)])
         if head != START:
             problems.append(
                 f"delegate {d.index}'s data ({d.location}, byte {d.offset:,}, {d.size:,} bytes) does not start with a "
@@ -230,7 +231,7 @@ def _check_payloads(pte: bytes, delegates: Sequence[Delegate], expected: Expecte
             )
             continue
         try:
-            p = parse_payload(pte, d.offset, d.offset + d.size)
+            p = program.delegate_payload(d)
         except PayloadError as exc:
             problems.append(f"delegate {d.index}'s Vela payload: {exc}")
             continue
@@ -352,7 +353,7 @@ def _check_operators(info: PteInfo, expected: Expected) -> Check:
     return Check("cpu_operators", True, f"{len(ops)} CPU kernel(s) the runtime must provide: {', '.join(ops) or 'none'}")
 
 
-def check_target(pte: bytes, wanted: Target, *, unknown: Sequence[str] = ()) -> Check:
+def check_target(pte: Parsed, wanted: Target, *, unknown: Sequence[str] = ()) -> Check:
     """Was ``pte`` built for ``wanted``: same accelerator, system config, memory mode and Vela flags?
 
     Flags named in ``unknown`` (e.g. those an SRAM budget chooses) are not compared."""
@@ -360,10 +361,9 @@ def check_target(pte: bytes, wanted: Target, *, unknown: Sequence[str] = ()) -> 
 
     want = (f"{wanted.accelerator} ({wanted.system_config}, {wanted.memory_mode})"
             if wanted.accelerator else "portable (CPU only)")
-    try:
-        ethos = [d for d in read_pte(pte).delegates if d.backend_id == BACKEND_ID]
-    except PteFormatError as exc:
-        return Check("target", False, f"cannot tell: {exc}")
+    if isinstance(pte, Unreadable):
+        return Check("target", False, f"cannot tell: {pte.error}")
+    ethos = [d for d in pte.info.delegates if d.backend_id == BACKEND_ID]
     if not ethos:
         if wanted.is_portable:
             return Check("target", True, "built for portable (no NPU delegate), as asked")

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 from zoo._errors import UsageError, VerificationError
 from zoo.registry.checks import Check
 from zoo.registry.npu.memory_fit import BUDGET_FLAGS, check_budget
+from zoo.registry.pte.program import Parsed, Program, parse
 from zoo.registry.store.manifest import Manifest
 from zoo.registry.verify.header_check import (
     check_asm_file,
@@ -45,6 +46,8 @@ class Verification:
     notes: list[str] = field(default_factory=list)
     artifact: bool = True
     """A zoo artifact (with a manifest), which may have numerics recorded."""
+    _program: Program | None = field(default=None, repr=False, compare=False)
+    """The .pte these checks parsed, for the caller to read on rather than parse again."""
 
     @property
     def passed(self) -> bool:
@@ -103,11 +106,12 @@ def verify_entry(
         assert pte_path is not None
         pte = pte_path.read_bytes()
     recorded = m.verification or {}
-    checks = check_structure(pte, Expected.from_manifest(m))
+    parsed = parse(pte)
+    checks = check_structure(parsed, Expected.from_manifest(m))
     header_path = entry.file("header")
     if header_path is not None:
         if full:
-            checks.append(check_stored_header(pte, header_path.read_bytes(), header_path.name, m))
+            checks.append(check_stored_header(parsed, header_path.read_bytes(), header_path.name, m))
             asm_path, pte_record = entry.file("model_asm"), m.file("pte")
             if asm_path is not None and pte_record is not None:
                 checks.append(check_stored_asm(pte_record.name, len(pte), asm_path.read_bytes(), asm_path.name, m))
@@ -124,12 +128,13 @@ def verify_entry(
         checks.append(check_labels_header(labels_path.read_bytes(), labels_path.name, m))
     if target is not None and target.sram_budget is not None and checks[0].passed:
         total = m.vela_total
-        checks.append(check_budget(pte, target, vela_sram_bytes=total.sram_bytes if total else None))
+        checks.append(check_budget(parsed, target, vela_sram_bytes=total.sram_bytes if total else None))
     return Verification(
         subject=f"{m.model} for {m.target}" + (f" ({pte_path.name})" if pte_path else ""),
         checks=checks,
         numerics=recorded.get("numerics"),
         bundle=recorded.get("bundle"),
+        _program=_program_of(parsed),
     )
 
 
@@ -157,7 +162,8 @@ def verify_file(
         expected = Expected()
         notes.append("no manifest: the file's inputs and operators are reported, not compared"
                      + ("" if target else "; pass --target to check what it was built for"))
-    checks = check_structure(pte, expected)
+    parsed = parse(pte)
+    checks = check_structure(parsed, expected)
     readable = checks[0].passed
     if manifest is not None:
         checks.append(check_file_record(pte, path.name, manifest))
@@ -171,10 +177,10 @@ def verify_file(
                 unknown = BUDGET_FLAGS
                 notes.append("the target has an SRAM budget, and no manifest for that budget says which Vela options "
                              f"it chose, so {' and '.join(BUDGET_FLAGS)} are not compared")
-        checks.append(check_target(pte, target, unknown=unknown))
+        checks.append(check_target(parsed, target, unknown=unknown))
         if target.sram_budget is not None:
             total = manifest.vela_total if manifest is not None else None
-            checks.append(check_budget(pte, target, vela_sram_bytes=total.sram_bytes if total else None))
+            checks.append(check_budget(parsed, target, vela_sram_bytes=total.sram_bytes if total else None))
     header = header_path or path.with_suffix(".h")
     if not readable:
         pass
@@ -193,7 +199,12 @@ def verify_file(
     if manifest is not None and cache is not None and not recorded.get("numerics"):
         recorded = _recorded_since(manifest, pte, cache, notes) or recorded
     subject = f"{manifest.model} for {manifest.target} ({path})" if manifest else str(path)
-    return Verification(subject, checks, recorded.get("numerics"), recorded.get("bundle"), notes, artifact=manifest is not None)
+    return Verification(subject, checks, recorded.get("numerics"), recorded.get("bundle"), notes,
+                        artifact=manifest is not None, _program=_program_of(parsed))
+
+
+def _program_of(parsed: Parsed) -> Program | None:
+    return parsed if isinstance(parsed, Program) else None
 
 
 def _recorded_since(manifest: Manifest, pte: bytes, cache: Cache, notes: list[str]) -> dict[str, Any] | None:
