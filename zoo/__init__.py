@@ -33,7 +33,7 @@ if _TYPE_CHECKING:
     )
     from zoo._hookspecs import hookimpl, hookspec
     from zoo._onnx import read_onnx, reader_identity
-    from zoo._options import Choices, FetchArgs, FetchOptions
+    from zoo._options import BuildChoices, Choices, FetchArgs, FetchOptions
     from zoo._recipe import Recipe
     from zoo._samples import labelled_samples, one_input_samples
     from zoo._shipped_classifier import ShippedClassifier, load_weights, seeded_network
@@ -87,7 +87,7 @@ _LAZY = {
     "Recipe": "zoo._recipe",
     "hookimpl": "zoo._hookspecs",
     "hookspec": "zoo._hookspecs",
-    **dict.fromkeys(["Choices", "FetchArgs", "FetchOptions"], "zoo._options"),
+    **dict.fromkeys(["BuildChoices", "Choices", "FetchArgs", "FetchOptions"], "zoo._options"),
     **dict.fromkeys(["Board", "Dataset", "InputSpec", "Metric", "MetricFn", "ModelSpec", "Sample",
                      "WeightsVariant"], "zoo._spec"),
     "Zoo": "zoo._api",
@@ -132,6 +132,7 @@ _LAZY = {
 __all__ = [
     "Artifact",
     "Board",
+    "BuildChoices",
     "BuildError",
     "CacheError",
     "Choices",
