@@ -13,7 +13,7 @@ from zoo._version import __version__
 if _TYPE_CHECKING:
     from zoo._api import Zoo, ZooOptions, build, fetch
     from zoo._batchnorm import reestimate_batchnorm
-    from zoo._checked_file import checked_file, file_sha256, package_file
+    from zoo._checked_file import PackageData, checked_file, file_sha256, package_file
     from zoo._errors import (
         BuildError,
         CacheError,
@@ -119,7 +119,7 @@ _LAZY = {
     "word_error_rate": "zoo.registry.evaluators.text",
     "reestimate_batchnorm": "zoo._batchnorm",
     # For model packs: their files read by sha256 (torch-free), and training (torch inside).
-    **dict.fromkeys(["checked_file", "file_sha256", "package_file"], "zoo._checked_file"),
+    **dict.fromkeys(["PackageData", "checked_file", "file_sha256", "package_file"], "zoo._checked_file"),
     **dict.fromkeys(["labelled_samples", "one_input_samples"], "zoo._samples"),
     **dict.fromkeys(["ShippedClassifier", "load_weights", "seeded_network"], "zoo._shipped_classifier"),
     **dict.fromkeys(["TrainedWeights", "TrainingRecipe", "classifier_accuracy", "pin_numerics", "save_weights",
@@ -148,6 +148,7 @@ __all__ = [
     "MetricFn",
     "MissingExtraError",
     "ModelSpec",
+    "PackageData",
     "PluginError",
     "PublishConflict",
     "PublishReport",
