@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import dataclasses
 import os
 import socket
 import subprocess
@@ -8,7 +9,7 @@ import textwrap
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -23,7 +24,7 @@ from tests.fake_compile import FakeCompile  # noqa: E402
 from zoo import BuildError  # noqa: E402
 
 if TYPE_CHECKING:
-    from zoo import Artifact
+    from zoo import Artifact, PackageData
 
 ROOT = Path(__file__).resolve().parents[1]
 ZOO_ENV = ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS", "ZOO_STRICT_PLUGINS", "ZOO_OFFLINE", "ZOO_CACHE_DIR",
@@ -142,18 +143,15 @@ description = "tests: an Ethos-U55-128 with 1000 KiB of SRAM"
 """
 
 
-def refusal_of_other_data(pack_data: Any, monkeypatch: pytest.MonkeyPatch) -> str:
-    """What a pack's data module (``zoo_audio.fsdd``, ``zoo_vision.lfw``: ``data_path``, ``SNAPSHOT``,
-    a cached ``snapshot`` and ``checked_path``) says when its snapshot expects other bytes (64 zeros)."""
+def refusal_of_other_data(data: PackageData, tmp_path: Path) -> str:
+    """What a pack's data (``zoo_audio.fsdd.DATA``, ``zoo_vision.lfw.DATA``) says when its snapshot
+    expects other bytes (64 zeros)."""
     import json
 
-    monkeypatch.setattr(pack_data, "snapshot", lambda: {**json.loads(pack_data.SNAPSHOT.read_text()), "sha256": "0" * 64})
-    pack_data.checked_path.cache_clear()
-    try:
-        with pytest.raises(BuildError) as caught:
-            pack_data.checked_path()
-    finally:
-        pack_data.checked_path.cache_clear()
+    wrong = tmp_path / "snapshot.json"
+    wrong.write_text(json.dumps({**data.snapshot(), "sha256": "0" * 64}))
+    with pytest.raises(BuildError) as caught:
+        dataclasses.replace(data, snapshot_file=wrong).checked_path()
     return str(caught.value)
 
 

@@ -3,6 +3,7 @@ reproducible training loop, the weights it writes, and a shipped classifier's va
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import os
 import re
@@ -59,6 +60,29 @@ def test_a_file_in_another_package_is_found_without_importing_it_or_named_with_t
         zoo.package_file("no_such_pkg", "data/x.npy", owner="my-pack", remedy="pip install no_such_pkg")
     with pytest.raises(BuildError, match=r"^my-pack: zoo/data/gone\.npy is missing: the installed zoo has no such file"):
         zoo.package_file("zoo", "data/gone.npy", owner="my-pack", remedy="-")
+
+
+def _package_data(snapshot: Path, sha256: str) -> zoo.PackageData:
+    snapshot.write_text(zoo.PackageData.dumps({"sha256": sha256, "split": {"train": 2}}))
+    return zoo.PackageData(owner="my-pack", package="zoo", relative="_version.py", install="pip install zoo",
+                           snapshot_file=snapshot, remedy="regenerate the snapshot", name="versions")
+
+
+def test_package_data_reads_the_file_another_package_ships_pinned_by_the_packs_snapshot(tmp_path: Path) -> None:
+    source = Path(zoo.__file__).parent / "_version.py"
+    digest = hashlib.sha256(source.read_bytes()).hexdigest()
+    data = _package_data(tmp_path / "snapshot.json", digest)
+    assert data.path() == source and data.checked_path() == source and data.sha256(source) == digest
+    assert data.snapshot() == {"sha256": digest, "split": {"train": 2}}
+    assert (tmp_path / "snapshot.json").read_text() == f'{{\n "sha256": "{digest}",\n "split": {{\n  "train": 2\n }}\n}}\n'
+    assert data.identity("held_out", "rule", "prep") == f"versions:sha256:{digest};held_out;rule;prep"
+    other = _package_data(tmp_path / "other.json", "0" * 64)
+    with pytest.raises(BuildError, match=rf"^my-pack: {re.escape(str(source))} has sha256 {digest}, expected 0{{64}}: "
+                                         r"refusing other bytes; regenerate the snapshot$"):
+        other.checked_path()
+    gone = dataclasses.replace(data, package="no_such_pkg")
+    with pytest.raises(BuildError, match=r"no_such_pkg/_version\.py is missing: no_such_pkg is not installed; pip install zoo$"):
+        gone.path()
 
 
 def test_a_training_recipe_refuses_numbers_that_cannot_train() -> None:
@@ -157,6 +181,21 @@ def test_a_shipped_classifier_builds_each_variant_and_names_the_others(tmp_path:
     random_variant = net.random_variant(lambda: "calib:1", "blobs")
     assert random_variant.name == "random" and random_variant.identity() == "seed:0;bn-reestimated-on:calib:1"
     assert random_variant.description.endswith("re-estimated on the calibration blobs")
+    metric = zoo.Metric("top1", zoo.top1, higher_is_better=True, max_drop=2.0)
+    spec = net.spec(version="3", description="a net", task="blobs", inputs=(zoo.InputSpec("x", (1, 4), "float32"),),
+                    labels=("a", "b"), data_identity=lambda split: f"blobs:{split}",
+                    sizes={"calibration": 8, "held_out": 12}, calibration="8 blobs", evaluation="12 blobs",
+                    samples="blobs", trained=trained, metrics=(metric,))
+    assert (spec.name, spec.version, spec.task, spec.labels, spec.metrics) == ("my-net", "3", "blobs", ("a", "b"), (metric,))
+    assert spec.weights_names == ("mine", "random") and spec.weights_variant(None) is trained
+    assert spec.weights_variant("random").identity() == "seed:0;bn-reestimated-on:blobs:calibration"
+    assert spec.calibration is not None and spec.evaluation is not None
+    assert (spec.calibration.size, spec.calibration.description, spec.calibration.identity()) == (
+        8, "8 blobs", "blobs:calibration")
+    assert (spec.evaluation.size, spec.evaluation.description, spec.evaluation.identity()) == (
+        12, "12 blobs", "blobs:held_out")
+    assert len(spec.calibration.load()) == 8 and [label for _, label in spec.evaluation.load()] == [int(v) for v in y[8:20]]
+    assert _state(spec.build("mine")) == _state(_new(9)) and len(spec.example_inputs()) == 1
 
 
 @pytest.mark.stack

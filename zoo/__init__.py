@@ -13,7 +13,7 @@ from zoo._version import __version__
 if _TYPE_CHECKING:
     from zoo._api import Zoo, ZooOptions, build, fetch
     from zoo._batchnorm import reestimate_batchnorm
-    from zoo._checked_file import checked_file, file_sha256, package_file
+    from zoo._checked_file import PackageData, checked_file, file_sha256, package_file
     from zoo._errors import (
         BuildError,
         CacheError,
@@ -33,7 +33,7 @@ if _TYPE_CHECKING:
     )
     from zoo._hookspecs import hookimpl, hookspec
     from zoo._onnx import read_onnx, reader_identity
-    from zoo._options import Choices, FetchArgs, FetchOptions
+    from zoo._options import BuildChoices, Choices, FetchArgs, FetchOptions
     from zoo._recipe import Recipe
     from zoo._samples import labelled_samples, one_input_samples
     from zoo._shipped_classifier import ShippedClassifier, load_weights, seeded_network
@@ -87,7 +87,7 @@ _LAZY = {
     "Recipe": "zoo._recipe",
     "hookimpl": "zoo._hookspecs",
     "hookspec": "zoo._hookspecs",
-    **dict.fromkeys(["Choices", "FetchArgs", "FetchOptions"], "zoo._options"),
+    **dict.fromkeys(["BuildChoices", "Choices", "FetchArgs", "FetchOptions"], "zoo._options"),
     **dict.fromkeys(["Board", "Dataset", "InputSpec", "Metric", "MetricFn", "ModelSpec", "Sample",
                      "WeightsVariant"], "zoo._spec"),
     "Zoo": "zoo._api",
@@ -119,7 +119,7 @@ _LAZY = {
     "word_error_rate": "zoo.registry.evaluators.text",
     "reestimate_batchnorm": "zoo._batchnorm",
     # For model packs: their files read by sha256 (torch-free), and training (torch inside).
-    **dict.fromkeys(["checked_file", "file_sha256", "package_file"], "zoo._checked_file"),
+    **dict.fromkeys(["PackageData", "checked_file", "file_sha256", "package_file"], "zoo._checked_file"),
     **dict.fromkeys(["labelled_samples", "one_input_samples"], "zoo._samples"),
     **dict.fromkeys(["ShippedClassifier", "load_weights", "seeded_network"], "zoo._shipped_classifier"),
     **dict.fromkeys(["TrainedWeights", "TrainingRecipe", "classifier_accuracy", "pin_numerics", "save_weights",
@@ -132,6 +132,7 @@ _LAZY = {
 __all__ = [
     "Artifact",
     "Board",
+    "BuildChoices",
     "BuildError",
     "CacheError",
     "Choices",
@@ -147,6 +148,7 @@ __all__ = [
     "MetricFn",
     "MissingExtraError",
     "ModelSpec",
+    "PackageData",
     "PluginError",
     "PublishConflict",
     "PublishReport",

@@ -11,7 +11,7 @@ from __future__ import annotations
 import dataclasses
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal, TypedDict
+from typing import Literal, TypedDict, cast
 
 from zoo._errors import UsageError
 
@@ -121,13 +121,22 @@ class FetchOptions(Choices):
         return Choices(**choice_args(self))
 
 
-def choice_args(choices: Choices) -> dict[str, Any]:
+def choice_args(choices: Choices) -> BuildChoices:
     """The build choices as the keyword arguments ``Zoo.request``, ``Zoo.verify`` and ``FetchOptions`` take."""
-    return {f.name: getattr(choices, f.name) for f in dataclasses.fields(Choices)}
+    return cast("BuildChoices", {name: getattr(choices, name) for name in CHOICE_NAMES})
 
 
-class FetchArgs(TypedDict, total=False):
-    """``FetchOptions`` as keyword arguments: ``zoo.fetch("mnist", "u55-128", verify=True)``."""
+def choices_from(given: BuildChoices, where: str) -> Choices:
+    """``Choices`` from the keyword arguments ``where`` was given, refused as Python refuses
+    a keyword a function does not take."""
+    unknown = sorted(set(given) - set(CHOICE_NAMES))
+    if unknown:
+        raise TypeError(f"{where}() got an unexpected keyword argument {unknown[0]!r}")
+    return Choices(**given)
+
+
+class BuildChoices(TypedDict, total=False):
+    """``Choices`` as keyword arguments, each None by default: ``zoo.Zoo().request("mnist", "u55-128", io="int8")``."""
 
     weights: str | None
     calibration_dir: Path | None
@@ -139,6 +148,14 @@ class FetchArgs(TypedDict, total=False):
     precision: str | None
     recipe: Path | None
     qat: int | None
+
+
+CHOICE_NAMES = tuple(f.name for f in dataclasses.fields(Choices))
+
+
+class FetchArgs(BuildChoices, total=False):
+    """``FetchOptions`` as keyword arguments: ``zoo.fetch("mnist", "u55-128", verify=True)``."""
+
     out_dir: Path | None
     header_array: str
     header_section: str

@@ -8,7 +8,7 @@ Torch loads inside the methods only.
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -17,7 +17,7 @@ from zoo._batchnorm import reestimate_batchnorm
 from zoo._checked_file import file_sha256, open_for_pack
 from zoo._errors import BuildError
 from zoo._samples import labelled_samples, one_input_samples
-from zoo._spec import WeightsVariant
+from zoo._spec import Dataset, InputSpec, Metric, ModelSpec, WeightsVariant
 
 __all__ = ["ShippedClassifier", "load_weights", "seeded_network"]
 
@@ -30,8 +30,8 @@ class ShippedClassifier:
     `zoo.save_weights` wrote it), and ``random`` keeps the init from ``seed``. ``remedy`` says what
     to do when ``weights_file`` is missing (``"reinstall my-pack"``).
 
-    Pass its methods to `ModelSpec` (``build=``, ``example_inputs=``, ``weights=`` its two
-    variants) and `Dataset` (``load=``); ``new_network`` is what `zoo.train_classifier` takes, and
+    `spec` makes the whole `ModelSpec` from what differs; or pass its methods to `ModelSpec`
+    (``build=``, ``example_inputs=``, ``weights=`` its two variants) and `Dataset` (``load=``); ``new_network`` is what `zoo.train_classifier` takes, and
     `zoo.train_shipped_weights` trains and writes ``weights_file``."""
 
     name: str
@@ -87,6 +87,34 @@ class ShippedClassifier:
             origin="generated",
             licence="n/a",
             identity=lambda: f"seed:{self.seed};bn-reestimated-on:{calibration_identity()}",
+        )
+
+    def spec(self, *, version: str, description: str, task: str, inputs: tuple[InputSpec, ...],
+             labels: tuple[str, ...], data_identity: Callable[[str], str], sizes: Mapping[str, int],
+             calibration: str, evaluation: str, samples: str, trained: WeightsVariant,
+             metrics: tuple[Metric, ...], layouts: tuple[str, ...] = ("nchw",)) -> ModelSpec:
+        """The model's `ModelSpec`, ``trained`` (`trained_variant`) its default weights and `random_variant`
+        the other. Its calibration and evaluation `Dataset` are the splits ``"calibration"`` and
+        ``"held_out"``: ``sizes[split]`` samples, described by ``calibration`` and ``evaluation``, with
+        the identity ``data_identity(split)``; ``samples`` says what the calibration split holds (``"clips"``);
+        ``layouts`` the input layouts it builds for (``ModelSpec.layouts``)."""
+        return ModelSpec(
+            name=self.name,
+            version=version,
+            description=description,
+            task=task,
+            inputs=inputs,
+            build=self.build,
+            example_inputs=self.example_inputs,
+            calibration=Dataset(size=sizes["calibration"], description=calibration, load=self.calibration,
+                                identity=lambda: data_identity("calibration")),
+            evaluation=Dataset(size=sizes["held_out"], description=evaluation, load=self.evaluation,
+                               identity=lambda: data_identity("held_out")),
+            weights=(trained, self.random_variant(lambda: data_identity("calibration"), samples)),
+            metrics=metrics,
+            default_weights=self.trained,
+            labels=labels,
+            layouts=layouts,
         )
 
     def weights_identity(self) -> str:

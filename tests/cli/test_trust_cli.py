@@ -36,16 +36,22 @@ def test_a_recipe_nested_too_deeply_is_one_error_line_not_a_traceback(tmp_path: 
 TITLE_AND_CLEAR = "\x1b]0;pwned\x07\x1b[2J\x9b2J\r"
 
 
-@pytest.mark.slow
-def test_an_index_written_by_escape_sequences_is_shown_escaped(tmp_path: Path) -> None:
+def _fetch_from_an_index_written_by(tmp_path: Path, written_by: str) -> str:
+    """``zoo fetch``'s stderr from a remote whose index only a newer zoo reads, ``written_by`` it says."""
     share = tmp_path / "share"
     share.mkdir()
     (share / "index.json").write_text(json.dumps(
-        {"schema": 1, "written_by": f"0.9{TITLE_AND_CLEAR}", "readable_by": ">=99", "models": {}}))
+        {"schema": 1, "written_by": written_by, "readable_by": ">=99", "models": {}}))
     r = run_probed("fetch", "add", "-t", "u55-128", "--remote", str(share), "--no-build")
     assert r.returncode != 0
-    assert not any(c in r.stderr for c in "\x1b\x07\x9b\r"), repr(r.stderr)
-    assert r"written by zoo 0.9\x1b]0;pwned\x07\x1b[2J\x9b2J\r, says only zoo >=99" in r.stderr
+    return r.stderr
+
+
+@pytest.mark.slow
+def test_an_index_written_by_escape_sequences_is_shown_escaped(tmp_path: Path) -> None:
+    stderr = _fetch_from_an_index_written_by(tmp_path, f"0.9{TITLE_AND_CLEAR}")
+    assert not any(c in stderr for c in "\x1b\x07\x9b\r"), repr(stderr)
+    assert r"written by zoo 0.9\x1b]0;pwned\x07\x1b[2J\x9b2J\r, says only zoo >=99" in stderr
 
 
 BIDI = "\u202e\u2066\u200f\u061c\u200b\ufeff\u2028"  # an override, an isolate, marks, zero-width, a line separator
@@ -53,14 +59,9 @@ BIDI = "\u202e\u2066\u200f\u061c\u200b\ufeff\u2028"  # an override, an isolate, 
 
 def test_an_index_written_by_bidi_controls_is_shown_escaped(tmp_path: Path) -> None:
     """A right-to-left override makes ``0.9\\u202e1.0 ,sdrawkcab`` read as other text on a terminal."""
-    share = tmp_path / "share"
-    share.mkdir()
-    (share / "index.json").write_text(json.dumps(
-        {"schema": 1, "written_by": f"0.9{BIDI}é→", "readable_by": ">=99", "models": {}}))
-    r = run_probed("fetch", "add", "-t", "u55-128", "--remote", str(share), "--no-build")
-    assert r.returncode != 0
-    assert not any(c in r.stderr for c in BIDI), ascii(r.stderr)
-    assert r"written by zoo 0.9\u202e\u2066\u200f\u061c\u200b\ufeff\u2028é→, says only zoo >=99" in r.stderr
+    stderr = _fetch_from_an_index_written_by(tmp_path, f"0.9{BIDI}é→")
+    assert not any(c in stderr for c in BIDI), ascii(stderr)
+    assert r"written by zoo 0.9\u202e\u2066\u200f\u061c\u200b\ufeff\u2028é→, says only zoo >=99" in stderr
 
 
 def test_printable_escapes_every_control_but_newline_and_tab() -> None:

@@ -139,3 +139,43 @@ def test_the_spec_refuses_a_reference_for_an_undeclared_metric_and_repeated_name
         dataclasses.replace(add.spec(), metrics=[metric]).validate()  # type: ignore[arg-type]
     # reference_top1 stays: it is reference["top1"], in percent, whether or not top-1 is declared.
     assert WeightsVariant("w", "d", "o", "MIT", lambda: "id", reference_top1=71.9).references() == {"top1": 71.9}
+
+
+def _eval_set(n: int, labelled: bool) -> Any:
+    import torch
+
+    from zoo.registry.numerics.data import EvalSet
+
+    samples = [(torch.full((2,), float(i)),) for i in range(n)]
+    return EvalSet(samples, [i % 2 for i in range(n)] if labelled else None, "evaluation", "id")
+
+
+def test_the_checkers_sample_loop_keeps_what_both_need() -> None:
+    """host.check_portable and reference.check_ethosu run their samples through metrics.run_samples:
+    each sample in order, the agreement tally, the outputs for the metrics (only with labels)
+    and the bundle's first cases, cloned."""
+    import torch
+
+    from zoo.registry.numerics.metrics import Ran, run_samples
+
+    data = _eval_set(5, labelled=True)
+    done: list[tuple[int, int]] = []
+    order: list[int] = []
+
+    def step(i: int, sample: Any) -> Ran:
+        order.append(i)
+        out = [sample[0] * 2]
+        return Ran(out, [sample[0].flip(0)], sample, out)
+
+    kept = run_samples(data, step, metrics=[Metric("top1", top1, higher_is_better=True, max_drop=1.0)], agreement=True,
+                       progress=lambda stage, i, n: done.append((i, n)))
+    assert order == [0, 1, 2, 3, 4]
+    assert done == [(i, 5) for i in range(1, 6)]
+    assert kept.seen is not None and len(kept.seen.program) == len(kept.seen.float) == 5
+    assert kept.tally.compared + kept.tally.constant == 5
+    assert len(kept.cases) == 3
+    inputs, outputs = kept.cases[2]
+    assert torch.equal(outputs[0], torch.full((2,), 4.0)) and inputs[0] is not data.samples[2][0]  # cloned
+    plain = run_samples(_eval_set(2, labelled=False), step, metrics=[Metric("top1", top1, higher_is_better=True, max_drop=1.0)], agreement=False,
+                        progress=None)
+    assert plain.seen is None and plain.tally.compared == plain.tally.constant == 0

@@ -72,3 +72,16 @@ def test_the_verification_output_says_when_no_metric_judged_the_model() -> None:
     judged = Verification("mnist", [], numerics={**base, **MEASURED["numerics"]})
     assert "top1 float 97.5%, int8 97.2%" in _verification_line(judged)
     assert "elementwise checks alone" not in _verification_line(judged)
+
+
+def test_a_rows_vela_figures_are_the_manifests_and_its_flash_is_vela_totals_sum(monkeypatch: pytest.MonkeyPatch) -> None:
+    from zoo.registry.store.manifest import VelaTotals
+
+    total = {"inference_time_ms": 1.5, "inferences_per_second": 666.7, "sram_bytes": 10, "dram_bytes": 20,
+             "on_chip_flash_bytes": 30, "off_chip_flash_bytes": None}
+    row = ReportRow.from_manifest(manifest(vela={"total": total}))
+    assert {name: getattr(row, name) for name in total} == total and row.flash_bytes == 30
+    assert ReportRow.from_manifest(manifest()).flash_bytes is None
+    # One rule for the flash a program needs: the row asks VelaTotals, it does not restate the sum.
+    monkeypatch.setattr(VelaTotals, "flash_bytes", property(lambda self: 7))
+    assert row.flash_bytes == 7

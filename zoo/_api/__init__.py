@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, TextIO
 
 from zoo._config import Config, cache_dir, load_config
 from zoo._errors import SpecError, UsageError
-from zoo._options import Choices, FetchArgs, FetchOptions
+from zoo._options import BuildChoices, Choices, FetchArgs, FetchOptions, choice_args, choices_from
 from zoo._spec import ModelSpec
 from zoo.registry.catalog.plugin_loader import LoadOptions, PluginStatus, Registry
 from zoo.registry.events import Notice, Progress, stderr_notice
@@ -164,27 +164,16 @@ class Zoo:
             return [default_remote(trusted_keys)]
         return [parse_remote(u, base=base, schemes=schemes, trusted_keys=keys(u, base)) for u in self.config.remotes]
 
-    def request(
-        self,
-        model: str,
-        target: str | None = None,
-        *,
-        weights: str | None = None,
-        calibration_dir: Path | None = None,
-        system_config: str | None = None,
-        memory_mode: str | None = None,
-        sram_budget: int | None = None,
-        io: str | None = None,
-        layout: str | None = None,
-        precision: str | None = None,
-        recipe: Path | None = None,
-        qat: int | None = None,
-    ) -> BuildRequest:
-        """Resolve names into a validated build request, before anything compiles."""
+    def request(self, model: str, target: str | None = None, **choices: Unpack[BuildChoices]) -> BuildRequest:
+        """Resolve names into a validated build request, before anything compiles. The keywords
+        are the fields of ``Choices``, each None by default (``BuildChoices``)."""
         from zoo.registry.request.keys import BuildRequest
 
+        chosen = choices_from(choices, "Zoo.request")
         spec = self.model(model)
-        resolved = self.target(target, system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget)
+        resolved = self.target(target, system_config=chosen.system_config, memory_mode=chosen.memory_mode,
+                               sram_budget=chosen.sram_budget)
+        calibration_dir, io = chosen.calibration_dir, chosen.io
         calibration = None
         if calibration_dir is not None:
             if spec.calibration_from_dir is None:
@@ -195,9 +184,9 @@ class Zoo:
         # zoo.toml's default_io is for the NPU; the portable target only runs float.
         configured_io = None if io or resolved.is_portable else self.config.default_io
         try:
-            return BuildRequest.create(spec, resolved, weights=weights, calibration=calibration,
-                                       io=io or configured_io, layout=layout, precision=precision,
-                                       recipe=recipe, qat=qat)
+            return BuildRequest.create(spec, resolved, weights=chosen.weights, calibration=calibration,
+                                       io=io or configured_io, layout=chosen.layout, precision=chosen.precision,
+                                       recipe=chosen.recipe, qat=chosen.qat)
         except (SpecError, UsageError) as exc:
             if configured_io is None:
                 raise UsageError(str(exc)) from None
@@ -283,21 +272,12 @@ class Zoo:
         model: str,
         target: str | None = None,
         *,
-        weights: str | None = None,
-        calibration_dir: Path | None = None,
-        system_config: str | None = None,
-        memory_mode: str | None = None,
-        sram_budget: int | None = None,
-        io: str | None = None,
-        layout: str | None = None,
-        precision: str | None = None,
-        recipe: Path | None = None,
-        qat: int | None = None,
         eval_dir: Path | None = None,
         numerics: bool = True,
         build: bool = True,
         progress: Progress | None = None,
         notice: Notice | None = None,
+        **choices: Unpack[BuildChoices],
     ) -> Verification:
         """Check ``model`` for ``target``: the structure of the cached artifact and its
         recorded numerics. With ``numerics`` an artifact cached without them is lowered
@@ -308,14 +288,11 @@ class Zoo:
         from zoo.registry.resolve import Resolver
         from zoo.registry.verify.verification import verify_entry
 
+        chosen = choices_from(choices, "Zoo.verify")
         if eval_dir is not None and not numerics:
             raise UsageError("--eval-dir measures accuracy with the numerical check; drop --structure-only")
-        req = self.request(
-            model, target, weights=weights, calibration_dir=calibration_dir,
-            system_config=system_config, memory_mode=memory_mode, sram_budget=sram_budget, io=io, layout=layout,
-            precision=precision, recipe=recipe, qat=qat,
-        )
-        opts = FetchOptions(calibration_dir=calibration_dir, eval_dir=eval_dir, build=build,
+        req = self.request(model, target, **choice_args(chosen))
+        opts = FetchOptions(calibration_dir=chosen.calibration_dir, eval_dir=eval_dir, build=build,
                             verify=True if numerics else None)
         resolver = Resolver(self.cache, opts, plugins=self.load_options, catalog=self.registry.catalog,
                             progress=progress, notice=notice or stderr_notice)

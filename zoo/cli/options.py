@@ -8,7 +8,7 @@ from typing import Any, TypeVar, get_args
 
 import click
 
-from zoo._options import IO_MODES, PRECISIONS, Choices, ExecutorName
+from zoo._options import CHOICE_NAMES, IO_MODES, PRECISIONS, Choices, ExecutorName
 from zoo._spec import LAYOUTS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -100,9 +100,7 @@ def _size(text: str | None) -> int | None:
 
 def choices_of(kw: dict[str, Any]) -> Choices:
     """The build choices of ``zoo fetch``, ``zoo build`` and ``zoo verify``, from their parsed options."""
-    return Choices(weights=kw["weights"], calibration_dir=kw["calibration_dir"], system_config=kw["system_config"],
-                   memory_mode=kw["memory_mode"], sram_budget=_size(kw["sram_budget"]), io=kw["io"],
-                   layout=kw["layout"], precision=kw["precision"], recipe=kw["recipe"], qat=kw["qat"])
+    return Choices(**{**{name: kw[name] for name in CHOICE_NAMES}, "sram_budget": _size(kw["sram_budget"])})
 
 
 def _model_name(ctx: click.Context, model: str | None) -> str:

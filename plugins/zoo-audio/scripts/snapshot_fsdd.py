@@ -10,7 +10,7 @@ from zoo_audio import fsdd
 
 def main() -> None:
     data = fsdd.make_snapshot()
-    fsdd.SNAPSHOT.write_text(fsdd.dumps(data))
+    fsdd.SNAPSHOT.write_text(fsdd.DATA.dumps(data))
     print(f"wrote {fsdd.SNAPSHOT}: {data['clips']} clips, split {data['split']}")
 
 

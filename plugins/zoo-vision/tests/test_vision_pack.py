@@ -21,14 +21,14 @@ MODELS = {"vww-mobilenetv1-025": "visual-wake-words", "resnet8-cifar": "image-cl
 def test_the_snapshot_is_what_the_script_writes() -> None:
     # If this fails after a scikit-image upgrade: python plugins/zoo-vision/scripts/snapshot_lfw.py,
     # then retrain (scripts/train_vww.py) and update vww.REFERENCE_TOP1.
-    assert lfw.dumps(lfw.make_snapshot()) == lfw.SNAPSHOT.read_text()
+    assert lfw.DATA.dumps(lfw.make_snapshot()) == lfw.SNAPSHOT.read_text()
 
 
 
-def test_a_data_file_that_is_not_the_snapshots_is_refused_naming_both_digests(monkeypatch: pytest.MonkeyPatch) -> None:
-    found = hashlib.sha256(lfw.data_path().read_bytes()).hexdigest()
-    text = refusal_of_other_data(lfw, monkeypatch)
-    assert f"{lfw.data_path()} has sha256 {found}, expected {'0' * 64}: refusing other bytes" in text, text
+def test_a_data_file_that_is_not_the_snapshots_is_refused_naming_both_digests(tmp_path: Path) -> None:
+    found = hashlib.sha256(lfw.DATA.path().read_bytes()).hexdigest()
+    text = refusal_of_other_data(lfw.DATA, tmp_path)
+    assert f"{lfw.DATA.path()} has sha256 {found}, expected {'0' * 64}: refusing other bytes" in text, text
     assert "Install scikit-image==0.26.0, or regenerate the snapshot" in text, text
 
 

@@ -38,30 +38,21 @@ def check_portable(
         method = Runtime.get().load_program(pte).load_method("forward")
     vs_float: list[compare.Versus] = []
     close: list[compare.Versus] = []
-    tally = compare.Tally()
-    # Kept only when there are metrics to measure on them: 1000 samples' outputs, twice.
-    seen = metrics_.Outputs([], []) if metrics and data.labels is not None else None
-    cases: list[tuple[Sample, list[Any]]] = []
-    for i, sample in enumerate(data.samples):
+
+    def step(i: int, sample: Sample) -> metrics_.Ran:
         got = flat_outputs(method.execute([t.contiguous() for t in sample]))
         fl = flat_outputs(float_model(*sample))
         if not vs_float:
             if len(got) != len(fl):
                 raise BuildError(f"the .pte gives {len(got)} output(s), the float model {len(fl)}")
-            vs_float = [compare.Versus() for _ in got]
-            close = [compare.Versus() for _ in got]
+            vs_float.extend(compare.Versus() for _ in got)
+            close.extend(compare.Versus() for _ in got)
         for k, (g, f) in enumerate(zip(got, fl, strict=True)):
             compare.within(g, f, compare.PORTABLE_ATOL, compare.PORTABLE_RTOL, close[k], None)
             compare.similar(g, f, None, vs_float[k], compare.PORTABLE_COSINE_MIN, None)
-        if agreement:
-            tally.add(got, fl)
-        if seen is not None:
-            seen.float.append(fl)
-            seen.program.append(got)
-        if len(cases) < compare.BUNDLE_CASES:
-            cases.append((tuple(t.clone() for t in sample), [g.clone() for g in got]))
-        if progress:
-            progress("verify", i + 1, len(data.samples))
+        return metrics_.Ran(got, fl, sample, got)
+
+    kept = metrics_.run_samples(data, step, metrics=metrics, agreement=agreement, progress=progress)
     n = len(data.samples)
     checks: list[dict[str, Any]] = []
     outputs = []
@@ -83,6 +74,5 @@ def check_portable(
         "tolerances": {"atol": compare.PORTABLE_ATOL, "rtol": compare.PORTABLE_RTOL,
                        "cosine_min": compare.PORTABLE_COSINE_MIN},
     }
-    record.update(compare.agreement_record(tally))
-    metrics_.conclude(record, checks, metrics, seen, data, "portable", where, plugin, started)
-    return compare.NumericsResult(record, cases, {"atol": compare.PORTABLE_ATOL, "rtol": compare.PORTABLE_RTOL})
+    metrics_.conclude(record, checks, metrics, kept, data, "portable", where, plugin, started)
+    return compare.NumericsResult(record, kept.cases, {"atol": compare.PORTABLE_ATOL, "rtol": compare.PORTABLE_RTOL})

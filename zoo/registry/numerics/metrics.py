@@ -12,13 +12,15 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from zoo._errors import BuildError
 from zoo._spec import Dataset, Metric, ModelSpec, Sample
 from zoo.registry.evaluators.classification import top1
+from zoo.registry.events import Progress
+from zoo.registry.numerics.compare import BUNDLE_CASES, Tally, agreement_record
 from zoo.registry.numerics.data import MAX_SAMPLES, EvalSet, labelled_source
 
 NO_METRICS = "the model declares no metrics: judged by the elementwise checks alone"
@@ -142,10 +144,55 @@ def measure(metrics: Sequence[Metric], seen: Outputs, labels: Sequence[Any] | No
     return {"metrics": records}, checks
 
 
-def conclude(record: dict[str, Any], checks: list[dict[str, Any]], metrics: Sequence[Metric], seen: Outputs | None,
+@dataclass(frozen=True)
+class Ran:
+    """One sample through a check: the program's and float's outputs, as compared, and the
+    program's own inputs and outputs, which the bundle keeps as a test case."""
+
+    program: list[Any]
+    float: list[Any]
+    case_inputs: Sample
+    case_outputs: list[Any]
+
+
+@dataclass
+class Kept:
+    """What both checkers keep of their samples besides their own comparisons."""
+
+    tally: Tally
+    """How often the program's top-1 agreed with float's (with ``agreement``)."""
+    seen: Outputs | None
+    """Every sample's outputs, for the declared metrics; None without metrics or labels."""
+    cases: list[tuple[Sample, list[Any]]]
+    """The first ``BUNDLE_CASES`` samples' program inputs and outputs, cloned."""
+
+
+def run_samples(data: EvalSet, step: Callable[[int, Sample], Ran], *, metrics: Sequence[Metric], agreement: bool,
+                progress: Progress | None) -> Kept:
+    """The loop of both checkers: ``step(i, sample)`` runs the program and float on each sample
+    of ``data`` in order and compares them its own way; what both keep is kept here, and
+    ``progress`` hears of each sample done."""
+    kept = Kept(Tally(), Outputs([], []) if metrics and data.labels is not None else None, [])
+    for i, sample in enumerate(data.samples):
+        ran = step(i, sample)
+        if agreement:
+            kept.tally.add(ran.program, ran.float)
+        if kept.seen is not None:
+            kept.seen.float.append(ran.float)
+            kept.seen.program.append(ran.program)
+        if len(kept.cases) < BUNDLE_CASES:
+            kept.cases.append((tuple(t.clone() for t in ran.case_inputs), [o.clone() for o in ran.case_outputs]))
+        if progress:
+            progress("verify", i + 1, len(data.samples))
+    return kept
+
+
+def conclude(record: dict[str, Any], checks: list[dict[str, Any]], metrics: Sequence[Metric], kept: Kept,
              data: EvalSet, program_kind: str, where: str, plugin: str, started: float) -> None:
-    """End a numerics record as both checkers do: the metrics (when outputs were kept
-    against labels), every check, the verdict and the time taken."""
+    """End a numerics record as both checkers do: the top-1 agreement, the metrics (when
+    outputs were kept against labels), every check, the verdict and the time taken."""
+    record.update(agreement_record(kept.tally))
+    seen = kept.seen
     judged, metric_checks = measure(metrics, seen or Outputs([], []), data.labels if seen is not None else None,
                                     data.samples, data.name, program_kind, where, plugin)
     record.update(judged)

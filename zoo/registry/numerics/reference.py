@@ -222,8 +222,10 @@ def check_ethosu(
         raise MissingExtraError("the numerical check (tosa_reference_model from tosa-tools)") from e
     started = time.perf_counter()
     module = edge_program.module()
-    qparams = _output_qparams(edge_program) if io is None else [(p.scale, p.zero_point) for p in io.outputs]
-    bits = _output_bits(edge_program) if io is None else [8 for _ in io.outputs]
+    qparams: list[tuple[float, int] | None] = (
+        _output_qparams(edge_program) if io is None else [(p.scale, p.zero_point) for p in io.outputs]
+    )
+    bits: list[int | None] = _output_bits(edge_program) if io is None else [8 for _ in io.outputs]
     input_scales: list[float | None] | None = (
         _input_scales(edge_program) if io is None else [p.scale for p in io.inputs] or None
     )
@@ -233,11 +235,8 @@ def check_ethosu(
     vs_float: list[compare.Versus] = []
     noise: list[compare.Versus] = []
     fq_vs_float: list[compare.Versus] = []
-    tally = compare.Tally()
-    # Kept only when there are metrics to measure on them: 1000 samples' outputs, twice.
-    seen = metrics_.Outputs([], []) if metrics and data.labels is not None else None
-    cases: list[tuple[Sample, list[Any]]] = []
-    for i, sample in enumerate(data.samples):
+
+    def step(i: int, sample: Sample) -> metrics_.Ran:
         given = to_program(sample)
         fed = given if io is None else tuple(p.quantize(x) for p, x in zip(io.inputs, given, strict=True))
         with _dispatch(reference):
@@ -249,12 +248,10 @@ def check_ethosu(
         if not vs_fq:
             if not len(got) == len(fq) == len(fl):
                 raise BuildError(f"the lowered program gives {len(got)} output(s), the fake-quantized model {len(fq)}, the float model {len(fl)}")
-            vs_fq = [compare.Versus() for _ in got]
-            vs_float = [compare.Versus() for _ in got]
-            noise = [compare.Versus() for _ in got]
-            fq_vs_float = [compare.Versus() for _ in got]
-            qparams += [None] * (len(got) - len(qparams))
-            bits += [None] * (len(got) - len(bits))
+            for each in (vs_fq, vs_float, noise, fq_vs_float):
+                each.extend(compare.Versus() for _ in got)
+            qparams.extend([None] * (len(got) - len(qparams)))
+            bits.extend([None] * (len(got) - len(bits)))
         for k, (g, q, f) in enumerate(zip(got, fq, fl, strict=True)):
             scale = compare.scale_of(qparams[k])
             atol = compare.ATOL + compare.QTOL * (scale or 0.0)
@@ -263,15 +260,9 @@ def check_ethosu(
             compare.similar(q, f, scale, fq_vs_float[k], compare.COSINE_MIN, compare.FROBENIUS_MAX)
             if noisy is not None:
                 compare.within(noisy[k], q, atol, compare.RTOL, noise[k], scale)
-        if agreement:
-            tally.add(got, fl)
-        if seen is not None:
-            seen.float.append(fl)
-            seen.program.append(got)
-        if len(cases) < compare.BUNDLE_CASES:
-            cases.append((tuple(t.clone() for t in fed), [r.clone() for r in raw]))
-        if progress:
-            progress("verify", i + 1, len(data.samples))
+        return metrics_.Ran(got, fl, fed, raw)
+
+    kept = metrics_.run_samples(data, step, metrics=metrics, agreement=agreement, progress=progress)
     n = len(data.samples)
     checks: list[dict[str, Any]] = []
     outputs = []
@@ -302,7 +293,7 @@ def check_ethosu(
         limited = f.failing > 0 and compare.quantization_limited(f, fq_vs_float[k])
         # With labelled data and declared metrics, those metrics judge int8 itself; the float
         # comparison still refuses a lowering that does worse than fake-quant.
-        by_metrics = (f.failing > 0 and not limited and seen is not None
+        by_metrics = (f.failing > 0 and not limited and kept.seen is not None
                       and compare.left_to_metrics(f, fq_vs_float[k]))
         fl_ok = f.failing == 0 or limited or by_metrics
         detail = compare.float_detail(kind, f, n, scale is not None)
@@ -345,13 +336,12 @@ def check_ethosu(
                        "sqnr_margin_db": compare.SQNR_MARGIN_DB,
                        "cosine_min": compare.COSINE_MIN, "frobenius_max": compare.FROBENIUS_MAX},
     }
-    record.update(compare.agreement_record(tally))
-    metrics_.conclude(record, checks, metrics, seen, data, kind, where, plugin, started)
+    metrics_.conclude(record, checks, metrics, kept, data, kind, where, plugin, started)
     scales = [q[0] for q in qparams if q]
     tolerance = {"atol": compare.ATOL + compare.QTOL * max(scales, default=0.0), "rtol": compare.RTOL}
     if io is not None:  # the bundle's outputs are the integers themselves
         tolerance = {"atol": float(compare.QTOL), "rtol": 0.0}
-    return compare.NumericsResult(record, cases, tolerance)
+    return compare.NumericsResult(record, kept.cases, tolerance)
 
 
 def _db(value: float | None) -> str:

@@ -112,12 +112,7 @@ class ReportRow:
             weights=m.weights,
             key=m.key,
             pte_bytes=pte.size if pte else None,
-            inference_time_ms=total.inference_time_ms,
-            inferences_per_second=total.inferences_per_second,
-            sram_bytes=total.sram_bytes,
-            dram_bytes=total.dram_bytes,
-            on_chip_flash_bytes=total.on_chip_flash_bytes,
-            off_chip_flash_bytes=total.off_chip_flash_bytes,
+            **asdict(total),  # Vela's figures, under VelaTotals' names
             npu_ops=m.delegation.get("npu_ops"),
             cpu_ops=m.delegation.get("cpu_ops"),
             partitions=m.delegation.get("partitions"),
@@ -136,9 +131,8 @@ class ReportRow:
 
     @property
     def flash_bytes(self) -> int | None:
-        if self.on_chip_flash_bytes is None and self.off_chip_flash_bytes is None:
-            return None
-        return (self.on_chip_flash_bytes or 0) + (self.off_chip_flash_bytes or 0)
+        return VelaTotals(on_chip_flash_bytes=self.on_chip_flash_bytes,
+                          off_chip_flash_bytes=self.off_chip_flash_bytes).flash_bytes
 
     @property
     def random_weights(self) -> bool:

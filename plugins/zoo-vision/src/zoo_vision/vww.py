@@ -6,14 +6,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import (
-    Dataset,
-    InputSpec,
-    Metric,
-    ModelSpec,
-    ShippedClassifier,
-    top1,
-)
+from zoo import InputSpec, Metric, ModelSpec, ShippedClassifier, top1
 from zoo_vision import lfw
 
 NAME = "vww-mobilenetv1-025"
@@ -78,44 +71,30 @@ def new_network(seed: int = RANDOM_SEED) -> Any:
 
 def spec() -> ModelSpec:
     split = lfw.snapshot()["split"]
-    return ModelSpec(
-        name=NAME,
+    return CLASSIFIER.spec(
         version=VERSION,
         description=DESCRIPTION,
         task="visual-wake-words",
         inputs=(InputSpec("image", (1, 3, lfw.SIDE, lfw.SIDE), "float32", range=(-1.0, 1.0)),),
-        build=CLASSIFIER.build,
-        example_inputs=CLASSIFIER.example_inputs,
-        calibration=Dataset(
-            size=split["calibration"],
-            description=f"{split['calibration']} lfw_subset training crops, half faces",
-            load=CLASSIFIER.calibration,
-            identity=lambda: lfw.identity("calibration"),
-        ),
-        evaluation=Dataset(
-            size=split["held_out"],
-            description=f"{split['held_out']} held-out lfw_subset crops, half faces ({lfw.SPLIT_RULE})",
-            load=CLASSIFIER.evaluation,
-            identity=lambda: lfw.identity("held_out"),
-        ),
-        weights=(
-            CLASSIFIER.trained_variant(
-                description=(
-                    f"trained by plugins/zoo-vision/scripts/train_vww.py on {split['train']} lfw_subset crops "
-                    "and their mirror images"
-                ),
-                origin="zoo_vision/weights/vww_mobilenetv1_025.safetensors (shipped with zoo-vision)",
-                licence=f"Apache-2.0; training data: {lfw.ORIGIN}",
-                reference={"top1": REFERENCE_TOP1},
+        labels=lfw.CLASSES,
+        data_identity=lfw.identity,
+        sizes=split,
+        calibration=f"{split['calibration']} lfw_subset training crops, half faces",
+        evaluation=f"{split['held_out']} held-out lfw_subset crops, half faces ({lfw.SPLIT_RULE})",
+        samples="crops",
+        trained=CLASSIFIER.trained_variant(
+            description=(
+                f"trained by plugins/zoo-vision/scripts/train_vww.py on {split['train']} lfw_subset crops "
+                "and their mirror images"
             ),
-            CLASSIFIER.random_variant(lambda: lfw.identity("calibration"), "crops"),
+            origin="zoo_vision/weights/vww_mobilenetv1_025.safetensors (shipped with zoo-vision)",
+            licence=f"Apache-2.0; training data: {lfw.ORIGIN}",
+            reference={"top1": REFERENCE_TOP1},
         ),
         metrics=(Metric(
             "top1", top1, higher_is_better=True, max_drop=5.0,
             description=f"top-1 on the {split['held_out']} held-out lfw_subset crops (one crop is 2.5 points)",
         ),),
-        default_weights="lfw",
-        labels=lfw.CLASSES,
         # Channels-last too: a camera's HWC frames, and no input transposes on the NPU (73,978 cycles
         # on u85-256, 20,736 on u55-128 with --io int8; docs/measured.md).
         layouts=("nchw", "nhwc"),
