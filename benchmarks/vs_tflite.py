@@ -506,12 +506,26 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             f"| {best.cpu_ops} / {defaults.cpu_ops} / {tfl.cpu_ops if tfl.vela else '-'} | {_gap_share(best, tfl)} "
             f"| {top_layers(best, tfl)} |"
         )
-    failed = [(r, s) for r in rows for s in (r["best"], r["defaults"], r["tflite"]) if s.error]
+    failed: dict[tuple[str, str, str], list[str]] = {}
+    for r in rows:
+        for s in (r["best"], r["defaults"], r["tflite"]):
+            if s.error:
+                failed.setdefault((r["model"], s.label, _gist(s.error)), []).append(r["target"])
     if failed:
-        lines += ["", "What could not be built or compiled (the first line of its error):", ""]
-        lines += [f"- {r['model']} on {r['target']}, {s.label}: {s.error.strip().splitlines()[0][:300]}"
-                  for r, s in failed]
+        lines += ["", "What could not be built or converted (the gist of its error):", ""]
+        lines += [f"- {model} ({', '.join(targets)}), {label}: {gist}" for (model, label, gist), targets in failed.items()]
     return "\n".join(lines) + "\n"
+
+
+_NOISE = re.compile(r"^(WARNING|[IWE]\d{4} |Call arguments|\s*•)")
+
+
+def _gist(error: str) -> str:
+    """The first line of an error, and the first later line that says what went wrong (onnx2tf's
+    first line only names the layer; TensorFlow's start-up logs say nothing)."""
+    lines = [x.strip() for x in error.strip().splitlines() if x.strip()]
+    said = next((x for x in lines[1:] if not _NOISE.match(x) and x != lines[0]), "")
+    return (lines[0] + (f" {said}" if said else ""))[:240]
 
 
 def rows_json(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
