@@ -245,6 +245,7 @@ def test_the_readme_builds_the_stand_in_for_qemu_and_the_driver_for_the_fvp(add_
     assert "ZOO_NPU_STANDIN" not in u85 and "build-qemu" not in u85
 
 
+@pytest.mark.stack  # zoo firmware reads add's samples for the program through torch
 def test_zoo_firmware_says_how_to_run_a_delegated_program_in_qemu(fake_compile: FakeCompile, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
@@ -255,6 +256,7 @@ def test_zoo_firmware_says_how_to_run_a_delegated_program_in_qemu(fake_compile: 
     assert "QEMU has no NPU: to run it there, add -DZOO_NPU_STANDIN=ON, which links npu_standin" in run.stderr
 
 
+@pytest.mark.stack  # zoo firmware reads add's samples for the program through torch
 def test_zoo_firmware_asks_the_default_remote_only_when_the_cache_misses(fake_compile: FakeCompile, tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 43 saw the Hub's "cannot reach" line on every offline zoo firmware: each was a first build. The
