@@ -7,6 +7,13 @@ import sys
 
 import pytest
 
+from tests.bytecode import keep_bytecode
+
+# Before pytest-xdist starts its workers: they and the zoo processes the tests start inherit this.
+if (_pycache := keep_bytecode(os.environ)) is not None:
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = _pycache
+
 # Two workers on two cores: each computes on one thread, so torch's, OpenMP's and BLAS's pools
 # do not oversubscribe the machine (builds pin one thread already; see zoo/registry/request/reproducible.py).
 if os.environ.get("PYTEST_XDIST_WORKER"):
