@@ -314,6 +314,7 @@ another value's placeholder. A backslash, a ';' or a newline the CMake files ref
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-g++") is None or not VENDOR.is_dir(),
                     reason="needs arm-none-eabi-g++ and ExecuTorch's sources (../shared/vendor)")
+@pytest.mark.slow  # g++ reads main.cpp with ExecuTorch's headers: 0.6 to 0.8 s of its own
 def test_names_in_main_cpp_are_c_text_whatever_they_hold(add_entry: Artifact, tmp_path: Path) -> None:
     """The model and target names main.cpp names in a comment, from a manifest a remote may have written, and
     the board's, compile as the text they are (``-trigraphs``: the strictest reading)."""
