@@ -3,8 +3,16 @@
 from __future__ import annotations
 
 import os
+import sys
 
 import pytest
+
+from tests.bytecode import keep_bytecode
+
+# Before pytest-xdist starts its workers: they and the zoo processes the tests start inherit this.
+if (_pycache := keep_bytecode(os.environ)) is not None:
+    sys.dont_write_bytecode = False
+    sys.pycache_prefix = _pycache
 
 # Two workers on two cores: each computes on one thread, so torch's, OpenMP's and BLAS's pools
 # do not oversubscribe the machine (builds pin one thread already; see zoo/registry/request/reproducible.py).
@@ -26,3 +34,22 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
         if not any(item.get_closest_marker(m) for m in _SLOW_MARKS):
             item.add_marker(pytest.mark.fast)
     items.sort(key=lambda item: not any(name in FIRST for name in item.fixturenames))  # type: ignore[attr-defined]
+
+
+_HAD_TORCH = pytest.StashKey[bool]()
+
+
+@pytest.hookimpl(tryfirst=True)
+def pytest_runtest_setup(item: pytest.Item) -> None:
+    item.stash[_HAD_TORCH] = "torch" in sys.modules
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_call(item: pytest.Item) -> object:
+    """The fast tier never imports torch (3 to 11 s in each worker): a fast test that brings it in fails,
+    naming the mark it needs. Only the first such test in a process can tell; torch stays imported."""
+    result = yield
+    if item.get_closest_marker("fast") and not item.stash.get(_HAD_TORCH, True) and "torch" in sys.modules:
+        pytest.fail("this fast test imported torch: mark it stack (see the tiers in docs/development.md), "
+                    "or keep torch out of it", pytrace=False)
+    return result

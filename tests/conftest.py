@@ -39,19 +39,24 @@ def refusing_endpoint() -> Iterator[str]:
         yield f"http://127.0.0.1:{held.getsockname()[1]}"
 
 
-@pytest.fixture(autouse=True)
-def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusing_endpoint: str) -> Iterator[Path]:
-    """No test sees the user's config, cache or plugin settings, or reaches the Hub: the default
-    remote is tried where a test has no zoo.toml, and is refused at once."""
+def isolate(monkeypatch: pytest.MonkeyPatch, root: Path, refusing_endpoint: str) -> None:
+    """What every test runs in (``isolated``), for a fixture wider than a test to build in too."""
     for name in ZOO_ENV:
         monkeypatch.delenv(name, raising=False)
     # A pipe's whole lines unless a test asks for a width: pytest-xdist's workers inherit COLUMNS=80.
     for name in ("COLUMNS", "LINES"):
         monkeypatch.delenv(name, raising=False)
     monkeypatch.setenv("HF_ENDPOINT", refusing_endpoint)
-    monkeypatch.setenv("ZOO_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
-    monkeypatch.chdir(tmp_path)
+    monkeypatch.setenv("ZOO_CACHE_DIR", str(root / "cache"))
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(root / "xdg-config"))
+    monkeypatch.chdir(root)
+
+
+@pytest.fixture(autouse=True)
+def isolated(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, refusing_endpoint: str) -> Iterator[Path]:
+    """No test sees the user's config, cache or plugin settings, or reaches the Hub: the default
+    remote is tried where a test has no zoo.toml, and is refused at once."""
+    isolate(monkeypatch, tmp_path, refusing_endpoint)
     yield tmp_path
 
 

@@ -242,6 +242,7 @@ def test_the_readme_builds_the_stand_in_for_qemu_and_the_driver_for_the_fvp(add_
     assert "ZOO_NPU_STANDIN" not in u85 and "build-qemu" not in u85
 
 
+@pytest.mark.stack  # zoo firmware reads add's samples for the program through torch
 def test_zoo_firmware_says_how_to_run_a_delegated_program_in_qemu(fake_compile: FakeCompile, tmp_path: Path) -> None:
     from click.testing import CliRunner
 
@@ -252,6 +253,7 @@ def test_zoo_firmware_says_how_to_run_a_delegated_program_in_qemu(fake_compile: 
     assert "QEMU has no NPU: to run it there, add -DZOO_NPU_STANDIN=ON, which links npu_standin" in run.stderr
 
 
+@pytest.mark.stack  # zoo firmware reads add's samples for the program through torch
 def test_zoo_firmware_asks_the_default_remote_only_when_the_cache_misses(fake_compile: FakeCompile, tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     """Issue 43 saw the Hub's "cannot reach" line on every offline zoo firmware: each was a first build. The
@@ -309,6 +311,7 @@ another value's placeholder. A backslash, a ';' or a newline the CMake files ref
 
 @pytest.mark.skipif(shutil.which("arm-none-eabi-g++") is None or not VENDOR.is_dir(),
                     reason="needs arm-none-eabi-g++ and ExecuTorch's sources (../shared/vendor)")
+@pytest.mark.slow  # g++ reads main.cpp with ExecuTorch's headers: 0.6 to 0.8 s of its own
 def test_names_in_main_cpp_are_c_text_whatever_they_hold(add_entry: Artifact, tmp_path: Path) -> None:
     """The model and target names main.cpp names in a comment, from a manifest a remote may have written, and
     the board's, compile as the text they are (``-trigraphs``: the strictest reading)."""

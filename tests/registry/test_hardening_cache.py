@@ -12,18 +12,20 @@ import hashlib
 import json
 import os
 import re
+import shutil
 import signal
 import subprocess
 import sys
 import textwrap
 from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 from click.testing import CliRunner, Result
 
-from tests.conftest import run_zoo
+from tests.conftest import isolate, run_zoo
 from tests.fake_compile import DATA, FakeCompile
 from tests.memory_remote import MemoryRemote
 from zoo import Artifact, VerificationError, Zoo
@@ -103,14 +105,39 @@ WRONG_TYPES = [
 ]
 
 
+@dataclass(frozen=True)
+class Template:
+    cache: Path
+    artifact: Artifact
+
+
+@pytest.fixture(scope="module")
+def add_template(tmp_path_factory: pytest.TempPathFactory, refusing_endpoint: str) -> Template:
+    """add for u55-128, built once for the module (by the fake compile, in a cache of its own): the tests
+    change only their own copies of it (``add_entry``)."""
+    import zoo.registry.compile
+
+    root = tmp_path_factory.mktemp("add-template")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate(monkeypatch, root, refusing_endpoint)
+        monkeypatch.setattr(zoo.registry.compile, "compile_targets", FakeCompile())
+        art = Zoo().fetch("add", "u55-128")
+    return Template(root / "cache", art)
+
+
 @pytest.fixture
-def add_entry(fake_compile: FakeCompile) -> Artifact:
-    return Zoo().fetch("add", "u55-128")
+def add_entry(add_template: Template, fake_compile: FakeCompile, isolated: Path) -> Artifact:
+    """The built entry in this test's own cache, a copy of the module's template: no build yet in this test."""
+    shutil.copytree(add_template.cache, isolated / "cache")
+    art = Zoo().fetch("add", "u55-128")
+    assert art.source == "cache" and art.key == add_template.artifact.key and not fake_compile.calls
+    return art
 
 
 @pytest.mark.parametrize(("path", "value", "message"), WRONG_TYPES, ids=[f"{p}={v!r}" for p, v, _ in WRONG_TYPES])
-def test_from_json_names_the_field_and_what_it_should_be(add_entry: Artifact, path: str, value: Any, message: str) -> None:
-    data = add_entry.manifest.to_json()
+def test_from_json_names_the_field_and_what_it_should_be(add_template: Template, path: str, value: Any,
+                                                         message: str) -> None:
+    data = add_template.artifact.manifest.to_json()
     _set(path, value)(data)
     with pytest.raises(ValueError, match=f"^{re.escape(message)}"):
         Manifest.from_json(data)
@@ -133,7 +160,7 @@ def test_a_manifest_of_wrong_types_is_a_corrupt_entry_everywhere(
 
     notes: list[str] = []
     again = Zoo().fetch("add", "u55-128", notice=notes.append)  # reported, evicted, rebuilt
-    assert again.source == "build" and len(fake_compile.calls) == 2
+    assert again.source == "build" and len(fake_compile.calls) == 1
     assert any("is corrupt" in n and message in n and "building again" in n for n in notes), notes
 
     _edit_manifest(entry_dir, _set(path, value))
@@ -329,8 +356,6 @@ def test_verify_header_refuses_a_line_zoo_never_writes(add_entry: Artifact, tmp_
 def test_a_tmp_file_in_the_cache_is_named_with_what_to_do(add_entry: Artifact, fake_compile: FakeCompile) -> None:
     cache = Cache(Zoo().cache_dir)
     tmp = cache.base / "tmp"
-    import shutil
-
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.write_text("not a folder")
     result = _cli("build", "add", "-t", "u55-128")

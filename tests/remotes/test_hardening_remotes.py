@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from tests.conftest import isolate
 from tests.fake_compile import FakeCompile
 from tests.hub_server import HubTestServer, git_blob_sha1
 from tests.remotes.helpers import artifact_dir, load_index, record, rewrite_manifest, save_index
@@ -49,15 +50,25 @@ class Published:
         return Path(shutil.copytree(self.good, tmp_path / "bad"))
 
 
+@pytest.fixture(scope="module")
+def template(tmp_path_factory: pytest.TempPathFactory, refusing_endpoint: str) -> Published:
+    """Built and published once for the module (by the fake compile); tests get copies (``published``)."""
+    import zoo.registry.compile
+
+    root = tmp_path_factory.mktemp("published-template")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate(monkeypatch, root, refusing_endpoint)
+        monkeypatch.setattr(zoo.registry.compile, "compile_targets", FakeCompile())
+        Zoo().fetch_many(["add"], ["u55-128", "portable"], notice=lambda m: None)
+        Zoo().publish(str(root / "good"), model="add", target="u55-128", notice=lambda m: None)
+    return Published(root / "cache", root / "good")
+
+
 @pytest.fixture
-def published(fake_compile: FakeCompile, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Published:
-    """Then ZOO_CACHE_DIR is an empty cache, to fetch into."""
-    source = tmp_path / "source-cache"
-    monkeypatch.setenv("ZOO_CACHE_DIR", str(source))
-    Zoo().fetch_many(["add"], ["u55-128", "portable"], notice=lambda m: None)
-    Zoo().publish(str(tmp_path / "good"), model="add", target="u55-128", notice=lambda m: None)
-    monkeypatch.setenv("ZOO_CACHE_DIR", str(tmp_path / "cache"))
-    return Published(source, tmp_path / "good")
+def published(template: Published, fake_compile: FakeCompile, tmp_path: Path) -> Published:
+    """This test's own copies of the template; ZOO_CACHE_DIR stays an empty cache, to fetch into."""
+    return Published(Path(shutil.copytree(template.cache, tmp_path / "source-cache")),
+                     Path(shutil.copytree(template.good, tmp_path / "good")))
 
 
 def fetch(*remotes: str, build: bool = False) -> tuple[Artifact, list[str]]:

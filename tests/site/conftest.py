@@ -5,9 +5,12 @@ budget) and a build whose every name and word a hostile plugin or tampered cache
 from __future__ import annotations
 
 import dataclasses
+import shutil
+from pathlib import Path
 
 import pytest
 
+from tests.conftest import isolate
 from tests.fake_compile import FakeCompile
 from zoo import Artifact, BuildError, Zoo
 from zoo.registry.request.keys import key_of
@@ -30,8 +33,34 @@ def variant(cache: Cache, m: Manifest, **changes: object) -> Manifest:
     return new
 
 
+@dataclasses.dataclass(frozen=True)
+class SiteTemplate:
+    cache: Path
+    manifests: dict[str, Manifest]
+
+
+@pytest.fixture(scope="session")
+def site_template(tmp_path_factory: pytest.TempPathFactory, refusing_endpoint: str) -> SiteTemplate:
+    """The cache below, built once per worker (by the fake compile, in a folder of its own); tests copy it."""
+    import zoo.registry.compile
+
+    root = tmp_path_factory.mktemp("site-template")
+    with pytest.MonkeyPatch.context() as monkeypatch:
+        isolate(monkeypatch, root, refusing_endpoint)
+        fake = FakeCompile()
+        monkeypatch.setattr(zoo.registry.compile, "compile_targets", fake)
+        manifests = _fill(fake)
+    return SiteTemplate(root / "cache", manifests)
+
+
 @pytest.fixture
-def site_cache(fake_compile: FakeCompile) -> dict[str, Manifest]:
+def site_cache(site_template: SiteTemplate, fake_compile: FakeCompile, isolated: Path) -> dict[str, Manifest]:
+    """This test's own copy of the template, in its ZOO_CACHE_DIR."""
+    shutil.copytree(site_template.cache, isolated / "cache")
+    return dict(site_template.manifests)
+
+
+def _fill(fake_compile: FakeCompile) -> dict[str, Manifest]:
     fake_compile.fail_on["portable"] = BuildError(
         f"add for portable: lowering failed in aten.add {HOSTILE}", stage="lower", operator="aten.add.Tensor")
     zoo = Zoo()
