@@ -150,6 +150,7 @@ def _eval_set(n: int, labelled: bool) -> Any:
     return EvalSet(samples, [i % 2 for i in range(n)] if labelled else None, "evaluation", "id")
 
 
+@pytest.mark.stack
 def test_the_checkers_sample_loop_keeps_what_both_need() -> None:
     """host.check_portable and reference.check_ethosu run their samples through metrics.run_samples:
     each sample in order, the agreement tally, the outputs for the metrics (only with labels)
