@@ -16,6 +16,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import sys
 import traceback
 from pathlib import Path
@@ -36,19 +37,31 @@ def provide_sample(calibration: dict[str, np.ndarray], folder: Path) -> None:
         np.save(folder / ONNX2TF_SAMPLE, first.transpose(0, 2, 3, 1)[:20].astype(np.float32))
 
 
-def to_saved_model(onnx_path: Path, folder: Path) -> str:
-    """onnx2tf's SavedModel of ``onnx_path`` in ``folder``; returns onnx2tf's printout."""
+def to_saved_model(onnx_path: Path, folder: Path, signature_defs: bool = False) -> str:
+    """onnx2tf's SavedModel of ``onnx_path`` in ``folder``; returns onnx2tf's printout. Where onnx2tf
+    asks for ``--output_signaturedefs`` (an ONNX node name TensorFlow refuses, e.g. ``/Conv_13``), it
+    converts once more with it."""
     import onnx2tf
 
     out = io.StringIO()
-    with contextlib.redirect_stdout(out):
-        onnx2tf.convert(
-            input_onnx_file_path=str(onnx_path),
-            output_folder_path=str(folder),
-            copy_onnx_input_output_names_to_tflite=True,
-            non_verbose=True,
-        )
+    try:
+        with contextlib.redirect_stdout(out):
+            onnx2tf.convert(
+                input_onnx_file_path=str(onnx_path),
+                output_folder_path=str(folder),
+                copy_onnx_input_output_names_to_tflite=True,
+                output_signaturedefs=signature_defs,
+                non_verbose=True,
+            )
+    except SystemExit as exc:  # onnx2tf ends with sys.exit(1) after printing its error to the captured stdout
+        said = [_ANSI.sub("", line) for line in out.getvalue().splitlines() if line.strip()]
+        if not signature_defs and any("--output_signaturedefs" in line for line in said):
+            return to_saved_model(onnx_path, folder, signature_defs=True)
+        raise RuntimeError(f"onnx2tf exited with status {exc.code}: " + " ".join(said[-6:])) from None
     return out.getvalue()
+
+
+_ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 
 def _layout_for(sample: np.ndarray, wanted: list[int | None]) -> np.ndarray:
