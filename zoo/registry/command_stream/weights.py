@@ -1,0 +1,153 @@
+"""The weight and scale streams of a convolution, decoded back to OHWI weights and per-channel records.
+
+Weights: Vela compresses them with its mlw codec in the hardware's brick order;
+``ethosu.mlw_codec.decode`` undoes the compression and :func:`brick_order` the order
+(the inverse of ``mlw_codec.reorder_encode``, design note issue46 §3.3). Scale records
+(``weight_compressor.encode_bias``): 10 bytes per output channel, a 40-bit bias, a 32-bit
+unsigned scale and a 6-bit shift, then zero padding to 16 bytes.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zoo.registry.command_stream.errors import StreamError
+
+__all__ = ["ScaleRecords", "WeightLayout", "brick_order", "decode_stream", "scale_records", "weights_ohwi"]
+
+RECORD = 10
+
+
+@dataclass(frozen=True)
+class ScaleRecords:
+    bias: np.ndarray[Any, Any]
+    scale: np.ndarray[Any, Any]
+    shift: np.ndarray[Any, Any]
+
+
+def scale_records(data: bytes, channels: int, what: str) -> ScaleRecords:
+    """The first ``channels`` records of a scale stream; the stream must be exactly their padded length."""
+    need = -(-channels * RECORD // 16) * 16
+    if len(data) != need:
+        raise StreamError(f"{what}: the scale stream is {len(data)} bytes, {channels} channels' records take {need}")
+    if any(data[channels * RECORD:]):
+        raise StreamError(f"{what}: the scale stream's padding after {channels} records is not zero")
+    raw = np.frombuffer(data[:channels * RECORD], dtype=np.uint8).reshape(channels, RECORD).astype(np.int64)
+    bias = sum(raw[:, k] << (8 * k) for k in range(5))
+    bias = np.where(bias >= 1 << 39, bias - (1 << 40), bias)
+    scale = sum(raw[:, 5 + k] << (8 * k) for k in range(4))
+    if (raw[:, 9] & 0xC0).any():
+        raise StreamError(f"{what}: a scale record's shift byte has bits 6-7 set")
+    return ScaleRecords(np.asarray(bias, dtype=np.int64), np.asarray(scale, dtype=np.int64), raw[:, 9] & 0x3F)
+
+
+@dataclass(frozen=True)
+class WeightLayout:
+    """What fixes the brick order: the op's shape and the accelerator's micro-blocks."""
+
+    ofm_depth: int
+    kernel_h: int
+    kernel_w: int
+    ifm_depth: int
+    ofm_block_depth: int
+    depthwise: bool
+    part_kernel: bool
+    ifm_bits: int
+    decomp_h: int
+    decomp_w: int
+    ifm_ublock: int = 8
+    ofm_ublock: int = 8
+
+
+@functools.lru_cache(maxsize=64)
+def brick_order(layout: WeightLayout) -> np.ndarray[Any, Any]:
+    """For each value of the decoded stream, the flat OHWI index it belongs to, or -1 for a zero pad."""
+    o_depth, kh, kw, i_depth = layout.ofm_depth, layout.kernel_h, layout.kernel_w, layout.ifm_depth
+    if layout.depthwise:
+        i_depth = 1
+    iu, ou = layout.ifm_ublock, layout.ofm_ublock
+    ifm_block_depth = 16 if (layout.part_kernel or layout.ifm_bits == 16) else 32
+    out: list[int] = []
+    for ofm_block_z in range(0, o_depth, layout.ofm_block_depth):
+        clipped_ofm = min(layout.ofm_block_depth, o_depth - ofm_block_z)
+        for ifm_block_z in range(0, 1 if layout.depthwise else i_depth, ifm_block_depth):
+            if layout.depthwise:
+                clipped_ifm = iu
+            elif layout.part_kernel:
+                clipped_ifm = min(ifm_block_depth, i_depth - ifm_block_z)
+            else:
+                clipped_ifm = ifm_block_depth
+            for sy in range(0, kh, layout.decomp_h):
+                sub_h = min(kh - sy, layout.decomp_h)
+                for sx in range(0, kw, layout.decomp_w):
+                    sub_w = min(kw - sx, layout.decomp_w)
+                    elems = sub_w * sub_h
+                    if layout.part_kernel:
+                        elems = -(-elems // (2 if layout.ifm_bits == 16 else 4)) * (2 if layout.ifm_bits == 16 else 4)
+                    elif layout.depthwise:
+                        elems = -(-elems // 4) * 4
+                    outer = clipped_ifm if layout.part_kernel else 1
+                    inner = 1 if layout.part_kernel else clipped_ifm
+                    for iuo in range(0, outer, iu):
+                        for oub in range(0, clipped_ofm, ou):
+                            for e in range(elems):
+                                kx, ky = e % sub_w, e // sub_w
+                                for iui in range(0, inner, iu):
+                                    for oz in range(ou):
+                                        ofm_z = ofm_block_z + oub + oz
+                                        for iz in range(1 if layout.depthwise else iu):
+                                            ifm_z = 0 if layout.depthwise else ifm_block_z + iui + iuo + iz
+                                            if ofm_z >= o_depth or ifm_z >= i_depth or ky >= sub_h:
+                                                out.append(-1)
+                                            else:
+                                                out.append(((ofm_z * kh + sy + ky) * kw + sx + kx) * i_depth + ifm_z)
+    return np.asarray(out, dtype=np.int64)
+
+
+def decode_stream(data: bytes, what: str) -> np.ndarray[Any, Any]:
+    """``mlw_codec.decode`` in a forked child: on a malformed stream the codec ends its process (exit status 1)."""
+    from ethosu import mlw_codec
+
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: decode, send int16 values, leave without running the parent's cleanup
+        status = 1
+        try:
+            os.close(read_end)
+            values = np.asarray(mlw_codec.decode(bytearray(data)), dtype=np.int16).tobytes()
+            view = memoryview(values)
+            while view:
+                view = view[os.write(write_end, view):]
+            status = 0
+        finally:
+            os._exit(status)
+    os.close(write_end)
+    chunks = []
+    with os.fdopen(read_end, "rb") as pipe:
+        while chunk := pipe.read(1 << 20):
+            chunks.append(chunk)
+    _, status = os.waitpid(pid, 0)
+    if status:
+        raise StreamError(f"{what}: the weight stream ({len(data)} bytes) does not decode (the mlw decoder stopped, "
+                          f"exit status {os.waitstatus_to_exitcode(status)})")
+    return np.frombuffer(b"".join(chunks), dtype=np.int16).astype(np.int64)
+
+
+def weights_ohwi(values: np.ndarray[Any, Any], layout: WeightLayout, what: str) -> np.ndarray[Any, Any]:
+    """Scatter a decoded stream into (O, H, W, I) (I = 1 for depthwise); every position once, every pad zero."""
+    order = brick_order(layout)
+    if values.size != order.size:
+        raise StreamError(f"{what}: the weight stream decodes to {values.size} values, the op's shape and block "
+                          f"depth {layout.ofm_block_depth} take {order.size}")
+    pads = order < 0
+    if values[pads].any():
+        raise StreamError(f"{what}: the weight stream has a nonzero value in a padding slot")
+    i_depth = 1 if layout.depthwise else layout.ifm_depth
+    flat = np.zeros(layout.ofm_depth * layout.kernel_h * layout.kernel_w * i_depth, dtype=np.int64)
+    flat[order[~pads]] = values[~pads]
+    return flat.reshape(layout.ofm_depth, layout.kernel_h, layout.kernel_w, i_depth)
