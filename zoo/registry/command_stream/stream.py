@@ -13,7 +13,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
-from zoo.registry.command_stream.errors import StreamError
+from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.regs import CMD0, CMD1, SIGNED, U55_ONLY, U65_ONLY
 
 __all__ = ["PRODUCTS", "Command", "Config", "Program", "decode", "disassemble", "parse"]
@@ -123,7 +123,7 @@ def parse(cmd_data: bytes) -> Program:
 def decode(words: tuple[int, ...] | list[int], product: int = 0) -> list[Command]:
     """The commands of a U55 (product 0) or U65 (product 1) stream, in order."""
     if product not in (0, 1):
-        raise StreamError(f"not implemented: the {PRODUCTS.get(product, f'product {product}')} command stream "
+        raise NotInterpreted(f"the {PRODUCTS.get(product, f'product {product}')} command stream "
                           "(only Ethos-U55 and U65 are interpreted)")
     other = U65_ONLY if product == 0 else U55_ONLY
     out = []

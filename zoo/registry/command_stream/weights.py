@@ -110,32 +110,37 @@ def brick_order(layout: WeightLayout) -> np.ndarray[Any, Any]:
 
 
 def decode_stream(data: bytes, what: str) -> np.ndarray[Any, Any]:
-    """``mlw_codec.decode`` in a forked child: on a malformed stream the codec ends its process (exit status 1)."""
+    """``mlw_codec.decode`` in a forked child: on a malformed stream the codec prints and ends its process."""
     from ethosu import mlw_codec
 
-    read_end, write_end = os.pipe()
+    values_r, values_w = os.pipe()
+    said_r, said_w = os.pipe()
     pid = os.fork()
     if pid == 0:  # the child: decode, send int16 values, leave without running the parent's cleanup
         status = 1
         try:
-            os.close(read_end)
+            os.close(values_r)
+            os.close(said_r)
+            os.dup2(said_w, 2)
+            os.dup2(said_w, 1)
             values = np.asarray(mlw_codec.decode(bytearray(data)), dtype=np.int16).tobytes()
             view = memoryview(values)
             while view:
-                view = view[os.write(write_end, view):]
+                view = view[os.write(values_w, view):]
             status = 0
         finally:
             os._exit(status)
-    os.close(write_end)
-    chunks = []
-    with os.fdopen(read_end, "rb") as pipe:
-        while chunk := pipe.read(1 << 20):
-            chunks.append(chunk)
+    os.close(values_w)
+    os.close(said_w)
+    with os.fdopen(values_r, "rb") as pipe:
+        received = pipe.read()
+    with os.fdopen(said_r, "rb") as pipe:
+        said = pipe.read().decode("utf-8", "replace").strip()
     _, status = os.waitpid(pid, 0)
     if status:
-        raise StreamError(f"{what}: the weight stream ({len(data)} bytes) does not decode (the mlw decoder stopped, "
-                          f"exit status {os.waitstatus_to_exitcode(status)})")
-    return np.frombuffer(b"".join(chunks), dtype=np.int16).astype(np.int64)
+        raise StreamError(f"{what}: the weight stream ({len(data)} bytes) does not decode"
+                          + (f" ({said.splitlines()[-1].strip()})" if said else f" (the decoder's exit status {status})"))
+    return np.frombuffer(received, dtype=np.int16).astype(np.int64)
 
 
 def weights_ohwi(values: np.ndarray[Any, Any], layout: WeightLayout, what: str) -> np.ndarray[Any, Any]:

@@ -1,0 +1,141 @@
+"""Small hand-written programs through ``run``: DMA, CONV, POOL and feature-map layouts, and the refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.command_stream.programs import cmd0, cmd1, payload
+from zoo.registry.command_stream import NotInterpreted, StreamError, run
+from zoo.registry.pte.vela_payload import TensorInfo
+
+NHWC, NHCWB16 = 0, 1
+
+
+def _fm(prefix: str, base: int, shape: tuple[int, int, int], layout: int = NHWC, zero_point: int = 0) -> list[int]:
+    """A single-tile int8 feature map with Vela's standard strides (``get_strides``)."""
+    h, w, c = shape
+    if layout == NHWC:
+        strides = (c, w * c, 1)
+    else:
+        strides = (16, w * 16 * -(-c // 16), 16 * w)
+    precision = 1 | (layout << 6) | (0x8000 if prefix == "OFM" else 0)  # signed 8-bit; OFM rounds NATURAL
+    words = cmd0(f"NPU_SET_{prefix}_REGION", 1) + cmd1(f"NPU_SET_{prefix}_BASE0", base)
+    words += sum((cmd1(f"NPU_SET_{prefix}_BASE{i}", 0) for i in (1, 2, 3)), [])
+    words += cmd0(f"NPU_SET_{prefix}_HEIGHT0_M1", h - 1) + cmd0(f"NPU_SET_{prefix}_HEIGHT1_M1", h - 1)
+    words += cmd0(f"NPU_SET_{prefix}_WIDTH0_M1", w - 1)
+    words += cmd1(f"NPU_SET_{prefix}_STRIDE_X", strides[0]) + cmd1(f"NPU_SET_{prefix}_STRIDE_Y", strides[1])
+    words += cmd1(f"NPU_SET_{prefix}_STRIDE_C", strides[2])
+    words += cmd0(f"NPU_SET_{prefix}_ZERO_POINT", zero_point) + cmd0(f"NPU_SET_{prefix}_PRECISION", precision)
+    if prefix == "IFM":
+        words += cmd0("NPU_SET_IFM_DEPTH_M1", c - 1) + cmd0("NPU_SET_IFM_UPSCALE")
+    else:
+        words += cmd0("NPU_SET_OFM_HEIGHT_M1", h - 1) + cmd0("NPU_SET_OFM_WIDTH_M1", w - 1)
+        words += cmd0("NPU_SET_OFM_DEPTH_M1", c - 1)
+    return words
+
+
+def _block(kernel: tuple[int, int], stride: int = 1, pad: int = 0, part_kernel: bool = False) -> list[int]:
+    words = cmd0("NPU_SET_KERNEL_HEIGHT_M1", kernel[0] - 1) + cmd0("NPU_SET_KERNEL_WIDTH_M1", kernel[1] - 1)
+    words += cmd0("NPU_SET_KERNEL_STRIDE", (stride - 1) * 3 | (4 if part_kernel else 0))
+    for side in ("TOP", "LEFT", "BOTTOM", "RIGHT"):
+        words += cmd0(f"NPU_SET_IFM_PAD_{side}", pad)
+    words += cmd0("NPU_SET_ACTIVATION") + cmd0("NPU_SET_ACTIVATION_MIN", -128) + cmd0("NPU_SET_ACTIVATION_MAX", 127)
+    return words + cmd0("NPU_SET_ACC_FORMAT")
+
+
+def _copy(src: int, dst: int, shape: tuple[int, int, int], src_layout: int = NHWC) -> list[int]:
+    """Regor's copy: a 1x1 AVERAGE pool with the global scale 0x80000001 >> 31."""
+    words = _fm("IFM", src, shape, src_layout) + _fm("OFM", dst, shape) + _block((1, 1))
+    words += cmd0("NPU_SET_OFM_PRECISION", 0x8101)  # global scale
+    return words + cmd1("NPU_SET_OFM_SCALE", 0x80000001, 31) + cmd0("NPU_OP_POOL", 1)
+
+
+def _io(offset: int, shape: tuple[int, ...]) -> TensorInfo:
+    return TensorInfo(shape, 1, offset, 1)
+
+
+def test_dma_and_a_copy_pool() -> None:
+    weights = bytes(range(32)) + bytes(range(100, 132))
+    words = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 32) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
+    words += cmd1("NPU_SET_DMA0_DST", 64) + cmd1("NPU_SET_DMA0_LEN", 32) + cmd0("NPU_OP_DMA_START")
+    words += cmd0("NPU_OP_DMA_WAIT") + _copy(64, 128, (2, 4, 4)) + cmd0("NPU_OP_STOP", 0xFFFF)
+    (out,) = run(payload(words, weights=weights, outputs=[_io(128, (2, 4, 4))]), [])
+    assert out == bytes(range(100, 132))
+
+
+def _conv_program(x: np.ndarray, w: np.ndarray, records: bytes, stream: bytes, ofm_layout: int) -> list[int]:
+    h, wd, c = x.shape
+    o = w.shape[0]
+    words = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
+    words += cmd1("NPU_SET_DMA0_DST", 1024) + cmd1("NPU_SET_DMA0_LEN", len(records) + len(stream))
+    words += cmd0("NPU_OP_DMA_START") + _fm("IFM", 0, x.shape, zero_point=-3)
+    words += _fm("OFM", 256, (h, wd, o), ofm_layout, zero_point=5) + _block((3, 3), pad=1, part_kernel=True)
+    words += cmd0("NPU_SET_WEIGHT_REGION", 1) + cmd1("NPU_SET_WEIGHT_BASE", 1024 + len(records))
+    words += cmd1("NPU_SET_WEIGHT_LENGTH", len(stream)) + cmd0("NPU_SET_SCALE_REGION", 1)
+    words += cmd1("NPU_SET_SCALE_BASE", 1024) + cmd1("NPU_SET_SCALE_LENGTH", len(records))
+    words += cmd0("NPU_SET_OFM_BLK_DEPTH_M1", 15) + cmd0("NPU_OP_DMA_WAIT") + cmd0("NPU_OP_CONV")
+    return words + _copy(256, 768, (h, wd, o), ofm_layout) + cmd0("NPU_OP_STOP", 0xFFFF)
+
+
+@pytest.mark.parametrize("ofm_layout", [NHWC, NHCWB16])
+def test_a_padded_conv_against_its_definition(ofm_layout: int) -> None:
+    from ethosu import mlw_codec
+    from ethosu.vela.weight_compressor import encode_bias
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, size=(5, 6, 3)).astype(np.int8)
+    w = rng.integers(-127, 128, size=(20, 3, 3, 3)).astype(np.int16)
+    bias = rng.integers(-5000, 5000, size=20)
+    scale, shift = 1 << 30, 36
+    stream, _ = mlw_codec.reorder_encode(8, 8, w, 16, False, True, 8, 8, 8)
+    records = b"".join(bytes(encode_bias(np.int64(b), scale, shift)) for b in bias)
+    records += bytes(-len(records) % 16)
+    words = _conv_program(x, w, records, bytes(stream), ofm_layout)
+    program = payload(words, weights=records + bytes(stream), scratch=2048,
+                      inputs=[_io(0, x.shape)], outputs=[_io(768, (5, 6, 20))])
+    (out,) = run(program, [x.tobytes()])
+    # The definition, element by element: zero-point-corrected input, zero padding, bias, scale, round half up.
+    padded = np.pad(x.astype(np.int64) + 3, ((1, 1), (1, 1), (0, 0)))
+    want = np.zeros((5, 6, 20), dtype=np.int64)
+    for y in range(5):
+        for xx in range(6):
+            for o in range(20):
+                acc = int((padded[y:y + 3, xx:xx + 3, :] * w[o].astype(np.int64)).sum()) + int(bias[o])
+                want[y, xx, o] = min(127, max(-128, ((acc * scale + (1 << (shift - 1))) >> shift) + 5))
+    assert np.array_equal(np.frombuffer(out, dtype=np.int8).reshape(5, 6, 20), want)
+
+
+def test_memory_is_checked() -> None:
+    to_flash = cmd0("NPU_SET_DMA0_SRC_REGION", 1) + cmd1("NPU_SET_DMA0_SRC", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 0)
+    to_flash += cmd1("NPU_SET_DMA0_DST", 0) + cmd1("NPU_SET_DMA0_LEN", 16) + cmd0("NPU_OP_DMA_START")
+    with pytest.raises(StreamError, match="DMA_START at byte 0x20 writing its destination writes to region 0, which is read-only"):
+        run(payload(to_flash + cmd0("NPU_OP_STOP"), weights=bytes(16)), [])
+    past = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 8) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
+    past += cmd1("NPU_SET_DMA0_DST", 0) + cmd1("NPU_SET_DMA0_LEN", 16) + cmd0("NPU_OP_DMA_START")
+    with pytest.raises(StreamError, match="reaches bytes 0x8..0x18 of region 0, which holds 0x10 bytes"):
+        run(payload(past + cmd0("NPU_OP_STOP"), weights=bytes(16)), [])
+
+
+def test_an_unset_register_is_named() -> None:
+    with pytest.raises(StreamError, match="DMA_START at byte 0x0 reads NPU_SET_DMA0_SRC_REGION, which the command stream never set"):
+        run(payload(cmd0("NPU_OP_DMA_START") + cmd0("NPU_OP_STOP")), [])
+
+
+def test_what_is_not_modelled_stops_the_run() -> None:
+    with pytest.raises(NotInterpreted, match=r"^not implemented: NPU_OP_ELEMENTWISE \(ELEMENTWISE at byte 0x0\)$"):
+        run(payload(cmd0("NPU_OP_ELEMENTWISE") + cmd0("NPU_OP_STOP")), [])
+    lut = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 1 << 8) + cmd0("NPU_OP_DMA_START")
+    with pytest.raises(NotInterpreted, match="not implemented: DMA DST in SHRAM"):
+        run(payload(lut + cmd0("NPU_OP_STOP")), [])
+    padded_avg = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_IFM_PAD_TOP", 1) + cmd0("NPU_OP_POOL", 1)
+    with pytest.raises(NotInterpreted, match=r"not implemented: POOL AVERAGE with padding \(1, 0, 0, 0\)"):
+        run(payload(padded_avg + cmd0("NPU_OP_STOP")), [])
+
+
+def test_inputs_are_checked_and_the_stream_must_stop() -> None:
+    program = payload(cmd0("NPU_OP_STOP"), inputs=[_io(0, (4,))])
+    with pytest.raises(StreamError, match=r"input 0 is 3 bytes; the program takes 4"):
+        run(program, [b"abc"])
+    with pytest.raises(StreamError, match="ends without NPU_OP_STOP"):
+        run(payload(cmd0("NPU_OP_DMA_WAIT")), [])
