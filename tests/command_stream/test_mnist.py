@@ -37,7 +37,9 @@ class Bundled:
 
 @pytest.fixture(scope="module")
 def mnist(mnist_io_builds: dict[str, Artifact]) -> Bundled:
-    from executorch.devtools.bundled_program.serialize import deserialize_from_flatbuffer_to_bundled_program
+    from executorch.devtools.bundled_program.serialize import (
+        deserialize_from_flatbuffer_to_bundled_program,
+    )
 
     art = mnist_io_builds["mnist int8"]
     assert art.bundle is not None

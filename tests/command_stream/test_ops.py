@@ -15,13 +15,11 @@ NHWC, NHCWB16 = 0, 1
 def _fm(prefix: str, base: int, shape: tuple[int, int, int], layout: int = NHWC, zero_point: int = 0) -> list[int]:
     """A single-tile int8 feature map with Vela's standard strides (``get_strides``)."""
     h, w, c = shape
-    if layout == NHWC:
-        strides = (c, w * c, 1)
-    else:
-        strides = (16, w * 16 * -(-c // 16), 16 * w)
+    strides = (c, w * c, 1) if layout == NHWC else (16, w * 16 * -(-c // 16), 16 * w)
     precision = 1 | (layout << 6) | (0x8000 if prefix == "OFM" else 0)  # signed 8-bit; OFM rounds NATURAL
     words = cmd0(f"NPU_SET_{prefix}_REGION", 1) + cmd1(f"NPU_SET_{prefix}_BASE0", base)
-    words += sum((cmd1(f"NPU_SET_{prefix}_BASE{i}", 0) for i in (1, 2, 3)), [])
+    for i in (1, 2, 3):
+        words += cmd1(f"NPU_SET_{prefix}_BASE{i}", 0)
     words += cmd0(f"NPU_SET_{prefix}_HEIGHT0_M1", h - 1) + cmd0(f"NPU_SET_{prefix}_HEIGHT1_M1", h - 1)
     words += cmd0(f"NPU_SET_{prefix}_WIDTH0_M1", w - 1)
     words += cmd1(f"NPU_SET_{prefix}_STRIDE_X", strides[0]) + cmd1(f"NPU_SET_{prefix}_STRIDE_Y", strides[1])
@@ -65,7 +63,7 @@ def test_dma_and_a_copy_pool() -> None:
 
 
 def _conv_program(x: np.ndarray, w: np.ndarray, records: bytes, stream: bytes, ofm_layout: int) -> list[int]:
-    h, wd, c = x.shape
+    h, wd, _ = x.shape
     o = w.shape[0]
     words = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
     words += cmd1("NPU_SET_DMA0_DST", 1024) + cmd1("NPU_SET_DMA0_LEN", len(records) + len(stream))
@@ -113,7 +111,7 @@ def test_memory_is_checked() -> None:
         run(payload(to_flash + cmd0("NPU_OP_STOP"), weights=bytes(16)), [])
     past = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 8) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
     past += cmd1("NPU_SET_DMA0_DST", 0) + cmd1("NPU_SET_DMA0_LEN", 16) + cmd0("NPU_OP_DMA_START")
-    with pytest.raises(StreamError, match="reaches bytes 0x8..0x18 of region 0, which holds 0x10 bytes"):
+    with pytest.raises(StreamError, match=r"reaches bytes 0x8\.\.0x18 of region 0, which holds 0x10 bytes"):
         run(payload(past + cmd0("NPU_OP_STOP"), weights=bytes(16)), [])
 
 

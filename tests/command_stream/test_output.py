@@ -46,9 +46,9 @@ def test_zero_point_then_clamps() -> None:
 def test_what_is_not_modelled_stops() -> None:
     with pytest.raises(NotInterpreted, match="not implemented: OFM round mode TRUNCATE"):
         _stage([1], 1, 1, TRUNCATE)
-    with pytest.raises(NotInterpreted, match="not implemented: OFM round mode DBL .* shift 40"):
+    with pytest.raises(NotInterpreted, match=r"not implemented: OFM round mode DBL .* shift 40"):
         _stage([1], 1, 40, DBL)
-    with pytest.raises(NotInterpreted, match="DBL .* exact negative tie"):
+    with pytest.raises(NotInterpreted, match=r"DBL .* exact negative tie"):
         _stage([-3], 1, 1, DBL)
     assert _stage([3], 1, 1, DBL) == [2]
     with pytest.raises(NotInterpreted, match="32-bit accumulator overflows"):

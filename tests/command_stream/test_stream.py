@@ -33,13 +33,13 @@ def test_an_unknown_opcode_names_its_word() -> None:
 
 def test_a_u65_register_is_unknown_to_the_u55() -> None:
     words = cmd0("NPU_SET_PARALLEL_MODE", 1) + cmd0("NPU_OP_STOP")
-    with pytest.raises(StreamError, match="unknown cmd0 opcode 291 at word 0 .* Ethos-U55"):
+    with pytest.raises(StreamError, match=r"unknown cmd0 opcode 291 at word 0 .* Ethos-U55"):
         parse(cmd_data(words))
     assert parse(cmd_data(words, config=0x10001808)).commands[0].name == "NPU_SET_PARALLEL_MODE"
 
 
 def test_reserved_bits_and_cut_off_payloads_are_refused() -> None:
-    with pytest.raises(StreamError, match="word 0 .* reserved bits"):
+    with pytest.raises(StreamError, match=r"word 0 .* reserved bits"):
         parse(cmd_data([1 << 10]))
     with pytest.raises(StreamError, match="NPU_SET_DMA0_LEN at word 0 is cut off"):
         parse(cmd_data(cmd1("NPU_SET_DMA0_LEN", 16)[:1]))

@@ -8,7 +8,12 @@ import numpy as np
 import pytest
 
 from zoo.registry.command_stream import StreamError
-from zoo.registry.command_stream.weights import WeightLayout, decode_stream, scale_records, weights_ohwi
+from zoo.registry.command_stream.weights import (
+    WeightLayout,
+    decode_stream,
+    scale_records,
+    weights_ohwi,
+)
 
 # Shapes that cross every block boundary of the brick order: OFM blocks and micro-blocks, the
 # 16/32-deep IFM blocks, part-kernel element padding, 8x8 sub-kernels (10x9 with dilation 1 and 2).

@@ -110,7 +110,18 @@ def brick_order(layout: WeightLayout) -> np.ndarray[Any, Any]:
 
 
 def decode_stream(data: bytes, what: str) -> np.ndarray[Any, Any]:
-    """``mlw_codec.decode`` in a forked child: on a malformed stream the codec prints and ends its process."""
+    """The stream's values, decoded by ``mlw_codec.decode``; a stream it cannot decode is an error naming ``what``."""
+    values, said = _decoded(data)
+    if said is not None:
+        raise StreamError(f"{what}: the weight stream ({len(data)} bytes) does not decode ({said})")
+    return np.frombuffer(values, dtype=np.int16).astype(np.int64)
+
+
+@functools.lru_cache(maxsize=32)
+def _decoded(data: bytes) -> tuple[bytes, str | None]:
+    """Decoded in a forked child, since on a malformed stream the codec prints and ends its process.
+    Kept by content: a fork costs a quarter of a second in a process that has loaded torch, and
+    a run over many samples decodes the same streams each time."""
     from ethosu import mlw_codec
 
     values_r, values_w = os.pipe()
@@ -138,9 +149,8 @@ def decode_stream(data: bytes, what: str) -> np.ndarray[Any, Any]:
         said = pipe.read().decode("utf-8", "replace").strip()
     _, status = os.waitpid(pid, 0)
     if status:
-        raise StreamError(f"{what}: the weight stream ({len(data)} bytes) does not decode"
-                          + (f" ({said.splitlines()[-1].strip()})" if said else f" (the decoder's exit status {status})"))
-    return np.frombuffer(received, dtype=np.int16).astype(np.int64)
+        return b"", said.splitlines()[-1].strip() if said else f"the decoder's exit status {status}"
+    return received, None
 
 
 def weights_ohwi(values: np.ndarray[Any, Any], layout: WeightLayout, what: str) -> np.ndarray[Any, Any]:
