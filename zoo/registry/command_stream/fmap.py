@@ -19,7 +19,7 @@ from zoo.registry.command_stream.errors import NotInterpreted
 from zoo.registry.command_stream.memory import Memory
 from zoo.registry.command_stream.regfile import Registers
 
-__all__ = ["FeatureMap", "feature_map", "ifm_precision", "ofm_precision"]
+__all__ = ["FeatureMap", "Precision", "feature_map", "ifm_precision", "ofm_precision"]
 
 NHWC, NHCWB16 = 0, 1
 _BITS = {0: 8, 1: 16, 2: 32}
