@@ -62,17 +62,19 @@ def test_dma_and_a_copy_pool() -> None:
     assert out == bytes(range(100, 132))
 
 
-def _conv_program(x: np.ndarray, w: np.ndarray, records: bytes, stream: bytes, ofm_layout: int) -> list[int]:
+def _conv_program(x: np.ndarray, w: np.ndarray, records: bytes, stream: bytes, ofm_layout: int,
+                  op: str = "NPU_OP_CONV") -> list[int]:
     h, wd, _ = x.shape
     o = w.shape[0]
     words = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
     words += cmd1("NPU_SET_DMA0_DST", 1024) + cmd1("NPU_SET_DMA0_LEN", len(records) + len(stream))
     words += cmd0("NPU_OP_DMA_START") + _fm("IFM", 0, x.shape, zero_point=-3)
-    words += _fm("OFM", 256, (h, wd, o), ofm_layout, zero_point=5) + _block((3, 3), pad=1, part_kernel=True)
+    words += _fm("OFM", 256, (h, wd, o), ofm_layout, zero_point=5)
+    words += _block((3, 3), pad=1, part_kernel=op == "NPU_OP_CONV")
     words += cmd0("NPU_SET_WEIGHT_REGION", 1) + cmd1("NPU_SET_WEIGHT_BASE", 1024 + len(records))
     words += cmd1("NPU_SET_WEIGHT_LENGTH", len(stream)) + cmd0("NPU_SET_SCALE_REGION", 1)
     words += cmd1("NPU_SET_SCALE_BASE", 1024) + cmd1("NPU_SET_SCALE_LENGTH", len(records))
-    words += cmd0("NPU_SET_OFM_BLK_DEPTH_M1", 15) + cmd0("NPU_OP_DMA_WAIT") + cmd0("NPU_OP_CONV")
+    words += cmd0("NPU_SET_OFM_BLK_DEPTH_M1", 15) + cmd0("NPU_OP_DMA_WAIT") + cmd0(op)
     return words + _copy(256, 768, (h, wd, o), ofm_layout) + cmd0("NPU_OP_STOP", 0xFFFF)
 
 
@@ -104,6 +106,60 @@ def test_a_padded_conv_against_its_definition(ofm_layout: int) -> None:
     assert np.array_equal(np.frombuffer(out, dtype=np.int8).reshape(5, 6, 20), want)
 
 
+def test_a_padded_depthwise_conv_against_its_definition() -> None:
+    from ethosu import mlw_codec
+    from ethosu.vela.weight_compressor import encode_bias
+
+    rng = np.random.default_rng(4)
+    x = rng.integers(-128, 128, size=(5, 6, 20)).astype(np.int8)
+    w = rng.integers(-127, 128, size=(20, 3, 3, 1)).astype(np.int16)
+    bias = rng.integers(-5000, 5000, size=20)
+    scale, shift = 1 << 30, 34
+    stream, _ = mlw_codec.reorder_encode(8, 8, w, 16, True, False, 8, 8, 8)
+    records = b"".join(bytes(encode_bias(np.int64(b), scale, shift)) for b in bias)
+    records += bytes(-len(records) % 16)
+    words = _conv_program(x, w, records, bytes(stream), NHCWB16, op="NPU_OP_DEPTHWISE")
+    program = payload(words, weights=records + bytes(stream), scratch=2048,
+                      inputs=[_io(0, x.shape)], outputs=[_io(768, (5, 6, 20))])
+    (out,) = run(program, [x.tobytes()])
+    padded = np.pad(x.astype(np.int64) + 3, ((1, 1), (1, 1), (0, 0)))
+    want = np.zeros((5, 6, 20), dtype=np.int64)
+    for y in range(5):
+        for xx in range(6):
+            for c in range(20):
+                acc = int((padded[y:y + 3, xx:xx + 3, c] * w[c, :, :, 0].astype(np.int64)).sum()) + int(bias[c])
+                want[y, xx, c] = min(127, max(-128, ((acc * scale + (1 << (shift - 1))) >> shift) + 5))
+    assert np.array_equal(np.frombuffer(out, dtype=np.int8).reshape(5, 6, 20), want)
+
+
+def _natural(value: int, scale: int, shift: int) -> int:
+    return (value * scale + (1 << (shift - 1))) >> shift
+
+
+@pytest.mark.parametrize("scaled", ["IFM", "IFM2"])
+def test_an_add_against_its_definition(scaled: str) -> None:
+    rng = np.random.default_rng(5)
+    shape = (3, 4, 18)
+    a, b = (rng.integers(-128, 128, size=shape).astype(np.int8) for _ in range(2))
+    opa, opa_shift, ofm, ofm_shift = 1518500250, 12, 1431655766, 50
+    words = _fm("IFM", 0, shape, zero_point=7) + _fm("IFM2", 256, shape, NHCWB16, zero_point=-9)
+    words += cmd0("NPU_SET_IFM_PRECISION", 0x8001 | (1 if scaled == "IFM" else 2) << 8)  # NATURAL, OPA_32/OPB_32
+    words += cmd0("NPU_SET_IFM2_BROADCAST") + _fm("OFM", 1024, shape, zero_point=-4) + _block((1, 1))
+    words += cmd0("NPU_SET_OFM_PRECISION", 0x8101) + cmd1("NPU_SET_OPA_SCALE", opa, opa_shift)
+    words += cmd1("NPU_SET_OPB_SCALE", 0) + cmd1("NPU_SET_OFM_SCALE", ofm, ofm_shift)
+    words += cmd0("NPU_OP_ELEMENTWISE", 1) + cmd0("NPU_OP_STOP", 0xFFFF)
+    (out,) = run(payload(words, scratch=2048, inputs=[_io(0, shape), _io(256, (3, 4, 32))],
+                         outputs=[_io(1024, shape)]),
+                 [a.tobytes(), np.pad(b, ((0, 0), (0, 0), (0, 14))).transpose(0, 2, 1).reshape(3, 2, 16, 4)
+                  .transpose(0, 1, 3, 2).tobytes()])
+    want = np.zeros(shape, dtype=np.int64)
+    for index in np.ndindex(shape):
+        x, y = int(a[index]) - 7, int(b[index]) + 9
+        x, y = (_natural(x, opa, opa_shift), y << 19) if scaled == "IFM" else (x << 19, _natural(y, opa, opa_shift))
+        want[index] = min(127, max(-128, _natural(x + y, ofm, ofm_shift) - 4))
+    assert np.array_equal(np.frombuffer(out, dtype=np.int8).reshape(shape), want)
+
+
 def test_memory_is_checked() -> None:
     to_flash = cmd0("NPU_SET_DMA0_SRC_REGION", 1) + cmd1("NPU_SET_DMA0_SRC", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 0)
     to_flash += cmd1("NPU_SET_DMA0_DST", 0) + cmd1("NPU_SET_DMA0_LEN", 16) + cmd0("NPU_OP_DMA_START")
@@ -121,8 +177,10 @@ def test_an_unset_register_is_named() -> None:
 
 
 def test_what_is_not_modelled_stops_the_run() -> None:
-    with pytest.raises(NotInterpreted, match=r"^not implemented: NPU_OP_ELEMENTWISE \(ELEMENTWISE at byte 0x0\)$"):
-        run(payload(cmd0("NPU_OP_ELEMENTWISE") + cmd0("NPU_OP_STOP")), [])
+    with pytest.raises(NotInterpreted, match=r"^not implemented: NPU_OP_IRQ \(IRQ at byte 0x0\)$"):
+        run(payload(cmd0("NPU_OP_IRQ") + cmd0("NPU_OP_STOP")), [])
+    with pytest.raises(NotInterpreted, match=r"^not implemented: ELEMENTWISE mode 0 \(only ADD and SUB are modelled\)$"):
+        run(payload(cmd0("NPU_OP_ELEMENTWISE", 0) + cmd0("NPU_OP_STOP")), [])
     lut = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 1 << 8) + cmd0("NPU_OP_DMA_START")
     with pytest.raises(NotInterpreted, match="not implemented: DMA DST in SHRAM"):
         run(payload(lut + cmd0("NPU_OP_STOP")), [])

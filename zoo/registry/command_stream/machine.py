@@ -6,6 +6,7 @@ from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.memory import Memory
 from zoo.registry.command_stream.ops_conv import conv
 from zoo.registry.command_stream.ops_dma import dma
+from zoo.registry.command_stream.ops_elementwise import elementwise
 from zoo.registry.command_stream.ops_pool import pool
 from zoo.registry.command_stream.regfile import Registers
 from zoo.registry.command_stream.stream import Program
@@ -41,8 +42,12 @@ def execute(program: Program, memory: Memory) -> int:
             if cmd.param:
                 raise NotInterpreted(f"{regs.op} with parameter {cmd.param:#x}")
             conv(regs, memory, ublock)
+        elif cmd.name == "NPU_OP_DEPTHWISE":
+            conv(regs, memory, ublock, depthwise=True)
         elif cmd.name == "NPU_OP_POOL":
             pool(regs, memory, cmd.param)
+        elif cmd.name == "NPU_OP_ELEMENTWISE":
+            elementwise(regs, memory, cmd.param)
         else:
             raise NotInterpreted(f"{cmd.name} ({regs.op})")
         ran += 1

@@ -1,4 +1,4 @@
-"""NPU_OP_CONV: convolution and fully connected (a 1x1 convolution), 8-bit, 32-bit accumulator.
+"""NPU_OP_CONV and NPU_OP_DEPTHWISE: convolution, fully connected (a 1x1 convolution) and depthwise, 8-bit, 32-bit accumulator.
 
 ``acc[y, x, o] = bias[o] + sum over ky, kx, i of (ifm[y*sy + ky*dy - top, x*sx + kx*dx - left, i] - ifm_zp) * w[o, ky, kx, i]``
 with padded positions contributing 0, then the output stage. Weights and scales are read
@@ -26,7 +26,7 @@ __all__ = ["conv"]
 PER_CHANNEL = 0
 
 
-def conv(regs: Registers, memory: Memory, ofm_ublock: int) -> None:
+def conv(regs: Registers, memory: Memory, ofm_ublock: int, *, depthwise: bool = False) -> None:
     op = block_op(regs)
     if regs.values.get("PARALLEL_MODE", 0):
         raise NotInterpreted(f"{regs.op} split over two cores (PARALLEL_MODE)")
@@ -34,9 +34,13 @@ def conv(regs: Registers, memory: Memory, ofm_ublock: int) -> None:
         raise NotInterpreted(f"{regs.op} with a global OFM scale")
     oh, ow, oc = op.ofm_shape
     ih, iw, ic = op.ifm_shape
+    if depthwise and ic != oc:
+        raise NotInterpreted(f"{regs.op} from {ic} to {oc} channels (a depth multiplier)")
+    if depthwise and op.part_kernel:
+        raise NotInterpreted(f"{regs.op} in part-kernel-first weight order")
     layout = WeightLayout(
         ofm_depth=oc, kernel_h=op.kernel[0], kernel_w=op.kernel[1], ifm_depth=ic,
-        ofm_block_depth=min(regs["OFM_BLK_DEPTH_M1"] + 1, oc), depthwise=False, part_kernel=op.part_kernel,
+        ofm_block_depth=min(regs["OFM_BLK_DEPTH_M1"] + 1, oc), depthwise=depthwise, part_kernel=op.part_kernel,
         ifm_bits=op.ifm.precision.bits, decomp_h=8 // op.dilation[0], decomp_w=8 // op.dilation[1],
         ofm_ublock=ofm_ublock,
     )
@@ -51,7 +55,10 @@ def conv(regs: Registers, memory: Memory, ofm_ublock: int) -> None:
     padded = np.pad(ifm, ((top, bottom), (left, right), (0, 0)))
     acc = np.zeros((oh, ow, oc), dtype=np.int64)
     for ky, kx, window in windows(op, padded):
-        acc += window.reshape(oh * ow, ic).dot(weights[:, ky, kx, :].T).reshape(oh, ow, oc)
+        if depthwise:
+            acc += window * weights[:, ky, kx, 0]
+        else:
+            acc += window.reshape(oh * ow, ic).dot(weights[:, ky, kx, :].T).reshape(oh, ow, oc)
     acc += records.bias
     out = output_stage(acc, records.scale, records.shift, round_mode=op.ofm.precision.round_mode,
                        zero_point=op.ofm_zero_point, clamp=op.clamp, dtype=op.ofm.precision.dtype, what=regs.op)

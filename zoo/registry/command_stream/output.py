@@ -20,13 +20,13 @@ import numpy as np
 
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 
-__all__ = ["DBL", "NATURAL", "TRUNCATE", "output_stage"]
+__all__ = ["DBL", "NATURAL", "TRUNCATE", "output_stage", "scaled"]
 
 DBL, TRUNCATE, NATURAL = 0, 1, 2
 _INT32 = (-(1 << 31), (1 << 31) - 1)
 
 
-def _scaled(acc: np.ndarray[Any, Any], scale: np.ndarray[Any, Any], shift: np.ndarray[Any, Any], round_mode: int) -> np.ndarray[Any, Any]:
+def scaled(acc: np.ndarray[Any, Any], scale: np.ndarray[Any, Any], shift: np.ndarray[Any, Any], round_mode: int) -> np.ndarray[Any, Any]:
     big = int(np.abs(acc).max(initial=0)) * int(scale.max(initial=0)) >= 1 << 62
     a = acc.astype(object) if big else acc
     s = scale.astype(object) if big else scale
@@ -54,7 +54,7 @@ def output_stage(acc: np.ndarray[Any, Any], scale: np.ndarray[Any, Any], shift: 
     if acc.size and (acc.min() < _INT32[0] or acc.max() > _INT32[1]):
         raise NotInterpreted(f"{what}: a 32-bit accumulator overflows ({int(acc.min())}..{int(acc.max())}); "
                              "the hardware's saturation is not modelled")
-    v = _scaled(acc, np.asarray(scale, dtype=np.int64), np.asarray(shift, dtype=np.int64), round_mode) + zero_point
+    v = scaled(acc, np.asarray(scale, dtype=np.int64), np.asarray(shift, dtype=np.int64), round_mode) + zero_point
     info = np.iinfo(dtype)
     low, high = max(clamp[0], int(info.min)), min(clamp[1], int(info.max))
     return np.clip(v, low, high)
