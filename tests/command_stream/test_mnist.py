@@ -1,27 +1,18 @@
-"""mnist's u55-128 program through the interpreter: bit for bit the TOSA reference model's outputs,
-and a changed weight, scale record or register shows.
-
-The oracle is the build's own self-test bundle: its inputs are int8 digits from mnist's data and
-its expected outputs are what zoo's numerical check computed by running the build's TOSA graph
-on ``tosa_reference_model`` (``numerics/reference.py``). With ``io="int8"`` the delegate is the
-whole program, so those are the delegate's own input and output bytes.
-"""
+"""mnist's u55-128 program through the interpreter: bit for bit the TOSA reference model's outputs
+on its bundle's int8 digits (``bundles.py``), and a changed weight, scale record or register shows."""
 
 from __future__ import annotations
 
-import copy
 import difflib
 import os
 import struct
-from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
+from tests.command_stream.bundles import Bundled, bundled, changed, differing
 from zoo import Artifact
 from zoo.registry.command_stream import StreamError, disassemble, program_of, run
-from zoo.registry.pte.vela_payload import VelaPayload, find_payloads
 
 pytestmark = pytest.mark.compile
 
@@ -29,29 +20,9 @@ GOLDEN = Path(__file__).resolve().parent / "data" / "mnist_u55-128.dis"
 RECORD = "ZOO_RECORD_DISASSEMBLY"
 
 
-@dataclass
-class Bundled:
-    payload: VelaPayload
-    cases: list[tuple[bytes, bytes]]
-
-
-def _bundled(art: Artifact) -> Bundled:
-    from executorch.devtools.bundled_program.serialize import (
-        deserialize_from_flatbuffer_to_bundled_program,
-    )
-
-    assert art.bundle is not None
-    bundled = deserialize_from_flatbuffer_to_bundled_program(art.bundle.read_bytes())
-    (payload,) = find_payloads(bytes(bundled.program))
-    cases = [(bytes(c.inputs[0].val.data), bytes(c.expected_outputs[0].val.data))
-             for c in bundled.method_test_suites[0].test_cases]
-    assert len(cases) == 3 and all(len(i) == 784 and len(o) == 10 for i, o in cases)
-    return Bundled(payload, cases)
-
-
 @pytest.fixture(scope="module")
 def mnist(mnist_io_builds: dict[str, Artifact]) -> Bundled:
-    return _bundled(mnist_io_builds["mnist int8"])
+    return bundled(mnist_io_builds["mnist int8"])
 
 
 def test_the_disassembly_is_the_recorded_one(mnist: Bundled) -> None:
@@ -68,23 +39,10 @@ def test_the_disassembly_is_the_recorded_one(mnist: Bundled) -> None:
 @pytest.mark.parametrize("build", ["mnist int8", "mnist int8 u55-64"])
 def test_the_outputs_are_the_tosa_reference_models(mnist_io_builds: dict[str, Artifact], build: str) -> None:
     """u55-64 retargets the same TOSA graph: other block configurations, so other weight brick orders."""
-    bundled = _bundled(mnist_io_builds[build])
-    for i, (given, expected) in enumerate(bundled.cases):
-        (got,) = run(bundled.payload, [given])
+    bundle = bundled(mnist_io_builds[build])
+    for i, (given, expected) in enumerate(bundle.cases):
+        (got,) = run(bundle.payload, [given])
         assert got == expected, f"{build}, case {i}: interpreter {list(got)}, TOSA reference {list(expected)}"
-
-
-def _with(payload: VelaPayload, block: str, change: Callable[[bytearray], None]) -> VelaPayload:
-    changed = copy.copy(payload)
-    changed.data = dict(payload.data)
-    data = bytearray(payload.data[block])
-    change(data)
-    changed.data[block] = bytes(data)
-    return changed
-
-
-def _differing(mnist: Bundled, payload: VelaPayload) -> int:
-    return sum(run(payload, [given])[0] != expected for given, expected in mnist.cases)
 
 
 # weight_data opens with conv1's 16 scale records (160 bytes), then its 272-byte weight stream.
@@ -97,7 +55,7 @@ def _shift_of_channel_0(data: bytearray) -> None:
 
 
 def test_a_flipped_weight_bit_changes_the_outputs(mnist: Bundled) -> None:
-    assert _differing(mnist, _with(mnist.payload, "weight_data", _flip_weight_bit)) == 3
+    assert differing(mnist, changed(mnist.payload, "weight_data", _flip_weight_bit)) == 3
 
 
 def test_a_weight_stream_that_no_longer_decodes_names_its_op(mnist: Bundled) -> None:
@@ -105,11 +63,11 @@ def test_a_weight_stream_that_no_longer_decodes_names_its_op(mnist: Bundled) -> 
         data[200] ^= 1
 
     with pytest.raises(StreamError, match=r"CONV at byte 0x148: the weight stream \(272 bytes\) does not decode"):
-        run(_with(mnist.payload, "weight_data", flip), [mnist.cases[0][0]])
+        run(changed(mnist.payload, "weight_data", flip), [mnist.cases[0][0]])
 
 
 def test_a_changed_scale_record_changes_the_outputs(mnist: Bundled) -> None:
-    assert _differing(mnist, _with(mnist.payload, "weight_data", _shift_of_channel_0)) == 3
+    assert differing(mnist, changed(mnist.payload, "weight_data", _shift_of_channel_0)) == 3
 
 
 def test_a_changed_register_changes_the_outputs(mnist: Bundled) -> None:
@@ -124,6 +82,6 @@ def test_a_changed_register_changes_the_outputs(mnist: Bundled) -> None:
         (word,) = struct.unpack_from("<I", data, at)
         struct.pack_into("<I", data, at, (word & 0xFFFF) | (((last_zp.value + 1) & 0xFFFF) << 16))
 
-    changed = _with(mnist.payload, "cmd_data", zero_point)
-    assert [c.value for c in program_of(changed).commands if c.name == "NPU_SET_OFM_ZERO_POINT"][-1] == -1
-    assert _differing(mnist, changed) == 3
+    mutant = changed(mnist.payload, "cmd_data", zero_point)
+    assert [c.value for c in program_of(mutant).commands if c.name == "NPU_SET_OFM_ZERO_POINT"][-1] == -1
+    assert differing(mnist, mutant) == 3
