@@ -171,6 +171,17 @@ def test_memory_is_checked() -> None:
         run(payload(past + cmd0("NPU_OP_STOP"), weights=bytes(16)), [])
 
 
+def test_the_fast_scratch_is_the_platforms() -> None:
+    words = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 2)
+    words += cmd1("NPU_SET_DMA0_DST", 32) + cmd1("NPU_SET_DMA0_LEN", 16) + cmd0("NPU_OP_DMA_START")
+    words += cmd0("NPU_SET_DMA0_SRC_REGION", 2) + cmd1("NPU_SET_DMA0_SRC", 32) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
+    words += cmd1("NPU_SET_DMA0_DST", 0) + cmd0("NPU_OP_DMA_START") + cmd0("NPU_OP_STOP")
+    program = payload(words, weights=bytes(range(16)), outputs=[_io(0, (16,))])
+    with pytest.raises(StreamError, match=r"region 2, which holds 0x0 bytes \(the fast scratch: its size is the platform's"):
+        run(program, [])
+    assert run(program, [], fast_scratch=48) == [bytes(range(16))]
+
+
 def test_an_unset_register_is_named() -> None:
     with pytest.raises(StreamError, match="DMA_START at byte 0x0 reads NPU_SET_DMA0_SRC_REGION, which the command stream never set"):
         run(payload(cmd0("NPU_OP_DMA_START") + cmd0("NPU_OP_STOP")), [])

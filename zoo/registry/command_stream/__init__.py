@@ -16,7 +16,7 @@ from zoo.registry.pte.vela_payload import VelaPayload
 
 __all__ = ["NotInterpreted", "StreamError", "disassemble", "parse", "program_of", "run"]
 
-SCRATCH = 1
+SCRATCH, FAST_SCRATCH = 1, 2
 
 
 def program_of(payload: VelaPayload) -> Program:
@@ -28,14 +28,19 @@ def program_of(payload: VelaPayload) -> Program:
     return parse(payload.data["cmd_data"])
 
 
-def run(payload: VelaPayload, inputs: list[bytes]) -> list[bytes]:
-    """Each output's bytes after running the payload's command stream on ``inputs`` (one bytes per input, in order)."""
+def run(payload: VelaPayload, inputs: list[bytes], *, fast_scratch: int = 0) -> list[bytes]:
+    """Each output's bytes after running the payload's command stream on ``inputs`` (one bytes per input, in order).
+
+    ``fast_scratch`` is the size of region 2, which the platform provides, not the payload
+    (``ethosu_fast_scratch``): 0 by default, Vela's arena cache for a Dedicated_Sram target.
+    """
     program = program_of(payload)
     if "weight_data" in payload.external:
         raise NotInterpreted("weight data stored as named data")
     if len(inputs) != len(payload.inputs):
         raise StreamError(f"the program takes {len(payload.inputs)} input(s), {len(inputs)} given")
-    memory = Memory({0: payload.data.get("weight_data", b""), SCRATCH: bytes(payload.scratch_size), 2: b""})
+    memory = Memory({0: payload.data.get("weight_data", b""), SCRATCH: bytes(payload.scratch_size),
+                     FAST_SCRATCH: bytes(fast_scratch)})
     for i, (given, info) in enumerate(zip(inputs, payload.inputs, strict=True)):
         size = info.elements * info.element_size
         if len(given) != size:

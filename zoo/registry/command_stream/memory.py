@@ -30,7 +30,9 @@ class Memory:
 
     def _check(self, region: int, data: np.ndarray[Any, Any], low: int, high: int, what: str) -> None:
         if low < 0 or high > data.size:
-            raise StreamError(f"{what} reaches bytes {low:#x}..{high:#x} of region {region}, which holds {data.size:#x} bytes")
+            hint = " (the fast scratch: its size is the platform's, run(..., fast_scratch=))" if region == 2 else ""
+            raise StreamError(f"{what} reaches bytes {low:#x}..{high:#x} of region {region}, which holds "
+                              f"{data.size:#x} bytes{hint}")
 
     def gather(self, region: int, addresses: np.ndarray[Any, Any], what: str) -> np.ndarray[Any, Any]:
         """The bytes at ``addresses`` (any shape)."""
