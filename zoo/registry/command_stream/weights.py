@@ -64,7 +64,7 @@ class WeightLayout:
     ofm_ublock: int = 8
 
 
-@functools.lru_cache(maxsize=64)
+@functools.lru_cache(maxsize=256)
 def brick_order(layout: WeightLayout) -> np.ndarray[Any, Any]:
     """For each value of the decoded stream, the flat OHWI index it belongs to, or -1 for a zero pad."""
     o_depth, kh, kw, i_depth = layout.ofm_depth, layout.kernel_h, layout.kernel_w, layout.ifm_depth
@@ -117,11 +117,12 @@ def decode_stream(data: bytes, what: str) -> np.ndarray[Any, Any]:
     return np.frombuffer(values, dtype=np.int16).astype(np.int64)
 
 
-@functools.lru_cache(maxsize=32)
+@functools.lru_cache(maxsize=1024)
 def _decoded(data: bytes) -> tuple[bytes, str | None]:
     """Decoded in a forked child, since on a malformed stream the codec prints and ends its process.
     Kept by content: a fork costs a quarter of a second in a process that has loaded torch, and
-    a run over many samples decodes the same streams each time."""
+    a run over many samples decodes the same streams each time (mv2 has 61; the values take
+    two bytes per weight)."""
     from ethosu import mlw_codec
 
     values_r, values_w = os.pipe()
