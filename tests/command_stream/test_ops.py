@@ -195,6 +195,12 @@ def test_what_is_not_modelled_stops_the_run() -> None:
     lut = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 1 << 8) + cmd0("NPU_OP_DMA_START")
     with pytest.raises(NotInterpreted, match="not implemented: DMA DST in SHRAM"):
         run(payload(lut + cmd0("NPU_OP_STOP")), [])
+    dilated = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_KERNEL_STRIDE", 1 << 3) + cmd0("NPU_SET_KERNEL_WIDTH_M1", 2)
+    with pytest.raises(NotInterpreted, match=r"not implemented: CONV at byte 0x[0-9a-f]+ with dilation \(1, 2\)"):
+        run(payload(dilated + cmd0("NPU_SET_OFM_PRECISION", 0x8001) + cmd0("NPU_OP_CONV") + cmd0("NPU_OP_STOP")), [])
+    max_with_zp = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_IFM_ZERO_POINT", 3) + cmd0("NPU_OP_POOL", 0)
+    with pytest.raises(NotInterpreted, match=r"not implemented: POOL MAX with zero points 3 \(IFM\) and 0 \(OFM\)"):
+        run(payload(max_with_zp + cmd0("NPU_OP_STOP")), [])
     padded_avg = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_IFM_PAD_TOP", 1) + cmd0("NPU_OP_POOL", 1)
     with pytest.raises(NotInterpreted, match=r"not implemented: POOL AVERAGE with padding \(1, 0, 0, 0\)"):
         run(payload(padded_avg + cmd0("NPU_OP_STOP")), [])

@@ -30,6 +30,9 @@ def conv(regs: Registers, memory: Memory, ofm_ublock: int, *, depthwise: bool = 
     op = block_op(regs)
     if regs.values.get("PARALLEL_MODE", 0):
         raise NotInterpreted(f"{regs.op} split over two cores (PARALLEL_MODE)")
+    if op.dilation != (1, 1):
+        # The brick order for it matches reorder_encode, but no dilated program has been checked against TOSA.
+        raise NotInterpreted(f"{regs.op} with dilation {op.dilation}")
     if op.ofm.precision.scale_mode != PER_CHANNEL:
         raise NotInterpreted(f"{regs.op} with a global OFM scale")
     oh, ow, oc = op.ofm_shape

@@ -1,4 +1,4 @@
-"""NPU_OP_POOL: MAX and AVERAGE without padding, global scale, 8-bit.
+"""NPU_OP_POOL: MAX (zero points 0) and AVERAGE without padding, global scale, 8-bit.
 
 MAX takes the largest ``ifm - ifm_zp`` of each window, AVERAGE the sum; both then go
 through the output stage with ``OFM_SCALE``. Regor emits 1x1 AVERAGE pools with scale
@@ -30,6 +30,9 @@ def pool(regs: Registers, memory: Memory, mode: int) -> None:
         raise NotInterpreted(f"POOL {name} with padding {op.pad}")
     if op.ofm.precision.scale_mode != GLOBAL:
         raise NotInterpreted(f"POOL {name} with per-channel scales")
+    if mode == MAX and (op.ifm_zero_point or op.ofm_zero_point):
+        # Regor writes 0 for both (TOSA's MAX_POOL2D has none); whether the hardware subtracts them is not checked.
+        raise NotInterpreted(f"POOL MAX with zero points {op.ifm_zero_point} (IFM) and {op.ofm_zero_point} (OFM)")
     if op.dilation != (1, 1):
         raise NotInterpreted(f"POOL {name} with dilation {op.dilation}")
     ih, iw, ic = op.ifm_shape
