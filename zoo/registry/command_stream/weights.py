@@ -66,13 +66,18 @@ class WeightLayout:
 
 @functools.lru_cache(maxsize=256)
 def brick_order(layout: WeightLayout) -> np.ndarray[Any, Any]:
-    """For each value of the decoded stream, the flat OHWI index it belongs to, or -1 for a zero pad."""
+    """For each value of the decoded stream, the flat OHWI index it belongs to, or -1 for a zero pad.
+
+    The stream walks OFM blocks, then IFM blocks (32 deep, 16 in part-kernel order or for 16-bit
+    IFMs; not clipped in depth-first order), then 8x8 sub-kernels; within one, the six loops
+    below, outermost first. Part-kernel order puts the IFM micro-blocks outside the kernel
+    elements, depth-first inside."""
     o_depth, kh, kw, i_depth = layout.ofm_depth, layout.kernel_h, layout.kernel_w, layout.ifm_depth
     if layout.depthwise:
         i_depth = 1
     iu, ou = layout.ifm_ublock, layout.ofm_ublock
     ifm_block_depth = 16 if (layout.part_kernel or layout.ifm_bits == 16) else 32
-    out: list[int] = []
+    chunks = []
     for ofm_block_z in range(0, o_depth, layout.ofm_block_depth):
         clipped_ofm = min(layout.ofm_block_depth, o_depth - ofm_block_z)
         for ifm_block_z in range(0, 1 if layout.depthwise else i_depth, ifm_block_depth):
@@ -88,25 +93,22 @@ def brick_order(layout: WeightLayout) -> np.ndarray[Any, Any]:
                     sub_w = min(kw - sx, layout.decomp_w)
                     elems = sub_w * sub_h
                     if layout.part_kernel:
-                        elems = -(-elems // (2 if layout.ifm_bits == 16 else 4)) * (2 if layout.ifm_bits == 16 else 4)
+                        step = 2 if layout.ifm_bits == 16 else 4
+                        elems = -(-elems // step) * step
                     elif layout.depthwise:
                         elems = -(-elems // 4) * 4
                     outer = clipped_ifm if layout.part_kernel else 1
                     inner = 1 if layout.part_kernel else clipped_ifm
-                    for iuo in range(0, outer, iu):
-                        for oub in range(0, clipped_ofm, ou):
-                            for e in range(elems):
-                                kx, ky = e % sub_w, e // sub_w
-                                for iui in range(0, inner, iu):
-                                    for oz in range(ou):
-                                        ofm_z = ofm_block_z + oub + oz
-                                        for iz in range(1 if layout.depthwise else iu):
-                                            ifm_z = 0 if layout.depthwise else ifm_block_z + iui + iuo + iz
-                                            if ofm_z >= o_depth or ifm_z >= i_depth or ky >= sub_h:
-                                                out.append(-1)
-                                            else:
-                                                out.append(((ofm_z * kh + sy + ky) * kw + sx + kx) * i_depth + ifm_z)
-    return np.asarray(out, dtype=np.int64)
+                    iuo, oub, e, iui, oz, iz = np.ix_(
+                        np.arange(0, outer, iu), np.arange(0, clipped_ofm, ou), np.arange(elems),
+                        np.arange(0, inner, iu), np.arange(ou), np.arange(1 if layout.depthwise else iu))
+                    kx, ky = e % sub_w, e // sub_w
+                    ifm_z = np.zeros_like(iz) if layout.depthwise else ifm_block_z + iui + iuo + iz
+                    ofm_z = ofm_block_z + oub + oz
+                    index = ((ofm_z * kh + sy + ky) * kw + sx + kx) * i_depth + ifm_z
+                    valid = (ofm_z < o_depth) & (ifm_z < i_depth) & (ky < sub_h)
+                    chunks.append(np.where(valid, index, -1).ravel())
+    return np.concatenate(chunks).astype(np.int64) if chunks else np.zeros(0, dtype=np.int64)
 
 
 def decode_stream(data: bytes, what: str) -> np.ndarray[Any, Any]:
