@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 from zoo.registry.command_stream import StreamError
+from zoo.registry.command_stream.decoder import Decoder
 from zoo.registry.command_stream.weights import (
     WeightLayout,
     decode_stream,
@@ -56,6 +57,22 @@ def test_a_stream_the_codec_cannot_decode_is_an_error_not_an_exit() -> None:
     # On this input ethosu.mlw_codec.decode prints "bitbuf_getbit: underrun" and ends its process.
     with pytest.raises(StreamError, match=r"CONV at byte 0x148: the weight stream \(16 bytes\) does not decode \(bitbuf_getbit: underrun"):
         decode_stream(b"\0" * 16, "CONV at byte 0x148")
+
+
+def test_one_decoder_serves_a_run_and_outlives_a_stream_that_ends_it() -> None:
+    from ethosu import mlw_codec
+
+    with Decoder() as decoder:
+        first = decoder.decode(bytes(mlw_codec.encode([4, -5])))
+        pid = decoder._pid
+        second = decoder.decode(bytes(mlw_codec.encode([7, 0, -255])))
+        assert decoder._pid == pid != 0  # the same child served both
+        values, said = decoder.decode(b"\0" * 48)
+        assert values == b"" and said is not None and said.startswith("bitbuf_getbit: underrun")
+        third = decoder.decode(bytes(mlw_codec.encode([255, 1])))
+        assert decoder._pid not in (0, pid)  # a new child took over
+    assert decoder._pid == 0
+    assert [np.frombuffer(v, dtype=np.int16).tolist() for v, _ in (first, second, third)] == [[4, -5], [7, 0, -255], [255, 1]]
 
 
 def test_scale_records_match_vela_encode_bias() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from zoo.registry.command_stream.decoder import Decoder
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.memory import Memory
 from zoo.registry.command_stream.ops_conv import conv
@@ -24,6 +25,11 @@ def _ofm_ublock(program: Program) -> int:
 
 def execute(program: Program, memory: Memory) -> int:
     """Run ``program`` to its NPU_OP_STOP; returns the number of operations run."""
+    with Decoder() as decoder:
+        return _execute(program, memory, decoder)
+
+
+def _execute(program: Program, memory: Memory, decoder: Decoder) -> int:
     regs = Registers()
     ublock = _ofm_ublock(program)
     ran = 0
@@ -41,9 +47,9 @@ def execute(program: Program, memory: Memory) -> int:
         elif cmd.name == "NPU_OP_CONV":
             if cmd.param:
                 raise NotInterpreted(f"{regs.op} with parameter {cmd.param:#x}")
-            conv(regs, memory, ublock)
+            conv(regs, memory, ublock, decoder)
         elif cmd.name == "NPU_OP_DEPTHWISE":
-            conv(regs, memory, ublock, depthwise=True)
+            conv(regs, memory, ublock, decoder, depthwise=True)
         elif cmd.name == "NPU_OP_POOL":
             pool(regs, memory, cmd.param)
         elif cmd.name == "NPU_OP_ELEMENTWISE":

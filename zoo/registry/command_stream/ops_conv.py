@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from zoo.registry.command_stream.decoder import Decoder
 from zoo.registry.command_stream.errors import NotInterpreted
 from zoo.registry.command_stream.kernel import block_op, windows
 from zoo.registry.command_stream.memory import Memory
@@ -26,7 +27,7 @@ __all__ = ["conv"]
 PER_CHANNEL = 0
 
 
-def conv(regs: Registers, memory: Memory, ofm_ublock: int, *, depthwise: bool = False) -> None:
+def conv(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *, depthwise: bool = False) -> None:
     op = block_op(regs)
     if regs.values.get("PARALLEL_MODE", 0):
         raise NotInterpreted(f"{regs.op} split over two cores (PARALLEL_MODE)")
@@ -49,7 +50,7 @@ def conv(regs: Registers, memory: Memory, ofm_ublock: int, *, depthwise: bool = 
     )
     weight_data = memory.read(regs["WEIGHT_REGION"] & 7, regs.address("WEIGHT_BASE"), regs.address("WEIGHT_LENGTH"),
                               f"{regs.op}'s weight stream")
-    weights = weights_ohwi(decode_stream(weight_data, regs.op), layout, regs.op)
+    weights = weights_ohwi(decode_stream(weight_data, regs.op, decoder), layout, regs.op)
     scale_data = memory.read(regs["SCALE_REGION"] & 7, regs.address("SCALE_BASE"), regs.address("SCALE_LENGTH"),
                              f"{regs.op}'s scale stream")
     records = scale_records(scale_data, oc, regs.op)

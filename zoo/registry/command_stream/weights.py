@@ -10,12 +10,12 @@ unsigned scale and a 6-bit shift, then zero padding to 16 bytes.
 from __future__ import annotations
 
 import functools
-import os
 from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
+from zoo.registry.command_stream.decoder import Decoder
 from zoo.registry.command_stream.errors import StreamError
 
 __all__ = ["ScaleRecords", "WeightLayout", "brick_order", "decode_stream", "scale_records", "weights_ohwi"]
@@ -111,49 +111,16 @@ def brick_order(layout: WeightLayout) -> np.ndarray[Any, Any]:
     return np.concatenate(chunks).astype(np.int64) if chunks else np.zeros(0, dtype=np.int64)
 
 
-def decode_stream(data: bytes, what: str) -> np.ndarray[Any, Any]:
-    """The stream's values, decoded by ``mlw_codec.decode``; a stream it cannot decode is an error naming ``what``."""
-    values, said = _decoded(data)
+def decode_stream(data: bytes, what: str, decoder: Decoder | None = None) -> np.ndarray[Any, Any]:
+    """The stream's values, decoded by ``mlw_codec.decode`` (``decoder``'s child, or one of its own);
+    a stream it cannot decode is an error naming ``what``."""
+    if decoder is None:
+        with Decoder() as own:
+            return decode_stream(data, what, own)
+    values, said = decoder.decode(data)
     if said is not None:
         raise StreamError(f"{what}: the weight stream ({len(data)} bytes) does not decode ({said})")
     return np.frombuffer(values, dtype=np.int16).astype(np.int64)
-
-
-@functools.lru_cache(maxsize=1024)
-def _decoded(data: bytes) -> tuple[bytes, str | None]:
-    """Decoded in a forked child, since on a malformed stream the codec prints and ends its process.
-    Kept by content: a fork costs a quarter of a second in a process that has loaded torch, and
-    a run over many samples decodes the same streams each time (mv2 has 61; the values take
-    two bytes per weight)."""
-    from ethosu import mlw_codec
-
-    values_r, values_w = os.pipe()
-    said_r, said_w = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # the child: decode, send int16 values, leave without running the parent's cleanup
-        status = 1
-        try:
-            os.close(values_r)
-            os.close(said_r)
-            os.dup2(said_w, 2)
-            os.dup2(said_w, 1)
-            values = np.asarray(mlw_codec.decode(bytearray(data)), dtype=np.int16).tobytes()
-            view = memoryview(values)
-            while view:
-                view = view[os.write(values_w, view):]
-            status = 0
-        finally:
-            os._exit(status)
-    os.close(values_w)
-    os.close(said_w)
-    with os.fdopen(values_r, "rb") as pipe:
-        received = pipe.read()
-    with os.fdopen(said_r, "rb") as pipe:
-        said = pipe.read().decode("utf-8", "replace").strip()
-    _, status = os.waitpid(pid, 0)
-    if status:
-        return b"", said.splitlines()[-1].strip() if said else f"the decoder's exit status {status}"
-    return received, None
 
 
 def weights_ohwi(values: np.ndarray[Any, Any], layout: WeightLayout, what: str) -> np.ndarray[Any, Any]:
