@@ -48,6 +48,8 @@ class VelaPayload:
     outputs: list[TensorInfo] = field(default_factory=list)
     external: list[str] = field(default_factory=list)
     """Blocks whose data lives in the program's named data, not in the payload."""
+    data: dict[str, bytes] = field(default_factory=dict, repr=False)
+    """Each block's bytes as stored (for an external block, its named-data key)."""
 
 
 def _pad16(n: int) -> int:
@@ -88,6 +90,7 @@ def parse_payload(buf: bytes, offset: int, end: int | None = None) -> VelaPayloa
             raise PayloadError(f"block {name!r} at byte {pos} ({size:,} bytes) runs past the end of its payload (byte {limit:,})")
         data = buf[data_start:data_end]
         payload.blocks.append(name)
+        payload.data[name] = bytes(data)
         if buf[pos + 20]:
             payload.external.append(name)
         if name == "cmd_data":

@@ -1,0 +1,214 @@
+"""Small hand-written programs through ``run``: DMA, CONV, POOL and feature-map layouts, and the refusals."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from tests.command_stream.programs import cmd0, cmd1, payload
+from zoo.registry.command_stream import NotInterpreted, StreamError, run
+from zoo.registry.pte.vela_payload import TensorInfo
+
+NHWC, NHCWB16 = 0, 1
+
+
+def _fm(prefix: str, base: int, shape: tuple[int, int, int], layout: int = NHWC, zero_point: int = 0) -> list[int]:
+    """A single-tile int8 feature map with Vela's standard strides (``get_strides``)."""
+    h, w, c = shape
+    strides = (c, w * c, 1) if layout == NHWC else (16, w * 16 * -(-c // 16), 16 * w)
+    precision = 1 | (layout << 6) | (0x8000 if prefix == "OFM" else 0)  # signed 8-bit; OFM rounds NATURAL
+    words = cmd0(f"NPU_SET_{prefix}_REGION", 1) + cmd1(f"NPU_SET_{prefix}_BASE0", base)
+    for i in (1, 2, 3):
+        words += cmd1(f"NPU_SET_{prefix}_BASE{i}", 0)
+    words += cmd0(f"NPU_SET_{prefix}_HEIGHT0_M1", h - 1) + cmd0(f"NPU_SET_{prefix}_HEIGHT1_M1", h - 1)
+    words += cmd0(f"NPU_SET_{prefix}_WIDTH0_M1", w - 1)
+    words += cmd1(f"NPU_SET_{prefix}_STRIDE_X", strides[0]) + cmd1(f"NPU_SET_{prefix}_STRIDE_Y", strides[1])
+    words += cmd1(f"NPU_SET_{prefix}_STRIDE_C", strides[2])
+    words += cmd0(f"NPU_SET_{prefix}_ZERO_POINT", zero_point) + cmd0(f"NPU_SET_{prefix}_PRECISION", precision)
+    if prefix == "IFM":
+        words += cmd0("NPU_SET_IFM_DEPTH_M1", c - 1) + cmd0("NPU_SET_IFM_UPSCALE")
+    else:
+        words += cmd0("NPU_SET_OFM_HEIGHT_M1", h - 1) + cmd0("NPU_SET_OFM_WIDTH_M1", w - 1)
+        words += cmd0("NPU_SET_OFM_DEPTH_M1", c - 1)
+    return words
+
+
+def _block(kernel: tuple[int, int], stride: int = 1, pad: int = 0, part_kernel: bool = False) -> list[int]:
+    words = cmd0("NPU_SET_KERNEL_HEIGHT_M1", kernel[0] - 1) + cmd0("NPU_SET_KERNEL_WIDTH_M1", kernel[1] - 1)
+    words += cmd0("NPU_SET_KERNEL_STRIDE", (stride - 1) * 3 | (4 if part_kernel else 0))
+    for side in ("TOP", "LEFT", "BOTTOM", "RIGHT"):
+        words += cmd0(f"NPU_SET_IFM_PAD_{side}", pad)
+    words += cmd0("NPU_SET_ACTIVATION") + cmd0("NPU_SET_ACTIVATION_MIN", -128) + cmd0("NPU_SET_ACTIVATION_MAX", 127)
+    return words + cmd0("NPU_SET_ACC_FORMAT")
+
+
+def _copy(src: int, dst: int, shape: tuple[int, int, int], src_layout: int = NHWC) -> list[int]:
+    """Regor's copy: a 1x1 AVERAGE pool with the global scale 0x80000001 >> 31."""
+    words = _fm("IFM", src, shape, src_layout) + _fm("OFM", dst, shape) + _block((1, 1))
+    words += cmd0("NPU_SET_OFM_PRECISION", 0x8101)  # global scale
+    return words + cmd1("NPU_SET_OFM_SCALE", 0x80000001, 31) + cmd0("NPU_OP_POOL", 1)
+
+
+def _io(offset: int, shape: tuple[int, ...]) -> TensorInfo:
+    return TensorInfo(shape, 1, offset, 1)
+
+
+def test_dma_and_a_copy_pool() -> None:
+    weights = bytes(range(32)) + bytes(range(100, 132))
+    words = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 32) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
+    words += cmd1("NPU_SET_DMA0_DST", 64) + cmd1("NPU_SET_DMA0_LEN", 32) + cmd0("NPU_OP_DMA_START")
+    words += cmd0("NPU_OP_DMA_WAIT") + _copy(64, 128, (2, 4, 4)) + cmd0("NPU_OP_STOP", 0xFFFF)
+    (out,) = run(payload(words, weights=weights, outputs=[_io(128, (2, 4, 4))]), [])
+    assert out == bytes(range(100, 132))
+
+
+def _conv_program(x: np.ndarray, w: np.ndarray, records: bytes, stream: bytes, ofm_layout: int,
+                  op: str = "NPU_OP_CONV") -> list[int]:
+    h, wd, _ = x.shape
+    o = w.shape[0]
+    words = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
+    words += cmd1("NPU_SET_DMA0_DST", 1024) + cmd1("NPU_SET_DMA0_LEN", len(records) + len(stream))
+    words += cmd0("NPU_OP_DMA_START") + _fm("IFM", 0, x.shape, zero_point=-3)
+    words += _fm("OFM", 256, (h, wd, o), ofm_layout, zero_point=5)
+    words += _block((3, 3), pad=1, part_kernel=op == "NPU_OP_CONV")
+    words += cmd0("NPU_SET_WEIGHT_REGION", 1) + cmd1("NPU_SET_WEIGHT_BASE", 1024 + len(records))
+    words += cmd1("NPU_SET_WEIGHT_LENGTH", len(stream)) + cmd0("NPU_SET_SCALE_REGION", 1)
+    words += cmd1("NPU_SET_SCALE_BASE", 1024) + cmd1("NPU_SET_SCALE_LENGTH", len(records))
+    words += cmd0("NPU_SET_OFM_BLK_DEPTH_M1", 15) + cmd0("NPU_OP_DMA_WAIT") + cmd0(op)
+    return words + _copy(256, 768, (h, wd, o), ofm_layout) + cmd0("NPU_OP_STOP", 0xFFFF)
+
+
+@pytest.mark.parametrize("ofm_layout", [NHWC, NHCWB16])
+def test_a_padded_conv_against_its_definition(ofm_layout: int) -> None:
+    from ethosu import mlw_codec
+    from ethosu.vela.weight_compressor import encode_bias
+
+    rng = np.random.default_rng(3)
+    x = rng.integers(-128, 128, size=(5, 6, 3)).astype(np.int8)
+    w = rng.integers(-127, 128, size=(20, 3, 3, 3)).astype(np.int16)
+    bias = rng.integers(-5000, 5000, size=20)
+    scale, shift = 1 << 30, 36
+    stream, _ = mlw_codec.reorder_encode(8, 8, w, 16, False, True, 8, 8, 8)
+    records = b"".join(bytes(encode_bias(np.int64(b), scale, shift)) for b in bias)
+    records += bytes(-len(records) % 16)
+    words = _conv_program(x, w, records, bytes(stream), ofm_layout)
+    program = payload(words, weights=records + bytes(stream), scratch=2048,
+                      inputs=[_io(0, x.shape)], outputs=[_io(768, (5, 6, 20))])
+    (out,) = run(program, [x.tobytes()])
+    # The definition, element by element: zero-point-corrected input, zero padding, bias, scale, round half up.
+    padded = np.pad(x.astype(np.int64) + 3, ((1, 1), (1, 1), (0, 0)))
+    want = np.zeros((5, 6, 20), dtype=np.int64)
+    for y in range(5):
+        for xx in range(6):
+            for o in range(20):
+                acc = int((padded[y:y + 3, xx:xx + 3, :] * w[o].astype(np.int64)).sum()) + int(bias[o])
+                want[y, xx, o] = min(127, max(-128, ((acc * scale + (1 << (shift - 1))) >> shift) + 5))
+    assert np.array_equal(np.frombuffer(out, dtype=np.int8).reshape(5, 6, 20), want)
+
+
+def test_a_padded_depthwise_conv_against_its_definition() -> None:
+    from ethosu import mlw_codec
+    from ethosu.vela.weight_compressor import encode_bias
+
+    rng = np.random.default_rng(4)
+    x = rng.integers(-128, 128, size=(5, 6, 20)).astype(np.int8)
+    w = rng.integers(-127, 128, size=(20, 3, 3, 1)).astype(np.int16)
+    bias = rng.integers(-5000, 5000, size=20)
+    scale, shift = 1 << 30, 34
+    stream, _ = mlw_codec.reorder_encode(8, 8, w, 16, True, False, 8, 8, 8)
+    records = b"".join(bytes(encode_bias(np.int64(b), scale, shift)) for b in bias)
+    records += bytes(-len(records) % 16)
+    words = _conv_program(x, w, records, bytes(stream), NHCWB16, op="NPU_OP_DEPTHWISE")
+    program = payload(words, weights=records + bytes(stream), scratch=2048,
+                      inputs=[_io(0, x.shape)], outputs=[_io(768, (5, 6, 20))])
+    (out,) = run(program, [x.tobytes()])
+    padded = np.pad(x.astype(np.int64) + 3, ((1, 1), (1, 1), (0, 0)))
+    want = np.zeros((5, 6, 20), dtype=np.int64)
+    for y in range(5):
+        for xx in range(6):
+            for c in range(20):
+                acc = int((padded[y:y + 3, xx:xx + 3, c] * w[c, :, :, 0].astype(np.int64)).sum()) + int(bias[c])
+                want[y, xx, c] = min(127, max(-128, ((acc * scale + (1 << (shift - 1))) >> shift) + 5))
+    assert np.array_equal(np.frombuffer(out, dtype=np.int8).reshape(5, 6, 20), want)
+
+
+def _natural(value: int, scale: int, shift: int) -> int:
+    return (value * scale + (1 << (shift - 1))) >> shift
+
+
+@pytest.mark.parametrize("scaled", ["IFM", "IFM2"])
+def test_an_add_against_its_definition(scaled: str) -> None:
+    rng = np.random.default_rng(5)
+    shape = (3, 4, 18)
+    a, b = (rng.integers(-128, 128, size=shape).astype(np.int8) for _ in range(2))
+    opa, opa_shift, ofm, ofm_shift = 1518500250, 12, 1431655766, 50
+    words = _fm("IFM", 0, shape, zero_point=7) + _fm("IFM2", 256, shape, NHCWB16, zero_point=-9)
+    words += cmd0("NPU_SET_IFM_PRECISION", 0x8001 | (1 if scaled == "IFM" else 2) << 8)  # NATURAL, OPA_32/OPB_32
+    words += cmd0("NPU_SET_IFM2_BROADCAST") + _fm("OFM", 1024, shape, zero_point=-4) + _block((1, 1))
+    words += cmd0("NPU_SET_OFM_PRECISION", 0x8101) + cmd1("NPU_SET_OPA_SCALE", opa, opa_shift)
+    words += cmd1("NPU_SET_OPB_SCALE", 0) + cmd1("NPU_SET_OFM_SCALE", ofm, ofm_shift)
+    words += cmd0("NPU_OP_ELEMENTWISE", 1) + cmd0("NPU_OP_STOP", 0xFFFF)
+    (out,) = run(payload(words, scratch=2048, inputs=[_io(0, shape), _io(256, (3, 4, 32))],
+                         outputs=[_io(1024, shape)]),
+                 [a.tobytes(), np.pad(b, ((0, 0), (0, 0), (0, 14))).transpose(0, 2, 1).reshape(3, 2, 16, 4)
+                  .transpose(0, 1, 3, 2).tobytes()])
+    want = np.zeros(shape, dtype=np.int64)
+    for index in np.ndindex(shape):
+        x, y = int(a[index]) - 7, int(b[index]) + 9
+        x, y = (_natural(x, opa, opa_shift), y << 19) if scaled == "IFM" else (x << 19, _natural(y, opa, opa_shift))
+        want[index] = min(127, max(-128, _natural(x + y, ofm, ofm_shift) - 4))
+    assert np.array_equal(np.frombuffer(out, dtype=np.int8).reshape(shape), want)
+
+
+def test_memory_is_checked() -> None:
+    to_flash = cmd0("NPU_SET_DMA0_SRC_REGION", 1) + cmd1("NPU_SET_DMA0_SRC", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 0)
+    to_flash += cmd1("NPU_SET_DMA0_DST", 0) + cmd1("NPU_SET_DMA0_LEN", 16) + cmd0("NPU_OP_DMA_START")
+    with pytest.raises(StreamError, match="DMA_START at byte 0x20 writing its destination writes to region 0, which is read-only"):
+        run(payload(to_flash + cmd0("NPU_OP_STOP"), weights=bytes(16)), [])
+    past = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 8) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
+    past += cmd1("NPU_SET_DMA0_DST", 0) + cmd1("NPU_SET_DMA0_LEN", 16) + cmd0("NPU_OP_DMA_START")
+    with pytest.raises(StreamError, match=r"reaches bytes 0x8\.\.0x18 of region 0, which holds 0x10 bytes"):
+        run(payload(past + cmd0("NPU_OP_STOP"), weights=bytes(16)), [])
+
+
+def test_the_fast_scratch_is_the_platforms() -> None:
+    words = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 2)
+    words += cmd1("NPU_SET_DMA0_DST", 32) + cmd1("NPU_SET_DMA0_LEN", 16) + cmd0("NPU_OP_DMA_START")
+    words += cmd0("NPU_SET_DMA0_SRC_REGION", 2) + cmd1("NPU_SET_DMA0_SRC", 32) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
+    words += cmd1("NPU_SET_DMA0_DST", 0) + cmd0("NPU_OP_DMA_START") + cmd0("NPU_OP_STOP")
+    program = payload(words, weights=bytes(range(16)), outputs=[_io(0, (16,))])
+    with pytest.raises(StreamError, match=r"region 2, which holds 0x0 bytes \(the fast scratch: its size is the platform's"):
+        run(program, [])
+    assert run(program, [], fast_scratch=48) == [bytes(range(16))]
+
+
+def test_an_unset_register_is_named() -> None:
+    with pytest.raises(StreamError, match="DMA_START at byte 0x0 reads NPU_SET_DMA0_SRC_REGION, which the command stream never set"):
+        run(payload(cmd0("NPU_OP_DMA_START") + cmd0("NPU_OP_STOP")), [])
+
+
+def test_what_is_not_modelled_stops_the_run() -> None:
+    with pytest.raises(NotInterpreted, match=r"^not implemented: NPU_OP_IRQ \(IRQ at byte 0x0\)$"):
+        run(payload(cmd0("NPU_OP_IRQ") + cmd0("NPU_OP_STOP")), [])
+    with pytest.raises(NotInterpreted, match=r"^not implemented: ELEMENTWISE mode 0 \(only ADD and SUB are modelled\)$"):
+        run(payload(cmd0("NPU_OP_ELEMENTWISE", 0) + cmd0("NPU_OP_STOP")), [])
+    lut = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 1 << 8) + cmd0("NPU_OP_DMA_START")
+    with pytest.raises(NotInterpreted, match="not implemented: DMA DST in SHRAM"):
+        run(payload(lut + cmd0("NPU_OP_STOP")), [])
+    dilated = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_KERNEL_STRIDE", 1 << 3) + cmd0("NPU_SET_KERNEL_WIDTH_M1", 2)
+    with pytest.raises(NotInterpreted, match=r"not implemented: CONV at byte 0x[0-9a-f]+ with dilation \(1, 2\)"):
+        run(payload(dilated + cmd0("NPU_SET_OFM_PRECISION", 0x8001) + cmd0("NPU_OP_CONV") + cmd0("NPU_OP_STOP")), [])
+    max_with_zp = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_IFM_ZERO_POINT", 3) + cmd0("NPU_OP_POOL", 0)
+    with pytest.raises(NotInterpreted, match=r"not implemented: POOL MAX with zero points 3 \(IFM\) and 0 \(OFM\)"):
+        run(payload(max_with_zp + cmd0("NPU_OP_STOP")), [])
+    padded_avg = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_IFM_PAD_TOP", 1) + cmd0("NPU_OP_POOL", 1)
+    with pytest.raises(NotInterpreted, match=r"not implemented: POOL AVERAGE with padding \(1, 0, 0, 0\)"):
+        run(payload(padded_avg + cmd0("NPU_OP_STOP")), [])
+
+
+def test_inputs_are_checked_and_the_stream_must_stop() -> None:
+    program = payload(cmd0("NPU_OP_STOP"), inputs=[_io(0, (4,))])
+    with pytest.raises(StreamError, match=r"input 0 is 3 bytes; the program takes 4"):
+        run(program, [b"abc"])
+    with pytest.raises(StreamError, match="ends without NPU_OP_STOP"):
+        run(payload(cmd0("NPU_OP_DMA_WAIT")), [])

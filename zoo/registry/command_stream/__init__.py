@@ -1,0 +1,58 @@
+"""An interpreter of the Ethos-U55/U65 command streams Vela writes: what the NPU would compute.
+
+It reads only what the NPU reads: a .pte's Vela payload (its command stream, weight data and
+scratch size) and the input bytes, placed in the scratch as the runtime places them. It
+never imports a compiler, torch or the TOSA tools (an import-linter contract keeps it so).
+A command or mode it does not model stops the run with ``not implemented: ...``.
+"""
+
+from __future__ import annotations
+
+from zoo.registry.command_stream.errors import NotInterpreted, StreamError
+from zoo.registry.command_stream.machine import execute
+from zoo.registry.command_stream.memory import Memory
+from zoo.registry.command_stream.stream import Program, disassemble, parse
+from zoo.registry.pte.vela_payload import VelaPayload
+
+__all__ = ["NotInterpreted", "StreamError", "disassemble", "parse", "program_of", "run"]
+
+SCRATCH, FAST_SCRATCH = 1, 2
+
+
+def program_of(payload: VelaPayload) -> Program:
+    """The payload's decoded command stream."""
+    if "cmd_data" not in payload.data:
+        raise StreamError("the Vela payload has no cmd_data block")
+    if "cmd_data" in payload.external:
+        raise NotInterpreted("a command stream stored as named data")
+    return parse(payload.data["cmd_data"])
+
+
+def run(payload: VelaPayload, inputs: list[bytes], *, fast_scratch: int = 0) -> list[bytes]:
+    """Each output's bytes after running the payload's command stream on ``inputs`` (one bytes per input, in order).
+
+    ``fast_scratch`` is the size of region 2, which the platform provides, not the payload
+    (``ethosu_fast_scratch``): 0 by default, Vela's arena cache for a Dedicated_Sram target.
+    """
+    program = program_of(payload)
+    if "weight_data" in payload.external:
+        raise NotInterpreted("weight data stored as named data")
+    if len(inputs) != len(payload.inputs):
+        raise StreamError(f"the program takes {len(payload.inputs)} input(s), {len(inputs)} given")
+    memory = Memory({0: payload.data.get("weight_data", b""), SCRATCH: bytes(payload.scratch_size),
+                     FAST_SCRATCH: bytes(fast_scratch)})
+    for i, (given, info) in enumerate(zip(inputs, payload.inputs, strict=True)):
+        size = info.elements * info.element_size
+        if len(given) != size:
+            raise StreamError(f"input {i} is {len(given)} bytes; the program takes {size} ({info.shape}, "
+                              f"{info.element_size}-byte elements)")
+        if info.region != SCRATCH:
+            raise StreamError(f"input {i} sits in region {info.region}; the runtime places inputs in the scratch (region 1)")
+        memory.write(SCRATCH, info.offset, given, f"input {i}")
+    execute(program, memory)
+    outputs = []
+    for i, info in enumerate(payload.outputs):
+        if info.region != SCRATCH:
+            raise StreamError(f"output {i} sits in region {info.region}; the runtime reads outputs from the scratch (region 1)")
+        outputs.append(memory.read(SCRATCH, info.offset, info.elements * info.element_size, f"output {i}"))
+    return outputs

@@ -1,0 +1,84 @@
+"""What CONV and POOL share: the kernel registers, the padding, the OFM shape and the clamps."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zoo.registry.command_stream.errors import NotInterpreted, StreamError
+from zoo.registry.command_stream.fmap import FeatureMap, feature_map, ifm_precision, ofm_precision
+from zoo.registry.command_stream.regfile import Registers
+
+__all__ = ["BlockOp", "block_op", "windows"]
+
+
+@dataclass(frozen=True)
+class BlockOp:
+    ifm: FeatureMap
+    ofm: FeatureMap
+    ofm_shape: tuple[int, int, int]
+    ifm_shape: tuple[int, int, int]
+    kernel: tuple[int, int]
+    """Undilated (height, width)."""
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    pad: tuple[int, int, int, int]
+    """Top, left, bottom, right."""
+    part_kernel: bool
+    ifm_zero_point: int
+    ofm_zero_point: int
+    clamp: tuple[int, int]
+
+
+def block_op(regs: Registers) -> BlockOp:
+    """The registers every block operation (CONV, DEPTHWISE, POOL) reads, checked for what is modelled."""
+    if regs["IFM_UPSCALE"]:
+        raise NotInterpreted(f"{regs.op} with IFM_UPSCALE {regs['IFM_UPSCALE']}")
+    if regs["ACC_FORMAT"]:
+        raise NotInterpreted(f"{regs.op} with ACC_FORMAT {regs['ACC_FORMAT']} (only the 32-bit accumulator is modelled)")
+    activation = regs["ACTIVATION"]
+    if activation & 0x1F:
+        raise NotInterpreted(f"{regs.op} with activation function {activation & 0x1F} (tanh, sigmoid or a LUT)")
+    if (activation >> 12) & 7:
+        raise NotInterpreted(f"{regs.op} with activation clip range {(activation >> 12) & 7}")
+    stride_reg = regs["KERNEL_STRIDE"]
+    if stride_reg & (1 << 5):
+        raise NotInterpreted(f"{regs.op} with 4x4 kernel decomposition")
+    stride = (((stride_reg >> 1) & 1 | ((stride_reg >> 9) & 1) << 1) + 1, ((stride_reg & 1) | ((stride_reg >> 6) & 1) << 1) + 1)
+    dilation = (((stride_reg >> 4) & 1) + 1, ((stride_reg >> 3) & 1) + 1)
+    extent = (regs["KERNEL_HEIGHT_M1"], regs["KERNEL_WIDTH_M1"])
+    if extent[0] % dilation[0] or extent[1] % dilation[1]:
+        raise StreamError(f"{regs.op}: the kernel's extent {extent[0] + 1}x{extent[1] + 1} does not fit its dilation")
+    kernel = (extent[0] // dilation[0] + 1, extent[1] // dilation[1] + 1)
+    pad = (regs["IFM_PAD_TOP"], regs["IFM_PAD_LEFT"], regs["IFM_PAD_BOTTOM"], regs["IFM_PAD_RIGHT"])
+    ofm_shape = (regs["OFM_HEIGHT_M1"] + 1, regs["OFM_WIDTH_M1"] + 1, regs["OFM_DEPTH_M1"] + 1)
+    # The IFM extent is not a register: it is what the OFM, kernel, stride and padding read.
+    ifm_h = (ofm_shape[0] - 1) * stride[0] + extent[0] + 1 - pad[0] - pad[2]
+    ifm_w = (ofm_shape[1] - 1) * stride[1] + extent[1] + 1 - pad[1] - pad[3]
+    if ifm_h < 1 or ifm_w < 1:
+        raise StreamError(f"{regs.op}: the padding ({pad}) covers the whole input window")
+    ifm_p = ifm_precision(regs["IFM_PRECISION"])
+    ofm_p = ofm_precision(regs["OFM_PRECISION"])
+    for name, p in (("IFM", ifm_p), ("OFM", ofm_p)):
+        if p.bits != 8:
+            raise NotInterpreted(f"{regs.op} with a {p.bits}-bit {name}")
+    return BlockOp(
+        ifm=feature_map(regs, "IFM", ifm_p), ofm=feature_map(regs, "OFM", ofm_p), ofm_shape=ofm_shape,
+        ifm_shape=(ifm_h, ifm_w, regs["IFM_DEPTH_M1"] + 1), kernel=kernel, stride=stride, dilation=dilation,
+        pad=pad, part_kernel=bool(stride_reg & 4), ifm_zero_point=regs["IFM_ZERO_POINT"],
+        ofm_zero_point=regs["OFM_ZERO_POINT"], clamp=(regs["ACTIVATION_MIN"], regs["ACTIVATION_MAX"]),
+    )
+
+
+def windows(op: BlockOp, padded: np.ndarray[Any, Any]) -> list[tuple[int, int, np.ndarray[Any, Any]]]:
+    """For each kernel tap (ky, kx), the (OH, OW, C) slice of the padded IFM it multiplies."""
+    oh, ow, _ = op.ofm_shape
+    (sy, sx), (dy, dx) = op.stride, op.dilation
+    out = []
+    for ky in range(op.kernel[0]):
+        for kx in range(op.kernel[1]):
+            y0, x0 = ky * dy, kx * dx
+            out.append((ky, kx, padded[y0:y0 + (oh - 1) * sy + 1:sy, x0:x0 + (ow - 1) * sx + 1:sx, :]))
+    return out

@@ -1,0 +1,69 @@
+"""NPU_OP_CONV and NPU_OP_DEPTHWISE: convolution, fully connected (a 1x1 convolution) and depthwise, 8-bit, 32-bit accumulator.
+
+``acc[y, x, o] = bias[o] + sum over ky, kx, i of (ifm[y*sy + ky*dy - top, x*sx + kx*dx - left, i] - ifm_zp) * w[o, ky, kx, i]``
+with padded positions contributing 0, then the output stage. Weights and scales are read
+through the regions the registers name, as the DMAs before the op left them.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from zoo.registry.command_stream.decoder import Decoder
+from zoo.registry.command_stream.errors import NotInterpreted
+from zoo.registry.command_stream.kernel import block_op, windows
+from zoo.registry.command_stream.memory import Memory
+from zoo.registry.command_stream.output import output_stage
+from zoo.registry.command_stream.regfile import Registers
+from zoo.registry.command_stream.weights import (
+    WeightLayout,
+    decode_stream,
+    scale_records,
+    weights_ohwi,
+)
+
+__all__ = ["conv"]
+
+PER_CHANNEL = 0
+
+
+def conv(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *, depthwise: bool = False) -> None:
+    op = block_op(regs)
+    if regs.values.get("PARALLEL_MODE", 0):
+        raise NotInterpreted(f"{regs.op} split over two cores (PARALLEL_MODE)")
+    if op.dilation != (1, 1):
+        # The brick order for it matches reorder_encode, but no dilated program has been checked against TOSA.
+        raise NotInterpreted(f"{regs.op} with dilation {op.dilation}")
+    if op.ofm.precision.scale_mode != PER_CHANNEL:
+        raise NotInterpreted(f"{regs.op} with a global OFM scale")
+    oh, ow, oc = op.ofm_shape
+    ih, iw, ic = op.ifm_shape
+    if depthwise and ic != oc:
+        raise NotInterpreted(f"{regs.op} from {ic} to {oc} channels (a depth multiplier)")
+    if depthwise and op.part_kernel:
+        raise NotInterpreted(f"{regs.op} in part-kernel-first weight order")
+    layout = WeightLayout(
+        ofm_depth=oc, kernel_h=op.kernel[0], kernel_w=op.kernel[1], ifm_depth=ic,
+        ofm_block_depth=min(regs["OFM_BLK_DEPTH_M1"] + 1, oc), depthwise=depthwise, part_kernel=op.part_kernel,
+        ifm_bits=op.ifm.precision.bits, decomp_h=8 // op.dilation[0], decomp_w=8 // op.dilation[1],
+        ofm_ublock=ofm_ublock,
+    )
+    weight_data = memory.read(regs["WEIGHT_REGION"] & 7, regs.address("WEIGHT_BASE"), regs.address("WEIGHT_LENGTH"),
+                              f"{regs.op}'s weight stream")
+    weights = weights_ohwi(decode_stream(weight_data, regs.op, decoder), layout, regs.op)
+    scale_data = memory.read(regs["SCALE_REGION"] & 7, regs.address("SCALE_BASE"), regs.address("SCALE_LENGTH"),
+                             f"{regs.op}'s scale stream")
+    records = scale_records(scale_data, oc, regs.op)
+    ifm = op.ifm.read(memory, ih, iw, ic, regs.op) - op.ifm_zero_point
+    top, left, bottom, right = op.pad
+    padded = np.pad(ifm, ((top, bottom), (left, right), (0, 0)))
+    acc = np.zeros((oh, ow, oc), dtype=np.int64)
+    for ky, kx, window in windows(op, padded):
+        if depthwise:
+            acc += window * weights[:, ky, kx, 0]
+        else:
+            acc += window.reshape(oh * ow, ic).dot(weights[:, ky, kx, :].T).reshape(oh, ow, oc)
+    acc += records.bias
+    out = output_stage(acc, records.scale, records.shift, round_mode=op.ofm.precision.round_mode,
+                       zero_point=op.ofm_zero_point, clamp=op.clamp, dtype=op.ofm.precision.dtype, what=regs.op)
+    op.ofm.write(memory, out, regs.op)

@@ -1,0 +1,138 @@
+"""The weight and scale streams of a convolution, decoded back to OHWI weights and per-channel records.
+
+Weights: Vela compresses them with its mlw codec in the hardware's brick order;
+``ethosu.mlw_codec.decode`` undoes the compression and :func:`brick_order` the order
+(the inverse of ``mlw_codec.reorder_encode``, design note issue46 §3.3). Scale records
+(``weight_compressor.encode_bias``): 10 bytes per output channel, a 40-bit bias, a 32-bit
+unsigned scale and a 6-bit shift, then zero padding to 16 bytes.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zoo.registry.command_stream.decoder import Decoder
+from zoo.registry.command_stream.errors import StreamError
+
+__all__ = ["ScaleRecords", "WeightLayout", "brick_order", "decode_stream", "scale_records", "weights_ohwi"]
+
+RECORD = 10
+
+
+@dataclass(frozen=True)
+class ScaleRecords:
+    bias: np.ndarray[Any, Any]
+    scale: np.ndarray[Any, Any]
+    shift: np.ndarray[Any, Any]
+
+
+def scale_records(data: bytes, channels: int, what: str) -> ScaleRecords:
+    """The first ``channels`` records of a scale stream; the stream must be exactly their padded length."""
+    need = -(-channels * RECORD // 16) * 16
+    if len(data) != need:
+        raise StreamError(f"{what}: the scale stream is {len(data)} bytes, {channels} channels' records take {need}")
+    if any(data[channels * RECORD:]):
+        raise StreamError(f"{what}: the scale stream's padding after {channels} records is not zero")
+    raw = np.frombuffer(data[:channels * RECORD], dtype=np.uint8).reshape(channels, RECORD).astype(np.int64)
+    bias = sum(raw[:, k] << (8 * k) for k in range(5))
+    bias = np.where(bias >= 1 << 39, bias - (1 << 40), bias)
+    scale = sum(raw[:, 5 + k] << (8 * k) for k in range(4))
+    if (raw[:, 9] & 0xC0).any():
+        raise StreamError(f"{what}: a scale record's shift byte has bits 6-7 set")
+    return ScaleRecords(np.asarray(bias, dtype=np.int64), np.asarray(scale, dtype=np.int64), raw[:, 9] & 0x3F)
+
+
+@dataclass(frozen=True)
+class WeightLayout:
+    """What fixes the brick order: the op's shape and the accelerator's micro-blocks."""
+
+    ofm_depth: int
+    kernel_h: int
+    kernel_w: int
+    ifm_depth: int
+    ofm_block_depth: int
+    depthwise: bool
+    part_kernel: bool
+    ifm_bits: int
+    decomp_h: int
+    decomp_w: int
+    ifm_ublock: int = 8
+    ofm_ublock: int = 8
+
+
+@functools.lru_cache(maxsize=256)
+def brick_order(layout: WeightLayout) -> np.ndarray[Any, Any]:
+    """For each value of the decoded stream, the flat OHWI index it belongs to, or -1 for a zero pad.
+
+    The stream walks OFM blocks, then IFM blocks (32 deep, 16 in part-kernel order or for 16-bit
+    IFMs; not clipped in depth-first order), then 8x8 sub-kernels; within one, the six loops
+    below, outermost first. Part-kernel order puts the IFM micro-blocks outside the kernel
+    elements, depth-first inside."""
+    o_depth, kh, kw, i_depth = layout.ofm_depth, layout.kernel_h, layout.kernel_w, layout.ifm_depth
+    if layout.depthwise:
+        i_depth = 1
+    iu, ou = layout.ifm_ublock, layout.ofm_ublock
+    ifm_block_depth = 16 if (layout.part_kernel or layout.ifm_bits == 16) else 32
+    chunks = []
+    for ofm_block_z in range(0, o_depth, layout.ofm_block_depth):
+        clipped_ofm = min(layout.ofm_block_depth, o_depth - ofm_block_z)
+        for ifm_block_z in range(0, 1 if layout.depthwise else i_depth, ifm_block_depth):
+            if layout.depthwise:
+                clipped_ifm = iu
+            elif layout.part_kernel:
+                clipped_ifm = min(ifm_block_depth, i_depth - ifm_block_z)
+            else:
+                clipped_ifm = ifm_block_depth
+            for sy in range(0, kh, layout.decomp_h):
+                sub_h = min(kh - sy, layout.decomp_h)
+                for sx in range(0, kw, layout.decomp_w):
+                    sub_w = min(kw - sx, layout.decomp_w)
+                    elems = sub_w * sub_h
+                    if layout.part_kernel:
+                        step = 2 if layout.ifm_bits == 16 else 4
+                        elems = -(-elems // step) * step
+                    elif layout.depthwise:
+                        elems = -(-elems // 4) * 4
+                    outer = clipped_ifm if layout.part_kernel else 1
+                    inner = 1 if layout.part_kernel else clipped_ifm
+                    iuo, oub, e, iui, oz, iz = np.ix_(
+                        np.arange(0, outer, iu), np.arange(0, clipped_ofm, ou), np.arange(elems),
+                        np.arange(0, inner, iu), np.arange(ou), np.arange(1 if layout.depthwise else iu))
+                    kx, ky = e % sub_w, e // sub_w
+                    ifm_z = np.zeros_like(iz) if layout.depthwise else ifm_block_z + iui + iuo + iz
+                    ofm_z = ofm_block_z + oub + oz
+                    index = ((ofm_z * kh + sy + ky) * kw + sx + kx) * i_depth + ifm_z
+                    valid = (ofm_z < o_depth) & (ifm_z < i_depth) & (ky < sub_h)
+                    chunks.append(np.where(valid, index, -1).ravel())
+    return np.concatenate(chunks).astype(np.int64) if chunks else np.zeros(0, dtype=np.int64)
+
+
+def decode_stream(data: bytes, what: str, decoder: Decoder | None = None) -> np.ndarray[Any, Any]:
+    """The stream's values, decoded by ``mlw_codec.decode`` (``decoder``'s child, or one of its own);
+    a stream it cannot decode is an error naming ``what``."""
+    if decoder is None:
+        with Decoder() as own:
+            return decode_stream(data, what, own)
+    values, said = decoder.decode(data)
+    if said is not None:
+        raise StreamError(f"{what}: the weight stream ({len(data)} bytes) does not decode ({said})")
+    return np.frombuffer(values, dtype=np.int16).astype(np.int64)
+
+
+def weights_ohwi(values: np.ndarray[Any, Any], layout: WeightLayout, what: str) -> np.ndarray[Any, Any]:
+    """Scatter a decoded stream into (O, H, W, I) (I = 1 for depthwise); every position once, every pad zero."""
+    order = brick_order(layout)
+    if values.size != order.size:
+        raise StreamError(f"{what}: the weight stream decodes to {values.size} values, the op's shape and block "
+                          f"depth {layout.ofm_block_depth} take {order.size}")
+    pads = order < 0
+    if values[pads].any():
+        raise StreamError(f"{what}: the weight stream has a nonzero value in a padding slot")
+    i_depth = 1 if layout.depthwise else layout.ifm_depth
+    flat = np.zeros(layout.ofm_depth * layout.kernel_h * layout.kernel_w * i_depth, dtype=np.int64)
+    flat[order[~pads]] = values[~pads]
+    return flat.reshape(layout.ofm_depth, layout.kernel_h, layout.kernel_w, i_depth)
