@@ -29,28 +29,22 @@ def _linux(variable: str) -> str | None:
     return None
 
 
-def user_cache_dir() -> str:
-    found = _linux("XDG_CACHE_HOME")
+def _folder(variable: str, platformdirs_function: str) -> str:
+    found = _linux(variable)
     if found is None:
         import platformdirs
 
-        found = platformdirs.user_cache_dir(APP)
+        found = str(getattr(platformdirs, platformdirs_function)(APP))
     return found
+
+
+def user_cache_dir() -> str:
+    return _folder("XDG_CACHE_HOME", "user_cache_dir")
 
 
 def user_config_dir() -> str:
-    found = _linux("XDG_CONFIG_HOME")
-    if found is None:
-        import platformdirs
-
-        found = platformdirs.user_config_dir(APP)
-    return found
+    return _folder("XDG_CONFIG_HOME", "user_config_dir")
 
 
 def user_state_dir() -> str:
-    found = _linux("XDG_STATE_HOME")
-    if found is None:
-        import platformdirs
-
-        found = platformdirs.user_state_dir(APP)
-    return found
+    return _folder("XDG_STATE_HOME", "user_state_dir")
