@@ -52,7 +52,9 @@ def _weight_byte_flipped(processed: bytes) -> bytes:
 def test_a_flipped_weight_byte_fails_the_level_and_the_verification(mnist_io_builds: dict[str, Artifact]) -> None:
     """The build's own bundle holds the delegate's int8 inputs and the TOSA reference model's outputs
     (the whole program with --io int8): the level runs them again on a payload with one weight byte changed."""
-    from executorch.devtools.bundled_program.serialize import deserialize_from_flatbuffer_to_bundled_program
+    from executorch.devtools.bundled_program.serialize import (
+        deserialize_from_flatbuffer_to_bundled_program,
+    )
 
     art = mnist_io_builds["mnist int8"]
     bundle = bundled(art)
