@@ -104,8 +104,10 @@ def test_a_retargeted_program_runs_the_same_calls_and_its_failure_fails_the_reco
     changed = with_level(record, again)
     assert not changed["passed"] and changed["npu_program"]["outcome"] == "failed"
     assert changed["checks"][0] == record["checks"][0] and record["passed"]
-    same = level.rerun({}, {})
+    same = level.rerun({leader: leader}, {})
     assert same.check() == level.check()
+    unmapped = level.rerun({}, {}).check()
+    assert not unmapped["passed"] and "has no payload in the retargeted one" in unmapped["detail"]
 
 
 def test_fetch_and_verify_show_the_level_and_name_the_stand_in() -> None:

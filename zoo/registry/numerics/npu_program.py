@@ -68,7 +68,10 @@ class NpuProgram:
         for sample, processed, inputs, outputs in self.kept:
             if sample != again._sample:
                 again.start_sample(sample)
-            again.delegate_call(payloads.get(processed, processed), inputs, outputs)
+            if processed not in payloads:  # never the old program in the new one's name
+                again.error = f"sample {sample}: a delegate of the checked program has no payload in the retargeted one"
+                break
+            again.delegate_call(payloads[processed], inputs, outputs)
         return again
 
     @property
