@@ -72,6 +72,7 @@ def test_a_flipped_weight_byte_fails_the_level_and_the_verification(mnist_io_bui
     assert not record["passed"] and record["npu_program"]["outcome"] == "failed"
     diff = record["npu_program"]["first_difference"]
     assert (diff["sample"], diff["delegate_call"], diff["output"]) == (0, 0, 0) and diff["interpreter"] != diff["reference"]
+    assert diff["written_by"] == "CONV at byte 0x814 writing its OFM"  # the last command of the stream (the .dis)
     v = Verification("mnist for u55-128", [], numerics=record)
     (problem,) = v.problems()
     assert problem.startswith(f"numerics npu_program: {STAND_IN}: differs from the TOSA reference model at sample 0, "

@@ -67,10 +67,12 @@ def test_a_differing_output_fails_with_its_first_element() -> None:
     check = level.check()
     assert not check["passed"] and not check["skipped"]
     assert ("differs from the TOSA reference model at sample 0, delegate call 0, output 0, element 5: "
-            "interpreter -3, TOSA reference model 77") in check["detail"]
+            "interpreter -3, TOSA reference model 77 (last written by DMA_START at byte 0x20 writing its "
+            "destination)") in check["detail"]
     assert level.calls == 1  # it stops at the first difference
     assert level.record()["first_difference"] == {"sample": 0, "delegate_call": 0, "output": 0, "element": 5,
-                                                   "interpreter": -3, "reference": 77}
+                                                   "interpreter": -3, "reference": 77,
+                                                   "written_by": "DMA_START at byte 0x20 writing its destination"}
 
 
 def test_a_command_it_does_not_model_skips_the_level_and_passes() -> None:
@@ -101,6 +103,7 @@ def test_a_retargeted_program_runs_the_same_calls_and_its_failure_fails_the_reco
     off_by_one = COPY[:4] + cmd1("NPU_SET_DMA0_DST", 65) + COPY[6:]  # writes the output one byte late
     again = level.rerun({leader: _processed(off_by_one)}, {})
     assert again.calls == 1 and again.difference is not None and again.difference.element == 0
+    assert again.difference.text().endswith("interpreter 0, TOSA reference model -8 (which no command wrote)")
     changed = with_level(record, again)
     assert not changed["passed"] and changed["npu_program"]["outcome"] == "failed"
     assert changed["checks"][0] == record["checks"][0] and record["passed"]

@@ -35,10 +35,13 @@ class Difference:
     element: int
     interpreter: int
     reference: int
+    written_by: str | None = None
+    """The last write to the element's first byte (the command and its byte offset in the stream); None if none."""
 
     def text(self) -> str:
+        by = f"last written by {self.written_by}" if self.written_by else "which no command wrote"
         return (f"sample {self.sample}, delegate call {self.call}, output {self.output}, element {self.element}: "
-                f"interpreter {self.interpreter}, TOSA reference model {self.reference}")
+                f"interpreter {self.interpreter}, TOSA reference model {self.reference} ({by})")
 
 
 @dataclass
@@ -95,7 +98,7 @@ class NpuProgram:
             return
         import numpy as np
 
-        from zoo.registry.command_stream import NotInterpreted, StreamError, run
+        from zoo.registry.command_stream import NotInterpreted, StreamError, Writers, run
         from zoo.registry.pte.vela_payload import PayloadError, find_payloads
 
         started = time.perf_counter()
@@ -106,8 +109,8 @@ class NpuProgram:
                     raise PayloadError(f"the delegate holds {len(found)} Vela payloads, not one")
                 self._payloads[processed] = found[0]
             payload = self._payloads[processed]
-            got = run(payload, [np.ascontiguousarray(a).tobytes() for a in inputs],
-                      fast_scratch=self.fast_scratch.get(processed, 0))
+            given = [np.ascontiguousarray(a).tobytes() for a in inputs]
+            got = run(payload, given, fast_scratch=self.fast_scratch.get(processed, 0))
         except NotInterpreted as e:
             self.skipped = _skip_reason(e)
             self.compared_samples = 0
@@ -131,7 +134,12 @@ class NpuProgram:
             where = np.flatnonzero(mine != ref)
             if where.size:
                 i = int(where[0])
-                self.difference = Difference(self._sample, call, k, i, int(mine[i]), int(ref[i]))
+                # Once, on the way out: the same run again, learning which command wrote each byte.
+                writers = Writers()
+                run(payload, given, fast_scratch=self.fast_scratch.get(processed, 0), writers=writers)
+                info = payload.outputs[k]
+                self.difference = Difference(self._sample, call, k, i, int(mine[i]), int(ref[i]),
+                                             writers.of(info.region, info.offset + i * size))
                 return
 
     def check(self) -> dict[str, Any]:
@@ -165,7 +173,8 @@ class NpuProgram:
             "first_difference": None if self.difference is None else {
                 "sample": self.difference.sample, "delegate_call": self.difference.call,
                 "output": self.difference.output, "element": self.difference.element,
-                "interpreter": self.difference.interpreter, "reference": self.difference.reference},
+                "interpreter": self.difference.interpreter, "reference": self.difference.reference,
+                "written_by": self.difference.written_by},
         }
 
 
