@@ -109,3 +109,24 @@ def test_a_u85_build_is_skipped(softmax: dict[str, Artifact]) -> None:
     check, record = _level(art), _numerics(art)["npu_program"]
     assert check["passed"] and check["skipped"] and _numerics(art)["passed"]
     assert record["outcome"] == "skipped" and record["skipped"].startswith("Ethos-U85: not implemented")
+
+
+@pytest.fixture(scope="module")
+def mnist_u65(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Artifact:
+    """mnist int8 for u65-256, as tests/command_stream/test_mnist.py builds it (the same cache)."""
+    from zoo import Zoo
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
+        for name in ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS"):
+            mp.delenv(name, raising=False)
+        mp.chdir(tmp_path_factory.mktemp("mnist-u65"))
+        return Zoo().fetch("mnist", "u65-256", verify=True, io="int8", bundle=True)
+
+
+def test_a_dedicated_sram_build_runs_with_the_arena_cache_its_vela_flags_gave(mnist_u65: Artifact) -> None:
+    """u65-256 is Dedicated_Sram: its activations live in the fast scratch, Vela's 384 KiB arena cache.
+    Run without it, the program reaches past an empty region 2 and the level would fail."""
+    check, record = _level(mnist_u65), _numerics(mnist_u65)["npu_program"]
+    assert mnist_u65.manifest.target_options.memory_mode == "Dedicated_Sram_384KB"
+    assert check["passed"] and not check["skipped"] and record["samples"] == 8
