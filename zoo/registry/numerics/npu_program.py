@@ -92,12 +92,13 @@ class NpuProgram:
         call, self._call = self._call, self._call + 1
         if self._sample >= self.samples:
             return
-        processed = self._keys.setdefault(processed, processed)  # one copy of each payload, however many calls
-        self.kept.append((self._sample, processed, list(inputs), list(outputs)))
-        if self.done:
-            return
         import numpy as np
 
+        processed = self._keys.setdefault(processed, processed)  # one copy of each payload, however many calls
+        # Copies: an input may be a view of a torch tensor the program goes on to use.
+        self.kept.append((self._sample, processed, [np.array(a) for a in inputs], [np.array(o) for o in outputs]))
+        if self.done:
+            return
         from zoo.registry.command_stream import NotInterpreted, StreamError, Writers, run
         from zoo.registry.pte.vela_payload import PayloadError, find_payloads
 
