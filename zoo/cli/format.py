@@ -164,7 +164,21 @@ def _verification_line(v: Verification) -> str:
         text += f"; top-1 {top1_text(n['top1_agreement'])}"
     if n.get("metrics_note"):
         text += "; no metric measured: judged by the elementwise checks alone"
-    return text
+    level = npu_program_line(n)
+    return text + (f"; {level}" if level else "")
+
+
+def npu_program_line(numerics: dict[str, Any]) -> str | None:
+    """The "NPU program" level (``numerics/npu_program.py``) in a few words; None where the record has none."""
+    level = numerics.get("npu_program")
+    if not isinstance(level, dict):
+        return None
+    by = level.get("method", "command-stream interpreter, a stand-in for the NPU")
+    if level.get("outcome") == "passed":
+        return f"NPU program bit-exact on {level['samples']} samples, {level['delegate_calls']} delegate calls ({by})"
+    if level.get("outcome") == "skipped":
+        return f"NPU program skipped, {level['skipped']} ({by})"
+    return f"NPU program FAILED ({by})"
 
 
 def verification_lines(v: Verification) -> list[str]:
@@ -177,7 +191,8 @@ def verification_lines(v: Verification) -> list[str]:
             out.append(f"  {'-':<4}  {'numerics':<{width}}  not recorded (build with --verify, or run 'zoo verify MODEL -t TARGET')")
     else:
         for c in v.numerics.get("checks", []):
-            out.append(f"  {'ok  ' if c['passed'] else 'FAIL'}  {c['name']:<{width}}  {c['detail']}")
+            mark = "skip" if c.get("skipped") else "ok  " if c["passed"] else "FAIL"
+            out.append(f"  {mark}  {c['name']:<{width}}  {c['detail']}")
         agreement = v.numerics.get("top1_agreement")
         if agreement:
             out.append(f"  {'':<4}  {'top-1':<{width}}  {top1_text(agreement)}")

@@ -12,7 +12,7 @@ from zoo._errors import MissingExtraError
 from zoo._fs import write_atomic
 from zoo._units import duration, human_bytes
 from zoo.cli.table import render, terminal_width, wrap
-from zoo.registry.report import NOTE, Report, ReportRow
+from zoo.registry.report import INTERPRETER_NOTE, NOTE, Report, ReportRow
 
 
 def per_second(n: float | None) -> str:
@@ -65,6 +65,11 @@ def render_text(report: Report, *, width: int | None = None) -> str:
         headers.insert(-1, "metrics (float → program)")
         for r, line in zip(rows, body, strict=True):
             line.insert(-1, r.metrics_text)
+    interpreted = any(r.npu_program for r in rows)
+    if interpreted:
+        headers.insert(-1, "NPU program")
+        for r, line in zip(rows, body, strict=True):
+            line.insert(-1, r.npu_program_text)
     # Too wide for the terminal, columns are left out in this order, the key first: a key cut
     # short would still look whole.
     total = width if width is not None else terminal_width()
@@ -76,6 +81,8 @@ def render_text(report: Report, *, width: int | None = None) -> str:
     for name, licence, origin in sorted(weights, key=lambda w: tuple(str(x) for x in w)):
         text += "\n" + wrap(f"weights {name or '-'}: licence {licence or 'not recorded'}; origin "
                             f"{origin or 'not recorded'}", total)
+    if interpreted:
+        text += "\n" + wrap(INTERPRETER_NOTE, total)
     return text + f"\n\n{wrap(NOTE, total)}"
 
 
@@ -154,6 +161,8 @@ _COLUMNS: list[_Column] = [
     ("CPU ops", "run / kernels to link", lambda r: "-" if r.cpu_run is None else f"{r.cpu_run} / {len(r.cpu_kernels)}",
      lambda r: ", ".join(r.cpu_kernels) or None, True),
     ("metrics", "float → program", lambda r: r.metrics_text, lambda r: None, False),
+    ("NPU program", "on the interpreter, a stand-in for the NPU", lambda r: r.npu_program_text,
+     lambda r: (r.npu_program or {}).get("skipped") or (r.npu_program or {}).get("error"), False),
     ("licence", "of the weights", lambda r: r.licence or "-", lambda r: r.origin, False),
     ("key", "", lambda r: r.key[:12], lambda r: r.key, False),
 ]
@@ -186,6 +195,8 @@ def render_html(report: Report, *, png: bytes | None = None) -> str:
         hidden.add("extra Vela flags")
     if not any(r.metrics for r in report.rows):
         hidden.add("metrics")
+    if not any(r.npu_program for r in report.rows):
+        hidden.add("NPU program")
     columns = [c for c in _COLUMNS if c[0] not in hidden]
     head = "".join(
         f"<th>{_e(h)}" + (f"<br><small>{_e(u)}</small>" if u else "") + "</th>" for h, u, *_ in columns

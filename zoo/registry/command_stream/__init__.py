@@ -10,11 +10,11 @@ from __future__ import annotations
 
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.machine import execute
-from zoo.registry.command_stream.memory import Memory
+from zoo.registry.command_stream.memory import Memory, Writers
 from zoo.registry.command_stream.stream import Program, disassemble, parse
 from zoo.registry.pte.vela_payload import VelaPayload
 
-__all__ = ["NotInterpreted", "StreamError", "disassemble", "parse", "program_of", "run"]
+__all__ = ["NotInterpreted", "StreamError", "Writers", "disassemble", "parse", "program_of", "run"]
 
 SCRATCH, FAST_SCRATCH = 1, 2
 
@@ -28,11 +28,13 @@ def program_of(payload: VelaPayload) -> Program:
     return parse(payload.data["cmd_data"])
 
 
-def run(payload: VelaPayload, inputs: list[bytes], *, fast_scratch: int = 0) -> list[bytes]:
+def run(payload: VelaPayload, inputs: list[bytes], *, fast_scratch: int = 0,
+        writers: Writers | None = None) -> list[bytes]:
     """Each output's bytes after running the payload's command stream on ``inputs`` (one bytes per input, in order).
 
     ``fast_scratch`` is the size of region 2, which the platform provides, not the payload
     (``ethosu_fast_scratch``): 0 by default, Vela's arena cache for a Dedicated_Sram target.
+    ``writers``, if given, learns which command last wrote each byte.
     """
     program = program_of(payload)
     if "weight_data" in payload.external:
@@ -40,7 +42,7 @@ def run(payload: VelaPayload, inputs: list[bytes], *, fast_scratch: int = 0) -> 
     if len(inputs) != len(payload.inputs):
         raise StreamError(f"the program takes {len(payload.inputs)} input(s), {len(inputs)} given")
     memory = Memory({0: payload.data.get("weight_data", b""), SCRATCH: bytes(payload.scratch_size),
-                     FAST_SCRATCH: bytes(fast_scratch)})
+                     FAST_SCRATCH: bytes(fast_scratch)}, writers=writers)
     for i, (given, info) in enumerate(zip(inputs, payload.inputs, strict=True)):
         size = info.elements * info.element_size
         if len(given) != size:

@@ -8,19 +8,43 @@ Every address in a command stream is an offset into one of them.
 
 from __future__ import annotations
 
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
 
 from zoo.registry.command_stream.errors import StreamError
 
-__all__ = ["Memory"]
+__all__ = ["Memory", "Writers"]
+
+
+@dataclass
+class Writers:
+    """Which write last set each byte (``what`` of ``scatter``/``write``: the command and its byte offset
+    in the stream), to explain a differing output. Off by default: it costs about a run's time again."""
+
+    names: list[str] = field(default_factory=list)
+    last: dict[int, np.ndarray[Any, Any]] = field(default_factory=dict)
+
+    def wrote(self, region: int, size: int, addresses: np.ndarray[Any, Any] | slice, what: str) -> None:
+        if region not in self.last:
+            self.last[region] = np.full(size, -1, dtype=np.int32)
+        if not self.names or self.names[-1] != what:
+            self.names.append(what)
+        self.last[region][addresses] = len(self.names) - 1
+
+    def of(self, region: int, address: int) -> str | None:
+        """The last write to byte ``address`` of ``region``; None if nothing wrote it."""
+        index = int(self.last[region][address]) if region in self.last else -1
+        return self.names[index] if index >= 0 else None
 
 
 class Memory:
-    def __init__(self, regions: dict[int, bytes | bytearray], read_only: frozenset[int] = frozenset({0})) -> None:
+    def __init__(self, regions: dict[int, bytes | bytearray], read_only: frozenset[int] = frozenset({0}),
+                 writers: Writers | None = None) -> None:
         self.regions = {k: np.frombuffer(bytearray(v), dtype=np.uint8) for k, v in regions.items()}
         self.read_only = read_only
+        self.writers = writers
 
     def _region(self, region: int, what: str) -> np.ndarray[Any, Any]:
         if region not in self.regions:
@@ -48,6 +72,8 @@ class Memory:
         if addresses.size:
             self._check(region, data, int(addresses.min()), int(addresses.max()) + 1, what)
         data[addresses] = values
+        if self.writers is not None:
+            self.writers.wrote(region, data.size, addresses, what)
 
     def read(self, region: int, start: int, length: int, what: str) -> bytes:
         data = self._region(region, what)
@@ -60,3 +86,5 @@ class Memory:
             raise StreamError(f"{what} writes to region {region}, which is read-only (the weights in flash)")
         self._check(region, data, start, start + len(values), what)
         data[start:start + len(values)] = np.frombuffer(values, dtype=np.uint8)
+        if self.writers is not None:
+            self.writers.wrote(region, data.size, slice(start, start + len(values)), what)

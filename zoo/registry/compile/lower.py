@@ -134,10 +134,12 @@ def _lower_ethosu(
         report("verify", None, None)
         with _stage(where, "numerical check"):
             from zoo.registry import numerics
+            from zoo.registry.npu import memory_fit
 
             checked = numerics.check_ethosu(
                 float_model=model, fake_quant=quantized, edge_program=edge.exported_program(),
                 graphs={c.processed: c.tosa for c in ordered},
+                fast_scratch={c.processed: memory_fit.fast_scratch(target, c.flags) for c in ordered},
                 data=numerics.evaluation_set(
                     spec, dataset, samples, evaluation, labelled=(labelled.name, labelled.items) if labelled else None),
                 metrics=spec.metrics, agreement=numerics.declares_top1(spec),

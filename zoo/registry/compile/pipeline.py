@@ -17,7 +17,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Sequence
 from dataclasses import replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zoo._errors import BuildError, MissingExtraError
 from zoo._spec import Dataset, ModelSpec
@@ -38,6 +38,9 @@ from zoo.registry.request import io_boundary, reproducible
 from zoo.registry.request.io_boundary import DEFAULT, Boundary
 from zoo.registry.request.precision import DEFAULT as DEFAULT_PRECISION
 from zoo.registry.request.precision import Precision
+
+if TYPE_CHECKING:
+    from zoo.registry.numerics import NumericsResult
 
 STAGES = ("load", "export", "calibrate", "quantize", "lower", "verify", "serialize", "vela", "retarget")
 """In order; with several targets, "vela" and "retarget" name the target, e.g. "vela ethos-u55-64"."""
@@ -164,8 +167,8 @@ def _compile_families(
                 evaluation=evaluation, boundary=boundary, labelled=labelled, precision=precision,
             )
         for i in members:
-            result = _finish_ethosu(lowered, targets[i], _where(spec, variant, targets[i]), report, len(members) > 1)
-            results[i] = replace(result, numerics=lowered.numerics if wanted[i] else None)
+            results[i] = _finish_ethosu(lowered, targets[i], _where(spec, variant, targets[i]), report, len(members) > 1,
+                                        checked=wanted[i])
     return [results[i] for i in range(len(targets))]
 
 
@@ -191,10 +194,12 @@ def _import_stack() -> Any:
     return torch
 
 
-def _finish_ethosu(lowered: lower._Lowered, target: Target, where: str, report: Progress, several: bool) -> CompileResult:
+def _finish_ethosu(lowered: lower._Lowered, target: Target, where: str, report: Progress, several: bool,
+                   checked: bool = False) -> CompileResult:
     """``target``'s artifact from a shared lowering: choose Vela options for its
     SRAM budget, rerun Vela where its options differ from the lowering's, and
-    take Vela's performance report."""
+    take Vela's performance report. With ``checked``, the lowering's numerical check,
+    its NPU-program level run again on a retargeted program."""
     from zoo.registry.npu import memory_fit
     label = f" {target.name}" if several else ""
     graphs = [c.tosa for c in lowered.ordered]
@@ -222,12 +227,16 @@ def _finish_ethosu(lowered: lower._Lowered, target: Target, where: str, report: 
             vela = next(summary for c, summary in tried if c is chosen)
             fit = memory_fit.fit_record(target, budget, chosen, candidates)
             final = replace(final, extra_flags=(*final.extra_flags, *chosen.flags))
+    numerics = lowered.numerics if checked else None
     if vela_flags(final) == vela_flags(lowered.target):
         pte = lowered.pte
     else:
         report(f"retarget{label}", None, None)
         with lower._LOWERING, _lowering_errors(where):
-            pte = retarget(lowered.pte, graphs, [c.processed for c in lowered.ordered], final)
+            pte, payloads = retarget(lowered.pte, graphs, [c.processed for c in lowered.ordered], final)
+        if numerics is not None:
+            with _stage(where, "numerical check of the retargeted program"):
+                numerics = retargeted_check(numerics, payloads, final)
     with _stage(where, "serialize"):
         cpu_operators = operator_table(pte)
     return CompileResult(
@@ -240,7 +249,21 @@ def _finish_ethosu(lowered: lower._Lowered, target: Target, where: str, report: 
         warnings=[*_warnings(lowered.delegation, target), *lowered.warnings, *_flag_drift(lowered)],
         memory_fit=fit,
         io=lowered.io,
+        numerics=numerics,
     )
+
+
+def retargeted_check(numerics: NumericsResult, payloads: dict[bytes, bytes], target: Target) -> NumericsResult:
+    """The lowering's check with its NPU-program level run on ``target``'s programs: the same
+    delegate calls, each old payload replaced by the one Vela made for ``target``."""
+    from zoo.registry.npu import memory_fit
+    from zoo.registry.numerics.npu_program import with_level
+
+    if numerics.npu is None:
+        return numerics
+    size = memory_fit.fast_scratch(target, vela_flags(target))
+    level = numerics.npu.rerun(payloads, dict.fromkeys(payloads.values(), size))
+    return replace(numerics, record=with_level(numerics.record, level), npu=level)
 
 
 def _flag_drift(lowered: lower._Lowered) -> list[str]:

@@ -34,8 +34,10 @@ def ethosu_compile_spec(target: Target) -> Any:
     )
 
 
-def retarget(pte: bytes, tosa_graphs: Sequence[bytes], payloads: Sequence[bytes], target: Target) -> bytes:
-    """``pte`` (canonical) with every Ethos-U delegate compiled by Vela for ``target``.
+def retarget(pte: bytes, tosa_graphs: Sequence[bytes], payloads: Sequence[bytes],
+             target: Target) -> tuple[bytes, dict[bytes, bytes]]:
+    """``pte`` (canonical) with every Ethos-U delegate compiled by Vela for ``target``, and
+    each old payload's new one (the numerical check runs the new programs again).
 
     ``payloads[i]`` is the Vela output the program holds for ``tosa_graphs[i]``.
     """
@@ -76,4 +78,4 @@ def retarget(pte: bytes, tosa_graphs: Sequence[bytes], payloads: Sequence[bytes]
                     f"retargeting to {target.name}: the delegate lacks compile specs {sorted(set(fresh) - kept)}"
                 )
             delegate.compile_specs = [CompileSpec(s.key, fresh.get(s.key, bytes(s.value))) for s in delegate.compile_specs]
-    return serialize(pte_file)
+    return serialize(pte_file), compiled

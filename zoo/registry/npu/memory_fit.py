@@ -126,6 +126,12 @@ def check_budget(pte: Parsed, target: Target, *, vela_sram_bytes: int | None = N
     return Check("sram_budget", True, f"it needs {shown}, within the SRAM budget of {human_bytes(budget)}")
 
 
+def fast_scratch(target: Target, flags: list[str]) -> int:
+    """The size of the NPU's region 2, which the platform provides: Vela's arena cache where the
+    memory mode keeps the arena off SRAM (Dedicated_Sram), else 0 (Vela then puts nothing there)."""
+    return _arena_cache(target, flags) or 0
+
+
 def _arena_cache(target: Target, flags: list[str]) -> int | None:
     """How much SRAM the arena may use where the memory mode keeps it off SRAM and
     caches it there; None where it lives in SRAM or nothing caps the cache."""

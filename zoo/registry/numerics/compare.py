@@ -8,9 +8,12 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zoo._spec import Sample
+
+if TYPE_CHECKING:
+    from zoo.registry.numerics.npu_program import NpuProgram
 
 BUNDLE_CASES = 3
 # ExecuTorch's TosaPipelineINT defaults (backends/arm/test/tester/test_pipeline.py).
@@ -54,6 +57,8 @@ class NumericsResult:
     """The first ``BUNDLE_CASES`` inputs with the outputs the artifact must give."""
     tolerance: dict[str, float] = field(default_factory=dict)
     """atol/rtol that a device run of ``cases`` must meet."""
+    npu: NpuProgram | None = None
+    """The NPU-program level (``npu_program.NpuProgram``) of an Ethos-U check, which a retargeted build runs again."""
 
     @property
     def passed(self) -> bool:

@@ -1,8 +1,9 @@
 """The Ethos-U numerical check: the lowered program with each delegate run on the TOSA reference model.
 
-No host can run the Vela command stream, so the lowered edge program runs in
-torch with every delegate call replaced by a run of the exact TOSA graph that
-Vela consumed, on ``tosa_reference_model`` (tosa-tools). The CPU side (the
+The lowered edge program runs in torch with every delegate call replaced by a
+run of the exact TOSA graph that Vela consumed, on ``tosa_reference_model``
+(tosa-tools). The first samples' calls also run Vela's own program on the
+command-stream interpreter, a stand-in for the NPU (``npu_program.py``). The CPU side (the
 input quantize, the output dequantize, operators left between partitions) runs
 in torch in graph order, as in the .pte. The result is compared with the
 fake-quantized torch model and with the float model (``compare.py``).
@@ -18,7 +19,7 @@ import os
 import sys
 import tempfile
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 from zoo._errors import BuildError, MissingExtraError
@@ -28,6 +29,7 @@ from zoo.registry.numerics import compare
 from zoo.registry.numerics import metrics as metrics_
 from zoo.registry.numerics.data import EvalSet, flat_outputs
 from zoo.registry.numerics.io import IoParams
+from zoo.registry.numerics.npu_program import NpuProgram
 
 P = ParamSpec("P")
 R = TypeVar("R")
@@ -102,8 +104,9 @@ def _from_physical(array: Any, like: Any) -> Any:
 class _Reference:
     """Runs delegate calls on the TOSA reference model, by the TOSA graph each delegate was made from."""
 
-    def __init__(self, graphs: dict[bytes, bytes]) -> None:
+    def __init__(self, graphs: dict[bytes, bytes], npu: NpuProgram | None = None) -> None:
         self.graphs = graphs
+        self.npu = npu
         self.by_module: dict[int, tuple[bytes, Any, list[tuple[int, ...]]]] = {}
         self.runs = 0
         self.seconds = 0.0
@@ -132,6 +135,8 @@ class _Reference:
         self.runs += 1
         if status != ref.GraphStatus.TOSA_VALID:
             raise BuildError(f"tosa_reference_model returned {status} for a delegate's TOSA graph{': ' + printed[-500:] if printed else ''}")
+        if self.npu is not None:
+            self.npu.delegate_call(bytes(lowered.processed_bytes), arrays, outputs)
         fakes = [n.meta["val"] for n in output_node.args[0]]
         result = []
         for arr, fake in zip(outputs, fakes, strict=True):
@@ -205,6 +210,7 @@ def check_ethosu(
     program_input: Callable[[Sample], Sample] | None = None,
     io: IoParams | None = None,
     kind: str = "int8",
+    fast_scratch: Mapping[bytes, int] | None = None,
 ) -> compare.NumericsResult:
     """Run ``data`` through the lowered program with each delegate on the TOSA reference model.
 
@@ -215,6 +221,8 @@ def check_ethosu(
     before the program gets it, and each output dequantized before it is compared.
     The bundle's test cases keep the program's own (integer) inputs and outputs.
     ``kind`` names the program in the record and the messages: its precision.
+    The first samples' delegate calls also run on the command-stream interpreter (``npu_program``),
+    with ``fast_scratch``: each payload's region 2 size (by processed bytes; 0 where not given).
     """
     try:
         import tosa_reference_model  # noqa: F401
@@ -230,13 +238,15 @@ def check_ethosu(
         _input_scales(edge_program) if io is None else [p.scale for p in io.inputs] or None
     )
     to_program = program_input or (lambda s: s)
-    reference = _Reference(graphs)
+    npu = NpuProgram(fast_scratch or {})
+    reference = _Reference(graphs, npu)
     vs_fq: list[compare.Versus] = []
     vs_float: list[compare.Versus] = []
     noise: list[compare.Versus] = []
     fq_vs_float: list[compare.Versus] = []
 
     def step(i: int, sample: Sample) -> metrics_.Ran:
+        npu.start_sample(i)
         given = to_program(sample)
         fed = given if io is None else tuple(p.quantize(x) for p, x in zip(io.inputs, given, strict=True))
         with _dispatch(reference):
@@ -336,12 +346,14 @@ def check_ethosu(
                        "sqnr_margin_db": compare.SQNR_MARGIN_DB,
                        "cosine_min": compare.COSINE_MIN, "frobenius_max": compare.FROBENIUS_MAX},
     }
+    checks.append(npu.check())
+    record["npu_program"] = npu.record()
     metrics_.conclude(record, checks, metrics, kept, data, kind, where, plugin, started)
     scales = [q[0] for q in qparams if q]
     tolerance = {"atol": compare.ATOL + compare.QTOL * max(scales, default=0.0), "rtol": compare.RTOL}
     if io is not None:  # the bundle's outputs are the integers themselves
         tolerance = {"atol": float(compare.QTOL), "rtol": 0.0}
-    return compare.NumericsResult(record, kept.cases, tolerance)
+    return compare.NumericsResult(record, kept.cases, tolerance, npu)
 
 
 def _db(value: float | None) -> str:

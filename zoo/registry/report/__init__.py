@@ -8,6 +8,7 @@ Turning a report into text or HTML is the CLI's job (zoo/cli/report_render.py).
 from zoo.registry.report.catalogue import UNREGISTERED, Catalogue, Cell, collect_catalogue
 from zoo.registry.report.rows import (
     GENERATED,
+    INTERPRETER_NOTE,
     NOTE,
     Report,
     ReportRow,
@@ -18,5 +19,5 @@ from zoo.registry.report.rows import (
     sqnr_text,
 )
 
-__all__ = ["GENERATED", "NOTE", "UNREGISTERED", "Catalogue", "Cell", "Report", "ReportRow", "Skipped", "collect",
+__all__ = ["GENERATED", "INTERPRETER_NOTE", "NOTE", "UNREGISTERED", "Catalogue", "Cell", "Report", "ReportRow", "Skipped", "collect",
            "collect_catalogue", "cpu_work", "metric_text", "sqnr_text"]

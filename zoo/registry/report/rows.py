@@ -20,6 +20,8 @@ if TYPE_CHECKING:
 
 NOTE = ("These are Vela's estimates, not measurements: "
         "CPU operators between partitions are not included.")
+INTERPRETER_NOTE = ("NPU program: Vela's program run by zoo's command-stream interpreter, a stand-in for the NPU, "
+                    "against the TOSA reference model (--verify).")
 
 
 
@@ -93,6 +95,8 @@ class ReportRow:
     program_kind, drop, passed), with ``reference``: the weights' declared figure or None."""
     output_sqnr: tuple[dict[str, float | None], ...] = ()
     """``Manifest.output_sqnr``: each output's SQNR against float, program and fake-quant, and its lowest cosine."""
+    npu_program: dict[str, Any] | None = None
+    """``Manifest.npu_program``: Vela's program on the command-stream interpreter, a stand-in for the NPU."""
 
     @classmethod
     def from_manifest(cls, m: Manifest) -> ReportRow:
@@ -127,6 +131,7 @@ class ReportRow:
             origin=(m.weights_info or {}).get("origin"),
             metrics=declared_metrics(m),
             output_sqnr=tuple(m.output_sqnr),
+            npu_program=m.npu_program,
         )
 
     @property
@@ -146,6 +151,15 @@ class ReportRow:
         if self.random_weights and any(o.get("sqnr_db") is not None for o in self.output_sqnr):
             return sqnr_text(self.output_sqnr)
         return "; ".join(metric_text(x) for x in self.metrics) or "-"
+
+    @property
+    def npu_program_text(self) -> str:
+        """``bit-exact (8 samples)``, ``skipped`` or ``FAILED``: the level's outcome on the interpreter; ``-`` where not run."""
+        level = self.npu_program or {}
+        outcome = level.get("outcome")
+        if outcome == "passed":
+            return f"bit-exact ({level.get('samples')} samples)"
+        return {"skipped": "skipped", "failed": "FAILED"}.get(str(outcome), "-")
 
     @property
     def npu_share(self) -> float | None:

@@ -154,6 +154,12 @@ class Manifest:
         return list(((self.verification or {}).get("numerics") or {}).get("metrics") or [])
 
     @property
+    def npu_program(self) -> dict[str, Any] | None:
+        """The "NPU program" level as ``--verify`` recorded it (``numerics/npu_program.py``); None before it."""
+        level = ((self.verification or {}).get("numerics") or {}).get("npu_program")
+        return dict(level) if isinstance(level, dict) else None
+
+    @property
     def output_sqnr(self) -> list[dict[str, float | None]]:
         """Per output, as ``--verify`` measured it: the program's SQNR against float in dB,
         the fake-quantized model's, and the program's lowest cosine to float."""

@@ -118,6 +118,10 @@ def _nested_rules(vela_totals: type) -> tuple[tuple[str, Any, bool], ...]:
         ("verification.numerics.metrics", list[dict[str, Any]] | None, False),
         *((f"verification.numerics.metrics.*.{name}", hint, True) for name, hint in (
             ("name", str), ("unit", str), ("float", float), ("program", float), ("passed", bool))),
+        # The NPU-program level (CHECK_VERSION 6), which Manifest.npu_program and zoo report read.
+        ("verification.numerics.npu_program", dict[str, Any] | None, False),
+        ("verification.numerics.npu_program.outcome", str, False),
+        ("verification.numerics.npu_program.samples", int, False),
         ("verification.bundle", dict[str, Any] | None, False),
         ("verification.bundle.macros", dict[str, str | int | float | None], False),
         # Written by zoo alone (a remote's claims are dropped as it downloads): who signed it, checked here.

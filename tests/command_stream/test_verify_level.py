@@ -1,0 +1,132 @@
+"""``--verify``'s "NPU program" level on real builds: each delegate's Vela program on the command-stream
+interpreter (a stand-in for the NPU) against the TOSA reference model, recorded in the manifest."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.command_stream.bundles import bundled
+from zoo import Artifact
+from zoo.cli.format import verification_lines
+from zoo.registry.numerics.npu_program import NpuProgram, with_level
+from zoo.registry.pte.vela_payload import find_payloads
+from zoo.registry.verify.verification import Verification
+
+pytestmark = pytest.mark.compile
+
+STAND_IN = "NPU program (command-stream interpreter, a stand-in for the NPU)"
+
+
+def _numerics(art: Artifact) -> dict[str, Any]:
+    numerics: dict[str, Any] = (art.manifest.verification or {})["numerics"]
+    return numerics
+
+
+def _level(art: Artifact) -> dict[str, Any]:
+    (check,) = [c for c in _numerics(art)["checks"] if c["name"] == "npu_program"]
+    return check
+
+
+@pytest.mark.parametrize("build", ["mnist int8", "mnist int8 u55-64"])
+def test_mnist_records_the_npu_program_as_bit_exact(mnist_io_builds: dict[str, Artifact], build: str) -> None:
+    """u55-64 is a retarget of the u55-128 lowering: its level runs its own program on the same calls."""
+    art = mnist_io_builds[build]
+    check, record = _level(art), _numerics(art)["npu_program"]
+    assert check["passed"] and not check["skipped"]
+    assert check["detail"] == (f"{STAND_IN}: bit-exact with the TOSA reference model on 8 samples "
+                               "(the first 8 at most), 8 delegate calls")
+    assert record["outcome"] == "passed" and record["samples"] == 8 and record["delegate_calls"] == 8
+
+
+def _weight_byte_flipped(processed: bytes) -> bytes:
+    """The payload with one byte of conv1's weight stream flipped (tests/command_stream/test_mnist.py's)."""
+    (payload,) = find_payloads(processed)
+    at = processed.index(payload.data["weight_data"]) + 170
+    return processed[:at] + bytes([processed[at] ^ 1]) + processed[at + 1:]
+
+
+def test_a_flipped_weight_byte_fails_the_level_and_the_verification(mnist_io_builds: dict[str, Artifact]) -> None:
+    """The build's own bundle holds the delegate's int8 inputs and the TOSA reference model's outputs
+    (the whole program with --io int8): the level runs them again on a payload with one weight byte changed."""
+    from executorch.devtools.bundled_program.serialize import (
+        deserialize_from_flatbuffer_to_bundled_program,
+    )
+
+    art = mnist_io_builds["mnist int8"]
+    bundle = bundled(art)
+    assert art.bundle is not None
+    program = bytes(deserialize_from_flatbuffer_to_bundled_program(art.bundle.read_bytes()).program)
+    (payload,) = find_payloads(program)
+    processed = program[payload.offset:payload.offset + payload.length]
+    level = NpuProgram()
+    for i, (given, expected) in enumerate(bundle.cases):
+        level.start_sample(i)
+        level.delegate_call(processed, [np.frombuffer(given, np.int8)], [np.frombuffer(expected, np.int8)])
+    assert level.check()["passed"] and level.calls == 3
+    mutated = level.rerun({processed: _weight_byte_flipped(processed)}, {})
+    record = with_level(_numerics(art), mutated)
+    assert not record["passed"] and record["npu_program"]["outcome"] == "failed"
+    diff = record["npu_program"]["first_difference"]
+    assert (diff["sample"], diff["delegate_call"], diff["output"]) == (0, 0, 0) and diff["interpreter"] != diff["reference"]
+    assert diff["written_by"] == "CONV at byte 0x814 writing its OFM"  # the last command of the stream (the .dis)
+    v = Verification("mnist for u55-128", [], numerics=record)
+    (problem,) = v.problems()
+    assert problem.startswith(f"numerics npu_program: {STAND_IN}: differs from the TOSA reference model at sample 0, "
+                              f"delegate call 0, output 0, element {diff['element']}: interpreter {diff['interpreter']}, "
+                              f"TOSA reference model {diff['reference']}")
+
+
+@pytest.fixture(scope="module")
+def softmax(shared_cache: Path, boards_config: Path) -> dict[str, Artifact]:
+    """softmax for u55-128 and u85-256, verified, as the session's ``built`` builds them (the same cache)."""
+    from zoo import Zoo, ZooOptions
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
+        for name in ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS"):
+            mp.delenv(name, raising=False)
+        targets = ["u55-128", "u85-256"]
+        arts = Zoo(ZooOptions(config_path=boards_config)).fetch_many(["softmax"], targets, verify=True)
+        return dict(zip(targets, arts, strict=True))
+
+
+def test_softmax_on_u55_is_skipped_with_the_interpreters_message_and_passes(softmax: dict[str, Artifact]) -> None:
+    art = softmax["u55-128"]
+    check = _level(art)
+    assert check["passed"] and check["skipped"] and _numerics(art)["passed"]
+    assert check["detail"] == (f"{STAND_IN}: skipped, not implemented: ELEMENTWISE ADD with IFM2_BROADCAST 0x80; "
+                               "a skipped level does not fail the build")
+    lines = verification_lines(Verification("softmax for u55-128", [], numerics=_numerics(art)))
+    assert any(line.startswith("  skip  npu_program") for line in lines)
+
+
+def test_a_u85_build_is_skipped(softmax: dict[str, Artifact]) -> None:
+    art = softmax["u85-256"]
+    check, record = _level(art), _numerics(art)["npu_program"]
+    assert check["passed"] and check["skipped"] and _numerics(art)["passed"]
+    assert record["outcome"] == "skipped" and record["skipped"].startswith("Ethos-U85: not implemented")
+
+
+@pytest.fixture(scope="module")
+def mnist_u65(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Artifact:
+    """mnist int8 for u65-256, as tests/command_stream/test_mnist.py builds it (the same cache)."""
+    from zoo import Zoo
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
+        for name in ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS"):
+            mp.delenv(name, raising=False)
+        mp.chdir(tmp_path_factory.mktemp("mnist-u65"))
+        return Zoo().fetch("mnist", "u65-256", verify=True, io="int8", bundle=True)
+
+
+def test_a_dedicated_sram_build_runs_with_the_arena_cache_its_vela_flags_gave(mnist_u65: Artifact) -> None:
+    """u65-256 is Dedicated_Sram: its activations live in the fast scratch, Vela's 384 KiB arena cache.
+    Run without it, the program reaches past an empty region 2 and the level would fail."""
+    check, record = _level(mnist_u65), _numerics(mnist_u65)["npu_program"]
+    assert mnist_u65.manifest.target_options.memory_mode == "Dedicated_Sram_384KB"
+    assert check["passed"] and not check["skipped"] and record["samples"] == 8

@@ -1,0 +1,192 @@
+"""The "NPU program" level of the Ethos-U check: each delegate's Vela program, run by the
+command-stream interpreter (a stand-in for the NPU), against the TOSA reference model's outputs.
+
+The reference model runs the TOSA graph Vela was given; the interpreter runs what Vela made
+of it (its command stream, weight encoding and scales) on the same input bytes. Equal bytes
+say Vela's program computes what its graph does; a difference fails the check. What the
+interpreter does not model skips the level, which then never fails the build.
+
+numpy and the interpreter are imported inside functions: ``numerics`` loads on cache hits.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["NAME", "SAMPLES", "STAND_IN", "Difference", "NpuProgram", "with_level"]
+
+NAME = "npu_program"
+SAMPLES = 8
+"""The interpreter runs on the first samples only: about 30 ms a sample for mnist, 0.6 s for mv2."""
+STAND_IN = "command-stream interpreter, a stand-in for the NPU"
+
+
+@dataclass(frozen=True)
+class Difference:
+    """The first output element where the interpreter and the reference model disagree."""
+
+    sample: int
+    call: int
+    """The delegate call, counted from 0 within the sample."""
+    output: int
+    element: int
+    interpreter: int
+    reference: int
+    written_by: str | None = None
+    """The last write to the element's first byte (the command and its byte offset in the stream); None if none."""
+
+    def text(self) -> str:
+        by = f"last written by {self.written_by}" if self.written_by else "which no command wrote"
+        return (f"sample {self.sample}, delegate call {self.call}, output {self.output}, element {self.element}: "
+                f"interpreter {self.interpreter}, TOSA reference model {self.reference} ({by})")
+
+
+@dataclass
+class NpuProgram:
+    """Compares each delegate call of the first ``samples`` samples; stops at the first difference or gap."""
+
+    fast_scratch: Mapping[bytes, int] = field(default_factory=dict)
+    """Each payload's (processed bytes') fast-scratch size, region 2: the arena cache of a Dedicated_Sram target."""
+    samples: int = SAMPLES
+    compared_samples: int = 0
+    calls: int = 0
+    skipped: str | None = None
+    error: str | None = None
+    difference: Difference | None = None
+    seconds: float = 0.0
+    kept: list[tuple[int, bytes, list[Any], list[Any]]] = field(default_factory=list, repr=False)
+    """Each compared call (sample, processed bytes, inputs, reference outputs): a retargeted build runs them again."""
+    _sample: int = -1
+    _call: int = 0
+    _payloads: dict[bytes, Any] = field(default_factory=dict, repr=False)
+    _keys: dict[bytes, bytes] = field(default_factory=dict, repr=False)
+
+    def rerun(self, payloads: Mapping[bytes, bytes], fast_scratch: Mapping[bytes, int]) -> NpuProgram:
+        """The level for the same calls with each payload replaced as ``payloads`` maps it
+        (Vela's program for another target of the same TOSA graphs)."""
+        again = NpuProgram(fast_scratch, self.samples)
+        for sample, processed, inputs, outputs in self.kept:
+            if sample != again._sample:
+                again.start_sample(sample)
+            if processed not in payloads:  # never the old program in the new one's name
+                again.error = f"sample {sample}: a delegate of the checked program has no payload in the retargeted one"
+                break
+            again.delegate_call(payloads[processed], inputs, outputs)
+        return again
+
+    @property
+    def done(self) -> bool:
+        return self.skipped is not None or self.error is not None or self.difference is not None
+
+    def start_sample(self, index: int) -> None:
+        self._sample, self._call = index, 0
+        if index < self.samples and not self.done:
+            self.compared_samples = index + 1
+
+    def delegate_call(self, processed: bytes, inputs: Sequence[Any], outputs: Sequence[Any]) -> None:
+        """Run the delegate's payload on ``inputs`` (numpy arrays, in the TOSA graph's memory order)
+        and compare each output's bytes with ``outputs``, the reference model's."""
+        call, self._call = self._call, self._call + 1
+        if self._sample >= self.samples:
+            return
+        import numpy as np
+
+        processed = self._keys.setdefault(processed, processed)  # one copy of each payload, however many calls
+        # Copies: an input may be a view of a torch tensor the program goes on to use.
+        self.kept.append((self._sample, processed, [np.array(a) for a in inputs], [np.array(o) for o in outputs]))
+        if self.done:
+            return
+        from zoo.registry.command_stream import NotInterpreted, StreamError, Writers, run
+        from zoo.registry.pte.vela_payload import PayloadError, find_payloads
+
+        started = time.perf_counter()
+        try:
+            if processed not in self._payloads:
+                found = find_payloads(processed)
+                if len(found) != 1:
+                    raise PayloadError(f"the delegate holds {len(found)} Vela payloads, not one")
+                self._payloads[processed] = found[0]
+            payload = self._payloads[processed]
+            given = [np.ascontiguousarray(a).tobytes() for a in inputs]
+            got = run(payload, given, fast_scratch=self.fast_scratch.get(processed, 0))
+        except NotInterpreted as e:
+            self.skipped = _skip_reason(e)
+            self.compared_samples = 0
+            return
+        except (StreamError, PayloadError) as e:
+            self.error = f"sample {self._sample}, delegate call {call}: {e}"
+            return
+        finally:
+            self.seconds += time.perf_counter() - started
+        self.calls += 1
+        for k, (bytes_, want) in enumerate(zip(got, outputs, strict=True)):
+            ref = np.ascontiguousarray(want).reshape(-1)
+            size = len(bytes_) // max(ref.size, 1)
+            if ref.dtype.itemsize != size:
+                ref = ref.astype(np.dtype(f"<i{size}"))
+            mine = np.frombuffer(bytes_, dtype=ref.dtype)
+            if mine.size != ref.size:
+                self.error = (f"sample {self._sample}, delegate call {call}, output {k}: the interpreter gives "
+                              f"{mine.size} elements, the TOSA reference model {ref.size}")
+                return
+            where = np.flatnonzero(mine != ref)
+            if where.size:
+                i = int(where[0])
+                # Once, on the way out: the same run again, learning which command wrote each byte.
+                writers = Writers()
+                run(payload, given, fast_scratch=self.fast_scratch.get(processed, 0), writers=writers)
+                info = payload.outputs[k]
+                self.difference = Difference(self._sample, call, k, i, int(mine[i]), int(ref[i]),
+                                             writers.of(info.region, info.offset + i * size))
+                return
+
+    def check(self) -> dict[str, Any]:
+        """The level as one of the check's entries: a skipped level passes, and says it was skipped."""
+        passed = self.difference is None and self.error is None
+        return {"name": NAME, "passed": passed, "skipped": self.skipped is not None, "detail": self.detail()}
+
+    def detail(self) -> str:
+        head = f"NPU program ({STAND_IN})"
+        if self.skipped is not None:
+            return f"{head}: skipped, {self.skipped}; a skipped level does not fail the build"
+        if self.difference is not None:
+            return (f"{head}: differs from the TOSA reference model at {self.difference.text()}: "
+                    "Vela's program does not compute what its TOSA graph does")
+        if self.error is not None:
+            return f"{head}: could not run Vela's program: {self.error}"
+        return (f"{head}: bit-exact with the TOSA reference model on {self.compared_samples} samples "
+                f"(the first {self.samples} at most), {self.calls} delegate calls")
+
+    def record(self) -> dict[str, Any]:
+        outcome = "skipped" if self.skipped is not None else "passed" if self.check()["passed"] else "failed"
+        return {
+            "method": STAND_IN,
+            "outcome": outcome,
+            "samples": self.compared_samples,
+            "max_samples": self.samples,
+            "delegate_calls": self.calls,
+            "seconds": round(self.seconds, 3),
+            "skipped": self.skipped,
+            "error": self.error,
+            "first_difference": None if self.difference is None else {
+                "sample": self.difference.sample, "delegate_call": self.difference.call,
+                "output": self.difference.output, "element": self.difference.element,
+                "interpreter": self.difference.interpreter, "reference": self.difference.reference,
+                "written_by": self.difference.written_by},
+        }
+
+
+def _skip_reason(e: Any) -> str:
+    if "Ethos-U85" in e.what:
+        return "Ethos-U85: not implemented (the interpreter models the Ethos-U55 and U65 command streams)"
+    return str(e)
+
+
+
+def with_level(record: dict[str, Any], level: NpuProgram) -> dict[str, Any]:
+    """A copy of a numerics ``record`` whose NPU-program level is ``level``'s, and its verdict again."""
+    checks = [level.check() if c["name"] == NAME else c for c in record["checks"]]
+    return {**record, "checks": checks, NAME: level.record(), "passed": all(c["passed"] for c in checks)}
