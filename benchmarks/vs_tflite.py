@@ -517,15 +517,16 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-_NOISE = re.compile(r"^(WARNING|[IWE]\d{4} |Call arguments|\s*•)")
+_NOISE = re.compile(r"^(WARNING|[IWE]\d{4} |Call arguments|•|File \"|in user code:|lambda |.*Exception encountered when calling)")
 
 
 def _gist(error: str) -> str:
-    """The first line of an error, and the first later line that says what went wrong (onnx2tf's
-    first line only names the layer; TensorFlow's start-up logs say nothing)."""
-    lines = [x.strip() for x in error.strip().splitlines() if x.strip()]
-    said = next((x for x in lines[1:] if not _NOISE.match(x) and x != lines[0]), "")
-    return (lines[0] + (f" {said}" if said else ""))[:240]
+    """The first line of an error, and the last line before any traceback that says what went wrong
+    (onnx2tf's first line only names the layer; TensorFlow's start-up logs say nothing)."""
+    message = error.split("Traceback (most recent call last)")[0]
+    lines = [x.strip() for x in message.strip().splitlines() if x.strip()]
+    said = [x for x in lines[1:] if not _NOISE.match(x) and x != lines[0]]
+    return (lines[0] + (f" {said[-1]}" if said else ""))[:240]
 
 
 def rows_json(rows: Sequence[dict[str, Any]]) -> list[dict[str, Any]]:
