@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import os
 import socket
@@ -210,6 +211,29 @@ def built(shared_cache: Path, boards_config: Path) -> dict[tuple[str, str], Arti
             arts = zoo.fetch_many([model], targets, weights="random" if model == "mv2" else None, verify=verify)
             out.update({(model, t): a for t, a in zip(targets, arts, strict=True)})
         return out
+
+
+@contextlib.contextmanager
+def in_shared_cache(shared_cache: Path, folder: Path | None = None) -> Iterator[None]:
+    """A session build's surroundings: the run's shared cache, no user config or extra plugins,
+    and ``folder`` as the working directory where given."""
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
+        for name in ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS"):
+            mp.delenv(name, raising=False)
+        if folder is not None:
+            mp.chdir(folder)
+        yield
+
+
+@pytest.fixture(scope="session")
+def mnist_u65(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Artifact:
+    """mnist int8 for u65-256 (its own lowering: about 70 s) with its self-test bundle, verified: the
+    Dedicated_Sram build that tests/command_stream's interpreter and NPU-program tests share."""
+    from zoo import Zoo
+
+    with in_shared_cache(shared_cache, tmp_path_factory.mktemp("mnist-u65")):
+        return Zoo().fetch("mnist", "u65-256", verify=True, io="int8", bundle=True)
 
 
 @pytest.fixture(scope="session")

@@ -45,28 +45,16 @@ def test_the_outputs_are_the_tosa_reference_models(mnist_io_builds: dict[str, Ar
         assert got == expected, f"{build}, case {i}: interpreter {list(got)}, TOSA reference {list(expected)}"
 
 
-@pytest.fixture(scope="module")
-def mnist_u65(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Bundled:
-    """mnist int8 for u65-256 (its own lowering: about 70 s) with its bundle."""
-    from zoo import Zoo
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
-        for name in ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS"):
-            mp.delenv(name, raising=False)
-        mp.chdir(tmp_path_factory.mktemp("mnist-u65"))
-        return bundled(Zoo().fetch("mnist", "u65-256", verify=True, io="int8", bundle=True))
-
-
-def test_the_u65_outputs_are_the_tosa_reference_models(mnist_u65: Bundled) -> None:
+def test_the_u65_outputs_are_the_tosa_reference_models(mnist_u65: Artifact) -> None:
     """u65-256 is Dedicated_Sram: the scratch holds only the I/O and the activations live in the
     fast scratch (region 2), Vela's 384 KiB arena cache, which the platform provides."""
-    assert program_of(mnist_u65.payload).config.product == 1
-    for i, (given, expected) in enumerate(mnist_u65.cases):
-        (got,) = run(mnist_u65.payload, [given], fast_scratch=384 * 1024)
+    bundle = bundled(mnist_u65)
+    assert program_of(bundle.payload).config.product == 1
+    for i, (given, expected) in enumerate(bundle.cases):
+        (got,) = run(bundle.payload, [given], fast_scratch=384 * 1024)
         assert got == expected, f"case {i}: interpreter {list(got)}, TOSA reference {list(expected)}"
     with pytest.raises(StreamError, match=r"region 2, which holds 0x0 bytes \(the fast scratch"):
-        run(mnist_u65.payload, [mnist_u65.cases[0][0]])
+        run(bundle.payload, [bundle.cases[0][0]])
 
 
 # weight_data opens with conv1's 16 scale records (160 bytes), then its 272-byte weight stream.

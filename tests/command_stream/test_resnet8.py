@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from tests.command_stream.bundles import Bundled, bundled, changed, differing
+from tests.conftest import in_shared_cache
 from zoo import Artifact
 from zoo.registry.command_stream import program_of, run
 
@@ -19,11 +20,7 @@ def resnet8(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Bun
     """One build for the session's cache (int8 I/O, so the delegate's bytes are the bundle's; 35 s)."""
     from zoo import Zoo
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
-        for name in ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS"):
-            mp.delenv(name, raising=False)
-        mp.chdir(tmp_path_factory.mktemp("resnet8-build"))
+    with in_shared_cache(shared_cache, tmp_path_factory.mktemp("resnet8-build")):
         art: Artifact = Zoo().fetch("resnet8-cifar", "u55-128", verify=True, io="int8", bundle=True)
     return bundled(art, (3 * 32 * 32, 10))
 

@@ -10,6 +10,7 @@ import numpy as np
 import pytest
 
 from tests.command_stream.bundles import bundled
+from tests.conftest import in_shared_cache
 from zoo import Artifact
 from zoo.cli.format import verification_lines
 from zoo.registry.numerics.npu_program import NpuProgram, with_level
@@ -85,10 +86,7 @@ def softmax(shared_cache: Path, boards_config: Path) -> dict[str, Artifact]:
     """softmax for u55-128 and u85-256, verified, as the session's ``built`` builds them (the same cache)."""
     from zoo import Zoo, ZooOptions
 
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
-        for name in ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS"):
-            mp.delenv(name, raising=False)
+    with in_shared_cache(shared_cache):
         targets = ["u55-128", "u85-256"]
         arts = Zoo(ZooOptions(config_path=boards_config)).fetch_many(["softmax"], targets, verify=True)
         return dict(zip(targets, arts, strict=True))
@@ -109,19 +107,6 @@ def test_a_u85_build_is_skipped(softmax: dict[str, Artifact]) -> None:
     check, record = _level(art), _numerics(art)["npu_program"]
     assert check["passed"] and check["skipped"] and _numerics(art)["passed"]
     assert record["outcome"] == "skipped" and record["skipped"].startswith("Ethos-U85: not implemented")
-
-
-@pytest.fixture(scope="module")
-def mnist_u65(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Artifact:
-    """mnist int8 for u65-256, as tests/command_stream/test_mnist.py builds it (the same cache)."""
-    from zoo import Zoo
-
-    with pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
-        for name in ("ZOO_CONFIG", "ZOO_PLUGINS", "ZOO_LOAD_PLUGINS"):
-            mp.delenv(name, raising=False)
-        mp.chdir(tmp_path_factory.mktemp("mnist-u65"))
-        return Zoo().fetch("mnist", "u65-256", verify=True, io="int8", bundle=True)
 
 
 def test_a_dedicated_sram_build_runs_with_the_arena_cache_its_vela_flags_gave(mnist_u65: Artifact) -> None:
