@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from zoo.registry.pte.flatbuffer import PteFormatError, Reader, Table
 from zoo.registry.pte.pte_structure import (
     BACKEND_DELEGATE,
     CHAIN,
@@ -22,9 +23,6 @@ from zoo.registry.pte.pte_structure import (
     KERNEL_TYPES,
     PROGRAM,
     TENSOR,
-    PteFormatError,
-    Reader,
-    Table,
 )
 
 __all__ = ["LIST_KINDS", "CallLayout", "DelegateLayout", "MethodLayout", "ValueLayout", "read_method"]
