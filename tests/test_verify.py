@@ -287,13 +287,14 @@ def test_every_comparison_can_fail(built: dict[tuple[str, str], Artifact]) -> No
     data = numerics.evaluation_set(spec, [])
     pte = built[("mnist", "portable")].pte.read_bytes()
     torch.set_grad_enabled(False)
-    doubled = numerics.check_portable(pte=pte, float_model=lambda x: model(x) * 2, data=data, metrics=spec.metrics)
+    judging = numerics.Judging(data, spec.metrics)
+    doubled = numerics.check_portable(pte=pte, float_model=lambda x: model(x) * 2, judging=judging)
     detail = doubled.record["checks"][0]["detail"]
     assert not doubled.passed and "min cosine 1.000000" in detail and f"of {10 * len(data.samples)} elements outside" in detail
     labels = {id(s[0]): label for s, label in zip(data.samples, data.labels or [], strict=True)}
     oracle = numerics.check_portable(
         pte=pte, float_model=lambda x: torch.nn.functional.one_hot(torch.tensor([labels[id(x)]]), 10).float(),
-        data=data, metrics=spec.metrics,
+        judging=judging,
     )
     torch.set_grad_enabled(True)
     accuracy = next(c for c in oracle.record["checks"] if c["name"] == "metric top1")

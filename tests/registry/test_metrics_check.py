@@ -112,7 +112,7 @@ def test_the_portable_check_records_float_and_program_figures_and_an_evaluator_t
     positive = Metric("positive", lambda o, labels: 100.0 * sum((float(x[0].flatten()[0]) > 0) == bool(y) for x, y in zip(o, labels, strict=True)) / len(o),
                       higher_is_better=True, max_drop=0.0, unit="%", description="sign of x + y")
     pte = (FAKE / "add_portable.pte").read_bytes()
-    result = numerics.check_portable(pte=pte, float_model=spec.build("none"), data=data, metrics=(positive,))
+    result = numerics.check_portable(pte=pte, float_model=spec.build("none"), judging=numerics.Judging(data, (positive,)))
     (m,) = result.record["metrics"]
     assert (m["float"], m["program"], m["program_kind"], m["passed"]) == (100.0, 100.0, "portable", True)
     assert any(c["name"] == "metric positive" for c in result.record["checks"])
@@ -121,9 +121,8 @@ def test_the_portable_check_records_float_and_program_figures_and_an_evaluator_t
         return 1 / 0
 
     with pytest.raises(BuildError, match=r"metric 'boom' of plugin 'my-models' raised ZeroDivisionError on the float outputs"):
-        numerics.check_portable(pte=pte, float_model=spec.build("none"), data=data,
-                                metrics=(Metric("boom", broken, higher_is_better=True, max_drop=0.0),),
-                                where="model 'kws'", plugin=numerics.owner(spec))
+        numerics.check_portable(pte=pte, float_model=spec.build("none"), judging=numerics.Judging(
+            data, (Metric("boom", broken, higher_is_better=True, max_drop=0.0),), where="model 'kws'", plugin=numerics.owner(spec)))
 
 
 def test_the_spec_refuses_a_reference_for_an_undeclared_metric_and_repeated_names() -> None:
@@ -157,7 +156,7 @@ def test_the_checkers_sample_loop_keeps_what_both_need() -> None:
     and the bundle's first cases, cloned."""
     import torch
 
-    from zoo.registry.numerics.metrics import Ran, run_samples
+    from zoo.registry.numerics.metrics import Judging, Ran, run_samples
 
     data = _eval_set(5, labelled=True)
     done: list[tuple[int, int]] = []
@@ -168,8 +167,8 @@ def test_the_checkers_sample_loop_keeps_what_both_need() -> None:
         out = [sample[0] * 2]
         return Ran(out, [sample[0].flip(0)], sample, out)
 
-    kept = run_samples(data, step, metrics=[Metric("top1", top1, higher_is_better=True, max_drop=1.0)], agreement=True,
-                       progress=lambda stage, i, n: done.append((i, n)))
+    top = (Metric("top1", top1, higher_is_better=True, max_drop=1.0),)
+    kept = run_samples(Judging(data, top, agreement=True, progress=lambda stage, i, n: done.append((i, n))), step)
     assert order == [0, 1, 2, 3, 4]
     assert done == [(i, 5) for i in range(1, 6)]
     assert kept.seen is not None and len(kept.seen.program) == len(kept.seen.float) == 5
@@ -177,6 +176,5 @@ def test_the_checkers_sample_loop_keeps_what_both_need() -> None:
     assert len(kept.cases) == 3
     inputs, outputs = kept.cases[2]
     assert torch.equal(outputs[0], torch.full((2,), 4.0)) and inputs[0] is not data.samples[2][0]  # cloned
-    plain = run_samples(_eval_set(2, labelled=False), step, metrics=[Metric("top1", top1, higher_is_better=True, max_drop=1.0)], agreement=False,
-                        progress=None)
+    plain = run_samples(Judging(_eval_set(2, labelled=False), top), step)
     assert plain.seen is None and plain.tally.compared == plain.tally.constant == 0

@@ -140,11 +140,8 @@ def _lower_ethosu(
                 float_model=model, fake_quant=quantized, edge_program=edge.exported_program(),
                 graphs={c.processed: c.tosa for c in ordered},
                 fast_scratch={c.processed: memory_fit.fast_scratch(target, c.flags) for c in ordered},
-                data=numerics.evaluation_set(
-                    spec, dataset, samples, evaluation, labelled=(labelled.name, labelled.items) if labelled else None),
-                metrics=spec.metrics, agreement=numerics.declares_top1(spec),
-                where=where, plugin=numerics.owner(spec),
-                progress=report,
+                judging=numerics.Judging.of(spec, dataset, loaded=samples, evaluation=evaluation, labelled=labelled,
+                                            where=where, progress=report),
                 program_input=lambda sample: program_input(sample, spec, boundary),
                 io=io_params(edge, boundary),
                 kind=precision.name,

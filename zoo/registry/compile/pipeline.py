@@ -152,11 +152,8 @@ def _compile_families(
 
                         result.numerics = numerics.check_portable(
                             pte=result.pte, float_model=model,
-                            data=numerics.evaluation_set(
-                                spec, calibration or spec.calibration, evaluation=evaluation,
-                                labelled=(labelled.name, labelled.items) if labelled else None),
-                            metrics=spec.metrics, agreement=numerics.declares_top1(spec),
-                            where=where, plugin=numerics.owner(spec), progress=report,
+                            judging=numerics.Judging.of(spec, calibration or spec.calibration, evaluation=evaluation,
+                                                        labelled=labelled, where=where, progress=report),
                         )
                 for i in members:
                     results[i] = replace(result, numerics=result.numerics if wanted[i] else None)

@@ -38,7 +38,14 @@ from zoo.registry.numerics.data import (
 )
 from zoo.registry.numerics.eval_dir import class_folders, evaluation_from_dir
 from zoo.registry.numerics.host import check_portable
-from zoo.registry.numerics.metrics import NO_LABELS, NO_METRICS, Labelled, load_labelled, owner
+from zoo.registry.numerics.metrics import (
+    NO_LABELS,
+    NO_METRICS,
+    Judging,
+    Labelled,
+    load_labelled,
+    owner,
+)
 from zoo.registry.numerics.reference import captured_native_output, check_ethosu
 
 __all__ = [
@@ -56,6 +63,7 @@ __all__ = [
     "QTOL",
     "RTOL",
     "EvalSet",
+    "Judging",
     "Labelled",
     "NumericsResult",
     "captured_native_output",

@@ -6,15 +6,13 @@ executorch and torch are imported inside the function.
 from __future__ import annotations
 
 import time
-from collections.abc import Sequence
 from typing import Any
 
 from zoo._errors import BuildError
-from zoo._spec import Metric, Sample
-from zoo.registry.events import Progress
+from zoo._spec import Sample
 from zoo.registry.numerics import compare
 from zoo.registry.numerics import metrics as metrics_
-from zoo.registry.numerics.data import EvalSet, flat_outputs
+from zoo.registry.numerics.data import flat_outputs
 from zoo.registry.numerics.reference import captured_native_output, single_threaded
 
 
@@ -23,12 +21,7 @@ def check_portable(
     *,
     pte: bytes,
     float_model: Any,
-    data: EvalSet,
-    metrics: Sequence[Metric] = (),
-    agreement: bool = False,
-    where: str = "",
-    plugin: str = "its plugin",
-    progress: Progress | None = None,
+    judging: metrics_.Judging,
 ) -> compare.NumericsResult:
     """Run the portable .pte on the host with ``executorch.runtime`` and compare with float."""
     started = time.perf_counter()
@@ -52,27 +45,21 @@ def check_portable(
             compare.similar(g, f, None, vs_float[k], compare.PORTABLE_COSINE_MIN, None)
         return metrics_.Ran(got, fl, sample, got)
 
-    kept = metrics_.run_samples(data, step, metrics=metrics, agreement=agreement, progress=progress)
-    n = len(data.samples)
-    checks: list[dict[str, Any]] = []
-    outputs = []
+    kept = metrics_.run_samples(judging, step)
     for k, (c, f) in enumerate(zip(close, vs_float, strict=True)):
         ok = c.mismatched == 0 and f.failing == 0
-        checks.append(compare.check(
+        kept.checks.append(compare.check(
             f"vs_float[{k}]" if len(close) > 1 else "vs_float", ok,
-            f"{compare.float_detail('portable', f, n, False)}; {c.mismatched} of {c.elements} elements outside "
+            f"{compare.float_detail('portable', f, kept.samples, False)}; {c.mismatched} of {c.elements} elements outside "
             f"{compare.PORTABLE_ATOL:g} + {compare.PORTABLE_RTOL:g}·|x|",
         ))
-        outputs.append({"index": k, "vs_float": {**compare.versus_record(f), "mismatched_elements": c.mismatched,
-                                                   "elements": c.elements, "passed": ok}})
+        kept.outputs.append({"index": k, "vs_float": {**compare.versus_record(f), "mismatched_elements": c.mismatched,
+                                                        "elements": c.elements, "passed": ok}})
     record: dict[str, Any] = {
-        "method": "executorch.runtime",
-        "dataset": data.name,
-        "data_identity": data.identity,
-        "samples": n,
-        "outputs": outputs,
+        **kept.opening("executorch.runtime", judging.data),
+        "outputs": kept.outputs,
         "tolerances": {"atol": compare.PORTABLE_ATOL, "rtol": compare.PORTABLE_RTOL,
                        "cosine_min": compare.PORTABLE_COSINE_MIN},
     }
-    metrics_.conclude(record, checks, metrics, kept, data, "portable", where, plugin, started)
+    metrics_.conclude(record, kept, judging, "portable", started)
     return compare.NumericsResult(record, kept.cases, {"atol": compare.PORTABLE_ATOL, "rtol": compare.PORTABLE_RTOL})

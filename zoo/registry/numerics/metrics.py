@@ -13,7 +13,7 @@ from __future__ import annotations
 import math
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from zoo._errors import BuildError
@@ -21,7 +21,13 @@ from zoo._spec import Dataset, Metric, ModelSpec, Sample
 from zoo.registry.evaluators.classification import top1
 from zoo.registry.events import Progress
 from zoo.registry.numerics.compare import BUNDLE_CASES, Tally, agreement_record
-from zoo.registry.numerics.data import MAX_SAMPLES, EvalSet, labelled_source
+from zoo.registry.numerics.data import (
+    MAX_SAMPLES,
+    EvalSet,
+    declares_top1,
+    evaluation_set,
+    labelled_source,
+)
 
 NO_METRICS = "the model declares no metrics: judged by the elementwise checks alone"
 NO_LABELS = "no labelled data (the model has no evaluation set and no --eval-dir was given): judged by the elementwise checks alone"
@@ -36,6 +42,30 @@ class Labelled:
     name: str
     """``evaluation`` (the model's own) or ``eval-dir`` (the caller's)."""
     items: list[tuple[Any, Any]]
+
+
+@dataclass(frozen=True)
+class Judging:
+    """What a numerical check runs on and how it is judged, the same for both checkers:
+    the data, the model's declared metrics, whether top-1 agreement with float is counted,
+    the build and plugin that messages name, and who hears of each sample done."""
+
+    data: EvalSet
+    metrics: Sequence[Metric] = ()
+    agreement: bool = False
+    where: str = ""
+    plugin: str = "its plugin"
+    progress: Progress | None = None
+
+    @classmethod
+    def of(cls, spec: ModelSpec, calibration: Dataset, *, loaded: list[Sample] | None = None,
+           evaluation: Dataset | None = None, labelled: Labelled | None = None, where: str = "",
+           progress: Progress | None = None) -> Judging:
+        """A build's judging: its evaluation set (``data.evaluation_set``), the metrics the spec
+        declares, top-1 agreement where it declares zoo's ``top1``, its plugin by name."""
+        data = evaluation_set(spec, calibration, loaded, evaluation,
+                              labelled=(labelled.name, labelled.items) if labelled else None)
+        return cls(data, spec.metrics, declares_top1(spec), where, owner(spec), progress)
 
 
 def load_labelled(spec: ModelSpec, evaluation: Dataset | None, where: str) -> Labelled | None:
@@ -165,17 +195,27 @@ class Kept:
     """Every sample's outputs, for the declared metrics; None without metrics or labels."""
     cases: list[tuple[Sample, list[Any]]]
     """The first ``BUNDLE_CASES`` samples' program inputs and outputs, cloned."""
+    samples: int = 0
+    """How many samples ran."""
+    checks: list[dict[str, Any]] = field(default_factory=list)
+    """The checker's own checks, one per output; ``conclude`` adds the metrics' after them."""
+    outputs: list[dict[str, Any]] = field(default_factory=list)
+    """The checker's record of each output."""
+
+    def opening(self, method: str, data: EvalSet) -> dict[str, Any]:
+        """The first keys of a numerics record: how the program ran, on what data, how many samples."""
+        return {"method": method, "dataset": data.name, "data_identity": data.identity, "samples": self.samples}
 
 
-def run_samples(data: EvalSet, step: Callable[[int, Sample], Ran], *, metrics: Sequence[Metric], agreement: bool,
-                progress: Progress | None) -> Kept:
+def run_samples(judging: Judging, step: Callable[[int, Sample], Ran]) -> Kept:
     """The loop of both checkers: ``step(i, sample)`` runs the program and float on each sample
-    of ``data`` in order and compares them its own way; what both keep is kept here, and
-    ``progress`` hears of each sample done."""
-    kept = Kept(Tally(), Outputs([], []) if metrics and data.labels is not None else None, [])
+    of the judged data in order and compares them its own way; what both keep is kept here, and
+    the judging's ``progress`` hears of each sample done."""
+    data, progress = judging.data, judging.progress
+    kept = Kept(Tally(), Outputs([], []) if judging.metrics and data.labels is not None else None, [], len(data.samples))
     for i, sample in enumerate(data.samples):
         ran = step(i, sample)
-        if agreement:
+        if judging.agreement:
             kept.tally.add(ran.program, ran.float)
         if kept.seen is not None:
             kept.seen.float.append(ran.float)
@@ -187,16 +227,16 @@ def run_samples(data: EvalSet, step: Callable[[int, Sample], Ran], *, metrics: S
     return kept
 
 
-def conclude(record: dict[str, Any], checks: list[dict[str, Any]], metrics: Sequence[Metric], kept: Kept,
-             data: EvalSet, program_kind: str, where: str, plugin: str, started: float) -> None:
+def conclude(record: dict[str, Any], kept: Kept, judging: Judging, program_kind: str, started: float) -> None:
     """End a numerics record as both checkers do: the top-1 agreement, the metrics (when
-    outputs were kept against labels), every check, the verdict and the time taken."""
+    outputs were kept against labels), every check (``kept.checks`` then the metrics'),
+    the verdict and the time taken."""
     record.update(agreement_record(kept.tally))
-    seen = kept.seen
-    judged, metric_checks = measure(metrics, seen or Outputs([], []), data.labels if seen is not None else None,
-                                    data.samples, data.name, program_kind, where, plugin)
+    seen, data = kept.seen, judging.data
+    judged, metric_checks = measure(judging.metrics, seen or Outputs([], []), data.labels if seen is not None else None,
+                                    data.samples, data.name, program_kind, judging.where, judging.plugin)
     record.update(judged)
-    checks += metric_checks
+    checks = kept.checks + metric_checks
     record["checks"] = checks
     record["passed"] = all(c["passed"] for c in checks)
     record["seconds"] = round(time.perf_counter() - started, 2)

@@ -23,11 +23,10 @@ from collections.abc import Callable, Iterator, Mapping, Sequence
 from typing import Any, ParamSpec, TypeVar
 
 from zoo._errors import BuildError, MissingExtraError
-from zoo._spec import Metric, Sample
-from zoo.registry.events import Progress
+from zoo._spec import Sample
 from zoo.registry.numerics import compare
 from zoo.registry.numerics import metrics as metrics_
-from zoo.registry.numerics.data import EvalSet, flat_outputs
+from zoo.registry.numerics.data import flat_outputs
 from zoo.registry.numerics.io import IoParams
 from zoo.registry.numerics.npu_program import NpuProgram
 
@@ -201,21 +200,16 @@ def check_ethosu(
     fake_quant: Any,
     edge_program: Any,
     graphs: dict[bytes, bytes],
-    data: EvalSet,
-    metrics: Sequence[Metric] = (),
-    agreement: bool = False,
-    where: str = "",
-    plugin: str = "its plugin",
-    progress: Progress | None = None,
+    judging: metrics_.Judging,
     program_input: Callable[[Sample], Sample] | None = None,
     io: IoParams | None = None,
     kind: str = "int8",
     fast_scratch: Mapping[bytes, int] | None = None,
 ) -> compare.NumericsResult:
-    """Run ``data`` through the lowered program with each delegate on the TOSA reference model.
+    """Run the judged data through the lowered program with each delegate on the TOSA reference model.
 
     ``graphs`` maps each delegate's processed bytes to the TOSA flatbuffer Vela compiled it from.
-    ``program_input`` turns a sample of ``data`` into what ``fake_quant`` takes (for
+    ``program_input`` turns a sample of that data into what ``fake_quant`` takes (for
     ``--io pixels``, the [0, 1] image; for ``nhwc``, channels-last). With integer I/O,
     ``io`` holds the boundary's parameters: each input is quantized by torch's rule
     before the program gets it, and each output dequantized before it is compared.
@@ -272,10 +266,8 @@ def check_ethosu(
                 compare.within(noisy[k], q, atol, compare.RTOL, noise[k], scale)
         return metrics_.Ran(got, fl, fed, raw)
 
-    kept = metrics_.run_samples(data, step, metrics=metrics, agreement=agreement, progress=progress)
-    n = len(data.samples)
-    checks: list[dict[str, Any]] = []
-    outputs = []
+    kept = metrics_.run_samples(judging, step)
+    n = kept.samples
     for k, (q, f) in enumerate(zip(vs_fq, vs_float, strict=True)):
         scale = compare.scale_of(qparams[k])
         tol = f"{compare.ATOL:g} + {compare.RTOL:g}·|x| + {compare.QTOL}·scale" + (f" ({scale:.4g})" if scale else "")
@@ -285,7 +277,7 @@ def check_ethosu(
         beyond = compare.beyond_noise(q, floor)
         fq_ok = compare.agrees_with_fake_quant(q, floor, f, fq_vs_float[k])
         steps = f", {q.max_steps:.2f} quantization steps" if scale else ""
-        detail = (f"TOSA reference run vs fake-quantized torch model on {n} {data.name} samples: max abs error "
+        detail = (f"TOSA reference run vs fake-quantized torch model on {n} {judging.data.name} samples: max abs error "
                   f"{q.max_abs:.4g}{steps}; {q.mismatched} of {q.elements} elements outside {tol}")
         if floor is not None and q.mismatched:
             detail += (f"; the model's own noise floor (fake-quant with {compare.NOISE_FRACTION:.1%} of its input "
@@ -299,7 +291,7 @@ def check_ethosu(
             detail += (f"; at 16 bits judged by the noise it adds instead: SQNR against float "
                        f"{_db(f.sqnr_db)}, fake-quant's {_db(fq_vs_float[k].sqnr_db)} (at most "
                        f"{compare.SQNR_MARGIN_DB:g} dB lower passes)")
-        checks.append(compare.check(f"vs_fake_quant[{k}]" if len(vs_fq) > 1 else "vs_fake_quant", fq_ok, detail))
+        kept.checks.append(compare.check(f"vs_fake_quant[{k}]" if len(vs_fq) > 1 else "vs_fake_quant", fq_ok, detail))
         limited = f.failing > 0 and compare.quantization_limited(f, fq_vs_float[k])
         # With labelled data and declared metrics, those metrics judge int8 itself; the float
         # comparison still refuses a lowering that does worse than fake-quant.
@@ -315,9 +307,9 @@ def check_ethosu(
                           f"{compare.QUANTIZATION_LIMITED_MARGIN:g} to it" if limited else "")
                        + (f": {kind} itself fails this comparison and the lowering is no worse"
                           + (f" (no noisier: SQNR within {compare.SQNR_MARGIN_DB:g} dB)" if no_noisier else "") + ", so the model's "
-                          f"declared metrics ({', '.join(m.name for m in metrics)}) judge it" if by_metrics else ""))
-        checks.append(compare.check(f"vs_float[{k}]" if len(vs_float) > 1 else "vs_float", fl_ok, detail))
-        outputs.append({
+                          f"declared metrics ({', '.join(m.name for m in judging.metrics)}) judge it" if by_metrics else ""))
+        kept.checks.append(compare.check(f"vs_float[{k}]" if len(vs_float) > 1 else "vs_float", fl_ok, detail))
+        kept.outputs.append({
             "index": k,
             "bits": bits[k],
             "scale": scale,
@@ -332,23 +324,20 @@ def check_ethosu(
             "fake_quant_vs_float": compare.versus_record(fq_vs_float[k]),
         })
     record: dict[str, Any] = {
-        "method": "tosa_reference_model",
-        "dataset": data.name,
-        "data_identity": data.identity,
-        "samples": n,
+        **kept.opening("tosa_reference_model", judging.data),
         "reference_runs": reference.runs,
         "reference_seconds": round(reference.seconds, 3),
         "partitions": len(graphs),
-        "outputs": outputs,
+        "outputs": kept.outputs,
         "tolerances": {"atol": compare.ATOL, "rtol": compare.RTOL, "qtol": compare.QTOL,
                        "noise_fraction": compare.NOISE_FRACTION,
                        "quantization_limited_margin": compare.QUANTIZATION_LIMITED_MARGIN,
                        "sqnr_margin_db": compare.SQNR_MARGIN_DB,
                        "cosine_min": compare.COSINE_MIN, "frobenius_max": compare.FROBENIUS_MAX},
     }
-    checks.append(npu.check())
+    kept.checks.append(npu.check())
     record["npu_program"] = npu.record()
-    metrics_.conclude(record, checks, metrics, kept, data, kind, where, plugin, started)
+    metrics_.conclude(record, kept, judging, kind, started)
     scales = [q[0] for q in qparams if q]
     tolerance = {"atol": compare.ATOL + compare.QTOL * max(scales, default=0.0), "rtol": compare.RTOL}
     if io is not None:  # the bundle's outputs are the integers themselves
