@@ -1,4 +1,4 @@
-"""What CONV and POOL share: the kernel registers, the padding, the OFM shape and the clamps."""
+"""What CONV and POOL share: the kernel registers, the padding and the OFM shape."""
 
 from __future__ import annotations
 
@@ -29,7 +29,6 @@ class BlockOp:
     part_kernel: bool
     ifm_zero_point: int
     ofm_zero_point: int
-    clamp: tuple[int, int]
 
 
 def block_op(regs: Registers) -> BlockOp:
@@ -38,11 +37,6 @@ def block_op(regs: Registers) -> BlockOp:
         raise NotInterpreted(f"{regs.op} with IFM_UPSCALE {regs['IFM_UPSCALE']}")
     if regs["ACC_FORMAT"]:
         raise NotInterpreted(f"{regs.op} with ACC_FORMAT {regs['ACC_FORMAT']} (only the 32-bit accumulator is modelled)")
-    activation = regs["ACTIVATION"]
-    if activation & 0x1F:
-        raise NotInterpreted(f"{regs.op} with activation function {activation & 0x1F} (tanh, sigmoid or a LUT)")
-    if (activation >> 12) & 7:
-        raise NotInterpreted(f"{regs.op} with activation clip range {(activation >> 12) & 7}")
     stride_reg = regs["KERNEL_STRIDE"]
     if stride_reg & (1 << 5):
         raise NotInterpreted(f"{regs.op} with 4x4 kernel decomposition")
@@ -68,7 +62,7 @@ def block_op(regs: Registers) -> BlockOp:
         ifm=feature_map(regs, "IFM", ifm_p), ofm=feature_map(regs, "OFM", ofm_p), ofm_shape=ofm_shape,
         ifm_shape=(ifm_h, ifm_w, regs["IFM_DEPTH_M1"] + 1), kernel=kernel, stride=stride, dilation=dilation,
         pad=pad, part_kernel=bool(stride_reg & 4), ifm_zero_point=regs["IFM_ZERO_POINT"],
-        ofm_zero_point=regs["OFM_ZERO_POINT"], clamp=(regs["ACTIVATION_MIN"], regs["ACTIVATION_MAX"]),
+        ofm_zero_point=regs["OFM_ZERO_POINT"],
     )
 
 

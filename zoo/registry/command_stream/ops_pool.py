@@ -1,4 +1,4 @@
-"""NPU_OP_POOL: MAX (zero points 0) and AVERAGE without padding, global scale, 8-bit.
+"""NPU_OP_POOL: MAX (zero points 0) and AVERAGE without padding, global scale, 8-bit, then the activation (a clamp or a LUT).
 
 MAX takes the largest ``ifm - ifm_zp`` of each window, AVERAGE the sum; both then go
 through the output stage with ``OFM_SCALE``. Regor emits 1x1 AVERAGE pools with scale
@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from zoo.registry.command_stream.activation import activation
 from zoo.registry.command_stream.errors import NotInterpreted
 from zoo.registry.command_stream.kernel import block_op, windows
 from zoo.registry.command_stream.memory import Memory
@@ -35,6 +36,7 @@ def pool(regs: Registers, memory: Memory, mode: int) -> None:
         raise NotInterpreted(f"POOL MAX with zero points {op.ifm_zero_point} (IFM) and {op.ofm_zero_point} (OFM)")
     if op.dilation != (1, 1):
         raise NotInterpreted(f"POOL {name} with dilation {op.dilation}")
+    act = activation(regs, memory, op.ofm.precision)
     ih, iw, ic = op.ifm_shape
     if ic != op.ofm_shape[2]:
         raise NotInterpreted(f"POOL {name} from {ic} to {op.ofm_shape[2]} channels")
@@ -43,5 +45,5 @@ def pool(regs: Registers, memory: Memory, mode: int) -> None:
     acc = np.maximum.reduce(taps) if mode == MAX else np.add.reduce(taps)
     scale, shift = regs["OFM_SCALE"], regs.param("OFM_SCALE") & 0x3F
     out = output_stage(acc, np.asarray(scale), np.asarray(shift), round_mode=op.ofm.precision.round_mode,
-                       zero_point=op.ofm_zero_point, clamp=op.clamp, dtype=op.ofm.precision.dtype, what=regs.op)
+                       zero_point=op.ofm_zero_point, activation=act, dtype=op.ofm.precision.dtype, what=regs.op)
     op.ofm.write(memory, out, regs.op)
