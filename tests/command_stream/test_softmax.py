@@ -62,3 +62,15 @@ def test_a_changed_ifm2_broadcast_changes_the_outputs(softmax: Bundled, mode: in
         data[header + broadcast.offset + 2] ^= change  # the low byte of the 16-bit parameter
 
     assert differing(softmax, changed(softmax.payload, "cmd_data", flip)) == 3
+
+
+def test_a_changed_shift_of_the_32_bit_rescale_changes_the_outputs(softmax: Bundled) -> None:
+    """The int32-to-int8 RESCALE before exp's LUT: a 32-bit MUL whose OFM_SCALE shift is 49."""
+    program = program_of(softmax.payload)
+    header = len(softmax.payload.data["cmd_data"]) - (program.commands[-1].offset + 4)
+    (scale,) = [c for c in program.commands if c.name == "NPU_SET_OFM_SCALE" and c.param & 0x3F == 49]
+
+    def one_less(data: bytearray) -> None:
+        data[header + scale.offset + 2] -= 1  # the shift, in the parameter's low 6 bits
+
+    assert differing(softmax, changed(softmax.payload, "cmd_data", one_less)) == 3
