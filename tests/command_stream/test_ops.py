@@ -175,3 +175,35 @@ def test_inputs_are_checked_and_the_stream_must_stop() -> None:
         run(program, [b"abc"])
     with pytest.raises(StreamError, match="ends without NPU_OP_STOP"):
         run(payload(cmd0("NPU_OP_DMA_WAIT")), [])
+
+
+def test_a_reduce_sum_sums_each_positions_channels() -> None:
+    """Regor's global mean: int8 channels summed into int32, then int32 channels summed and scaled to int8."""
+    rng = np.random.default_rng(10)
+    x = rng.integers(-128, 128, size=(3, 5, 7)).astype(np.int8)
+    words = fm("IFM", 0, (3, 5, 7), zero_point=-6) + fm("OFM", 128, (3, 5, 1), bits=32) + block((1, 1))
+    words += cmd0("NPU_SET_OFM_PRECISION", 0x8105) + cmd1("NPU_SET_OFM_SCALE", 1, 0)
+    words += cmd0("NPU_SET_ACTIVATION_MIN", -32768) + cmd0("NPU_SET_ACTIVATION_MAX", 32767) + cmd0("NPU_OP_POOL", 2)
+    scale, shift = 0x60B366FF, 34
+    words += fm("IFM", 128, (1, 3, 5), bits=32) + fm("OFM", 256, (1, 3, 1), zero_point=-128) + block((1, 1))
+    words += cmd0("NPU_SET_OFM_PRECISION", 0x8101) + cmd1("NPU_SET_OFM_SCALE", scale, shift) + cmd0("NPU_OP_POOL", 2)
+    program = payload(words + cmd0("NPU_OP_STOP", 0xFFFF), scratch=512, inputs=[io(0, x.shape)],
+                      outputs=[io(128, (3, 5), 4), io(256, (3,))])
+    sums, means = run(program, [x.tobytes()])
+    want = (x.astype(np.int64) + 6).sum(axis=2)
+    assert np.array_equal(np.frombuffer(sums, "<i4").reshape(3, 5), want)
+    assert np.frombuffer(means, np.int8).tolist() == [
+        min(127, max(-128, ((int(s) * scale + (1 << (shift - 1))) >> shift) - 128)) for s in want.sum(axis=1)]
+
+
+def test_a_padded_max_pool_leaves_the_padding_out() -> None:
+    """All-negative values: a padded tap counted as 0 would win every window at the border."""
+    rng = np.random.default_rng(11)
+    x = rng.integers(-128, -1, size=(3, 5, 3)).astype(np.int8)
+    words = fm("IFM", 0, x.shape) + fm("OFM", 64, (2, 3, 3)) + block((3, 3), stride=2, pad=1)
+    words += cmd0("NPU_SET_OFM_PRECISION", 0x8101) + cmd1("NPU_SET_OFM_SCALE", 1, 0) + cmd0("NPU_OP_POOL", 0)
+    (out,) = run(payload(words + cmd0("NPU_OP_STOP", 0xFFFF), inputs=[io(0, x.shape)], outputs=[io(64, (2, 3, 3))]),
+                 [x.tobytes()])
+    want = [[[int(x[max(0, 2 * y - 1):2 * y + 2, max(0, 2 * xx - 1):2 * xx + 2, c].max()) for c in range(3)]
+             for xx in range(3)] for y in range(2)]
+    assert np.frombuffer(out, np.int8).reshape(2, 3, 3).tolist() == want

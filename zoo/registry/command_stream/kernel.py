@@ -31,8 +31,9 @@ class BlockOp:
     ofm_zero_point: int
 
 
-def block_op(regs: Registers) -> BlockOp:
-    """The registers every block operation (CONV, DEPTHWISE, POOL) reads, checked for what is modelled."""
+def block_op(regs: Registers, ifm_bits: tuple[int, ...] = (8,), ofm_bits: tuple[int, ...] = (8,)) -> BlockOp:
+    """The registers every block operation (CONV, DEPTHWISE, POOL) reads, checked for what is modelled:
+    by default 8-bit maps alone."""
     if regs["IFM_UPSCALE"]:
         raise NotInterpreted(f"{regs.op} with IFM_UPSCALE {regs['IFM_UPSCALE']}")
     if regs["ACC_FORMAT"]:
@@ -55,8 +56,8 @@ def block_op(regs: Registers) -> BlockOp:
         raise StreamError(f"{regs.op}: the padding ({pad}) covers the whole input window")
     ifm_p = ifm_precision(regs["IFM_PRECISION"])
     ofm_p = ofm_precision(regs["OFM_PRECISION"])
-    for name, p in (("IFM", ifm_p), ("OFM", ofm_p)):
-        if p.bits != 8:
+    for name, p, bits in (("IFM", ifm_p, ifm_bits), ("OFM", ofm_p, ofm_bits)):
+        if p.bits not in bits:
             raise NotInterpreted(f"{regs.op} with a {p.bits}-bit {name}")
     return BlockOp(
         ifm=feature_map(regs, "IFM", ifm_p), ofm=feature_map(regs, "OFM", ofm_p), ofm_shape=ofm_shape,
