@@ -40,10 +40,23 @@ def test_addresses_are_velas(layout: str, bits: int, tiling: tuple[int, int, int
     assert np.array_equal(got, want)
 
 
+def test_nhwc_ignores_stride_c_as_velas_get_address_does() -> None:
+    """Regor leaves a 32-bit map's STRIDE_C of 4 for the 8-bit copies after it: in NHWC the register
+    (the stride between 16-channel bricks) is not read, and channels are contiguous."""
+    from ethosu.vela.api import NpuDataType, NpuFeatureMap, NpuLayout, NpuShape3D, NpuTileBox
+    from ethosu.vela.register_command_stream_util import get_address
+
+    vela = NpuFeatureMap()
+    vela.data_type, vela.layout = NpuDataType.INT8, NpuLayout.NHWC
+    vela.shape = NpuShape3D(height=2, width=3, depth=4)
+    vela.tiles = NpuTileBox(height_0=2, height_1=2, width_0=3, addresses=BASES)
+    strides = NpuShape3D(depth=4, height=4, width=28)  # mnasnet's transposing copy of int32 bytes
+    nhwc = FeatureMap("OFM", 1, (BASES[0], BASES[1], BASES[2], BASES[3]), 2, 2, 3, 28, 4, 4, Precision(True, 8, 0, 0, 0))
+    want = [[[get_address(vela, strides, y, x, c) for c in range(4)] for x in range(3)] for y in range(2)]
+    assert nhwc.addresses(2, 3, 4).tolist() == want
+
+
 def test_strides_it_does_not_model_are_refused() -> None:
-    nhwc = FeatureMap("OFM", 1, (0, 0, 0, 0), 2, 2, 2, 20, 40, 2, Precision(True, 8, 0, 0, 0))
-    with pytest.raises(NotInterpreted, match="not implemented: OFM in NHWC with STRIDE_C 2 for 1-byte elements"):
-        nhwc.addresses(2, 2, 3)
     brick = FeatureMap("IFM", 1, (0, 0, 0, 0), 2, 2, 2, 32, 64, 64, Precision(True, 8, 1, 0, 0))
     with pytest.raises(NotInterpreted, match="not implemented: IFM in NHCWB16 with STRIDE_X 32 for 1-byte elements"):
         brick.addresses(2, 2, 3)

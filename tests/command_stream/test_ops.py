@@ -5,52 +5,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from tests.command_stream.programs import cmd0, cmd1, payload
+from tests.command_stream.programs import NHCWB16, NHWC, block, cmd0, cmd1, fm, io, payload
 from zoo.registry.command_stream import NotInterpreted, StreamError, run
-from zoo.registry.pte.vela_payload import TensorInfo
-
-NHWC, NHCWB16 = 0, 1
-
-
-def _fm(prefix: str, base: int, shape: tuple[int, int, int], layout: int = NHWC, zero_point: int = 0) -> list[int]:
-    """A single-tile int8 feature map with Vela's standard strides (``get_strides``)."""
-    h, w, c = shape
-    strides = (c, w * c, 1) if layout == NHWC else (16, w * 16 * -(-c // 16), 16 * w)
-    precision = 1 | (layout << 6) | (0x8000 if prefix == "OFM" else 0)  # signed 8-bit; OFM rounds NATURAL
-    words = cmd0(f"NPU_SET_{prefix}_REGION", 1) + cmd1(f"NPU_SET_{prefix}_BASE0", base)
-    for i in (1, 2, 3):
-        words += cmd1(f"NPU_SET_{prefix}_BASE{i}", 0)
-    words += cmd0(f"NPU_SET_{prefix}_HEIGHT0_M1", h - 1) + cmd0(f"NPU_SET_{prefix}_HEIGHT1_M1", h - 1)
-    words += cmd0(f"NPU_SET_{prefix}_WIDTH0_M1", w - 1)
-    words += cmd1(f"NPU_SET_{prefix}_STRIDE_X", strides[0]) + cmd1(f"NPU_SET_{prefix}_STRIDE_Y", strides[1])
-    words += cmd1(f"NPU_SET_{prefix}_STRIDE_C", strides[2])
-    words += cmd0(f"NPU_SET_{prefix}_ZERO_POINT", zero_point) + cmd0(f"NPU_SET_{prefix}_PRECISION", precision)
-    if prefix == "IFM":
-        words += cmd0("NPU_SET_IFM_DEPTH_M1", c - 1) + cmd0("NPU_SET_IFM_UPSCALE")
-    else:
-        words += cmd0("NPU_SET_OFM_HEIGHT_M1", h - 1) + cmd0("NPU_SET_OFM_WIDTH_M1", w - 1)
-        words += cmd0("NPU_SET_OFM_DEPTH_M1", c - 1)
-    return words
-
-
-def _block(kernel: tuple[int, int], stride: int = 1, pad: int = 0, part_kernel: bool = False) -> list[int]:
-    words = cmd0("NPU_SET_KERNEL_HEIGHT_M1", kernel[0] - 1) + cmd0("NPU_SET_KERNEL_WIDTH_M1", kernel[1] - 1)
-    words += cmd0("NPU_SET_KERNEL_STRIDE", (stride - 1) * 3 | (4 if part_kernel else 0))
-    for side in ("TOP", "LEFT", "BOTTOM", "RIGHT"):
-        words += cmd0(f"NPU_SET_IFM_PAD_{side}", pad)
-    words += cmd0("NPU_SET_ACTIVATION") + cmd0("NPU_SET_ACTIVATION_MIN", -128) + cmd0("NPU_SET_ACTIVATION_MAX", 127)
-    return words + cmd0("NPU_SET_ACC_FORMAT")
 
 
 def _copy(src: int, dst: int, shape: tuple[int, int, int], src_layout: int = NHWC) -> list[int]:
     """Regor's copy: a 1x1 AVERAGE pool with the global scale 0x80000001 >> 31."""
-    words = _fm("IFM", src, shape, src_layout) + _fm("OFM", dst, shape) + _block((1, 1))
+    words = fm("IFM", src, shape, src_layout) + fm("OFM", dst, shape) + block((1, 1))
     words += cmd0("NPU_SET_OFM_PRECISION", 0x8101)  # global scale
     return words + cmd1("NPU_SET_OFM_SCALE", 0x80000001, 31) + cmd0("NPU_OP_POOL", 1)
-
-
-def _io(offset: int, shape: tuple[int, ...]) -> TensorInfo:
-    return TensorInfo(shape, 1, offset, 1)
 
 
 def test_dma_and_a_copy_pool() -> None:
@@ -58,7 +21,7 @@ def test_dma_and_a_copy_pool() -> None:
     words = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 32) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
     words += cmd1("NPU_SET_DMA0_DST", 64) + cmd1("NPU_SET_DMA0_LEN", 32) + cmd0("NPU_OP_DMA_START")
     words += cmd0("NPU_OP_DMA_WAIT") + _copy(64, 128, (2, 4, 4)) + cmd0("NPU_OP_STOP", 0xFFFF)
-    (out,) = run(payload(words, weights=weights, outputs=[_io(128, (2, 4, 4))]), [])
+    (out,) = run(payload(words, weights=weights, outputs=[io(128, (2, 4, 4))]), [])
     assert out == bytes(range(100, 132))
 
 
@@ -68,9 +31,9 @@ def _conv_program(x: np.ndarray, w: np.ndarray, records: bytes, stream: bytes, o
     o = w.shape[0]
     words = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
     words += cmd1("NPU_SET_DMA0_DST", 1024) + cmd1("NPU_SET_DMA0_LEN", len(records) + len(stream))
-    words += cmd0("NPU_OP_DMA_START") + _fm("IFM", 0, x.shape, zero_point=-3)
-    words += _fm("OFM", 256, (h, wd, o), ofm_layout, zero_point=5)
-    words += _block((3, 3), pad=1, part_kernel=op == "NPU_OP_CONV")
+    words += cmd0("NPU_OP_DMA_START") + fm("IFM", 0, x.shape, zero_point=-3)
+    words += fm("OFM", 256, (h, wd, o), ofm_layout, zero_point=5)
+    words += block((3, 3), pad=1, part_kernel=op == "NPU_OP_CONV")
     words += cmd0("NPU_SET_WEIGHT_REGION", 1) + cmd1("NPU_SET_WEIGHT_BASE", 1024 + len(records))
     words += cmd1("NPU_SET_WEIGHT_LENGTH", len(stream)) + cmd0("NPU_SET_SCALE_REGION", 1)
     words += cmd1("NPU_SET_SCALE_BASE", 1024) + cmd1("NPU_SET_SCALE_LENGTH", len(records))
@@ -93,7 +56,7 @@ def test_a_padded_conv_against_its_definition(ofm_layout: int) -> None:
     records += bytes(-len(records) % 16)
     words = _conv_program(x, w, records, bytes(stream), ofm_layout)
     program = payload(words, weights=records + bytes(stream), scratch=2048,
-                      inputs=[_io(0, x.shape)], outputs=[_io(768, (5, 6, 20))])
+                      inputs=[io(0, x.shape)], outputs=[io(768, (5, 6, 20))])
     (out,) = run(program, [x.tobytes()])
     # The definition, element by element: zero-point-corrected input, zero padding, bias, scale, round half up.
     padded = np.pad(x.astype(np.int64) + 3, ((1, 1), (1, 1), (0, 0)))
@@ -120,7 +83,7 @@ def test_a_padded_depthwise_conv_against_its_definition() -> None:
     records += bytes(-len(records) % 16)
     words = _conv_program(x, w, records, bytes(stream), NHCWB16, op="NPU_OP_DEPTHWISE")
     program = payload(words, weights=records + bytes(stream), scratch=2048,
-                      inputs=[_io(0, x.shape)], outputs=[_io(768, (5, 6, 20))])
+                      inputs=[io(0, x.shape)], outputs=[io(768, (5, 6, 20))])
     (out,) = run(program, [x.tobytes()])
     padded = np.pad(x.astype(np.int64) + 3, ((1, 1), (1, 1), (0, 0)))
     want = np.zeros((5, 6, 20), dtype=np.int64)
@@ -142,14 +105,14 @@ def test_an_add_against_its_definition(scaled: str) -> None:
     shape = (3, 4, 18)
     a, b = (rng.integers(-128, 128, size=shape).astype(np.int8) for _ in range(2))
     opa, opa_shift, ofm, ofm_shift = 1518500250, 12, 1431655766, 50
-    words = _fm("IFM", 0, shape, zero_point=7) + _fm("IFM2", 256, shape, NHCWB16, zero_point=-9)
+    words = fm("IFM", 0, shape, zero_point=7) + fm("IFM2", 256, shape, NHCWB16, zero_point=-9)
     words += cmd0("NPU_SET_IFM_PRECISION", 0x8001 | (1 if scaled == "IFM" else 2) << 8)  # NATURAL, OPA_32/OPB_32
-    words += cmd0("NPU_SET_IFM2_BROADCAST") + _fm("OFM", 1024, shape, zero_point=-4) + _block((1, 1))
+    words += cmd0("NPU_SET_IFM2_BROADCAST") + fm("OFM", 1024, shape, zero_point=-4) + block((1, 1))
     words += cmd0("NPU_SET_OFM_PRECISION", 0x8101) + cmd1("NPU_SET_OPA_SCALE", opa, opa_shift)
     words += cmd1("NPU_SET_OPB_SCALE", 0) + cmd1("NPU_SET_OFM_SCALE", ofm, ofm_shift)
     words += cmd0("NPU_OP_ELEMENTWISE", 1) + cmd0("NPU_OP_STOP", 0xFFFF)
-    (out,) = run(payload(words, scratch=2048, inputs=[_io(0, shape), _io(256, (3, 4, 32))],
-                         outputs=[_io(1024, shape)]),
+    (out,) = run(payload(words, scratch=2048, inputs=[io(0, shape), io(256, (3, 4, 32))],
+                         outputs=[io(1024, shape)]),
                  [a.tobytes(), np.pad(b, ((0, 0), (0, 0), (0, 14))).transpose(0, 2, 1).reshape(3, 2, 16, 4)
                   .transpose(0, 1, 3, 2).tobytes()])
     want = np.zeros(shape, dtype=np.int64)
@@ -176,7 +139,7 @@ def test_the_fast_scratch_is_the_platforms() -> None:
     words += cmd1("NPU_SET_DMA0_DST", 32) + cmd1("NPU_SET_DMA0_LEN", 16) + cmd0("NPU_OP_DMA_START")
     words += cmd0("NPU_SET_DMA0_SRC_REGION", 2) + cmd1("NPU_SET_DMA0_SRC", 32) + cmd0("NPU_SET_DMA0_DST_REGION", 1)
     words += cmd1("NPU_SET_DMA0_DST", 0) + cmd0("NPU_OP_DMA_START") + cmd0("NPU_OP_STOP")
-    program = payload(words, weights=bytes(range(16)), outputs=[_io(0, (16,))])
+    program = payload(words, weights=bytes(range(16)), outputs=[io(0, (16,))])
     with pytest.raises(StreamError, match=r"region 2, which holds 0x0 bytes \(the fast scratch: its size is the platform's"):
         run(program, [])
     assert run(program, [], fast_scratch=48) == [bytes(range(16))]
@@ -190,11 +153,11 @@ def test_an_unset_register_is_named() -> None:
 def test_what_is_not_modelled_stops_the_run() -> None:
     with pytest.raises(NotInterpreted, match=r"^not implemented: NPU_OP_IRQ \(IRQ at byte 0x0\)$"):
         run(payload(cmd0("NPU_OP_IRQ") + cmd0("NPU_OP_STOP")), [])
-    with pytest.raises(NotInterpreted, match=r"^not implemented: ELEMENTWISE mode 0 \(only ADD and SUB are modelled\)$"):
-        run(payload(cmd0("NPU_OP_ELEMENTWISE", 0) + cmd0("NPU_OP_STOP")), [])
-    lut = cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 1 << 8) + cmd0("NPU_OP_DMA_START")
-    with pytest.raises(NotInterpreted, match="not implemented: DMA DST in SHRAM"):
-        run(payload(lut + cmd0("NPU_OP_STOP")), [])
+    with pytest.raises(NotInterpreted, match=r"^not implemented: ELEMENTWISE LRELU \(ADD, SUB and MUL are modelled\)$"):
+        run(payload(cmd0("NPU_OP_ELEMENTWISE", 5) + cmd0("NPU_OP_STOP")), [])
+    from_shram = cmd0("NPU_SET_DMA0_SRC_REGION", 1 << 8) + cmd0("NPU_SET_DMA0_DST_REGION", 1) + cmd0("NPU_OP_DMA_START")
+    with pytest.raises(NotInterpreted, match=r"not implemented: DMA from the SHRAM \(source region mode INTERNAL\)"):
+        run(payload(from_shram + cmd0("NPU_OP_STOP")), [])
     dilated = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_KERNEL_STRIDE", 1 << 3) + cmd0("NPU_SET_KERNEL_WIDTH_M1", 2)
     with pytest.raises(NotInterpreted, match=r"not implemented: CONV at byte 0x[0-9a-f]+ with dilation \(1, 2\)"):
         run(payload(dilated + cmd0("NPU_SET_OFM_PRECISION", 0x8001) + cmd0("NPU_OP_CONV") + cmd0("NPU_OP_STOP")), [])
@@ -207,8 +170,40 @@ def test_what_is_not_modelled_stops_the_run() -> None:
 
 
 def test_inputs_are_checked_and_the_stream_must_stop() -> None:
-    program = payload(cmd0("NPU_OP_STOP"), inputs=[_io(0, (4,))])
+    program = payload(cmd0("NPU_OP_STOP"), inputs=[io(0, (4,))])
     with pytest.raises(StreamError, match=r"input 0 is 3 bytes; the program takes 4"):
         run(program, [b"abc"])
     with pytest.raises(StreamError, match="ends without NPU_OP_STOP"):
         run(payload(cmd0("NPU_OP_DMA_WAIT")), [])
+
+
+def test_a_reduce_sum_sums_each_positions_channels() -> None:
+    """Regor's global mean: int8 channels summed into int32, then int32 channels summed and scaled to int8."""
+    rng = np.random.default_rng(10)
+    x = rng.integers(-128, 128, size=(3, 5, 7)).astype(np.int8)
+    words = fm("IFM", 0, (3, 5, 7), zero_point=-6) + fm("OFM", 128, (3, 5, 1), bits=32) + block((1, 1))
+    words += cmd0("NPU_SET_OFM_PRECISION", 0x8105) + cmd1("NPU_SET_OFM_SCALE", 1, 0)
+    words += cmd0("NPU_SET_ACTIVATION_MIN", -32768) + cmd0("NPU_SET_ACTIVATION_MAX", 32767) + cmd0("NPU_OP_POOL", 2)
+    scale, shift = 0x60B366FF, 34
+    words += fm("IFM", 128, (1, 3, 5), bits=32) + fm("OFM", 256, (1, 3, 1), zero_point=-128) + block((1, 1))
+    words += cmd0("NPU_SET_OFM_PRECISION", 0x8101) + cmd1("NPU_SET_OFM_SCALE", scale, shift) + cmd0("NPU_OP_POOL", 2)
+    program = payload(words + cmd0("NPU_OP_STOP", 0xFFFF), scratch=512, inputs=[io(0, x.shape)],
+                      outputs=[io(128, (3, 5), 4), io(256, (3,))])
+    sums, means = run(program, [x.tobytes()])
+    want = (x.astype(np.int64) + 6).sum(axis=2)
+    assert np.array_equal(np.frombuffer(sums, "<i4").reshape(3, 5), want)
+    assert np.frombuffer(means, np.int8).tolist() == [
+        min(127, max(-128, ((int(s) * scale + (1 << (shift - 1))) >> shift) - 128)) for s in want.sum(axis=1)]
+
+
+def test_a_padded_max_pool_leaves_the_padding_out() -> None:
+    """All-negative values: a padded tap counted as 0 would win every window at the border."""
+    rng = np.random.default_rng(11)
+    x = rng.integers(-128, -1, size=(3, 5, 3)).astype(np.int8)
+    words = fm("IFM", 0, x.shape) + fm("OFM", 64, (2, 3, 3)) + block((3, 3), stride=2, pad=1)
+    words += cmd0("NPU_SET_OFM_PRECISION", 0x8101) + cmd1("NPU_SET_OFM_SCALE", 1, 0) + cmd0("NPU_OP_POOL", 0)
+    (out,) = run(payload(words + cmd0("NPU_OP_STOP", 0xFFFF), inputs=[io(0, x.shape)], outputs=[io(64, (2, 3, 3))]),
+                 [x.tobytes()])
+    want = [[[int(x[max(0, 2 * y - 1):2 * y + 2, max(0, 2 * xx - 1):2 * xx + 2, c].max()) for c in range(3)]
+             for xx in range(3)] for y in range(2)]
+    assert np.frombuffer(out, np.int8).reshape(2, 3, 3).tolist() == want

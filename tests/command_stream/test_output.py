@@ -6,6 +6,7 @@ import numpy as np
 import pytest
 
 from zoo.registry.command_stream import NotInterpreted
+from zoo.registry.command_stream.activation import Activation
 from zoo.registry.command_stream.output import DBL, NATURAL, TRUNCATE, output_stage
 
 INT8 = np.dtype(np.int8)
@@ -14,7 +15,7 @@ INT8 = np.dtype(np.int8)
 def _stage(acc: list[int], scale: int, shift: int, mode: int = NATURAL, zp: int = 0,
            clamp: tuple[int, int] = (-128, 127)) -> list[int]:
     out = output_stage(np.asarray(acc, dtype=np.int64), np.asarray(scale), np.asarray(shift), round_mode=mode,
-                       zero_point=zp, clamp=clamp, dtype=INT8, what="CONV")
+                       zero_point=zp, activation=Activation(clamp), dtype=INT8, what="CONV")
     return [int(v) for v in out]
 
 

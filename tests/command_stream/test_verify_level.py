@@ -92,14 +92,14 @@ def softmax(shared_cache: Path, boards_config: Path) -> dict[str, Artifact]:
         return dict(zip(targets, arts, strict=True))
 
 
-def test_softmax_on_u55_is_skipped_with_the_interpreters_message_and_passes(softmax: dict[str, Artifact]) -> None:
+def test_softmax_on_u55_is_bit_exact(softmax: dict[str, Artifact]) -> None:
+    """Regor's int8 softmax: scalar and broadcast ELEMENTWISE, 32-bit operands, two LUTs in the SHRAM."""
     art = softmax["u55-128"]
-    check = _level(art)
-    assert check["passed"] and check["skipped"] and _numerics(art)["passed"]
-    assert check["detail"] == (f"{STAND_IN}: skipped, not implemented: ELEMENTWISE ADD with IFM2_BROADCAST 0x80; "
-                               "a skipped level does not fail the build")
-    lines = verification_lines(Verification("softmax for u55-128", [], numerics=_numerics(art)))
-    assert any(line.startswith("  skip  npu_program") for line in lines)
+    check, record = _level(art), _numerics(art)["npu_program"]
+    assert check["passed"] and not check["skipped"]
+    assert check["detail"] == (f"{STAND_IN}: bit-exact with the TOSA reference model on 8 samples "
+                               "(the first 8 at most), 8 delegate calls")
+    assert record["outcome"] == "passed" and record["samples"] == 8
 
 
 def test_a_u85_build_is_skipped(softmax: dict[str, Artifact]) -> None:
@@ -107,6 +107,9 @@ def test_a_u85_build_is_skipped(softmax: dict[str, Artifact]) -> None:
     check, record = _level(art), _numerics(art)["npu_program"]
     assert check["passed"] and check["skipped"] and _numerics(art)["passed"]
     assert record["outcome"] == "skipped" and record["skipped"].startswith("Ethos-U85: not implemented")
+    assert check["detail"].endswith("; a skipped level does not fail the build")
+    lines = verification_lines(Verification("softmax for u85-256", [], numerics=_numerics(art)))
+    assert any(line.startswith("  skip  npu_program") for line in lines)
 
 
 def test_a_dedicated_sram_build_runs_with_the_arena_cache_its_vela_flags_gave(mnist_u65: Artifact) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.machine import execute
-from zoo.registry.command_stream.memory import Memory, Writers
+from zoo.registry.command_stream.memory import SHRAM, Memory, Writers
 from zoo.registry.command_stream.stream import Program, disassemble, parse
 from zoo.registry.pte.vela_payload import VelaPayload
 
@@ -42,7 +42,8 @@ def run(payload: VelaPayload, inputs: list[bytes], *, fast_scratch: int = 0,
     if len(inputs) != len(payload.inputs):
         raise StreamError(f"the program takes {len(payload.inputs)} input(s), {len(inputs)} given")
     memory = Memory({0: payload.data.get("weight_data", b""), SCRATCH: bytes(payload.scratch_size),
-                     FAST_SCRATCH: bytes(fast_scratch)}, writers=writers)
+                     FAST_SCRATCH: bytes(fast_scratch), SHRAM: bytes(program.config.shram_kib * 1024)},
+                    writers=writers)
     for i, (given, info) in enumerate(zip(inputs, payload.inputs, strict=True)):
         size = info.elements * info.element_size
         if len(given) != size:

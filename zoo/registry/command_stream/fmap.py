@@ -5,7 +5,10 @@ tile 0 and 2 are ``WIDTH0`` wide, tile 0 is ``HEIGHT0`` high, tile 1 (right of t
 ``HEIGHT1`` high, and tiles 2 and 3 are below. In NHWC an element sits at
 ``base + y*STRIDE_Y + x*STRIDE_X + c*elem``; in NHCWB16 channels come in bricks of 16:
 ``base + y*STRIDE_Y + x*16*elem + (c//16)*STRIDE_C + (c%16)*elem``. Strides are taken from the
-registers, never recomputed: Regor writes transposing strides of its own.
+registers, never recomputed: Regor writes transposing strides of its own. ``STRIDE_C`` is the
+stride between 16-channel bricks (the register map), which NHWC does not have: there channels
+are contiguous whatever it holds (legacy Vela's ``get_address``), and Regor leaves a 32-bit
+map's 4 in it for the 8-bit copies that follow.
 """
 
 from __future__ import annotations
@@ -84,8 +87,6 @@ class FeatureMap:
         x = x - np.where(right, self.width0, 0)
         base = np.asarray(self.bases, dtype=np.int64)[tile]
         if self.precision.layout == NHWC:
-            if c > 1 and self.stride_c != elem:
-                raise NotInterpreted(f"{self.name} in NHWC with STRIDE_C {self.stride_c} for {elem}-byte elements")
             inner = x * self.stride_x + ch * elem
         else:
             if self.stride_x != 16 * elem:

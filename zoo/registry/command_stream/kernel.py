@@ -1,4 +1,4 @@
-"""What CONV and POOL share: the kernel registers, the padding, the OFM shape and the clamps."""
+"""What CONV and POOL share: the kernel registers, the padding and the OFM shape."""
 
 from __future__ import annotations
 
@@ -29,20 +29,15 @@ class BlockOp:
     part_kernel: bool
     ifm_zero_point: int
     ofm_zero_point: int
-    clamp: tuple[int, int]
 
 
-def block_op(regs: Registers) -> BlockOp:
-    """The registers every block operation (CONV, DEPTHWISE, POOL) reads, checked for what is modelled."""
+def block_op(regs: Registers, ifm_bits: tuple[int, ...] = (8,), ofm_bits: tuple[int, ...] = (8,)) -> BlockOp:
+    """The registers every block operation (CONV, DEPTHWISE, POOL) reads, checked for what is modelled:
+    by default 8-bit maps alone."""
     if regs["IFM_UPSCALE"]:
         raise NotInterpreted(f"{regs.op} with IFM_UPSCALE {regs['IFM_UPSCALE']}")
     if regs["ACC_FORMAT"]:
         raise NotInterpreted(f"{regs.op} with ACC_FORMAT {regs['ACC_FORMAT']} (only the 32-bit accumulator is modelled)")
-    activation = regs["ACTIVATION"]
-    if activation & 0x1F:
-        raise NotInterpreted(f"{regs.op} with activation function {activation & 0x1F} (tanh, sigmoid or a LUT)")
-    if (activation >> 12) & 7:
-        raise NotInterpreted(f"{regs.op} with activation clip range {(activation >> 12) & 7}")
     stride_reg = regs["KERNEL_STRIDE"]
     if stride_reg & (1 << 5):
         raise NotInterpreted(f"{regs.op} with 4x4 kernel decomposition")
@@ -61,14 +56,14 @@ def block_op(regs: Registers) -> BlockOp:
         raise StreamError(f"{regs.op}: the padding ({pad}) covers the whole input window")
     ifm_p = ifm_precision(regs["IFM_PRECISION"])
     ofm_p = ofm_precision(regs["OFM_PRECISION"])
-    for name, p in (("IFM", ifm_p), ("OFM", ofm_p)):
-        if p.bits != 8:
+    for name, p, bits in (("IFM", ifm_p, ifm_bits), ("OFM", ofm_p, ofm_bits)):
+        if p.bits not in bits:
             raise NotInterpreted(f"{regs.op} with a {p.bits}-bit {name}")
     return BlockOp(
         ifm=feature_map(regs, "IFM", ifm_p), ofm=feature_map(regs, "OFM", ofm_p), ofm_shape=ofm_shape,
         ifm_shape=(ifm_h, ifm_w, regs["IFM_DEPTH_M1"] + 1), kernel=kernel, stride=stride, dilation=dilation,
         pad=pad, part_kernel=bool(stride_reg & 4), ifm_zero_point=regs["IFM_ZERO_POINT"],
-        ofm_zero_point=regs["OFM_ZERO_POINT"], clamp=(regs["ACTIVATION_MIN"], regs["ACTIVATION_MAX"]),
+        ofm_zero_point=regs["OFM_ZERO_POINT"],
     )
 
 

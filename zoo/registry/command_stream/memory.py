@@ -3,7 +3,9 @@
 The runtime hands the driver three base pointers (ExecuTorch's ``EthosUBackend_Cortex_M.cpp``):
 region 0 is the payload's ``weight_data`` (flash), region 1 the scratch arena holding the
 inputs, outputs and intermediate tensors, region 2 the fast scratch (empty by default).
-Every address in a command stream is an offset into one of them.
+Every address in a command stream is an offset into one of them. The NPU's own SRAM
+(SHRAM) is one more, ``SHRAM``: a DMA whose destination is in region mode INTERNAL writes
+there, and the activation LUTs are read from its last 2 KiB.
 """
 
 from __future__ import annotations
@@ -15,7 +17,10 @@ import numpy as np
 
 from zoo.registry.command_stream.errors import StreamError
 
-__all__ = ["Memory", "Writers"]
+__all__ = ["SHRAM", "Memory", "Writers"]
+
+SHRAM = 8
+"""The key of the SHRAM in ``Memory.regions``: above the 3-bit region numbers a command can name."""
 
 
 @dataclass
@@ -55,7 +60,8 @@ class Memory:
     def _check(self, region: int, data: np.ndarray[Any, Any], low: int, high: int, what: str) -> None:
         if low < 0 or high > data.size:
             hint = " (the fast scratch: its size is the platform's, run(..., fast_scratch=))" if region == 2 else ""
-            raise StreamError(f"{what} reaches bytes {low:#x}..{high:#x} of region {region}, which holds "
+            name = "the SHRAM" if region == SHRAM else f"region {region}"
+            raise StreamError(f"{what} reaches bytes {low:#x}..{high:#x} of {name}, which holds "
                               f"{data.size:#x} bytes{hint}")
 
     def gather(self, region: int, addresses: np.ndarray[Any, Any], what: str) -> np.ndarray[Any, Any]:

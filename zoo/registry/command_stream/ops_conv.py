@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from zoo.registry.command_stream.activation import activation
 from zoo.registry.command_stream.decoder import Decoder
 from zoo.registry.command_stream.errors import NotInterpreted
 from zoo.registry.command_stream.kernel import block_op, windows
@@ -36,6 +37,7 @@ def conv(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *, 
         raise NotInterpreted(f"{regs.op} with dilation {op.dilation}")
     if op.ofm.precision.scale_mode != PER_CHANNEL:
         raise NotInterpreted(f"{regs.op} with a global OFM scale")
+    act = activation(regs, memory, op.ofm.precision)
     oh, ow, oc = op.ofm_shape
     ih, iw, ic = op.ifm_shape
     if depthwise and ic != oc:
@@ -65,5 +67,5 @@ def conv(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *, 
             acc += window.reshape(oh * ow, ic).dot(weights[:, ky, kx, :].T).reshape(oh, ow, oc)
     acc += records.bias
     out = output_stage(acc, records.scale, records.shift, round_mode=op.ofm.precision.round_mode,
-                       zero_point=op.ofm_zero_point, clamp=op.clamp, dtype=op.ofm.precision.dtype, what=regs.op)
+                       zero_point=op.ofm_zero_point, activation=act, dtype=op.ofm.precision.dtype, what=regs.op)
     op.ofm.write(memory, out, regs.op)

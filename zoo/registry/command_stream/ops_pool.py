@@ -1,14 +1,19 @@
-"""NPU_OP_POOL: MAX (zero points 0) and AVERAGE without padding, global scale, 8-bit.
+"""NPU_OP_POOL: MAX (zero points 0), AVERAGE without padding and REDUCE_SUM, global scale, then the activation.
 
-MAX takes the largest ``ifm - ifm_zp`` of each window, AVERAGE the sum; both then go
-through the output stage with ``OFM_SCALE``. Regor emits 1x1 AVERAGE pools with scale
-``0x80000001 >> 31`` and strides of its own as copies and transposes.
+MAX takes the largest ``ifm - ifm_zp`` of each window, the padding excluded (TOSA's MAX_POOL2D
+and TFLite's alike; legacy Vela hands SAME padding to the hardware as it is); AVERAGE the sum;
+both then go through the output stage with ``OFM_SCALE``. Regor emits 1x1 AVERAGE pools with
+scale ``0x80000001 >> 31`` and strides of its own as copies and transposes (of 32-bit data too,
+as four 8-bit channels). REDUCE_SUM (legacy Vela's ``ReduceSum`` block) sums each position's
+channels into a one-channel OFM, from 8- or 32-bit maps into 8- or 32-bit ones: Regor's global
+means are transposes, then REDUCE_SUMs whose last one scales by ``OFM_SCALE``.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
+from zoo.registry.command_stream.activation import activation
 from zoo.registry.command_stream.errors import NotInterpreted
 from zoo.registry.command_stream.kernel import block_op, windows
 from zoo.registry.command_stream.memory import Memory
@@ -17,16 +22,17 @@ from zoo.registry.command_stream.regfile import Registers
 
 __all__ = ["pool"]
 
-MAX, AVERAGE = 0, 1
+MAX, AVERAGE, REDUCE_SUM = 0, 1, 2
+NAMES = ("MAX", "AVERAGE", "REDUCE_SUM")
 GLOBAL = 1
 
 
 def pool(regs: Registers, memory: Memory, mode: int) -> None:
-    if mode not in (MAX, AVERAGE):
-        raise NotInterpreted(f"POOL mode {mode} (only MAX and AVERAGE are modelled)")
-    op = block_op(regs)
-    name = "MAX" if mode == MAX else "AVERAGE"
-    if any(op.pad):
+    if mode not in (MAX, AVERAGE, REDUCE_SUM):
+        raise NotInterpreted(f"POOL mode {mode}")
+    name = NAMES[mode]
+    op = block_op(regs, (8, 32), (8, 32)) if mode == REDUCE_SUM else block_op(regs)
+    if any(op.pad) and mode != MAX:
         raise NotInterpreted(f"POOL {name} with padding {op.pad}")
     if op.ofm.precision.scale_mode != GLOBAL:
         raise NotInterpreted(f"POOL {name} with per-channel scales")
@@ -35,13 +41,23 @@ def pool(regs: Registers, memory: Memory, mode: int) -> None:
         raise NotInterpreted(f"POOL MAX with zero points {op.ifm_zero_point} (IFM) and {op.ofm_zero_point} (OFM)")
     if op.dilation != (1, 1):
         raise NotInterpreted(f"POOL {name} with dilation {op.dilation}")
+    act = activation(regs, memory, op.ofm.precision)
     ih, iw, ic = op.ifm_shape
-    if ic != op.ofm_shape[2]:
-        raise NotInterpreted(f"POOL {name} from {ic} to {op.ofm_shape[2]} channels")
-    ifm = op.ifm.read(memory, ih, iw, ic, regs.op) - op.ifm_zero_point
-    taps = [w for _, _, w in windows(op, ifm)]
-    acc = np.maximum.reduce(taps) if mode == MAX else np.add.reduce(taps)
+    if mode == REDUCE_SUM:
+        if op.kernel != (1, 1) or op.stride != (1, 1) or op.ofm_shape[2] != 1:
+            raise NotInterpreted(f"POOL REDUCE_SUM with kernel {op.kernel}, stride {op.stride} into "
+                                 f"{op.ofm_shape[2]} channels (a 1x1 sum into one channel is modelled)")
+        acc = (op.ifm.read(memory, ih, iw, ic, regs.op) - op.ifm_zero_point).sum(axis=2, keepdims=True)
+    else:
+        if ic != op.ofm_shape[2]:
+            raise NotInterpreted(f"POOL {name} from {ic} to {op.ofm_shape[2]} channels")
+        ifm = op.ifm.read(memory, ih, iw, ic, regs.op) - op.ifm_zero_point
+        top, left, bottom, right = op.pad
+        if any(op.pad):  # MAX alone: a padded tap is below every value, so no window's maximum is one
+            ifm = np.pad(ifm, ((top, bottom), (left, right), (0, 0)), constant_values=np.iinfo(np.int64).min)
+        taps = [w for _, _, w in windows(op, ifm)]
+        acc = np.maximum.reduce(taps) if mode == MAX else np.add.reduce(taps)
     scale, shift = regs["OFM_SCALE"], regs.param("OFM_SCALE") & 0x3F
     out = output_stage(acc, np.asarray(scale), np.asarray(shift), round_mode=op.ofm.precision.round_mode,
-                       zero_point=op.ofm_zero_point, clamp=op.clamp, dtype=op.ofm.precision.dtype, what=regs.op)
+                       zero_point=op.ofm_zero_point, activation=act, dtype=op.ofm.precision.dtype, what=regs.op)
     op.ofm.write(memory, out, regs.op)

@@ -1,7 +1,7 @@
 """The output stage: accumulator to OFM value (scale, shift, rounding, zero point, clamps).
 
-``v = round(acc * scale / 2**shift) + ofm_zp``, clamped to ``[ACTIVATION_MIN, ACTIVATION_MAX]``
-and to the OFM type. The scale is unsigned 32-bit (Regor's identity copies use
+``v = round(acc * scale / 2**shift) + ofm_zp``, then the activation (``activation.py``): a clamp
+to ``[ACTIVATION_MIN, ACTIVATION_MAX]`` and the OFM type, or a table lookup. The scale is unsigned 32-bit (Regor's identity copies use
 ``0x80000001 >> 31``), so the product is computed exactly, in Python integers where int64
 could overflow.
 
@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from zoo.registry.command_stream.activation import Activation
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 
 __all__ = ["DBL", "NATURAL", "TRUNCATE", "output_stage", "scaled"]
@@ -49,12 +50,11 @@ def scaled(acc: np.ndarray[Any, Any], scale: np.ndarray[Any, Any], shift: np.nda
 
 
 def output_stage(acc: np.ndarray[Any, Any], scale: np.ndarray[Any, Any], shift: np.ndarray[Any, Any], *, round_mode: int, zero_point: int,
-                 clamp: tuple[int, int], dtype: np.dtype[Any], what: str) -> np.ndarray[Any, Any]:
-    """``acc`` is (..., C) int64; ``scale`` and ``shift`` are per channel (C,) or scalars."""
-    if acc.size and (acc.min() < _INT32[0] or acc.max() > _INT32[1]):
+                 activation: Activation, dtype: np.dtype[Any], what: str, wide: bool = False) -> np.ndarray[Any, Any]:
+    """``acc`` is (..., C) int64; ``scale`` and ``shift`` are per channel (C,) or scalars.
+    ``wide``: the accumulator is a 32-bit MUL's 64-bit product, not a 32-bit sum."""
+    if not wide and acc.size and (acc.min() < _INT32[0] or acc.max() > _INT32[1]):
         raise NotInterpreted(f"{what}: a 32-bit accumulator overflows ({int(acc.min())}..{int(acc.max())}); "
                              "the hardware's saturation is not modelled")
     v = scaled(acc, np.asarray(scale, dtype=np.int64), np.asarray(shift, dtype=np.int64), round_mode) + zero_point
-    info = np.iinfo(dtype)
-    low, high = max(clamp[0], int(info.min)), min(clamp[1], int(info.max))
-    return np.clip(v, low, high)
+    return activation.apply(v, dtype)
