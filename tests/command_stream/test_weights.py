@@ -11,6 +11,7 @@ from zoo.registry.command_stream import StreamError
 from zoo.registry.command_stream.decoder import Decoder
 from zoo.registry.command_stream.weights import (
     WeightLayout,
+    conv_weights,
     decode_stream,
     scale_records,
     weights_ohwi,
@@ -39,6 +40,33 @@ def test_brick_order_inverts_reorder_encode() -> None:
         values = np.asarray(mlw_codec.decode(encoded), dtype=np.int64)
         got = weights_ohwi(values, layout, "test")
         assert np.array_equal(got, w), (shape, block, part_kernel, bits, ublock, dilation)
+
+
+def test_a_convolutions_weights_are_scattered_once_and_kept_read_only() -> None:
+    """The next sample's convolution gets the kept OHWI array of the same stream and layout without
+    decoding again; another layout of the same bytes is scattered afresh."""
+    from ethosu import mlw_codec
+
+    w = np.arange(-60, 60, dtype=np.int16).reshape(10, 1, 3, 4)
+    encoded = bytes(mlw_codec.reorder_encode(8, 8, w, 16, False, False, 8, 8, 8)[0])
+    layout = WeightLayout(10, 1, 3, 4, ofm_block_depth=16, depthwise=False, part_kernel=False, ifm_bits=8,
+                          decomp_h=8, decomp_w=8)
+
+    class Counting(Decoder):
+        asked = 0
+
+        def decode(self, data: bytes) -> tuple[bytes, str | None]:
+            Counting.asked += 1
+            return super().decode(data)
+
+    with Counting() as decoder:
+        first = conv_weights(encoded, layout, "CONV", decoder)
+        again = conv_weights(bytes(bytearray(encoded)), layout, "CONV", decoder)
+        assert again is first and Counting.asked == 1 and np.array_equal(first, w)
+        assert not first.flags.writeable
+        other = conv_weights(encoded, WeightLayout(10, 1, 3, 4, ofm_block_depth=8, depthwise=False, part_kernel=False,
+                                                   ifm_bits=8, decomp_h=8, decomp_w=8), "CONV", decoder)
+        assert other is not first and Counting.asked == 2
 
 
 def test_a_stream_for_another_shape_is_refused() -> None:

@@ -16,12 +16,7 @@ from zoo.registry.command_stream.kernel import block_op, windows
 from zoo.registry.command_stream.memory import Memory
 from zoo.registry.command_stream.output import output_stage
 from zoo.registry.command_stream.regfile import Registers
-from zoo.registry.command_stream.weights import (
-    WeightLayout,
-    decode_stream,
-    scale_records,
-    weights_ohwi,
-)
+from zoo.registry.command_stream.weights import WeightLayout, conv_weights, scale_records
 
 __all__ = ["conv"]
 
@@ -52,7 +47,7 @@ def conv(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *, 
     )
     weight_data = memory.read(regs["WEIGHT_REGION"] & 7, regs.address("WEIGHT_BASE"), regs.address("WEIGHT_LENGTH"),
                               f"{regs.op}'s weight stream")
-    weights = weights_ohwi(decode_stream(weight_data, regs.op, decoder), layout, regs.op)
+    weights = conv_weights(weight_data, layout, regs.op, decoder)
     scale_data = memory.read(regs["SCALE_REGION"] & 7, regs.address("SCALE_BASE"), regs.address("SCALE_LENGTH"),
                              f"{regs.op}'s scale stream")
     records = scale_records(scale_data, oc, regs.op)
