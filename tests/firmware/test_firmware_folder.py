@@ -46,6 +46,27 @@ def test_a_folder_zoo_did_not_generate_is_refused_unless_forced(fake_compile: Fa
     write_firmware(Zoo(), "add", "u55-128", folder, FetchOptions())  # now zoo's: no --force needed
 
 
+@pytest.mark.slow
+def test_a_bad_request_is_refused_before_anything_is_written(fake_compile: FakeCompile, tmp_path: Path) -> None:
+    """A file where the folder goes, no samples, a board that does not carry the target's NPU: each is a
+    UsageError saying what to give instead, and no project file appears."""
+    from zoo._api.firmware import write_firmware
+
+    a_file = tmp_path / "notes.txt"
+    a_file.write_text("mine\n")
+    with pytest.raises(UsageError, match=r"-o .*notes.txt: .*notes.txt is not a folder; give a folder for the project"):
+        write_firmware(Zoo(), "add", "u55-128", a_file, FetchOptions())
+    assert a_file.read_text() == "mine\n"
+    folder = tmp_path / "project"
+    with pytest.raises(UsageError, match="--samples must be at least 1"):
+        write_firmware(Zoo(), "add", "u55-128", folder, FetchOptions(), samples=0)
+    with pytest.raises(UsageError, match="ethos-u55-128 does not sit on corstone-320: use corstone-300"):
+        write_firmware(Zoo(), "add", "u55-128", folder, FetchOptions(), board="corstone-320")
+    with pytest.raises(UsageError, match="zoo has no memory map for board 'my-board'; it has "):
+        write_firmware(Zoo(), "add", "u55-128", folder, FetchOptions(), board="my-board")
+    assert not folder.exists()
+
+
 def test_a_regenerated_project_loses_the_previous_models_files_and_keeps_the_users(tmp_path: Path) -> None:
     from zoo.registry.firmware.folder import write_project
 

@@ -157,3 +157,19 @@ def test_a_wrong_weights_file_is_refused_and_random_is_named(monkeypatch: pytest
         segmentation.build(net, "imagenet")
     with pytest.raises(BuildError, match="no weights variant 'imagenet'"):
         transformers.build(transformers.transformer("deit-tiny"), "imagenet")
+
+
+@pytest.mark.stack
+def test_offline_the_pretrained_transformer_is_refused_naming_its_hub_id_and_the_remedy(monkeypatch: pytest.MonkeyPatch) -> None:
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)  # as here, without the retries
+    deit = transformers.transformer("deit-tiny")
+    tag = snapshot.data()["transformers"][deit.timm_name]["tag"]
+    with pytest.raises(BuildError, match=r"deit-tiny: cannot get timm's timm/deit_tiny_patch16_224.fb_in1k weights "
+                                         r"from the Hugging Face Hub \(.*\); use '--weights random' offline"):
+        transformers.build(deit, tag)
+    with pytest.raises(KeyError, match="'vit-huge' is not a transformer of the vision pack"):
+        transformers.transformer("vit-huge")
+    with pytest.raises(KeyError, match="'unet' is not a segmentation model of the vision pack"):
+        segmentation.network("unet")
