@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 from zoo.registry.compile import activations
+from zoo.registry.compile.upstream_pin import changed_upstream
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "activations"
 EXPORTED = json.loads((DATA / "exported.json").read_text())
@@ -99,7 +100,7 @@ def test_pinned_to_the_upstream_pass() -> None:
     (scripts/record_activation_clamps.py, benchmarks/vs_tflite.py), then update PINNED."""
     if importlib.util.find_spec("executorch") is None:
         pytest.skip("executorch is not installed")
-    changed = activations.changed_upstream()
+    changed = changed_upstream(activations.PINNED)
     assert not changed, (
         f"ExecuTorch's {', '.join(sorted(changed))} changed: compile/activations.py was written against "
         f"ExecuTorch 1.5.1. Re-check, as docs/upstream.md describes (FuseQuantizedActivationPass), that "
@@ -116,8 +117,8 @@ def test_the_pin_fails_when_the_upstream_pass_changes(tmp_path: Path) -> None:
     for path in activations.PINNED:
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_bytes((installed / path).read_bytes())
-    assert activations.changed_upstream(tmp_path) == {}
+    assert changed_upstream(activations.PINNED, tmp_path) == {}
     edited = tmp_path / "executorch/backends/arm/_passes/fuse_quantized_activation_pass.py"
     edited.write_text(edited.read_text().replace("min_val == 0", "min_val <= 0"))
-    assert list(activations.changed_upstream(tmp_path)) == [
+    assert list(changed_upstream(activations.PINNED, tmp_path)) == [
         "executorch/backends/arm/_passes/fuse_quantized_activation_pass.py"]
