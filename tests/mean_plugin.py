@@ -4,14 +4,15 @@ it shows in seconds that zoo lowers such a mean to an AVG_POOL2D (compile/spatia
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable
 from typing import Any
 
-from tests.rgb_plugin import MEAN, SAMPLES, SHAPE, STD, _images
-from zoo import Dataset, InputSpec, ModelSpec, WeightsVariant, hookimpl
+from tests import rgb_plugin
+from zoo import ModelSpec, hookimpl
 
 
-def mean_head_classifier() -> Any:
+def mean_head_classifier(variant: str) -> Any:
     """Two convolutions, the spatial mean and a linear layer, seeded."""
     import torch
 
@@ -33,16 +34,7 @@ def mean_head_classifier() -> Any:
 
 @hookimpl
 def register_models(register: Callable[[ModelSpec], None]) -> None:
-    register(ModelSpec(
-        name="mean-tiny",
-        version="1",
-        description="tests: a two-conv RGB classifier ending in x.mean([2, 3])",
-        task="image-classification",
-        inputs=(InputSpec("image", SHAPE, "float32", range=(-2.2, 2.7), mean=MEAN, std=STD),),
-        build=lambda variant: mean_head_classifier(),
-        example_inputs=lambda: _images()[0],
-        calibration=Dataset(size=SAMPLES, description=f"{SAMPLES} seeded 8-bit RGB images", load=_images,
-                            identity=lambda: "rgb-tiny-images-v1"),
-        weights=(WeightsVariant("seeded", "torch.manual_seed(7)", "tests", "MIT", identity=lambda: "seed-7"),),
-        layouts=("nchw", "nhwc"),
+    register(dataclasses.replace(
+        rgb_plugin.spec(), name="mean-tiny", description="tests: a two-conv RGB classifier ending in x.mean([2, 3])",
+        build=mean_head_classifier, training=None, recipes={},
     ))

@@ -1,20 +1,15 @@
 """A spatial mean lowers to an average pool (compile/spatial_mean.py, issue 45): the graph
-rewrite in torch (stack), the TOSA of a tiny model ending in ``x.mean([2, 3])`` (compile), and the
-pin on upstream's DecomposeMeanDimPass (fast, no torch)."""
+rewrite in torch (stack) and the TOSA of a tiny model ending in ``x.mean([2, 3])`` (compile). The
+pin on upstream's DecomposeMeanDimPass is in tests/registry/test_upstream_pins.py."""
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from zoo.registry.compile import spatial_mean
-from zoo.registry.compile.upstream_pin import changed_upstream
-
-PASS = "executorch/backends/arm/_passes/decompose_meandim_pass.py"
 
 
 def _rewritten(module: Any, *shape: int) -> tuple[Any, int, Any, Any]:
@@ -120,29 +115,3 @@ def test_a_tiny_model_ending_in_a_spatial_mean_lowers_to_avg_pool2d_and_verifies
         assert result.delegation["cpu_ops"] == 0, result.delegation
         assert result.numerics is not None and result.numerics.passed, result.numerics.record
 
-
-def test_pinned_to_the_upstream_mean_decomposition() -> None:
-    """zoo's rewrite stands in for ExecuTorch's DecomposeMeanDimPass, which lowers every mean to
-    REDUCE_SUM and MUL. When that file changes, re-check what docs/upstream.md lists (spatial mean),
-    then update PINNED."""
-    if importlib.util.find_spec("executorch") is None:
-        pytest.skip("executorch is not installed")
-    changed = changed_upstream(spatial_mean.PINNED)
-    assert not changed, (
-        f"ExecuTorch's {', '.join(sorted(changed))} changed: compile/spatial_mean.py was written against "
-        f"ExecuTorch 1.5.1, whose DecomposeMeanDimPass lowers a spatial mean to REDUCE_SUM and MUL. Re-check, "
-        f"as docs/upstream.md describes (spatial mean), whether it now lowers one to AVG_POOL2D itself (then "
-        f"delete spatial_mean.py and bump PIPELINE_VERSION) and what mnasnet0-5 costs on u85-256 without the "
-        f"rewrite; then set PINNED to {changed}"
-    )
-
-
-def test_the_mean_pin_fails_when_the_upstream_pass_changes(tmp_path: Path) -> None:
-    if importlib.util.find_spec("executorch") is None:
-        pytest.skip("executorch is not installed")
-    installed = Path(str(importlib.metadata.distribution("executorch").locate_file("")))
-    (tmp_path / PASS).parent.mkdir(parents=True)
-    (tmp_path / PASS).write_bytes((installed / PASS).read_bytes())
-    assert changed_upstream(spatial_mean.PINNED, tmp_path) == {}
-    (tmp_path / PASS).write_text((tmp_path / PASS).read_text().replace("sum.dim_IntList", "avg_pool2d.default"))
-    assert list(changed_upstream(spatial_mean.PINNED, tmp_path)) == [PASS]
