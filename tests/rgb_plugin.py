@@ -47,11 +47,11 @@ def _images(seed: int = 3) -> list[tuple[Any, ...]]:
     return out
 
 
-@hookimpl
-def register_models(register: Callable[[ModelSpec], None]) -> None:
+def spec() -> ModelSpec:
+    """rgb-tiny, which other test plugins vary (tests/mean_plugin.py)."""
     images = Dataset(size=SAMPLES, description=f"{SAMPLES} seeded 8-bit RGB images", load=_images,
                      identity=lambda: "rgb-tiny-images-v1")
-    register(ModelSpec(
+    return ModelSpec(
         name="rgb-tiny",
         version="1",
         description="tests: a two-conv RGB classifier",
@@ -65,7 +65,12 @@ def register_models(register: Callable[[ModelSpec], None]) -> None:
         weights=(WeightsVariant("seeded", "torch.manual_seed(7)", "tests", "MIT", identity=lambda: "seed-7"),),
         layouts=("nchw", "nhwc"),
         recipes={"first-conv-16": Recipe("int8", {"0": "a16w8"}, description="the first convolution at 16 bits")},
-    ))
+    )
+
+
+@hookimpl
+def register_models(register: Callable[[ModelSpec], None]) -> None:
+    register(spec())
 
 
 def _agreement(outputs: Sequence[Sequence[Any]], labels: Sequence[Any], *, reference: Sequence[Sequence[Any]]) -> float:

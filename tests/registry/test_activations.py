@@ -1,19 +1,16 @@
 """Activations after convolutions and linear layers stay fused (compile/activations.py, issue 45).
 
 Torch-free: reads the TOSA graphs scripts/record_activation_clamps.py stored for mnist and
-resnet8-cifar (u55-128, int8) and the activations of their exported float graphs.
+resnet8-cifar (u55-128, int8) and the activations of their exported float graphs. The pin on the
+upstream pass is in tests/registry/test_upstream_pins.py.
 """
 
 from __future__ import annotations
 
-import importlib.metadata
-import importlib.util
 import json
 from pathlib import Path
 
 import pytest
-
-from zoo.registry.compile import activations
 
 DATA = Path(__file__).resolve().parents[1] / "data" / "activations"
 EXPORTED = json.loads((DATA / "exported.json").read_text())
@@ -90,34 +87,3 @@ def test_mnist_linear_keeps_its_relu() -> None:
     clamps = _clamps((DATA / "mnist_u55-128_0.tosa").read_bytes())
     assert [c["after"] for c in clamps] == ["DEPTHWISE_CONV2D", "CONV2D", "CONV2D"]
 
-
-def test_pinned_to_the_upstream_pass() -> None:
-    """zoo's pass leans on ExecuTorch's FuseQuantizedActivationPass (which activations it removes) and
-    on ArmPassManager (the pass runs in _tosa_pipeline, before q/dq folding, and
-    register_pass_insertions_before reaches it). When either file changes, re-check what
-    docs/upstream.md lists for issue 45, rebuild mnist and resnet8-cifar
-    (scripts/record_activation_clamps.py, benchmarks/vs_tflite.py), then update PINNED."""
-    if importlib.util.find_spec("executorch") is None:
-        pytest.skip("executorch is not installed")
-    changed = activations.changed_upstream()
-    assert not changed, (
-        f"ExecuTorch's {', '.join(sorted(changed))} changed: compile/activations.py was written against "
-        f"ExecuTorch 1.5.1. Re-check, as docs/upstream.md describes (FuseQuantizedActivationPass), that "
-        f"the activations it removes are still the ones KeepQuantizedActivationPass guards, that the pass "
-        f"still runs before FoldAndAnnotateQParamsPass, and that U55 builds still have their CLAMPs; then "
-        f"set PINNED to {changed}"
-    )
-
-
-def test_the_pin_fails_when_the_upstream_pass_changes(tmp_path: Path) -> None:
-    if importlib.util.find_spec("executorch") is None:
-        pytest.skip("executorch is not installed")
-    installed = Path(str(importlib.metadata.distribution("executorch").locate_file("")))
-    for path in activations.PINNED:
-        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
-        (tmp_path / path).write_bytes((installed / path).read_bytes())
-    assert activations.changed_upstream(tmp_path) == {}
-    edited = tmp_path / "executorch/backends/arm/_passes/fuse_quantized_activation_pass.py"
-    edited.write_text(edited.read_text().replace("min_val == 0", "min_val <= 0"))
-    assert list(activations.changed_upstream(tmp_path)) == [
-        "executorch/backends/arm/_passes/fuse_quantized_activation_pass.py"]

@@ -26,17 +26,14 @@ appears exactly where the exported graph had a ReLU or ReLU6.
 The TOSA graphs come out of the lowering, so a retarget (which runs Vela on the
 stored graphs) keeps the clamps too. ``PINNED`` ties the choice to the source of
 the upstream pass and of the pipeline that calls it; tests/registry/test_activations.py
-fails when either changes (docs/upstream.md says what to re-check).
+fails when either changes (``upstream_pin``; docs/upstream.md says what to re-check).
 """
 
 from __future__ import annotations
 
 import contextlib
-import hashlib
 from collections.abc import Iterator
 from functools import cache
-from importlib import metadata
-from pathlib import Path
 from typing import Any
 
 # sha256 of the upstream files this module relies on, as ExecuTorch 1.5.1 ships them.
@@ -46,17 +43,6 @@ PINNED = {
     "executorch/backends/arm/_passes/arm_pass_manager.py":
         "ec3839b05d78ec72a2493105b1a1f794fe03cf451386ff32eb2681a608e23ed1",
 }
-
-
-def upstream_digests(root: Path | None = None) -> dict[str, str]:
-    """sha256 of each file in ``PINNED``, under ``root`` or as installed (without importing ExecuTorch)."""
-    base = root if root is not None else Path(str(metadata.distribution("executorch").locate_file("")))
-    return {path: hashlib.sha256((base / path).read_bytes()).hexdigest() for path in PINNED}
-
-
-def changed_upstream(root: Path | None = None) -> dict[str, str]:
-    """The pinned files whose digest is no longer ``PINNED``'s, with their new digest."""
-    return {path: digest for path, digest in upstream_digests(root).items() if digest != PINNED[path]}
 
 
 @cache

@@ -32,6 +32,7 @@ from zoo.registry.compile.export import (
 )
 from zoo.registry.compile.retarget import ethosu_compile_spec
 from zoo.registry.compile.serialize import _canonical, _program_bytes
+from zoo.registry.compile.spatial_mean import pool_spatial_means
 from zoo.registry.events import Progress
 from zoo.registry.npu.targets import Target
 from zoo.registry.pte.pte_structure import ETHOSU_BACKEND_ID, read_pte
@@ -113,6 +114,7 @@ def _lower_ethosu(
     report("export", None, None)
     with _stage(where, "export"):
         graph = _export(program_model, program_example).module(check_guards=False)
+        pool_spatial_means(graph)  # before quantizing, so a global mean is annotated as MobileNetV2's pool
     quantized = _quantize(graph, program_samples, compile_spec, where, report, boundary, precision,
                           modules=[name for name, _ in program_model.named_modules() if name],
                           training=training_run)

@@ -41,7 +41,9 @@ from zoo.registry.request.precision import Precision
 # 9: headers name the precision the program was quantized at (MODEL_PTE_PRECISION, --precision).
 # 10: a ReLU or ReLU6 after a convolution or linear layer stays a TOSA CLAMP that Vela fuses into the
 #     operator (compile/activations.py), instead of ExecuTorch removing it; U55 costs fall to the TFLite flow's.
-PIPELINE_VERSION = "10"
+# 11: a mean over the spatial dimensions of a 4-D tensor lowers to one AVG_POOL2D (compile/spatial_mean.py)
+#     instead of ExecuTorch's REDUCE_SUM and MUL with transposes; mnasnet's and shufflenet's programs change.
+PIPELINE_VERSION = "11"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 
 

@@ -1,0 +1,61 @@
+"""zoo's rewrites of ExecuTorch's lowering pin the upstream sources they lean on (``PINNED``,
+``compile/upstream_pin.py``): a test fails when one changes, saying what to re-check
+(docs/upstream.md). Torch-free: the files are read, not imported."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import importlib.util
+from pathlib import Path
+
+import pytest
+
+from zoo.registry.compile import activations, spatial_mean
+from zoo.registry.compile.upstream_pin import changed_upstream
+
+RECHECK = {
+    "activations": (activations.PINNED, (
+        "Re-check, as docs/upstream.md describes (FuseQuantizedActivationPass), that the activations it "
+        "removes are still the ones KeepQuantizedActivationPass guards, that the pass still runs before "
+        "FoldAndAnnotateQParamsPass, and that U55 builds still have their CLAMPs (rebuild mnist and "
+        "resnet8-cifar: scripts/record_activation_clamps.py, benchmarks/vs_tflite.py)")),
+    "spatial_mean": (spatial_mean.PINNED, (
+        "Re-check, as docs/upstream.md describes (DecomposeMeanDimPass), whether upstream now lowers a "
+        "spatial mean to AVG_POOL2D itself (then delete spatial_mean.py and bump PIPELINE_VERSION), and "
+        "what mnasnet0-5 costs on u85-256 without the rewrite (benchmarks/vs_tflite.py)")),
+}
+EDITS = [  # a file each pin holds, and an edit upstream could make to it
+    ("activations", "executorch/backends/arm/_passes/fuse_quantized_activation_pass.py", "min_val == 0", "min_val <= 0"),
+    ("spatial_mean", "executorch/backends/arm/_passes/decompose_meandim_pass.py", "sum.dim_IntList", "avg_pool2d.default"),
+]
+
+
+@pytest.fixture
+def installed() -> Path:
+    if importlib.util.find_spec("executorch") is None:
+        pytest.skip("executorch is not installed")
+    return Path(str(importlib.metadata.distribution("executorch").locate_file("")))
+
+
+@pytest.mark.parametrize("module", sorted(RECHECK))
+def test_pinned_to_the_upstream_sources(module: str, installed: Path) -> None:
+    pinned, recheck = RECHECK[module]
+    changed = changed_upstream(pinned)
+    assert not changed, (
+        f"ExecuTorch's {', '.join(sorted(changed))} changed: compile/{module}.py was written against "
+        f"ExecuTorch 1.5.1. {recheck}; then set its PINNED to {changed}"
+    )
+
+
+@pytest.mark.parametrize(("module", "path", "old", "new"), EDITS, ids=[e[0] for e in EDITS])
+def test_a_pin_fails_when_its_upstream_file_changes(module: str, path: str, old: str, new: str,
+                                                    installed: Path, tmp_path: Path) -> None:
+    pinned = RECHECK[module][0]
+    for each in pinned:
+        (tmp_path / each).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / each).write_bytes((installed / each).read_bytes())
+    assert changed_upstream(pinned, tmp_path) == {}
+    text = (tmp_path / path).read_text()
+    assert old in text
+    (tmp_path / path).write_text(text.replace(old, new))
+    assert list(changed_upstream(pinned, tmp_path)) == [path]
