@@ -40,3 +40,26 @@ def test_the_lost_output_fails_on_the_u55_with_its_cause_and_the_u85_builds(tmp_
     catalogue = json.loads(run_zoo("--model-file", str(model), "report", "--all", "--json", env=cache).stdout)
     cells = {c["target"]: c["status"] for c in catalogue["cells"]}
     assert cells == {"ethos-u55-128": "failed", "ethos-u85-256": "built"}
+
+
+def test_the_npu_program_level_fails_on_the_output_vela_dropped(tmp_path: Path) -> None:
+    """Compiled past the structure check's refusal (compile_model alone, as the firmware test does), with
+    --verify's check: the TOSA graph's run agrees with torch, and the NPU-program level fails on the
+    output Vela's program never writes, not on a count of outputs."""
+    from zoo.registry.compile.pipeline import compile_model
+    from zoo.registry.model_files.py_file import spec_from_model_file
+    from zoo.registry.npu.targets import TargetTable
+
+    model = tmp_path / "two_heads.py"
+    model.write_text(LOST_OUTPUT_MODEL)
+    result = compile_model(spec_from_model_file(model), TargetTable().resolve("u55-128"), verify=True)
+    assert result.numerics is not None
+    record = result.numerics.record
+    checks = {c["name"]: c for c in record["checks"]}
+    assert checks["vs_fake_quant"]["passed"] and checks["vs_float"]["passed"], checks
+    level = record["npu_program"]
+    assert level["outcome"] == "failed" and level["error"] is None, level
+    first = level["first_difference"]
+    assert (first["output"], first["in_program"], first["written_by"], first["interpreter"]) == (0, False, None, 0)
+    assert first["reference"] != 0
+    assert "Vela's program has no such output: nothing writes it" in checks["npu_program"]["detail"]

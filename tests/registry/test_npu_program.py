@@ -72,7 +72,34 @@ def test_a_differing_output_fails_with_its_first_element() -> None:
     assert level.calls == 1  # it stops at the first difference
     assert level.record()["first_difference"] == {"sample": 0, "delegate_call": 0, "output": 0, "element": 5,
                                                    "interpreter": -3, "reference": 77,
-                                                   "written_by": "DMA_START at byte 0x20 writing its destination"}
+                                                   "written_by": "DMA_START at byte 0x20 writing its destination",
+                                                   "in_program": True}
+
+
+def test_an_output_vela_dropped_fails_as_unwritten_and_the_others_pair_by_size() -> None:
+    """LRASPP's case (tests/lost_output_model.py): the TOSA graph has two outputs, Vela's program one.
+    The program's output pairs with the graph's of its size; the other is written by nothing."""
+    dropped = np.concatenate([np.zeros(3, dtype=np.int8), np.full(29, 9, dtype=np.int8)])
+    level = NpuProgram()
+    level.start_sample(0)
+    level.delegate_call(_processed(COPY), [SAMPLE], [dropped, SAMPLE])
+    check = level.check()
+    assert not check["passed"]
+    assert ("at sample 0, delegate call 0, output 0, element 3: interpreter 0, TOSA reference model 9 "
+            "(Vela's program has no such output: nothing writes it)") in check["detail"]
+    first = level.record()["first_difference"]
+    assert (first["in_program"], first["written_by"]) == (False, None)
+
+    kept = NpuProgram()
+    kept.start_sample(0)
+    kept.delegate_call(_processed(COPY), [SAMPLE], [np.zeros(32, dtype=np.int8), SAMPLE])
+    assert kept.check()["passed"]  # what no command writes stays zero, which is what this graph computes
+
+    unmatched = NpuProgram()
+    unmatched.start_sample(0)
+    unmatched.delegate_call(_processed(COPY), [SAMPLE], [np.zeros(32, dtype=np.int8)])
+    assert ("could not run Vela's program: sample 0, delegate call 0: Vela's program has outputs of [16] elements, "
+            "which do not follow the TOSA graph's [32]") in unmatched.check()["detail"]
 
 
 def test_a_command_it_does_not_model_skips_the_level_and_passes() -> None:

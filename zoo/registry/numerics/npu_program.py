@@ -37,9 +37,13 @@ class Difference:
     reference: int
     written_by: str | None = None
     """The last write to the element's first byte (the command and its byte offset in the stream); None if none."""
+    in_program: bool = True
+    """False: Vela's program has no output for this one of the graph's, so nothing writes it, and the
+    interpreter's value is what its memory held (zero)."""
 
     def text(self) -> str:
-        by = f"last written by {self.written_by}" if self.written_by else "which no command wrote"
+        by = (f"last written by {self.written_by}" if self.written_by else "which no command wrote") if self.in_program \
+            else "Vela's program has no such output: nothing writes it"
         return (f"sample {self.sample}, delegate call {self.call}, output {self.output}, element {self.element}: "
                 f"interpreter {self.interpreter}, TOSA reference model {self.reference} ({by})")
 
@@ -122,25 +126,35 @@ class NpuProgram:
         finally:
             self.seconds += time.perf_counter() - started
         self.calls += 1
-        for k, (bytes_, want) in enumerate(zip(got, outputs, strict=True)):
+        counts = ([info.elements for info in payload.outputs], [np.asarray(o).size for o in outputs])
+        matched = _match_outputs(*counts)
+        if matched is None:
+            self.error = (f"sample {self._sample}, delegate call {call}: Vela's program has outputs of {counts[0]} "
+                          f"elements, which do not follow the TOSA graph's {counts[1]}")
+            return
+        for k, want in enumerate(outputs):
             ref = np.ascontiguousarray(want).reshape(-1)
-            size = len(bytes_) // max(ref.size, 1)
-            if ref.dtype.itemsize != size:
-                ref = ref.astype(np.dtype(f"<i{size}"))
-            mine = np.frombuffer(bytes_, dtype=ref.dtype)
-            if mine.size != ref.size:
-                self.error = (f"sample {self._sample}, delegate call {call}, output {k}: the interpreter gives "
-                              f"{mine.size} elements, the TOSA reference model {ref.size}")
-                return
+            j = matched[k]
+            if j is None:  # an output Vela dropped (LRASPP's case): nothing writes it, the memory keeps its zeros
+                mine = np.zeros_like(ref)
+                size = ref.dtype.itemsize
+            else:
+                size = len(got[j]) // max(ref.size, 1)
+                if ref.dtype.itemsize != size:
+                    ref = ref.astype(np.dtype(f"<i{size}"))
+                mine = np.frombuffer(got[j], dtype=ref.dtype)
             where = np.flatnonzero(mine != ref)
             if where.size:
                 i = int(where[0])
-                # Once, on the way out: the same run again, learning which command wrote each byte.
-                writers = Writers()
-                run(payload, given, fast_scratch=self.fast_scratch.get(processed, 0), writers=writers)
-                info = payload.outputs[k]
-                self.difference = Difference(self._sample, call, k, i, int(mine[i]), int(ref[i]),
-                                             writers.of(info.region, info.offset + i * size))
+                written_by = None
+                if j is not None:
+                    # Once, on the way out: the same run again, learning which command wrote each byte.
+                    writers = Writers()
+                    run(payload, given, fast_scratch=self.fast_scratch.get(processed, 0), writers=writers)
+                    info = payload.outputs[j]
+                    written_by = writers.of(info.region, info.offset + i * size)
+                self.difference = Difference(self._sample, call, k, i, int(mine[i]), int(ref[i]), written_by,
+                                             in_program=j is not None)
                 return
 
     def check(self) -> dict[str, Any]:
@@ -175,8 +189,24 @@ class NpuProgram:
                 "sample": self.difference.sample, "delegate_call": self.difference.call,
                 "output": self.difference.output, "element": self.difference.element,
                 "interpreter": self.difference.interpreter, "reference": self.difference.reference,
-                "written_by": self.difference.written_by},
+                "written_by": self.difference.written_by, "in_program": self.difference.in_program},
         }
+
+
+def _match_outputs(program: Sequence[int], graph: Sequence[int]) -> list[int | None] | None:
+    """For each of the TOSA graph's outputs, the Vela program's output that holds it: the next one,
+    in order, with its element count; None for one the program lacks (Vela drops a partition output
+    that is also read inside the partition on the U55: compile/tosa_outputs.py). None if some of
+    the program's outputs are left over. Two outputs of one size pair in order."""
+    matched: list[int | None] = []
+    j = 0
+    for elements in graph:
+        if j < len(program) and program[j] == elements:
+            matched.append(j)
+            j += 1
+        else:
+            matched.append(None)
+    return matched if j == len(program) else None
 
 
 def _skip_reason(e: Any) -> str:
