@@ -1,0 +1,109 @@
+"""The NPU-program level of ``--verify`` across the catalogue (issue 46): for each model and
+Ethos-U55/U65 target, whether Vela's program, run on zoo's command-stream interpreter (a
+stand-in for the NPU), is bit-exact with the TOSA reference model, differs (where first), or
+was skipped (what the interpreter does not model).
+
+    .venv/bin/python benchmarks/npu_program_table.py [--models mnist,mv2] [--targets u55-128,u65-256]
+        [--cache DIR] [--markdown FILE]
+
+Each model is fetched with ``zoo fetch MODEL -t TARGETS --verify --json`` in a cache of its own
+(``--cache``, default a new temporary folder): a build whose verification is already recorded
+there is read back, not rebuilt, so a run can be continued. The trained models use their own
+weights; mv2, MobileNetV3-Small, ResNet-8, LRASPP and SSDLite are built at random weights
+(issue 46's list). Models with I/O boundary options get zoo's defaults.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+TRAINED = ("mnist", "ds-cnn-fsdd", "vww-mobilenetv1-025", "silero-vad", "crepe-tiny", "ppocr-cls", "ppocr-rec",
+           "ppocr-det", "mtcnn-pnet", "mtcnn-rnet", "mtcnn-onet")
+RANDOM = ("mv2", "mobilenet-v3-small", "resnet8-cifar", "lraspp-mobilenetv3-large", "ssdlite320-mobilenetv3-large")
+TARGETS = ("u55-128", "u65-256")
+
+
+def fetch(model: str, targets: Sequence[str], env: dict[str, str]) -> tuple[list[dict[str, Any]], str, float]:
+    """Each target's outcome (``zoo fetch --json``), what zoo printed on failure, and the seconds it took."""
+    command = [sys.executable, "-m", "zoo", "fetch", model, "-t", ",".join(targets), "--verify", "--json",
+               "--keep-going"]
+    if model in RANDOM:
+        command += ["--weights", "random"]
+    started = time.perf_counter()
+    proc = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
+    seconds = time.perf_counter() - started
+    try:
+        outcomes = json.loads(proc.stdout) if proc.stdout.strip() else []
+    except json.JSONDecodeError:
+        outcomes = []
+    said = " ".join(proc.stderr.split()[-60:]) if proc.returncode else ""
+    return outcomes if isinstance(outcomes, list) else [outcomes], said, seconds
+
+
+def row(model: str, outcome: dict[str, Any]) -> dict[str, Any]:
+    """One table row from a ``zoo fetch --json`` outcome (an artifact or a recorded failure)."""
+    if "failure" in outcome:
+        failure = outcome["failure"]
+        return {"model": model, "target": failure.get("target", "?"), "weights": failure.get("weights", ""), "outcome": "build failed",
+                "detail": f"{failure.get('stage', '?')}: {str(failure.get('message', ''))[:200]}"}
+    manifest = outcome["manifest"]
+    numerics = (manifest.get("verification") or {}).get("numerics") or {}
+    level = numerics.get("npu_program")
+    base = {"model": model, "target": manifest["target"], "weights": manifest["weights_info"]["name"]}
+    if level is None:
+        return {**base, "outcome": "no level", "detail": "the record has no NPU-program level"}
+    detail = {
+        "passed": f"{level['samples']} samples, {level['delegate_calls']} delegate calls, {level['seconds']:.2f} s",
+        "skipped": str(level.get("skipped")),
+        "failed": json.dumps(level.get("first_difference")) if level.get("first_difference") else str(level.get("error")),
+    }[level["outcome"]]
+    return {**base, "outcome": "bit-exact" if level["outcome"] == "passed" else level["outcome"], "detail": detail}
+
+
+def markdown(rows: Sequence[dict[str, Any]]) -> str:
+    lines = ["| model | weights | target | NPU program | detail |", "| --- | --- | --- | --- | --- |"]
+    for r in rows:
+        target = str(r["target"]).removeprefix("ethos-")
+        lines.append(f"| {r['model']} | {r.get('weights', '')} | {target} | {r['outcome']} | {r['detail']} |")
+    return "\n".join(lines) + "\n"
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--models", help=f"comma-separated (default: {', '.join(TRAINED + RANDOM)})")
+    parser.add_argument("--targets", default=",".join(TARGETS))
+    parser.add_argument("--cache", type=Path, help="the zoo cache to build in and read from (default: a new one)")
+    parser.add_argument("--markdown", type=Path, help="also write the table here, after each model")
+    args = parser.parse_args(argv)
+    models = args.models.split(",") if args.models else list(TRAINED + RANDOM)
+    targets = args.targets.split(",")
+    cache = args.cache or Path(tempfile.mkdtemp(prefix="zoo-npu-table-"))
+    env = {**os.environ, "ZOO_CACHE_DIR": str(cache)}
+    rows: list[dict[str, Any]] = []
+    started = time.perf_counter()
+    for model in models:
+        outcomes, said, seconds = fetch(model, targets, env)
+        got = [row(model, o) for o in outcomes]
+        if not got:
+            got = [{"model": model, "target": ",".join(targets), "outcome": "zoo failed", "detail": said[-300:]}]
+        rows += got
+        print(f"{model}: {seconds:.0f} s; " + ", ".join(f"{str(r['target']).removeprefix('ethos-')} {r['outcome']}" for r in got),
+              flush=True)
+        if args.markdown:
+            args.markdown.write_text(markdown(rows) + f"\n{len(rows)} rows in {(time.perf_counter() - started) / 60:.1f} min "
+                                     f"on {os.cpu_count()} cores; cache {cache}.\n")
+    print(markdown(rows))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
