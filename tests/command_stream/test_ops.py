@@ -239,3 +239,25 @@ def test_a_padded_average_of_a_negative_tie_stops_the_run() -> None:
     with pytest.raises(NotInterpreted, match=r"POOL at byte 0x[0-9a-f]+: a padded AVERAGE of a negative sum exactly "
                                              r"between two values \(the hardware's tie direction is not settled\)$"):
         run(payload(_padded_average(x, 0, 0), inputs=[io(0, x.shape)], outputs=[io(128, (2, 3, 2))]), [x.tobytes()])
+
+
+def _upscaled_copy(x: np.ndarray, ofm: tuple[int, int, int]) -> list[int]:
+    """Regor's 2x nearest-neighbour resize: a 1x1 AVERAGE copy with IFM_UPSCALE NEAREST into an OFM twice as large."""
+    words = fm("IFM", 0, x.shape, zero_point=3) + cmd0("NPU_SET_IFM_UPSCALE", 1) + fm("OFM", 256, ofm, zero_point=-2)
+    words += block((1, 1)) + cmd0("NPU_SET_OFM_PRECISION", 0x8101) + cmd1("NPU_SET_OFM_SCALE", 0x80000001, 31)
+    return words + cmd0("NPU_OP_POOL", 1) + cmd0("NPU_OP_STOP", 0xFFFF)
+
+
+def test_ifm_upscale_nearest_repeats_each_element_2x2() -> None:
+    x = np.random.default_rng(14).integers(-128, 128, size=(3, 4, 5)).astype(np.int8)
+    (out,) = run(payload(_upscaled_copy(x, (6, 8, 5)), scratch=1024, inputs=[io(0, x.shape)], outputs=[io(256, (6, 8, 5))]),
+                 [x.tobytes()])
+    want = np.clip(x.astype(np.int64).repeat(2, axis=0).repeat(2, axis=1) - 3 - 2, -128, 127)
+    assert np.array_equal(np.frombuffer(out, np.int8).reshape(6, 8, 5), want)
+    with pytest.raises(NotInterpreted, match=r"POOL at byte 0x[0-9a-f]+ with IFM_UPSCALE NEAREST to an odd extent 5x8$"):
+        run(payload(_upscaled_copy(x, (5, 8, 5)), scratch=1024, inputs=[io(0, x.shape)], outputs=[io(256, (5, 8, 5))]),
+            [x.tobytes()])
+    zeros = _upscaled_copy(x, (6, 8, 5))
+    zeros[zeros.index(cmd0("NPU_SET_IFM_UPSCALE", 1)[0])] = cmd0("NPU_SET_IFM_UPSCALE", 2)[0]
+    with pytest.raises(NotInterpreted, match=r"POOL at byte 0x[0-9a-f]+ with IFM_UPSCALE 2$"):
+        run(payload(zeros, scratch=1024, inputs=[io(0, x.shape)], outputs=[io(256, (6, 8, 5))]), [x.tobytes()])

@@ -51,7 +51,7 @@ def conv(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *, 
     scale_data = memory.read(regs["SCALE_REGION"] & 7, regs.address("SCALE_BASE"), regs.address("SCALE_LENGTH"),
                              f"{regs.op}'s scale stream")
     records = scale_records(scale_data, oc, regs.op)
-    ifm = op.ifm.read(memory, ih, iw, ic, regs.op) - op.ifm_zero_point
+    ifm = op.read_ifm(memory, regs.op)
     top, left, bottom, right = op.pad
     padded = np.pad(ifm, ((top, bottom), (left, right), (0, 0)))
     acc = np.zeros((oh, ow, oc), dtype=np.int64)

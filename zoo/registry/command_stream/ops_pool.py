@@ -43,7 +43,7 @@ def pool(regs: Registers, memory: Memory, mode: int) -> None:
     if mode not in (MAX, AVERAGE, REDUCE_SUM):
         raise NotInterpreted(f"POOL mode {mode}")
     name = NAMES[mode]
-    op = block_op(regs, (8, 32), (8, 32)) if mode == REDUCE_SUM else block_op(regs)
+    op = block_op(regs, (8, 32), (8, 32)) if mode == REDUCE_SUM else block_op(regs, upscale=True)
     scale, shift = regs["OFM_SCALE"], regs.param("OFM_SCALE") & 0x3F
     divided = mode == AVERAGE and any(op.pad)
     if any(op.pad) and mode == REDUCE_SUM or divided and (scale, shift) != (1, 0):
@@ -65,7 +65,7 @@ def pool(regs: Registers, memory: Memory, mode: int) -> None:
     else:
         if ic != op.ofm_shape[2]:
             raise NotInterpreted(f"POOL {name} from {ic} to {op.ofm_shape[2]} channels")
-        ifm = op.ifm.read(memory, ih, iw, ic, regs.op) - op.ifm_zero_point
+        ifm = op.read_ifm(memory, regs.op)
         top, left, bottom, right = op.pad
         if any(op.pad):  # MAX: a padded tap is below every value, so no window's maximum is one; AVERAGE adds 0
             low = np.iinfo(np.int64).min if mode == MAX else 0
