@@ -158,9 +158,9 @@ def test_what_is_not_modelled_stops_the_run() -> None:
     from_shram = cmd0("NPU_SET_DMA0_SRC_REGION", 1 << 8) + cmd0("NPU_SET_DMA0_DST_REGION", 1) + cmd0("NPU_OP_DMA_START")
     with pytest.raises(NotInterpreted, match=r"not implemented: DMA from the SHRAM \(source region mode INTERNAL\)"):
         run(payload(from_shram + cmd0("NPU_OP_STOP")), [])
-    dilated = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_KERNEL_STRIDE", 1 << 3) + cmd0("NPU_SET_KERNEL_WIDTH_M1", 2)
-    with pytest.raises(NotInterpreted, match=r"not implemented: CONV at byte 0x[0-9a-f]+ with dilation \(1, 2\)"):
-        run(payload(dilated + cmd0("NPU_SET_OFM_PRECISION", 0x8001) + cmd0("NPU_OP_CONV") + cmd0("NPU_OP_STOP")), [])
+    nearest = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_IFM_UPSCALE", 1)
+    with pytest.raises(NotInterpreted, match=r"not implemented: CONV at byte 0x[0-9a-f]+ with IFM_UPSCALE 1$"):
+        run(payload(nearest + cmd0("NPU_SET_OFM_PRECISION", 0x8001) + cmd0("NPU_OP_CONV") + cmd0("NPU_OP_STOP")), [])
     max_with_zp = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_IFM_ZERO_POINT", 3) + cmd0("NPU_OP_POOL", 0)
     with pytest.raises(NotInterpreted, match=r"not implemented: POOL MAX with zero points 3 \(IFM\) and 0 \(OFM\)"):
         run(payload(max_with_zp + cmd0("NPU_OP_STOP")), [])

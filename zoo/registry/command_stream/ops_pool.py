@@ -27,7 +27,7 @@ import numpy as np
 
 from zoo.registry.command_stream.activation import activation
 from zoo.registry.command_stream.errors import NotInterpreted
-from zoo.registry.command_stream.kernel import BlockOp, block_op, windows
+from zoo.registry.command_stream.kernel import NEAREST, BlockOp, block_op, windows
 from zoo.registry.command_stream.memory import Memory
 from zoo.registry.command_stream.output import output_stage
 from zoo.registry.command_stream.regfile import Registers
@@ -43,7 +43,7 @@ def pool(regs: Registers, memory: Memory, mode: int) -> None:
     if mode not in (MAX, AVERAGE, REDUCE_SUM):
         raise NotInterpreted(f"POOL mode {mode}")
     name = NAMES[mode]
-    op = block_op(regs, (8, 32), (8, 32)) if mode == REDUCE_SUM else block_op(regs, upscale=True)
+    op = block_op(regs, (8, 32), (8, 32)) if mode == REDUCE_SUM else block_op(regs, upscale=(NEAREST,))
     scale, shift = regs["OFM_SCALE"], regs.param("OFM_SCALE") & 0x3F
     divided = mode == AVERAGE and any(op.pad)
     if any(op.pad) and mode == REDUCE_SUM or divided and (scale, shift) != (1, 0):
