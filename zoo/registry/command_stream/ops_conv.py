@@ -39,7 +39,7 @@ def conv(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *, 
         raise NotInterpreted(f"{regs.op} with a global OFM scale")
     act = activation(regs, memory, op.ofm.precision)
     oh, ow, oc = op.ofm_shape
-    ih, iw, ic = op.ifm_shape
+    ic = op.ifm_shape[2]
     if depthwise and ic != oc:
         raise NotInterpreted(f"{regs.op} from {ic} to {oc} channels (a depth multiplier)")
     if depthwise and op.part_kernel:

@@ -114,10 +114,7 @@ def elementwise(regs: Registers, memory: Memory, mode: int) -> None:
     shape = (regs["OFM_HEIGHT_M1"] + 1, regs["OFM_WIDTH_M1"] + 1, regs["OFM_DEPTH_M1"] + 1)
     a = feature_map(regs, "IFM", ifm_p).read(memory, *shape, regs.op) - regs["IFM_ZERO_POINT"]
     wide = ifm_p.bits == 32
-    if mode == ABS:
-        acc = np.abs(a)
-    else:
-        acc = _binary(regs, memory, mode, name, ifm_p, a, shape)
+    acc = np.abs(a) if mode == ABS else _binary(regs, memory, mode, name, ifm_p, a, shape)
     out = output_stage(acc, np.asarray(1 if wide else scale), np.asarray(shift), round_mode=ofm_p.round_mode,
                        zero_point=regs["OFM_ZERO_POINT"], activation=act, dtype=ofm_p.dtype, what=regs.op,
                        wide=wide and mode == MUL)
@@ -133,8 +130,8 @@ def _binary(regs: Registers, memory: Memory, mode: int, name: str, ifm_p: Precis
     if regs["IFM2_BROADCAST"] & REVERSED:
         a, b = b, a
     if mode == MUL:
-        return a * b
+        return np.multiply(a, b)
     if mode in (MIN, MAX):
         return np.minimum(a, b) if mode == MIN else np.maximum(a, b)
     a, b = _add_sub_operands(regs, a, b, ifm_p, name)
-    return a + b if mode == ADD else a - b
+    return np.add(a, b) if mode == ADD else np.subtract(a, b)

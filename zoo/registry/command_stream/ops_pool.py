@@ -46,7 +46,7 @@ def pool(regs: Registers, memory: Memory, mode: int) -> None:
     op = block_op(regs, (8, 32), (8, 32)) if mode == REDUCE_SUM else block_op(regs, upscale=(NEAREST,))
     scale, shift = regs["OFM_SCALE"], regs.param("OFM_SCALE") & 0x3F
     divided = mode == AVERAGE and any(op.pad)
-    if any(op.pad) and mode == REDUCE_SUM or divided and (scale, shift) != (1, 0):
+    if (any(op.pad) and mode == REDUCE_SUM) or (divided and (scale, shift) != (1, 0)):
         raise NotInterpreted(f"POOL {name} with padding {op.pad} and OFM_SCALE {scale:#x} shift {shift}")
     if op.ofm.precision.scale_mode != GLOBAL:
         raise NotInterpreted(f"POOL {name} with per-channel scales")
@@ -82,7 +82,7 @@ def pool(regs: Registers, memory: Memory, mode: int) -> None:
 def _window_mean(op: BlockOp, sums: np.ndarray[Any, Any], what: str) -> np.ndarray[Any, Any]:
     """Each window's sum divided by its taps inside the IFM, rounded half up."""
     top, left, bottom, right = op.pad
-    inside = np.pad(np.ones(op.ifm_shape[:2] + (1,), dtype=np.int64), ((top, bottom), (left, right), (0, 0)))
+    inside = np.pad(np.ones((*op.ifm_shape[:2], 1), dtype=np.int64), ((top, bottom), (left, right), (0, 0)))
     count = np.add.reduce([w for _, _, w in windows(op, inside)])
     if ((sums < 0) & (2 * (sums % count) == count)).any():
         raise NotInterpreted(f"{what}: a padded AVERAGE of a negative sum exactly between two values "
