@@ -25,6 +25,8 @@ def _network(op: str) -> Any:
             self.b = torch.nn.Conv2d(3, 8, 3, padding=1)
             self.up = torch.nn.ConvTranspose2d(8, 8, 2, stride=2)
             self.dilated = torch.nn.Conv2d(8, 8, 3, padding=2, dilation=2)
+            self.prelu = torch.nn.PReLU(8, init=0.2)
+            self.norm = torch.nn.LayerNorm(8)
 
         def forward(self, x: Any) -> Any:
             a = self.a(x)
@@ -66,6 +68,16 @@ def _network(op: str) -> Any:
                 return F.gelu(a)
             if op == "silu":
                 return F.silu(a)
+            if op == "prelu":
+                return self.prelu(a)
+            if op == "upsample4":
+                return F.interpolate(a, scale_factor=4, mode="nearest")
+            if op == "chanmean":
+                return a.mean(1, keepdim=True)
+            if op == "shuffle":
+                return F.pixel_shuffle(a, 2)
+            if op == "layernorm":
+                return self.norm(a.permute(0, 2, 3, 1))
             raise ValueError(f"unknown operation {op!r}")
 
     torch.manual_seed(11)
@@ -73,7 +85,8 @@ def _network(op: str) -> Any:
 
 
 MODELS = ("max", "min", "clamp", "lrelu", "abs", "sigmoid", "tanh", "hardswish", "hardsigmoid", "avgpad", "avgpad-excl", "mix",
-          "upsample", "bilinear", "deconv", "dilated", "gelu", "silu")
+          "upsample", "bilinear", "deconv", "dilated", "gelu", "silu",
+          "prelu", "upsample4", "chanmean", "shuffle", "layernorm")
 """Each registers as ``ops-<name>``."""
 
 

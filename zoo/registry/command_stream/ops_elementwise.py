@@ -30,8 +30,8 @@ int8-to-int32 casts, on 32-bit operands with both zero points 0, OFM_SCALE 1 shi
 per-channel scale mode (legacy Vela's too: it sets the global-scale bit only for ADD, SUB, MUL,
 LRELU and ABS); an elementwise operation has no scale stream, so only that identity scale is
 modelled, in either mode. ABS (TOSA's ABS of an int8 tensor) has the global mode and the
-rescale ``ifm_scale / ofm_scale`` in OFM_SCALE, rounded NATURAL; its OFM zero point is -128, so
-the result is never a negative tie. Settled on the u55-128 programs of tests/ops_plugin.py's
+rescale ``ifm_scale / ofm_scale`` in OFM_SCALE, rounded NATURAL (``|a|`` is never negative, so
+no tie's direction is in question). Settled on the u55-128 programs of tests/ops_plugin.py's
 ops-max, ops-min and ops-abs: bit-exact with the TOSA reference model on 8 samples. LRELU is
 not emitted for int8 (Regor writes LeakyReLU as a LUT, which is modelled), nor are CLZ, SHL and
 SHR for any operation torch reaches in zoo's catalogue; they stop the run.
