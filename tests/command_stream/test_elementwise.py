@@ -1,5 +1,5 @@
-"""One-operation programs for ELEMENTWISE (IFM2 as a scalar, broadcast or reversed; 32-bit operands)
-and the LUT activation, each against its definition."""
+"""One-operation programs for ELEMENTWISE (IFM2 as a scalar, broadcast or reversed; 32-bit operands;
+MIN, MAX and ABS) and the LUT activation, each against its definition."""
 
 from __future__ import annotations
 
@@ -9,7 +9,7 @@ import pytest
 from tests.command_stream.programs import NHCWB16, block, cmd0, cmd1, fm, io, payload
 from zoo.registry.command_stream import NotInterpreted, run
 
-MUL, ADD, SUB = 0, 1, 2
+MUL, ADD, SUB, MIN, MAX, ABS = 0, 1, 2, 3, 4, 6
 SCALAR, REVERSED = 1 << 7, 1 << 6
 BROADCAST_H, BROADCAST_C = 1, 4
 LUT_DST = (1 << 8) | 3  # region mode INTERNAL: the SHRAM (Vela's BASE_PTR_INDEX_MEM2MEM)
@@ -138,4 +138,50 @@ def test_what_elementwise_and_lut_do_not_model_stops_the_run() -> None:
     wide = fm("OFM", 256, (4, 8, 2), bits=32) + cmd0("NPU_SET_OFM_PRECISION", 0x0105)
     refused(_stop(base + wide + add), r"clamping a 32-bit OFM to \(-128, 127\)$")
     refused(_stop(base + cmd0("NPU_SET_IFM2_BROADCAST", 1 << 5) + add), "ELEMENTWISE ADD with IFM2_BROADCAST 0x20$")
-    refused(_stop(base + cmd0("NPU_OP_ELEMENTWISE", 5)), r"ELEMENTWISE LRELU \(ADD, SUB and MUL are modelled\)$")
+    refused(_stop(base + cmd0("NPU_OP_ELEMENTWISE", 5)), r"ELEMENTWISE LRELU \(ADD, SUB, MUL, MIN, MAX and ABS are modelled\)$")
+    refused(_stop(base + cmd1("NPU_SET_OFM_SCALE", 3, 1) + cmd0("NPU_OP_ELEMENTWISE", MAX)),
+            r"ELEMENTWISE MAX with OFM_SCALE 0x3 shift 1 \(only 1, shift 0 is modelled\)$")
+
+
+@pytest.mark.parametrize("mode", [MIN, MAX])
+@pytest.mark.parametrize("order", [0, REVERSED])
+def test_a_32_bit_min_or_max_of_a_broadcast_column(mode: int, order: int) -> None:
+    """Regor's MINIMUM and MAXIMUM: 32-bit operands between its casts, OFM_SCALE 1 shift 0, the per-channel
+    scale mode; IFM2 here broadcast along C, in either operand order (min and max do not care)."""
+    shape = (3, 4, 5)
+    rng = np.random.default_rng(12)
+    a = rng.integers(-(1 << 24), 1 << 24, size=shape).astype(np.int32)
+    col = rng.integers(-(1 << 24), 1 << 24, size=(3, 4, 1)).astype(np.int32)
+    words = fm("IFM", 0, shape, bits=32) + fm("IFM2", 256, (3, 4, 1), bits=32) + fm("OFM", 512, shape, bits=32)
+    words += block((1, 1)) + _int32_clamp() + cmd1("NPU_SET_OFM_SCALE", 1, 0)
+    words += cmd0("NPU_SET_IFM2_BROADCAST", BROADCAST_C | order) + cmd0("NPU_OP_ELEMENTWISE", mode)
+    program = payload(_stop(words), scratch=1024, inputs=[io(0, shape, 4), io(256, (3, 4, 1), 4)],
+                      outputs=[io(512, shape, 4)])
+    (out,) = run(program, [a.tobytes(), col.tobytes()])
+    want = np.minimum(a, col) if mode == MIN else np.maximum(a, col)
+    assert np.array_equal(np.frombuffer(out, "<i4").reshape(shape), want)
+
+
+def test_an_int8_max_with_a_scalar_subtracts_the_zero_points_and_clamps() -> None:
+    shape = (2, 3, 4)
+    x = np.arange(-128, 128, 256 // 24)[:24].astype(np.int8).reshape(shape)
+    words = fm("IFM", 0, shape, zero_point=5) + fm("OFM", 64, shape, zero_point=-3) + block((1, 1))
+    words += cmd0("NPU_SET_ACTIVATION_MIN", -100) + cmd1("NPU_SET_OFM_SCALE", 1, 0)
+    words += cmd0("NPU_SET_IFM2_PRECISION", 1) + cmd0("NPU_SET_IFM2_ZERO_POINT", 2) + cmd0("NPU_SET_IFM2_SCALAR", -20)
+    words += cmd0("NPU_SET_IFM2_BROADCAST", SCALAR) + cmd0("NPU_OP_ELEMENTWISE", MAX)
+    (out,) = run(payload(_stop(words), inputs=[io(0, shape)], outputs=[io(64, shape)]), [x.tobytes()])
+    want = np.clip(np.maximum(x.astype(np.int64) - 5, -22) - 3, -100, 127)
+    assert np.array_equal(np.frombuffer(out, np.int8).reshape(shape), want)
+
+
+def test_abs_rescales_the_magnitude() -> None:
+    """Regor's ABS of an int8 tensor: |ifm - zp| times OFM_SCALE (ifm_scale / ofm_scale), global mode, NATURAL."""
+    shape = (4, 8, 8)
+    x = np.arange(-128, 128, dtype=np.int8).reshape(shape)
+    scale, shift = 0x78629C63, 30
+    words = fm("IFM", 0, shape, zero_point=-8) + fm("OFM", 256, shape, zero_point=-128) + block((1, 1))
+    words += cmd0("NPU_SET_OFM_PRECISION", 0x8101) + cmd1("NPU_SET_OFM_SCALE", scale, shift)
+    words += cmd0("NPU_OP_ELEMENTWISE", ABS)
+    (out,) = run(payload(_stop(words), scratch=512, inputs=[io(0, shape)], outputs=[io(256, shape)]), [x.tobytes()])
+    want = [min(127, _natural(abs(int(v) + 8), scale, shift) - 128) for v in x.reshape(-1)]
+    assert np.frombuffer(out, np.int8).tolist() == want

@@ -153,19 +153,20 @@ def test_an_unset_register_is_named() -> None:
 def test_what_is_not_modelled_stops_the_run() -> None:
     with pytest.raises(NotInterpreted, match=r"^not implemented: NPU_OP_IRQ \(IRQ at byte 0x0\)$"):
         run(payload(cmd0("NPU_OP_IRQ") + cmd0("NPU_OP_STOP")), [])
-    with pytest.raises(NotInterpreted, match=r"^not implemented: ELEMENTWISE LRELU \(ADD, SUB and MUL are modelled\)$"):
+    with pytest.raises(NotInterpreted, match=r"^not implemented: ELEMENTWISE LRELU \(ADD, SUB, MUL, MIN, MAX and ABS are modelled\)$"):
         run(payload(cmd0("NPU_OP_ELEMENTWISE", 5) + cmd0("NPU_OP_STOP")), [])
     from_shram = cmd0("NPU_SET_DMA0_SRC_REGION", 1 << 8) + cmd0("NPU_SET_DMA0_DST_REGION", 1) + cmd0("NPU_OP_DMA_START")
     with pytest.raises(NotInterpreted, match=r"not implemented: DMA from the SHRAM \(source region mode INTERNAL\)"):
         run(payload(from_shram + cmd0("NPU_OP_STOP")), [])
-    dilated = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_KERNEL_STRIDE", 1 << 3) + cmd0("NPU_SET_KERNEL_WIDTH_M1", 2)
-    with pytest.raises(NotInterpreted, match=r"not implemented: CONV at byte 0x[0-9a-f]+ with dilation \(1, 2\)"):
-        run(payload(dilated + cmd0("NPU_SET_OFM_PRECISION", 0x8001) + cmd0("NPU_OP_CONV") + cmd0("NPU_OP_STOP")), [])
+    nearest = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_IFM_UPSCALE", 1)
+    with pytest.raises(NotInterpreted, match=r"not implemented: CONV at byte 0x[0-9a-f]+ with IFM_UPSCALE 1$"):
+        run(payload(nearest + cmd0("NPU_SET_OFM_PRECISION", 0x8001) + cmd0("NPU_OP_CONV") + cmd0("NPU_OP_STOP")), [])
     max_with_zp = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_IFM_ZERO_POINT", 3) + cmd0("NPU_OP_POOL", 0)
     with pytest.raises(NotInterpreted, match=r"not implemented: POOL MAX with zero points 3 \(IFM\) and 0 \(OFM\)"):
         run(payload(max_with_zp + cmd0("NPU_OP_STOP")), [])
     padded_avg = _copy(0, 64, (2, 2, 1)) + cmd0("NPU_SET_IFM_PAD_TOP", 1) + cmd0("NPU_OP_POOL", 1)
-    with pytest.raises(NotInterpreted, match=r"not implemented: POOL AVERAGE with padding \(1, 0, 0, 0\)"):
+    with pytest.raises(NotInterpreted, match=r"not implemented: POOL AVERAGE with padding \(1, 0, 0, 0\) and "
+                                             r"OFM_SCALE 0x80000001 shift 31$"):
         run(payload(padded_avg + cmd0("NPU_OP_STOP")), [])
 
 
@@ -207,3 +208,56 @@ def test_a_padded_max_pool_leaves_the_padding_out() -> None:
     want = [[[int(x[max(0, 2 * y - 1):2 * y + 2, max(0, 2 * xx - 1):2 * xx + 2, c].max()) for c in range(3)]
              for xx in range(3)] for y in range(2)]
     assert np.frombuffer(out, np.int8).reshape(2, 3, 3).tolist() == want
+
+
+def _padded_average(x: np.ndarray, ifm_zp: int, ofm_zp: int) -> list[int]:
+    """Regor's AVG_POOL2D with padding: 3x3, stride 2, padding 1 but at the bottom (4 rows), OFM_SCALE 1 shift 0."""
+    words = fm("IFM", 0, x.shape, zero_point=ifm_zp) + fm("OFM", 128, (2, 3, 2), zero_point=ofm_zp)
+    words += block((3, 3), stride=2, pad=1) + cmd0("NPU_SET_IFM_PAD_BOTTOM", 0) + cmd0("NPU_SET_OFM_PRECISION", 0x8101) + cmd1("NPU_SET_OFM_SCALE", 1, 0)
+    return words + cmd0("NPU_OP_POOL", 1) + cmd0("NPU_OP_STOP", 0xFFFF)
+
+
+def test_a_padded_average_pool_divides_by_the_taps_inside_the_ifm() -> None:
+    """Each window's sum over its taps inside the IFM, divided by their number (4, 6 or 9 here), rounded half up."""
+    rng = np.random.default_rng(13)
+    x = rng.integers(-128, 128, size=(4, 5, 2)).astype(np.int8)
+    (out,) = run(payload(_padded_average(x, -128, -128), inputs=[io(0, x.shape)], outputs=[io(128, (2, 3, 2))]),
+                 [x.tobytes()])
+    want = []
+    for y in range(2):
+        for xx in range(3):
+            window = x[max(0, 2 * y - 1):2 * y + 2, max(0, 2 * xx - 1):2 * xx + 2].astype(np.int64) + 128
+            n = window.shape[0] * window.shape[1]
+            want += [min(127, (2 * int(s) + n) // (2 * n) - 128) for s in window.sum(axis=(0, 1))]
+    assert np.frombuffer(out, np.int8).tolist() == want
+
+
+def test_a_padded_average_of_a_negative_tie_stops_the_run() -> None:
+    """Regor's zero points of -128 keep every sum at least 0: a negative sum halfway between two values is unsettled."""
+    x = np.zeros((4, 5, 2), dtype=np.int8)
+    x[0, 0, 0] = -2  # the first window holds 4 taps: -2 / 4 = -0.5
+    with pytest.raises(NotInterpreted, match=r"POOL at byte 0x[0-9a-f]+: a padded AVERAGE of a negative sum exactly "
+                                             r"between two values \(the hardware's tie direction is not settled\)$"):
+        run(payload(_padded_average(x, 0, 0), inputs=[io(0, x.shape)], outputs=[io(128, (2, 3, 2))]), [x.tobytes()])
+
+
+def _upscaled_copy(x: np.ndarray, ofm: tuple[int, int, int]) -> list[int]:
+    """Regor's 2x nearest-neighbour resize: a 1x1 AVERAGE copy with IFM_UPSCALE NEAREST into an OFM twice as large."""
+    words = fm("IFM", 0, x.shape, zero_point=3) + cmd0("NPU_SET_IFM_UPSCALE", 1) + fm("OFM", 256, ofm, zero_point=-2)
+    words += block((1, 1)) + cmd0("NPU_SET_OFM_PRECISION", 0x8101) + cmd1("NPU_SET_OFM_SCALE", 0x80000001, 31)
+    return words + cmd0("NPU_OP_POOL", 1) + cmd0("NPU_OP_STOP", 0xFFFF)
+
+
+def test_ifm_upscale_nearest_repeats_each_element_2x2() -> None:
+    x = np.random.default_rng(14).integers(-128, 128, size=(3, 4, 5)).astype(np.int8)
+    (out,) = run(payload(_upscaled_copy(x, (6, 8, 5)), scratch=1024, inputs=[io(0, x.shape)], outputs=[io(256, (6, 8, 5))]),
+                 [x.tobytes()])
+    want = np.clip(x.astype(np.int64).repeat(2, axis=0).repeat(2, axis=1) - 3 - 2, -128, 127)
+    assert np.array_equal(np.frombuffer(out, np.int8).reshape(6, 8, 5), want)
+    with pytest.raises(NotInterpreted, match=r"POOL at byte 0x[0-9a-f]+ with IFM_UPSCALE NEAREST to an odd extent 5x8$"):
+        run(payload(_upscaled_copy(x, (5, 8, 5)), scratch=1024, inputs=[io(0, x.shape)], outputs=[io(256, (5, 8, 5))]),
+            [x.tobytes()])
+    zeros = _upscaled_copy(x, (6, 8, 5))
+    zeros[zeros.index(cmd0("NPU_SET_IFM_UPSCALE", 1)[0])] = cmd0("NPU_SET_IFM_UPSCALE", 2)[0]
+    with pytest.raises(NotInterpreted, match=r"POOL at byte 0x[0-9a-f]+ with IFM_UPSCALE 2$"):
+        run(payload(zeros, scratch=1024, inputs=[io(0, x.shape)], outputs=[io(256, (6, 8, 5))]), [x.tobytes()])

@@ -1,4 +1,16 @@
-"""What CONV and POOL share: the kernel registers, the padding and the OFM shape."""
+"""What CONV and POOL share: the kernel registers, the padding and the OFM shape.
+
+``IFM_UPSCALE`` NEAREST (1) has the kernel read the IFM at twice its height and width, each
+element repeated 2x2 (the register map's ``ifm_upscale_mode``; legacy Vela's 2x nearest-neighbour
+resize): the extent the OFM, kernel, stride and padding give is the upscaled one. Regor writes it
+on a 1x1 AVERAGE copy for ``F.interpolate(scale_factor=2, mode="nearest")`` (TOSA's RESIZE); the
+u55-128 program of tests/ops_plugin.py's ops-upsample is bit-exact with the TOSA reference model
+so on 8 samples. ZEROS (2) puts each IFM element at (2y, 2x) of the upscaled map and zeros
+(after the zero point) between: Regor's transposed convolution (``nn.ConvTranspose2d(8, 8, 2,
+stride=2)``) is a stride-1 CONV of it with padding 1 at the top and left, bit-exact so on
+ops-deconv's program, and not with the elements at (2y + 1, 2x + 1). NEAREST is modelled on
+POOL, ZEROS on CONV, both to an even upscaled extent.
+"""
 
 from __future__ import annotations
 
@@ -9,9 +21,13 @@ import numpy as np
 
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.fmap import FeatureMap, feature_map, ifm_precision, ofm_precision
+from zoo.registry.command_stream.memory import Memory
 from zoo.registry.command_stream.regfile import Registers
 
 __all__ = ["BlockOp", "block_op", "windows"]
+
+NEAREST, ZEROS = 1, 2
+UPSCALES = {NEAREST: "NEAREST", ZEROS: "ZEROS"}
 
 
 @dataclass(frozen=True)
@@ -29,12 +45,27 @@ class BlockOp:
     part_kernel: bool
     ifm_zero_point: int
     ofm_zero_point: int
+    upscale: int = 0
+    """IFM_UPSCALE: 0 (none), NEAREST or ZEROS."""
+
+    def read_ifm(self, memory: Memory, what: str) -> np.ndarray[Any, Any]:
+        """The IFM the kernel reads (upscaled where IFM_UPSCALE says), less its zero point."""
+        h, w, c = self.ifm_shape
+        if not self.upscale:
+            return self.ifm.read(memory, h, w, c, what) - self.ifm_zero_point
+        ifm = self.ifm.read(memory, h // 2, w // 2, c, what) - self.ifm_zero_point
+        if self.upscale == NEAREST:
+            return ifm.repeat(2, axis=0).repeat(2, axis=1)
+        zeros = np.zeros((h, w, c), dtype=np.int64)
+        zeros[::2, ::2] = ifm
+        return zeros
 
 
-def block_op(regs: Registers, ifm_bits: tuple[int, ...] = (8,), ofm_bits: tuple[int, ...] = (8,)) -> BlockOp:
+def block_op(regs: Registers, ifm_bits: tuple[int, ...] = (8,), ofm_bits: tuple[int, ...] = (8,),
+             upscale: tuple[int, ...] = ()) -> BlockOp:
     """The registers every block operation (CONV, DEPTHWISE, POOL) reads, checked for what is modelled:
-    by default 8-bit maps alone."""
-    if regs["IFM_UPSCALE"]:
+    by default 8-bit maps alone, and the IFM_UPSCALE modes in ``upscale``."""
+    if regs["IFM_UPSCALE"] and regs["IFM_UPSCALE"] not in upscale:
         raise NotInterpreted(f"{regs.op} with IFM_UPSCALE {regs['IFM_UPSCALE']}")
     if regs["ACC_FORMAT"]:
         raise NotInterpreted(f"{regs.op} with ACC_FORMAT {regs['ACC_FORMAT']} (only the 32-bit accumulator is modelled)")
@@ -54,6 +85,8 @@ def block_op(regs: Registers, ifm_bits: tuple[int, ...] = (8,), ofm_bits: tuple[
     ifm_w = (ofm_shape[1] - 1) * stride[1] + extent[1] + 1 - pad[1] - pad[3]
     if ifm_h < 1 or ifm_w < 1:
         raise StreamError(f"{regs.op}: the padding ({pad}) covers the whole input window")
+    if regs["IFM_UPSCALE"] and (ifm_h % 2 or ifm_w % 2):
+        raise NotInterpreted(f"{regs.op} with IFM_UPSCALE {UPSCALES[regs['IFM_UPSCALE']]} to an odd extent {ifm_h}x{ifm_w}")
     ifm_p = ifm_precision(regs["IFM_PRECISION"])
     ofm_p = ofm_precision(regs["OFM_PRECISION"])
     for name, p, bits in (("IFM", ifm_p, ifm_bits), ("OFM", ofm_p, ofm_bits)):
@@ -63,7 +96,7 @@ def block_op(regs: Registers, ifm_bits: tuple[int, ...] = (8,), ofm_bits: tuple[
         ifm=feature_map(regs, "IFM", ifm_p), ofm=feature_map(regs, "OFM", ofm_p), ofm_shape=ofm_shape,
         ifm_shape=(ifm_h, ifm_w, regs["IFM_DEPTH_M1"] + 1), kernel=kernel, stride=stride, dilation=dilation,
         pad=pad, part_kernel=bool(stride_reg & 4), ifm_zero_point=regs["IFM_ZERO_POINT"],
-        ofm_zero_point=regs["OFM_ZERO_POINT"],
+        ofm_zero_point=regs["OFM_ZERO_POINT"], upscale=regs["IFM_UPSCALE"],
     )
 
 

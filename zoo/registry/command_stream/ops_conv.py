@@ -3,6 +3,14 @@
 ``acc[y, x, o] = bias[o] + sum over ky, kx, i of (ifm[y*sy + ky*dy - top, x*sx + kx*dx - left, i] - ifm_zp) * w[o, ky, kx, i]``
 with padded positions contributing 0, then the output stage. Weights and scales are read
 through the regions the registers name, as the DMAs before the op left them.
+
+Settled against the TOSA reference model on the u55-128 programs of tests/ops_plugin.py (8
+samples each, bit-exact): dilation (ops-dilated: a 3x3 kernel at dilation 2, its weights in
+reorder_encode's brick order with 8 // dilation decomposition, as before); a 32-bit OFM, which
+Regor writes where a convolution's int32 result goes straight into its int8-to-int32 casts
+(ops-mix, before MAXIMUM and MINIMUM) or a transposed convolution's rescale (ops-deconv): its
+scale records hold scale 1, shift 0 and only they are modelled, and the OFM is not clamped
+(activation.py); and IFM_UPSCALE ZEROS (kernel.py), Regor's transposed convolution.
 """
 
 from __future__ import annotations
@@ -12,7 +20,7 @@ import numpy as np
 from zoo.registry.command_stream.activation import activation
 from zoo.registry.command_stream.decoder import Decoder
 from zoo.registry.command_stream.errors import NotInterpreted
-from zoo.registry.command_stream.kernel import block_op, windows
+from zoo.registry.command_stream.kernel import ZEROS, block_op, windows
 from zoo.registry.command_stream.memory import Memory
 from zoo.registry.command_stream.output import output_stage
 from zoo.registry.command_stream.regfile import Registers
@@ -24,17 +32,14 @@ PER_CHANNEL = 0
 
 
 def conv(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *, depthwise: bool = False) -> None:
-    op = block_op(regs)
+    op = block_op(regs, ofm_bits=(8, 32), upscale=(ZEROS,))
     if regs.values.get("PARALLEL_MODE", 0):
         raise NotInterpreted(f"{regs.op} split over two cores (PARALLEL_MODE)")
-    if op.dilation != (1, 1):
-        # The brick order for it matches reorder_encode, but no dilated program has been checked against TOSA.
-        raise NotInterpreted(f"{regs.op} with dilation {op.dilation}")
     if op.ofm.precision.scale_mode != PER_CHANNEL:
         raise NotInterpreted(f"{regs.op} with a global OFM scale")
     act = activation(regs, memory, op.ofm.precision)
     oh, ow, oc = op.ofm_shape
-    ih, iw, ic = op.ifm_shape
+    ic = op.ifm_shape[2]
     if depthwise and ic != oc:
         raise NotInterpreted(f"{regs.op} from {ic} to {oc} channels (a depth multiplier)")
     if depthwise and op.part_kernel:
@@ -51,7 +56,9 @@ def conv(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *, 
     scale_data = memory.read(regs["SCALE_REGION"] & 7, regs.address("SCALE_BASE"), regs.address("SCALE_LENGTH"),
                              f"{regs.op}'s scale stream")
     records = scale_records(scale_data, oc, regs.op)
-    ifm = op.ifm.read(memory, ih, iw, ic, regs.op) - op.ifm_zero_point
+    if op.ofm.precision.bits == 32 and ((records.scale != 1).any() or (records.shift != 0).any()):
+        raise NotInterpreted(f"{regs.op} into a 32-bit OFM with scales other than 1, shift 0")
+    ifm = op.read_ifm(memory, regs.op)
     top, left, bottom, right = op.pad
     padded = np.pad(ifm, ((top, bottom), (left, right), (0, 0)))
     acc = np.zeros((oh, ow, oc), dtype=np.int64)

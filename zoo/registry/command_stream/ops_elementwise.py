@@ -1,4 +1,4 @@
-"""NPU_OP_ELEMENTWISE ADD, SUB and MUL: IFM and IFM2 (a tensor, broadcast, or a scalar) to the OFM.
+"""NPU_OP_ELEMENTWISE ADD, SUB, MUL, MIN, MAX and ABS: IFM and IFM2 (a tensor, broadcast, or a scalar) to the OFM.
 
 The operands are ``a = ifm - ifm_zp`` and ``b = ifm2 - ifm2_zp``. ``IFM2_BROADCAST`` bits 0-2
 read IFM2 at y, x or c = 0 (its height, width or depth 1); bit 7 replaces IFM2 by
@@ -23,6 +23,18 @@ not applied, only the shift (the register map: "Scale. Not applied for 32-bit op
 and a MUL keeps the whole 64-bit product: Regor's softmax writes its int32-to-int8 rescale as
 a 32-bit MUL by the TOSA multiplier with shift 49, which is bit-exact with the TOSA reference
 model only so.
+
+MIN and MAX take the smaller or larger operand, ABS (unary: no IFM2) ``|a|``; all three then go
+through the output stage. Regor writes MIN and MAX (TOSA's MINIMUM and MAXIMUM) between its
+int8-to-int32 casts, on 32-bit operands with both zero points 0, OFM_SCALE 1 shift 0 and the
+per-channel scale mode (legacy Vela's too: it sets the global-scale bit only for ADD, SUB, MUL,
+LRELU and ABS); an elementwise operation has no scale stream, so only that identity scale is
+modelled, in either mode. ABS (TOSA's ABS of an int8 tensor) has the global mode and the
+rescale ``ifm_scale / ofm_scale`` in OFM_SCALE, rounded NATURAL (``|a|`` is never negative, so
+no tie's direction is in question). Settled on the u55-128 programs of tests/ops_plugin.py's
+ops-max, ops-min and ops-abs: bit-exact with the TOSA reference model on 8 samples. LRELU is
+not emitted for int8 (Regor writes LeakyReLU as a LUT, which is modelled), nor are CLZ, SHL and
+SHR for any operation torch reaches in zoo's catalogue; they stop the run.
 """
 
 from __future__ import annotations
@@ -41,8 +53,8 @@ from zoo.registry.command_stream.regfile import Registers
 __all__ = ["elementwise"]
 
 MODES = ("MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", "SHL")
-MUL, ADD, SUB = 0, 1, 2
-MODELLED = (MUL, ADD, SUB)
+MUL, ADD, SUB, MIN, MAX, ABS = 0, 1, 2, 3, 4, 6
+MODELLED = (MUL, ADD, SUB, MIN, MAX, ABS)
 OPA_OPB_16, OPA_32, OPB_32 = 0, 1, 2
 GLOBAL = 1
 UNSCALED_SHIFT = 19
@@ -86,31 +98,40 @@ def elementwise(regs: Registers, memory: Memory, mode: int) -> None:
         raise NotInterpreted(f"ELEMENTWISE mode {mode}")
     name = MODES[mode]
     if mode not in MODELLED:
-        raise NotInterpreted(f"ELEMENTWISE {name} (ADD, SUB and MUL are modelled)")
+        raise NotInterpreted(f"ELEMENTWISE {name} (ADD, SUB, MUL, MIN, MAX and ABS are modelled)")
     if regs["ACC_FORMAT"]:
         raise NotInterpreted(f"ELEMENTWISE {name} with ACC_FORMAT {regs['ACC_FORMAT']}")
-    ifm_p, ifm2_p = ifm_precision(regs["IFM_PRECISION"]), ifm_precision(regs["IFM2_PRECISION"], "IFM2")
-    ofm_p = ofm_precision(regs["OFM_PRECISION"])
-    if ifm2_p.bits != ifm_p.bits:
-        raise NotInterpreted(f"ELEMENTWISE {name} of a {ifm_p.bits}-bit IFM and a {ifm2_p.bits}-bit IFM2")
+    ifm_p, ofm_p = ifm_precision(regs["IFM_PRECISION"]), ofm_precision(regs["OFM_PRECISION"])
     if ifm_p.bits == 16:
         raise NotInterpreted(f"ELEMENTWISE {name} of 16-bit operands")
-    if ofm_p.scale_mode != GLOBAL:
+    scale, shift = regs["OFM_SCALE"], regs.param("OFM_SCALE") & 0x3F
+    if mode in (MIN, MAX):
+        if (scale, shift) != (1, 0):
+            raise NotInterpreted(f"ELEMENTWISE {name} with OFM_SCALE {scale:#x} shift {shift} (only 1, shift 0 is modelled)")
+    elif ofm_p.scale_mode != GLOBAL:
         raise NotInterpreted(f"ELEMENTWISE {name} with per-channel OFM scales")
     act = activation(regs, memory, ofm_p)
     shape = (regs["OFM_HEIGHT_M1"] + 1, regs["OFM_WIDTH_M1"] + 1, regs["OFM_DEPTH_M1"] + 1)
     a = feature_map(regs, "IFM", ifm_p).read(memory, *shape, regs.op) - regs["IFM_ZERO_POINT"]
+    wide = ifm_p.bits == 32
+    acc = np.abs(a) if mode == ABS else _binary(regs, memory, mode, name, ifm_p, a, shape)
+    out = output_stage(acc, np.asarray(1 if wide else scale), np.asarray(shift), round_mode=ofm_p.round_mode,
+                       zero_point=regs["OFM_ZERO_POINT"], activation=act, dtype=ofm_p.dtype, what=regs.op,
+                       wide=wide and mode == MUL)
+    feature_map(regs, "OFM", ofm_p).write(memory, out, regs.op)
+
+
+def _binary(regs: Registers, memory: Memory, mode: int, name: str, ifm_p: Precision, a: np.ndarray[Any, Any],
+            shape: tuple[int, int, int]) -> np.ndarray[Any, Any]:
+    ifm2_p = ifm_precision(regs["IFM2_PRECISION"], "IFM2")
+    if ifm2_p.bits != ifm_p.bits:
+        raise NotInterpreted(f"ELEMENTWISE {name} of a {ifm_p.bits}-bit IFM and a {ifm2_p.bits}-bit IFM2")
     b = _ifm2(regs, memory, ifm2_p, shape, name)
     if regs["IFM2_BROADCAST"] & REVERSED:
         a, b = b, a
-    wide = ifm_p.bits == 32
     if mode == MUL:
-        acc = a * b
-    else:
-        a, b = _add_sub_operands(regs, a, b, ifm_p, name)
-        acc = a + b if mode == ADD else a - b
-    scale = 1 if wide else regs["OFM_SCALE"]
-    out = output_stage(acc, np.asarray(scale), np.asarray(regs.param("OFM_SCALE") & 0x3F),
-                       round_mode=ofm_p.round_mode, zero_point=regs["OFM_ZERO_POINT"], activation=act,
-                       dtype=ofm_p.dtype, what=regs.op, wide=wide and mode == MUL)
-    feature_map(regs, "OFM", ofm_p).write(memory, out, regs.op)
+        return np.multiply(a, b)
+    if mode in (MIN, MAX):
+        return np.minimum(a, b) if mode == MIN else np.maximum(a, b)
+    a, b = _add_sub_operands(regs, a, b, ifm_p, name)
+    return np.add(a, b) if mode == ADD else np.subtract(a, b)

@@ -1,0 +1,99 @@
+"""Tiny RGB networks, one per operation the command-stream interpreter must model (issue 46):
+each a convolution (or two) and the operation, small enough to build for u55-128 with ``--verify``
+in seconds, so that the NPU-program level runs the program Vela makes of that operation."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable
+from typing import Any
+
+from tests import rgb_plugin
+from zoo import ModelSpec, hookimpl
+
+__all__ = ["MODELS"]
+
+
+def _network(op: str) -> Any:
+    import torch
+    import torch.nn.functional as F
+
+    class Op(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.b = torch.nn.Conv2d(3, 8, 3, padding=1)
+            self.up = torch.nn.ConvTranspose2d(8, 8, 2, stride=2)
+            self.dilated = torch.nn.Conv2d(8, 8, 3, padding=2, dilation=2)
+            self.prelu = torch.nn.PReLU(8, init=0.2)
+            self.norm = torch.nn.LayerNorm(8)
+
+        def forward(self, x: Any) -> Any:
+            a = self.a(x)
+            if op == "max":
+                return torch.maximum(a, self.b(x))
+            if op == "min":
+                return torch.minimum(a, self.b(x))
+            if op == "clamp":
+                return torch.clamp(a + self.b(x), -0.5, 0.75)
+            if op == "lrelu":
+                return torch.nn.functional.leaky_relu(a, 0.1)
+            if op == "abs":
+                return torch.abs(a)
+            if op == "sigmoid":
+                return torch.sigmoid(a)
+            if op == "tanh":
+                return torch.tanh(a)
+            if op == "hardswish":
+                return F.hardswish(a)
+            if op == "hardsigmoid":
+                return F.hardsigmoid(a)
+            if op == "avgpad":
+                return F.avg_pool2d(a, 3, stride=2, padding=1, count_include_pad=True)
+            if op == "avgpad-excl":
+                return F.avg_pool2d(a, 3, stride=2, padding=1, count_include_pad=False)
+            if op == "mix":  # the compile tier's one build: each mode the interpreter grew for these networks
+                y = torch.abs(torch.maximum(a, self.b(x)) + torch.minimum(a, self.b(x)))
+                y = F.avg_pool2d(y, 3, stride=2, padding=1, count_include_pad=False)
+                return self.up(self.dilated(F.interpolate(y, scale_factor=2, mode="nearest")))
+            if op == "upsample":
+                return F.interpolate(a, scale_factor=2, mode="nearest")
+            if op == "bilinear":
+                return F.interpolate(a, scale_factor=2, mode="bilinear", align_corners=False)
+            if op == "deconv":
+                return self.up(a)
+            if op == "dilated":
+                return self.dilated(a)
+            if op == "gelu":
+                return F.gelu(a)
+            if op == "silu":
+                return F.silu(a)
+            if op == "prelu":
+                return self.prelu(a)
+            if op == "upsample4":
+                return F.interpolate(a, scale_factor=4, mode="nearest")
+            if op == "chanmean":
+                return a.mean(1, keepdim=True)
+            if op == "shuffle":
+                return F.pixel_shuffle(a, 2)
+            if op == "layernorm":
+                return self.norm(a.permute(0, 2, 3, 1))
+            raise ValueError(f"unknown operation {op!r}")
+
+    torch.manual_seed(11)
+    return Op().eval()
+
+
+MODELS = ("max", "min", "clamp", "lrelu", "abs", "sigmoid", "tanh", "hardswish", "hardsigmoid", "avgpad", "avgpad-excl", "mix",
+          "upsample", "bilinear", "deconv", "dilated", "gelu", "silu",
+          "prelu", "upsample4", "chanmean", "shuffle", "layernorm")
+"""Each registers as ``ops-<name>``."""
+
+
+@hookimpl
+def register_models(register: Callable[[ModelSpec], None]) -> None:
+    for op in MODELS:
+        register(dataclasses.replace(
+            rgb_plugin.spec(), name=f"ops-{op}", description=f"tests: a convolution and {op}, for the NPU-program level",
+            build=lambda variant, op=op: _network(op), training=None, recipes={},
+        ))
