@@ -26,7 +26,7 @@ from zoo.registry.command_stream.regs import CMD1 as U55_CMD1
 from zoo.registry.command_stream.stream import Command, Config, decode, split
 from zoo.registry.pte.vela_payload import VelaPayload, find_payloads
 
-__all__ = ["CMD0", "CMD1", "Census", "U85Config", "census", "decode_u85", "main"]
+__all__ = ["CMD0", "CMD1", "FIELDS", "Census", "U85Config", "WeightProbe", "census", "decode_u85", "main", "summary"]
 
 U85 = 2
 
@@ -343,11 +343,62 @@ def _text(name: str, index: int, payload: VelaPayload, c: Census) -> list[str]:
     return lines
 
 
-def _markdown(names: list[str], all_counts: list[Counter[str]]) -> list[str]:
-    rows = sorted({k for counts in all_counts for k in counts})
-    lines = ["| command | " + " | ".join(names) + " |", "| --- |" + " ---: |" * len(names)]
-    lines += [f"| `{row.removeprefix('NPU_')}` | " + " | ".join(str(counts.get(row, "")) for counts in all_counts) + " |"
-              for row in rows]
+def _fields(cs: list[Census], register_field: str, *values: str) -> str:
+    n = Counter[str]()
+    for c in cs:
+        for (f, value), k in c.fields.items():
+            if f == register_field:
+                n[value] += k
+    return ", ".join(f"{v} {n[v]}" for v in (values or sorted(n)) if n[v]) or "0"
+
+
+def _count(cs: list[Census], register_field: str, value: str) -> int:
+    return sum(c.fields[(register_field, value)] for c in cs)
+
+
+def summary(cs: list[Census]) -> dict[str, str]:
+    """One file's delegates in a column of ``--markdown``'s table."""
+    ops, commands, blocks = Counter[str](), Counter[str](), Counter[str]()
+    for c in cs:
+        ops.update(c.operations)
+        commands.update(c.commands)
+        blocks.update(c.blocks)
+    new = {k: v for k, v in commands.items() if k not in U55_CMD0.values() and k not in U55_CMD1.values()}
+    probes = [p for c in cs for p in c.probes]
+    row = {
+        "delegates": str(len(cs)),
+        "commands": f"{sum(commands.values()):,}",
+        "operations": ", ".join(f"{k} {v}" for k, v in sorted(ops.items()) if k not in ("STOP", "DMA_WAIT")),
+        "commands the U55 lacks": ", ".join(f"`{k.removeprefix('NPU_SET_')}` {v}" for k, v in sorted(new.items())),
+        "chained IFM / OFM (storage `CHAINED`)": (f"{_count(cs, 'IFM_PRECISION.storage', 'CHAINED')} / "
+                                                  f"{_count(cs, 'OFM_PRECISION.storage', 'CHAINED')}"),
+        "accumulator kept (`ACC_FORMAT` input / output)": (f"{_fields(cs, 'ACC_FORMAT.input')} / "
+                                                           f"{_fields(cs, 'ACC_FORMAT.output')}"),
+        "OFM transposes, reversals": (f"{_fields(cs, 'OFM_PRECISION.transpose')}; "
+                                      f"{_fields(cs, 'OFM_PRECISION.reverse')}"),
+        "IFM / OFM layouts": f"{_fields(cs, 'IFM_PRECISION.format')} / {_fields(cs, 'OFM_PRECISION.format')}",
+        "precisions (IFM / OFM)": f"{_fields(cs, 'IFM_PRECISION.precision')} / {_fields(cs, 'OFM_PRECISION.precision')}",
+        "LUT activations": _fields(cs, "ACTIVATION.function"),
+        "weight formats (`WEIGHT_FORMAT`)": (f"{_fields(cs, 'WEIGHT_FORMAT.format')}; "
+                                             f"{_fields(cs, 'WEIGHT_FORMAT.sparsity')}"
+                                             if any(c.weight_streams for c in cs) else "no convolution"),
+        "weight order (`KERNEL_STRIDE`)": _fields(cs, "KERNEL_STRIDE.weight_order"),
+        "micro-blocks (`ACC_FORMAT`)": _fields(cs, "ACC_FORMAT.microblock"),
+        "distinct OFM blocks": str(len(blocks)),
+        "U55 decoder stops at": "; ".join(sorted({c.u55_reading.split(" at word")[0] for c in cs})),
+    }
+    if probes:
+        formats = sorted({p.weight_format for p in probes})
+        row["`mlw_codec.decode` on the weights"] = ", ".join(
+            f"{f} {sum(p.decoded_values is not None for p in probes if p.weight_format == f)} of "
+            f"{sum(p.weight_format == f for p in probes)}" for f in formats)
+    return row
+
+
+def _markdown(names: list[str], rows: list[dict[str, str]]) -> list[str]:
+    keys = list(dict.fromkeys(k for row in rows for k in row))
+    lines = ["| | " + " | ".join(names) + " |", "| --- |" + " --- |" * len(names)]
+    lines += [f"| {k} | " + " | ".join(row.get(k, "") for row in rows) + " |" for k in keys]
     return lines
 
 
@@ -355,10 +406,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("pte", nargs="+", type=Path)
     parser.add_argument("--weights", action="store_true", help="decode each convolution's weights with mlw_codec")
-    parser.add_argument("--markdown", action="store_true", help="end with one table of the command counts")
+    parser.add_argument("--markdown", action="store_true", help="end with one table over all the files")
     args = parser.parse_args(argv)
     names: list[str] = []
-    totals: list[Counter[str]] = []
+    rows: list[dict[str, str]] = []
     with Decoder() as decoder:
         for path in args.pte:
             try:
@@ -370,7 +421,7 @@ def main(argv: list[str] | None = None) -> int:
                 print(f"error: {path} holds no Vela payload; give a .pte built for an Ethos-U85 target",
                       file=sys.stderr)
                 return 1
-            total: Counter[str] = Counter()
+            found: list[Census] = []
             for i, payload in enumerate(payloads):
                 try:
                     c = census(payload, decoder if args.weights else None)
@@ -378,12 +429,11 @@ def main(argv: list[str] | None = None) -> int:
                     print(f"error: {path}, delegate {i}: {e}", file=sys.stderr)
                     return 1
                 print("\n".join(_text(path.name, i, payload, c)))
-                total.update(c.commands)
-                total.update({f"operation {k}": v for k, v in c.operations.items()})
+                found.append(c)
             names.append(path.stem)
-            totals.append(total)
+            rows.append(summary(found))
     if args.markdown:
-        print("\n".join(["", *_markdown(names, totals)]))
+        print("\n".join(["", *_markdown(names, rows)]))
     return 0
 
 

@@ -86,6 +86,12 @@ def test_a_u85_stream_is_counted_by_command_operation_and_field() -> None:
     assert c.blocks == {"8x4x16": 2} and c.weight_streams == {1: 1}
     assert c.u55_reading == "unknown cmd0 opcode 302 at word 3 (byte 12) of the Ethos-U55 command stream"
     assert c.renamed == {"NPU_SET_IFM_SCALE <- NPU_SET_OPA_SCALE": 1}
+    row = u85.summary([c, c])
+    assert row["operations"] == "CONV 2, ELEMENTWISE DIV 2"
+    assert row["commands the U55 lacks"] == "`IFM_SCALE` 2, `OP_SCALAR` 2, `WEIGHT_FORMAT` 2"
+    assert row["chained IFM / OFM (storage `CHAINED`)"] == "2 / 0"
+    assert row["weight formats (`WEIGHT_FORMAT`)"] == "FWD 2; NONE 2"
+    assert row["U55 decoder stops at"] == "unknown cmd0 opcode 302"
 
 
 def test_the_weight_probe_hands_each_convolutions_stream_to_mlw_codec() -> None:
