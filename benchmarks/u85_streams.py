@@ -370,8 +370,9 @@ def summary(cs: list[Census]) -> dict[str, str]:
         "commands": f"{sum(commands.values()):,}",
         "operations": ", ".join(f"{k} {v}" for k, v in sorted(ops.items()) if k not in ("STOP", "DMA_WAIT")),
         "commands the U55 lacks": ", ".join(f"`{k.removeprefix('NPU_SET_')}` {v}" for k, v in sorted(new.items())),
-        "chained IFM / OFM (storage `CHAINED`)": (f"{_count(cs, 'IFM_PRECISION.storage', 'CHAINED')} / "
-                                                  f"{_count(cs, 'OFM_PRECISION.storage', 'CHAINED')}"),
+        "chained OFM / IFM, IFM2 (storage `CHAINED`)": (f"{_count(cs, 'OFM_PRECISION.storage', 'CHAINED')} / "
+                                                        f"{_count(cs, 'IFM_PRECISION.storage', 'CHAINED')}, "
+                                                        f"{_count(cs, 'IFM2_PRECISION.storage', 'CHAINED')}"),
         "accumulator kept (`ACC_FORMAT` input / output)": (f"{_fields(cs, 'ACC_FORMAT.input')} / "
                                                            f"{_fields(cs, 'ACC_FORMAT.output')}"),
         "OFM transposes, reversals": (f"{_fields(cs, 'OFM_PRECISION.transpose')}; "

@@ -2,32 +2,18 @@
 
 from __future__ import annotations
 
-import importlib.util
 import re
-import sys
 from pathlib import Path
-from types import ModuleType
 
 import pytest
 
 from tests.command_stream.programs import payload
+from tests.command_stream.u85_script import u85
 from zoo.registry.command_stream.errors import StreamError
 
 ROOT = Path(__file__).resolve().parents[2]
 HEADER = ROOT.parent / "shared" / "vendor" / "ethos-u-core-driver" / "src" / "ethosu85_interface.h"
 U85_256 = 0x20000118  # config_r of mnist's u85-256 program: U85, 2**8 MACs, stream version 1
-
-
-def _script() -> ModuleType:
-    spec = importlib.util.spec_from_file_location("u85_streams", ROOT / "benchmarks" / "u85_streams.py")
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules["u85_streams"] = module  # dataclasses look their module up
-    spec.loader.exec_module(module)
-    return module
-
-
-u85 = _script()
 OP0 = {name: code for code, name in u85.CMD0.items()}
 OP1 = {name: code for code, name in u85.CMD1.items()}
 
@@ -89,7 +75,7 @@ def test_a_u85_stream_is_counted_by_command_operation_and_field() -> None:
     row = u85.summary([c, c])
     assert row["operations"] == "CONV 2, ELEMENTWISE DIV 2"
     assert row["commands the U55 lacks"] == "`IFM_SCALE` 2, `OP_SCALAR` 2, `WEIGHT_FORMAT` 2"
-    assert row["chained IFM / OFM (storage `CHAINED`)"] == "2 / 0"
+    assert row["chained OFM / IFM, IFM2 (storage `CHAINED`)"] == "0 / 2, 0"
     assert row["weight formats (`WEIGHT_FORMAT`)"] == "FWD 2; NONE 2"
     assert row["U55 decoder stops at"] == "unknown cmd0 opcode 302"
 
