@@ -112,6 +112,23 @@ def test_a_u85_build_is_skipped(softmax: dict[str, Artifact]) -> None:
     assert any(line.startswith("  skip  npu_program") for line in lines)
 
 
+def test_the_u85_census_reads_softmaxs_u85_program(softmax: dict[str, Artifact]) -> None:
+    """benchmarks/u85_streams.py on a real U85 program: softmax's column of docs/verification.md's table."""
+    from tests.command_stream.u85_script import u85
+
+    (payload,) = find_payloads(softmax["u85-256"].pte.read_bytes())
+    census = u85.census(payload)
+    row = u85.summary([census])
+    assert census.config.describe().startswith("Ethos-U85, 256 MACs/cycle, command stream version 1")
+    assert row["commands"] == "184"
+    assert row["operations"] == "DMA_START 2, ELEMENTWISE MUL 1, ELEMENTWISE SUB 2, POOL MAX 1, POOL REDUCE_SUM 1"
+    assert row["commands the U55 lacks"] == "`IFM2_SCALE` 3, `IFM_BROADCAST` 1, `IFM_SCALE` 3, `OP_SCALAR` 1"
+    assert row["chained OFM / IFM, IFM2 (storage `CHAINED`)"] == "1 / 1, 0"
+    assert row["LUT activations"] == "LUT_NONE 3, LUT_S8_S8 2"
+    assert census.fields[("DMA0_DST_REGION.region_mode", "INTERNAL")] == 2
+    assert census.u55_reading == "unknown cmd0 opcode 264 at word 124 (byte 496) of the Ethos-U55 command stream"
+
+
 def test_a_dedicated_sram_build_runs_with_the_arena_cache_its_vela_flags_gave(mnist_u65: Artifact) -> None:
     """u65-256 is Dedicated_Sram: its activations live in the fast scratch, Vela's 384 KiB arena cache.
     Run without it, the program reaches past an empty region 2 and the level would fail."""

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.regs import CMD0, CMD1, SIGNED, U55_ONLY, U65_ONLY
 
-__all__ = ["PRODUCTS", "Command", "Config", "Program", "decode", "disassemble", "parse"]
+__all__ = ["PRODUCTS", "Command", "Config", "Program", "decode", "disassemble", "parse", "split"]
 
 _FOURCC = int.from_bytes(b"COP1", "little")
 _CONFIG, _CMD_STREAM, _NOP = 1, 2, 5
@@ -93,6 +93,13 @@ def _words(data: bytes) -> tuple[int, ...]:
 
 def parse(cmd_data: bytes) -> Program:
     """The driver-action header and the decoded command stream of a ``cmd_data`` block."""
+    config, words = split(cmd_data)
+    return Program(config, decode(words, config.product))
+
+
+def split(cmd_data: bytes) -> tuple[Config, tuple[int, ...]]:
+    """The accelerator a ``cmd_data`` block was compiled for, and its command stream's words, not yet decoded
+    (what ``benchmarks/u85_streams.py`` reads an Ethos-U85 stream from)."""
     words = _words(cmd_data)
     if not words or words[0] != _FOURCC:
         raise StreamError("cmd_data does not open with the COP1 driver-action fourcc; is this a Vela command stream?")
@@ -114,7 +121,7 @@ def parse(cmd_data: bytes) -> Program:
                 raise StreamError(f"the command stream claims {length} words, cmd_data holds {len(words) - i - 1} after its header")
             if config is None:
                 raise StreamError("the command stream comes before any CONFIG driver action: the accelerator is unknown")
-            return Program(config, decode(words[i + 1:i + 1 + length], config.product))
+            return config, words[i + 1:i + 1 + length]
         else:
             raise StreamError(f"unknown driver action {action} at word {i} of cmd_data")
     raise StreamError("cmd_data has no COMMAND_STREAM driver action")
