@@ -693,6 +693,8 @@ def main() -> int:
         else:
             for model in models:
                 rows += compare_model(zoo, python, model, targets, args.weights, args.top, work)
+                if args.markdown:  # after each model, as run_jobs does: a run stopped early keeps what it measured
+                    _write(args.markdown, markdown(rows) + f"\n{len(rows)} comparisons so far.\n")
     if args.rows:
         args.rows.write_text(json.dumps(rows_json(rows), indent=1))
     elapsed = time.perf_counter() - started
