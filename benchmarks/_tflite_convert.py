@@ -133,7 +133,14 @@ def agreement(tflite: bytes, onnx_path: Path, calibration: dict[str, np.ndarray]
 
     session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
     interpreter = Interpreter(model_content=tflite)
-    interpreter.allocate_tensors()
+    try:
+        interpreter.allocate_tensors()
+    except RuntimeError:  # XNNPACK cannot prepare some programs (squeezenet1-0's node 41): TFLite's own kernels can
+        from ai_edge_litert.interpreter import OpResolverType
+
+        interpreter = Interpreter(model_content=tflite,
+                                  experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
+        interpreter.allocate_tensors()
     inputs, output = interpreter.get_input_details(), interpreter.get_output_details()[0]
     arrays = [calibration[k] for k in sorted(calibration)]
     worst = 1.0
