@@ -25,7 +25,7 @@ appears exactly where the exported graph had a ReLU or ReLU6.
 
 The TOSA graphs come out of the lowering, so a retarget (which runs Vela on the
 stored graphs) keeps the clamps too. ``PINNED`` ties the choice to the source of
-the upstream pass and of the pipeline that calls it; tests/registry/test_activations.py
+the upstream pass and of the pipeline that calls it; tests/registry/test_upstream_pins.py
 fails when either changes (``upstream_pin``; docs/upstream.md says what to re-check).
 """
 

@@ -12,7 +12,7 @@ their input's quantization, as the mean did), in PTQ and QAT alike. Only a mean 
 the two spatial dimensions of a 4-D tensor of static shape, with no dtype, is rewritten, and
 only where every Ethos-U takes the pool (batch 1, a kernel U55 allows); a mean over channels,
 a transformer's 3-D token mean, or one that casts stays. ``PINNED`` ties
-the rewrite to upstream's pass; tests/registry/test_spatial_mean.py fails when it changes
+the rewrite to upstream's pass; tests/registry/test_upstream_pins.py fails when it changes
 (``upstream_pin``; docs/upstream.md says what to re-check).
 """
 
