@@ -9,7 +9,7 @@ was skipped (what the interpreter does not model).
 Each model is fetched with ``zoo fetch MODEL -t TARGETS --verify --json`` in a cache of its own
 (``--cache``, default a new temporary folder): a build whose verification is already recorded
 there is read back, not rebuilt, so a run can be continued. The trained models use their own
-weights; mv2, MobileNetV3-Small, ResNet-8, LRASPP and SSDLite are built at random weights
+weights (MTCNN's facenet files from ``ZOO_MTCNN_WEIGHTS``, as ``make test`` sets it); mv2, MobileNetV3-Small, ResNet-8, LRASPP and SSDLite are built at random weights
 (issue 46's list). Models with I/O boundary options get zoo's defaults.
 """
 
@@ -29,6 +29,8 @@ from typing import Any
 TRAINED = ("mnist", "ds-cnn-fsdd", "vww-mobilenetv1-025", "silero-vad", "crepe-tiny", "ppocr-cls", "ppocr-rec",
            "ppocr-det", "mtcnn-pnet", "mtcnn-rnet", "mtcnn-onet")
 RANDOM = ("mv2", "mobilenet-v3-small", "resnet8-cifar", "lraspp-mobilenetv3-large", "ssdlite320-mobilenetv3-large")
+TRAINED_VARIANT = {"mtcnn-pnet": "facenet", "mtcnn-rnet": "facenet", "mtcnn-onet": "facenet"}
+"""Trained models whose default variant is ``random``: their weights (MTCNN's need ``ZOO_MTCNN_WEIGHTS``)."""
 TARGETS = ("u55-128", "u65-256")
 
 
@@ -36,8 +38,8 @@ def fetch(model: str, targets: Sequence[str], env: dict[str, str]) -> tuple[list
     """Each target's outcome (``zoo fetch --json``), what zoo printed on failure, and the seconds it took."""
     command = [sys.executable, "-m", "zoo", "fetch", model, "-t", ",".join(targets), "--verify", "--json",
                "--keep-going"]
-    if model in RANDOM:
-        command += ["--weights", "random"]
+    if model in RANDOM or model in TRAINED_VARIANT:
+        command += ["--weights", TRAINED_VARIANT.get(model, "random")]
     started = time.perf_counter()
     proc = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
     seconds = time.perf_counter() - started
