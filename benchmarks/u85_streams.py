@@ -23,7 +23,7 @@ from zoo.registry.command_stream.decoder import Decoder
 from zoo.registry.command_stream.errors import StreamError
 from zoo.registry.command_stream.regs import CMD0 as U55_CMD0
 from zoo.registry.command_stream.regs import CMD1 as U55_CMD1
-from zoo.registry.command_stream.stream import Command, Config, decode, split
+from zoo.registry.command_stream.stream import Command, Config, decode, decode_words, split
 from zoo.registry.pte.vela_payload import VelaPayload, find_payloads
 
 __all__ = ["CMD0", "CMD1", "FIELDS", "Census", "U85Config", "WeightProbe", "census", "decode_u85", "main", "summary"]
@@ -169,29 +169,8 @@ class U85Config:
 
 
 def decode_u85(words: tuple[int, ...] | list[int]) -> list[Command]:
-    """The commands of an Ethos-U85 stream, in order (the U85 keeps the U55's word layout: opcode in bits 0-9,
-    bit 14 for a payload word, the parameter in bits 16-31)."""
-    out = []
-    i = 0
-    while i < len(words):
-        word = words[i]
-        opcode, control, param = word & 0x3FF, (word >> 14) & 3, word >> 16
-        if (word >> 10) & 0xF or control > 1:
-            raise StreamError(f"word {i} ({word:#010x}) of the Ethos-U85 command stream is not a command: "
-                              "reserved bits are set")
-        name = (CMD1 if control else CMD0).get(opcode)
-        if name is None:
-            raise StreamError(f"unknown cmd{control} opcode {opcode} at word {i} (byte {4 * i}) of the Ethos-U85 "
-                              "command stream")
-        if control:
-            if i + 1 >= len(words):
-                raise StreamError(f"{name} at word {i} is cut off before its payload word")
-            out.append(Command(4 * i, opcode, name, param, words[i + 1]))
-            i += 2
-        else:
-            out.append(Command(4 * i, opcode, name, param))
-            i += 1
-    return out
+    """The commands of an Ethos-U85 stream, in order: the U55's word layout with the U85's opcodes."""
+    return decode_words(words, CMD0, CMD1, "Ethos-U85")
 
 
 def _operation(cmd: Command) -> str:

@@ -11,12 +11,13 @@ parameter in bits 16-31.
 from __future__ import annotations
 
 import struct
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.regs import CMD0, CMD1, SIGNED, U55_ONLY, U65_ONLY
 
-__all__ = ["PRODUCTS", "Command", "Config", "Program", "decode", "disassemble", "parse", "split"]
+__all__ = ["PRODUCTS", "Command", "Config", "Program", "decode", "decode_words", "disassemble", "parse", "split"]
 
 _FOURCC = int.from_bytes(b"COP1", "little")
 _CONFIG, _CMD_STREAM, _NOP = 1, 2, 5
@@ -133,19 +134,26 @@ def decode(words: tuple[int, ...] | list[int], product: int = 0) -> list[Command
         raise NotInterpreted(f"the {PRODUCTS.get(product, f'product {product}')} command stream "
                           "(only Ethos-U55 and U65 are interpreted)")
     other = U65_ONLY if product == 0 else U55_ONLY
+    return decode_words(words, CMD0, CMD1, PRODUCTS[product], excluded=other)
+
+
+def decode_words(words: tuple[int, ...] | list[int], cmd0: Mapping[int, str], cmd1: Mapping[int, str], accelerator: str,
+                 excluded: Collection[str] = ()) -> list[Command]:
+    """The commands of a stream of ``accelerator`` (named in errors) whose opcodes are ``cmd0`` and ``cmd1``
+    (less the names in ``excluded``): opcode in bits 0-9, bit 14 for a payload word, the parameter in
+    bits 16-31, the layout every Ethos-U keeps (``benchmarks/u85_streams.py`` reads the U85's with it)."""
     out = []
     i = 0
     while i < len(words):
         word = words[i]
         opcode, control, param = word & 0x3FF, (word >> 14) & 3, word >> 16
         if (word >> 10) & 0xF or control > 1:
-            raise StreamError(f"word {i} ({word:#010x}) of the command stream is not a command: reserved bits are set")
-        table = CMD1 if control else CMD0
-        name = table.get(opcode)
-        if name is None or name in other:
-            kind = "cmd1" if control else "cmd0"
-            raise StreamError(f"unknown {kind} opcode {opcode} at word {i} (byte {4 * i}) of the "
-                              f"{PRODUCTS[product]} command stream")
+            raise StreamError(f"word {i} ({word:#010x}) of the {accelerator} command stream is not a command: "
+                              "reserved bits are set")
+        name = (cmd1 if control else cmd0).get(opcode)
+        if name is None or name in excluded:
+            raise StreamError(f"unknown cmd{control} opcode {opcode} at word {i} (byte {4 * i}) of the "
+                              f"{accelerator} command stream")
         if control:
             if i + 1 >= len(words):
                 raise StreamError(f"{name} at word {i} is cut off before its payload word")
