@@ -49,14 +49,19 @@ def _missing() -> str | None:
 pytestmark = [pytest.mark.compile, pytest.mark.skipif(_missing() is not None, reason=str(_missing()))]
 
 
-@pytest.fixture(scope="session")
-def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+def _lay_out(dest: Path) -> dict[str, str]:
+    """The snapshots laid out in ``dest`` as a user's checkouts are, and their CMake paths."""
     sys.path.insert(0, str(ROOT / "scripts"))
     try:
         from vendor_sources import lay_out
     finally:
         sys.path.remove(str(ROOT / "scripts"))
-    return lay_out(tmp_path_factory.mktemp("vendor"), VENDOR)
+    return lay_out(dest, VENDOR)
+
+
+@pytest.fixture(scope="session")
+def sources(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    return _lay_out(tmp_path_factory.mktemp("vendor"))
 
 
 @pytest.fixture(scope="session")
@@ -205,12 +210,18 @@ def test_a_second_project_in_another_folder_builds_on_the_same_runtime(shared_ca
     _configure(first, sources, runtime_cache)  # builds the runtime, unless another test of this run did
     shutil.rmtree(first)
     _project("mnist", "portable", second, shared_cache, samples=1)
-    configured = _configure(second, sources, runtime_cache)
-    assert "building ExecuTorch's runtime" not in configured and "ExecuTorch's runtime from" in configured, configured
+    # The second user's sources are another copy of the same commit: the runtime's build reads its
+    # sources through a link that now points there (a kernel library it builds later needs them).
+    other = _lay_out(tmp_path / "other-sources")
+    configured = _configure(second, other, runtime_cache)
+    assert "building ExecuTorch's" not in configured and "ExecuTorch's runtime from" in configured, configured
     toolchain = (second / "toolchain.cmake").read_bytes()
     runtimes = [d for d in runtime_cache.iterdir() if (d / "toolchain.cmake").is_file()
                 and (d / "toolchain.cmake").read_bytes() == toolchain]
     assert len(runtimes) == 1, sorted(runtime_cache.iterdir())
+    link = runtimes[0] / "sources" / "executorch"
+    assert link.resolve() == Path(other["EXECUTORCH_SOURCE_DIR"]).resolve() != Path(sources["EXECUTORCH_SOURCE_DIR"]).resolve()
+    assert f"CMAKE_HOME_DIRECTORY:INTERNAL={link}\n" in (runtimes[0] / "build" / "CMakeCache.txt").read_text()
     build = subprocess.run(["cmake", "--build", str(second / "build")], capture_output=True, text=True, timeout=600)
     assert build.returncode == 0, build.stdout[-4000:] + build.stderr[-2000:]
     run = _qemu(second / "build" / "firmware.elf")
@@ -285,6 +296,13 @@ def test_mv2_on_u85_links_for_the_corstone_320s_cortex_m85(shared_cache: Path, s
     _project("mv2", "u85-256", tmp_path / "fw", shared_cache, samples=1, weights="random")
     toolchain = (tmp_path / "fw" / "toolchain.cmake").read_text()
     assert "-march=armv8.1-m.main+mve.fp+fp.dp" in toolchain
+    # Its CPU operators are the float boundary's quantize and dequantize: the runtime for this CPU
+    # builds the quantized kernels, never the portable ones (most of a runtime's build time).
+    configured = _configure(tmp_path / "fw", sources, runtime_cache)
+    runtime = Path(re.search(r"ExecuTorch's runtime (?:from|into) (\S+)", configured)[1])  # type: ignore[index]
+    assert (runtime / "zoo-quantized_kernels.done").is_file(), sorted(runtime.iterdir())
+    assert not (runtime / "zoo-portable_kernels.done").exists() and "portable_kernels" not in configured, configured
+    assert not (runtime / "build" / "kernels" / "portable" / "libportable_kernels.a").exists()
     elf = _build(tmp_path / "fw", sources, runtime_cache)
     attributes = subprocess.run(["arm-none-eabi-readelf", "-A", str(elf)], capture_output=True, text=True,
                                 check=True).stdout

@@ -32,7 +32,7 @@ from zoo.registry.firmware.readme import readme
 
 __all__ = ["RUNTIME_RECIPE", "Samples", "arm_runner_options", "render_project"]
 
-RUNTIME_RECIPE = "1"
+RUNTIME_RECIPE = "2"
 """Part of the runtime cache's key: bump when runtime.cmake builds other libraries or flags."""
 
 

@@ -46,8 +46,9 @@ The runtime must read the program: these are the sources zoo is tested with (Exe
 
 {_build_section(board, delegates)}
 
-The first configure builds ExecuTorch's runtime for this CPU into `{values['RUNTIME_CACHE']}` (about 5
-minutes on 2 idle cores, more on a busy machine); later projects with the same sources and toolchain reuse it. That folder and the Python for
+The first configure builds ExecuTorch's runtime for this CPU into `{values['RUNTIME_CACHE']}` (about 2
+minutes on 2 cores, and about 4 more the first time a program calls portable kernels on the CPU); later
+projects with the same sources and toolchain reuse it. That folder and the Python for
 ExecuTorch's codegen (`{values['PYTHON']}`, which needs torch) are the paths of the machine that ran
 `zoo firmware`, as defaults: elsewhere, add `-DZOO_RUNTIME_CACHE=...` and `-DPYTHON_EXECUTABLE=...`.
 

@@ -4,9 +4,13 @@
 # toolchain file and the compiler's version. A second model, in any folder, finds it there and
 # compiles only its own files. A lock beside it keeps two configures from building it at once.
 #
-# In:  EXECUTORCH_SOURCE_DIR, ETHOS_U_DRIVER_DIR, ZOO_RUNTIME_CACHE, PYTHON_EXECUTABLE, ZOO_TOOLCHAIN_FILE
+# The kernel libraries are built the first time a project links them (ZOO_RUNTIME_KERNELS): a program
+# the NPU runs whole needs none, and the portable kernels are most of the runtime's build time.
+#
+# In:  EXECUTORCH_SOURCE_DIR, ETHOS_U_DRIVER_DIR, ZOO_RUNTIME_CACHE, PYTHON_EXECUTABLE, ZOO_TOOLCHAIN_FILE,
+#      ZOO_RUNTIME_KERNELS (portable_kernels, quantized_kernels: the ones this project links)
 # Out: ZOO_RUNTIME_DIR, and the imported targets executorch_core, executorch_prim_ops,
-#      executorch_delegate_ethos_u, portable_kernels, quantized_kernels, kernels_util_all_deps
+#      executorch_delegate_ethos_u, kernels_util_all_deps and those of ZOO_RUNTIME_KERNELS
 
 if(NOT EXISTS "${EXECUTORCH_SOURCE_DIR}/runtime/executor/program.h")
   message(FATAL_ERROR "EXECUTORCH_SOURCE_DIR (${EXECUTORCH_SOURCE_DIR}) is not ExecuTorch's source tree: "
@@ -69,17 +73,22 @@ if(NOT _lock EQUAL 0)
   message(FATAL_ERROR "zoo: waited an hour for ${ZOO_RUNTIME_DIR}.lock (${_lock}): is another configure still "
     "building the runtime there? Wait for it, or end it and delete ${ZOO_RUNTIME_DIR}")
 endif()
+# The runtime's build reads its sources through links in its folder, set to this project's sources (whose
+# content the key fixes) at every configure: a kernel library built later, for another project, finds
+# them even when the project that built the rest had other copies, since deleted.
+set(_sources "${ZOO_RUNTIME_DIR}/sources/executorch")
+# ExecuTorch's Arm backend wants ETHOS_SDK_PATH laid out as Arm's ethos-u repository is.
+set(_sdk "${ZOO_RUNTIME_DIR}/ethos-sdk")
+file(MAKE_DIRECTORY "${ZOO_RUNTIME_DIR}/sources" "${_sdk}/core_platform" "${_sdk}/core_software")
+file(REMOVE "${_sources}" "${_sdk}/core_software/core_driver")
+file(CREATE_LINK "${EXECUTORCH_SOURCE_DIR}" "${_sources}" SYMBOLIC)
+file(CREATE_LINK "${ETHOS_U_DRIVER_DIR}" "${_sdk}/core_software/core_driver" SYMBOLIC)
 if(NOT EXISTS "${ZOO_RUNTIME_DIR}/zoo-runtime.done")
   message(STATUS "zoo: building ExecuTorch's runtime into ${ZOO_RUNTIME_DIR} (once for these sources and this toolchain; a few minutes)")
-  # ExecuTorch's Arm backend wants ETHOS_SDK_PATH laid out as Arm's ethos-u repository is.
-  set(_sdk "${ZOO_RUNTIME_DIR}/ethos-sdk")
-  file(MAKE_DIRECTORY "${_sdk}/core_platform" "${_sdk}/core_software")
-  file(REMOVE "${_sdk}/core_software/core_driver")
-  file(CREATE_LINK "${ETHOS_U_DRIVER_DIR}" "${_sdk}/core_software/core_driver" SYMBOLIC)
   # The runtime keeps its own copy of the toolchain: the project that built it may be deleted.
   configure_file("${ZOO_TOOLCHAIN_FILE}" "${ZOO_RUNTIME_DIR}/toolchain.cmake" COPYONLY)
   execute_process(
-    COMMAND "${CMAKE_COMMAND}" -S "${EXECUTORCH_SOURCE_DIR}" -B "${ZOO_RUNTIME_DIR}/build" -G Ninja
+    COMMAND "${CMAKE_COMMAND}" -S "${_sources}" -B "${ZOO_RUNTIME_DIR}/build" -G Ninja
             --preset arm-baremetal
             "-DCMAKE_TOOLCHAIN_FILE=${ZOO_RUNTIME_DIR}/toolchain.cmake" -DCMAKE_BUILD_TYPE=Release
             -DEXECUTORCH_BUILD_CORTEX_M=OFF -DFETCH_ETHOS_U_CONTENT=OFF "-DETHOS_SDK_PATH=${_sdk}"
@@ -90,7 +99,7 @@ if(NOT EXISTS "${ZOO_RUNTIME_DIR}/zoo-runtime.done")
   endif()
   execute_process(
     COMMAND "${CMAKE_COMMAND}" --build "${ZOO_RUNTIME_DIR}/build" --target executorch_core executorch
-            executorch_delegate_ethos_u portable_kernels quantized_kernels kernels_util_all_deps
+            executorch_delegate_ethos_u kernels_util_all_deps
     RESULT_VARIABLE _rc OUTPUT_FILE "${ZOO_RUNTIME_DIR}/build.log" ERROR_FILE "${ZOO_RUNTIME_DIR}/build.log")
   if(NOT _rc EQUAL 0)
     _zoo_runtime_failed("building" "${ZOO_RUNTIME_DIR}/build.log")
@@ -99,6 +108,22 @@ if(NOT EXISTS "${ZOO_RUNTIME_DIR}/zoo-runtime.done")
 else()
   message(STATUS "zoo: ExecuTorch's runtime from ${ZOO_RUNTIME_DIR}")
 endif()
+foreach(_lib IN LISTS ZOO_RUNTIME_KERNELS)
+  if(NOT _lib MATCHES "^(portable|quantized)_kernels$")
+    message(FATAL_ERROR "zoo: ZOO_RUNTIME_KERNELS names ${_lib}; the runtime builds portable_kernels and quantized_kernels")
+  endif()
+  if(NOT EXISTS "${ZOO_RUNTIME_DIR}/zoo-${_lib}.done")
+    message(STATUS "zoo: building ExecuTorch's ${_lib} into ${ZOO_RUNTIME_DIR} (once, for the first program that "
+                   "calls them)")
+    execute_process(
+      COMMAND "${CMAKE_COMMAND}" --build "${ZOO_RUNTIME_DIR}/build" --target ${_lib}
+      RESULT_VARIABLE _rc OUTPUT_FILE "${ZOO_RUNTIME_DIR}/build-${_lib}.log" ERROR_FILE "${ZOO_RUNTIME_DIR}/build-${_lib}.log")
+    if(NOT _rc EQUAL 0)
+      _zoo_runtime_failed("building" "${ZOO_RUNTIME_DIR}/build-${_lib}.log")
+    endif()
+    file(WRITE "${ZOO_RUNTIME_DIR}/zoo-${_lib}.done" "${_lib}\n")
+  endif()
+endforeach()
 file(LOCK "${ZOO_RUNTIME_DIR}.lock" RELEASE)
 
 # The runtime's compile definitions (its CMake adds them directory-wide; they do not travel with targets).
@@ -123,6 +148,9 @@ foreach(_lib IN ITEMS executorch_core:libexecutorch_core.a executorch_prim_ops:l
   string(REPLACE ":" ";" _pair "${_lib}")
   list(GET _pair 0 _name)
   list(GET _pair 1 _file)
+  if(_name MATCHES "_kernels$" AND NOT _name IN_LIST ZOO_RUNTIME_KERNELS)
+    continue()
+  endif()
   add_library(${_name} STATIC IMPORTED)
   set_target_properties(${_name} PROPERTIES IMPORTED_LOCATION "${ZOO_RUNTIME_DIR}/build/${_file}"
     INTERFACE_INCLUDE_DIRECTORIES "${_et_inc}" INTERFACE_COMPILE_DEFINITIONS "${_et_defs}")
