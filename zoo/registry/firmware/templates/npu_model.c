@@ -82,8 +82,8 @@ static unsigned char *region(int r, uint64_t at, uint64_t n, int write, const ch
     if (r < 0 || r > 2) MALFORMED("%s names region %d, which the runtime does not map", what, r);
     if (write && r == 0) MALFORMED("%s writes to region 0, which is read-only (the weights in flash)", what);
     if (at > mem_size[r] || n > mem_size[r] - at)
-        MALFORMED("%s reaches bytes 0x%" PRIx64 "..0x%" PRIx64 " of region %d, which holds 0x%zx bytes", what, at, at + n, r,
-                  mem_size[r]);
+        MALFORMED("%s reaches bytes 0x%lx..0x%lx of region %d, which holds 0x%lx bytes", what, (unsigned long)at,
+                  (unsigned long)(at + n), r, (unsigned long)mem_size[r]);
     return mem[r] + at;
 }
 
@@ -192,7 +192,7 @@ static int64_t floor_shift(int64_t v, int s) { return v >> s; } /* arithmetic on
 static int64_t scaled(int64_t acc, uint32_t scale, int shift, int round_mode)
 {
     if (acc < INT32_MIN || acc > INT32_MAX)
-        NOT_IMPLEMENTED("a 32-bit accumulator overflows (%" PRId64 "); the hardware's saturation is not modelled", acc);
+        NOT_IMPLEMENTED("a 32-bit accumulator overflows; the hardware's saturation is not modelled");
     int64_t p = acc * (int64_t)scale;
     if (round_mode == TRUNCATE) NOT_IMPLEMENTED("OFM round mode TRUNCATE");
     if (round_mode == 3) MALFORMED("OFM round mode 3 is reserved");
@@ -406,10 +406,11 @@ static int execute(const unsigned char *cmd, size_t size)
         if (action == 1 && i + 2 < nwords) config = word(cmd + 4 * (i + 1)), configured = 1, i += 3;
         else if (action == 5) i++;
         else if (action == 2) { length = (tag >> 16) | (((tag >> 8) & 0xFF) << 16); i++; break; }
-        else MALFORMED("driver action %" PRIu32 " at word %zu", action, i);
+        else MALFORMED("driver action %" PRIu32 " at word %lu", action, (unsigned long)i);
     }
     if (!configured) MALFORMED("the command stream comes before any CONFIG driver action");
-    if (i + length > nwords) MALFORMED("the command stream claims %zu words, cmd_data holds %zu", length, nwords - i);
+    if (i + length > nwords) MALFORMED("the command stream claims %lu words, cmd_data holds %lu", (unsigned long)length,
+                                      (unsigned long)(nwords - i));
     int product = (int)(config >> 28);
     if (product > 1) NOT_IMPLEMENTED("the command stream of product %d (Ethos-U55 and U65 are modelled)", product);
     int ofm_ublock = product == 0 && (config & 0xF) == 5 ? 4 : 8; /* 32 MACs/cycle: 1 << 5 */
