@@ -375,6 +375,24 @@ def test_a_program_on_u55_runs_on_the_stand_ins_model_of_the_npu_as_on_the_host_
     assert on_qemu.returncode == 1 and "FAIL ethosu_init at 0x48102000" in on_qemu.stdout, on_qemu.stdout[-2000:]
 
 
+def test_a_command_the_stand_ins_model_lacks_leaves_the_outputs_marked_not_computed(
+        shared_cache: Path, sources: dict[str, str], runtime_cache: Path, tmp_path: Path) -> None:
+    """add on u55-128 is one ELEMENTWISE ADD, which npu_model does not model (the host interpreter does): the
+    stand-in says so in a record, and every line of the run says its outputs were not computed, with no top-1."""
+    _project("add", "u55-128", tmp_path / "fw", shared_cache, samples=2)
+    run = _qemu(_build(tmp_path / "fw", sources, runtime_cache, "-DZOO_NPU_STANDIN=ON"))
+    assert run.returncode == 0 and "npu_standin failures: 0" in run.stdout, run.stdout[-3000:]
+    records = _records(run.stdout)
+    stops = [r for r in records if "not_implemented" in r]
+    assert len(stops) == 2 and all(re.fullmatch(r"ELEMENTWISE at byte 0x[0-9a-f]+: ELEMENTWISE ADD", r["not_implemented"])
+                                   and r["operations"] == 0 for r in stops), stops
+    assert [r["computed"] for r in records if "result" in r] == [False, False]
+    results = [line for line in run.stdout.splitlines() if line.startswith(("Y ", "A "))]
+    assert results and all(line.endswith(NOT_COMPUTED) for line in results), results
+    assert "top-1" not in run.stdout and "outputs not computed (npu_standin stands in for the NPU), so no accuracy: 2 " \
+        "not computed" in run.stdout
+
+
 def test_mv2_on_u85_links_for_the_corstone_320s_cortex_m85(shared_cache: Path, sources: dict[str, str],
                                                           runtime_cache: Path, tmp_path: Path) -> None:
     """Debian's gcc 12.2 has no -mcpu=cortex-m85: the runtime and the firmware are built for Armv8.1-M

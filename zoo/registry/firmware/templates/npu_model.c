@@ -445,7 +445,12 @@ static int execute(const unsigned char *cmd, size_t size)
             break;
         case OP_DEPTHWISE: op_name = "DEPTHWISE", conv(1, ofm_ublock); break;
         case OP_POOL: op_name = "POOL", pool((int)p); break;
-        case OP_ELEMENTWISE: op_name = "ELEMENTWISE", NOT_IMPLEMENTED("ELEMENTWISE mode %" PRIu32, p);
+        case OP_ELEMENTWISE: {
+            static const char *const modes[] = {"MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", "SHL"};
+            op_name = "ELEMENTWISE";
+            if (p < 10) NOT_IMPLEMENTED("ELEMENTWISE %s", modes[p]);
+            NOT_IMPLEMENTED("ELEMENTWISE mode %" PRIu32, p);
+        }
         default: op_name = "command", NOT_IMPLEMENTED("cmd0 opcode %" PRIu32, opcode);
         }
         ops_run++;
