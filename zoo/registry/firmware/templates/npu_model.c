@@ -391,6 +391,27 @@ static void dma(void)
 }
 
 /* --- stream.py and machine.py: the driver actions, then each command in order. */
+
+/* Whether an opcode is one of the product's (regs.py's CMD0 and CMD1, less the other product's own). */
+static int known(int control, uint32_t op, int product)
+{
+    static const uint16_t cmd0[] = {0, 1, 2, 3, 5, 6, 16, 17, 18, 19, 256, 257, 258, 259, 260, 261, 263, 265, 266, 267,
+                                    268, 269, 271, 273, 274, 275, 276, 277, 278, 279, 280, 282, 283, 284, 287, 288, 289,
+                                    290, 291, 292, 293, 294, 295, 296, 297, 301, 303, 304, 305, 306, 307, 384, 385, 389,
+                                    393, 394, 395, 396, 397, 399};
+    static const uint16_t cmd1[] = {0, 1, 2, 3, 4, 5, 6, 16, 17, 18, 19, 20, 21, 22, 32, 33, 34, 35, 36, 37, 38, 48, 49,
+                                    50, 51, 52, 128, 129, 130, 131, 132, 133, 134, 144, 145, 146, 147, 160, 161, 162,
+                                    163, 164, 165, 166, 167};
+    int u65_only = control ? (op == 51 || op == 52 || (op >= 144 && op <= 147)) : op == PARALLEL_MODE;
+    int u55_only = control && op >= 160 && op <= 167;
+    if ((product == 0 && u65_only) || (product == 1 && u55_only)) return 0;
+    const uint16_t *list = control ? cmd1 : cmd0;
+    size_t n = control ? sizeof cmd1 / sizeof cmd1[0] : sizeof cmd0 / sizeof cmd0[0];
+    for (size_t i = 0; i < n; i++)
+        if (list[i] == op) return 1;
+    return 0;
+}
+
 static uint32_t word(const unsigned char *p) { uint32_t v; memcpy(&v, p, 4); return v; }
 
 static int execute(const unsigned char *cmd, size_t size)
@@ -416,12 +437,21 @@ static int execute(const unsigned char *cmd, size_t size)
     int ofm_ublock = product == 0 && (config & 0xF) == 5 ? 4 : 8; /* 32 MACs/cycle: 1 << 5 */
     memset(is_set, 0, sizeof is_set);
     const unsigned char *s = cmd + 4 * i;
+    /* The whole stream decodes before anything runs, as the host parses it first. */
+    for (size_t w = 0; w < length;) {
+        uint32_t c = word(s + 4 * w), opcode = c & 0x3FF, control = (c >> 14) & 3;
+        op_offset = (uint32_t)(4 * w), op_name = "command";
+        if ((c >> 10) & 0xF || control > 1) MALFORMED("word 0x%08" PRIx32 " is not a command: reserved bits are set", c);
+        if (!known((int)control, opcode, product))
+            MALFORMED("unknown cmd%" PRIu32 " opcode %" PRIu32 " of the Ethos-U5%c command stream", control, opcode,
+                      product ? '6' : '5');
+        if (control && w + 1 >= length) MALFORMED("a cmd1 is cut off before its payload word");
+        w += control ? 2 : 1;
+    }
     for (size_t w = 0; w < length;) {
         uint32_t c = word(s + 4 * w), opcode = c & 0x3FF, control = (c >> 14) & 3, p = c >> 16;
         op_offset = (uint32_t)(4 * w), op_name = "command";
-        if ((c >> 10) & 0xF || control > 1) MALFORMED("word 0x%08" PRIx32 " is not a command: reserved bits are set", c);
         if (control) {
-            if (w + 1 >= length) MALFORMED("a cmd1 is cut off before its payload word");
             int r = 1024 + (int)opcode;
             reg[r] = (int32_t)word(s + 4 * (w + 1)), param[r] = (uint16_t)p, is_set[r] = 1;
             w += 2;
