@@ -272,7 +272,9 @@ def test_a_program_on_u55_runs_on_the_stand_ins_model_of_the_npu_as_on_the_host_
     """The driver's invoke gets the Vela program's own addresses; npu_model computes every sample's outputs, bit
     for bit the host interpreter's on the same input bytes, and the TOSA reference model's where the build's
     bundle holds them; one flipped weight byte in the .pte changes them (or stops the run with a record)."""
-    from executorch.devtools.bundled_program.serialize import deserialize_from_flatbuffer_to_bundled_program
+    from executorch.devtools.bundled_program.serialize import (
+        deserialize_from_flatbuffer_to_bundled_program,
+    )
 
     from zoo.registry import command_stream
     from zoo.registry.numerics.io import IoParams
