@@ -255,6 +255,17 @@ def mnist_io_builds(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory
                 "mnist pixels": zoo.fetch("mnist", "u55-128", verify=True, io="pixels")}
 
 
+@pytest.fixture(scope="session")
+def ds_cnn_int8(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Artifact:
+    """ds-cnn-fsdd for u55-128 with int8 I/O, verified, with its self-test bundle: the whole program is one
+    delegate, so its NPU-program level and its bundle hold the TOSA reference model's outputs of the
+    delegate itself (the firmware test of the stand-in's model of the NPU, tests/firmware/)."""
+    from zoo import Zoo
+
+    with in_shared_cache(shared_cache, tmp_path_factory.mktemp("ds-cnn-int8")):
+        return Zoo().fetch("ds-cnn-fsdd", "u55-128", verify=True, io="int8", bundle=True)
+
+
 @pytest.fixture
 def use_shared_cache(shared_cache: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("ZOO_CACHE_DIR", str(shared_cache))

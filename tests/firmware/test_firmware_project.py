@@ -4,9 +4,12 @@ QEMU's mps3-an547 (Cortex-M55 on SSE-300, no NPU).
 - mnist and ds-cnn-fsdd for portable: 20 evaluation samples through the runtime on the Cortex-M55.
   Their outputs are the host runtime's to within the M55's fused multiply-adds, with the same arg-max,
   and the method allocator's use is exactly the header's 32-bit ``METHOD_ALLOCATOR_BYTES``.
-- mnist and ds-cnn-fsdd for u55-128: ExecuTorch's real Ethos-U backend runs down to the driver's invoke, where
-  npu_standin, a stand-in for the driver, checks the command stream and every base address it is
-  handed; here they are compared again with zoo's own parse of the Vela payload.
+- mnist and ds-cnn-fsdd for u55-128 (int8 I/O: the delegate is the whole program, so its outputs are printed
+  as they leave the NPU's scratch): ExecuTorch's real Ethos-U backend runs down to the driver's invoke, where
+  npu_standin, a stand-in for the driver, checks the command stream and every base address it is handed
+  (compared here again with zoo's own parse of the Vela payload), then runs the program on npu_model, zoo's
+  C model of the NPU. Its outputs must equal the host interpreter's bit for bit, and the TOSA reference
+  model's on the samples the build's bundle holds.
 
 The runtime is built once for the session from the vendor snapshots (../shared/vendor, laid out by
 scripts/vendor_sources.py), as a user's project builds it from upstream's commits: a few minutes.
@@ -75,13 +78,13 @@ def runtime_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _project(model: str, target: str, folder: Path, shared_cache: Path, weights: str | None = None,
-             **kw: Any) -> Artifact:
+             io: str | None = None, **kw: Any) -> Artifact:
     from zoo._api.firmware import write_firmware
     from zoo._options import FetchOptions
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
-        art, _ = write_firmware(Zoo(), model, target, folder, FetchOptions(weights=weights), **kw)
+        art, _ = write_firmware(Zoo(), model, target, folder, FetchOptions(weights=weights, io=io), **kw)
     return art
 
 
@@ -109,7 +112,10 @@ def _qemu(elf: Path) -> subprocess.CompletedProcess[str]:
 
 
 NOT_COMPUTED = " [npu stand-in: not computed]"
-"""main.cpp's mark on every output and arg-max line of a delegated program built with the stand-in."""
+"""main.cpp's mark on the output and arg-max lines of a delegated program built with the stand-in, where
+npu_model stopped at a command or mode it does not model."""
+COMPUTED = " [npu stand-in: computed by zoo's model of the NPU, not the NPU]"
+"""The mark where npu_model computed the delegate's outputs."""
 
 
 def _outputs(stdout: str) -> dict[tuple[int, int], list[float]]:
@@ -240,27 +246,71 @@ def _blocks(pte: bytes, offset: int) -> dict[str, tuple[int, int]]:
             return out
 
 
-@pytest.mark.parametrize("model", ["mnist", "ds-cnn-fsdd"])
-def test_a_program_on_u55_reaches_the_driver_with_the_vela_programs_addresses(
-        model: str, shared_cache: Path, sources: dict[str, str], runtime_cache: Path,
+def _int8_outputs(stdout: str) -> dict[int, bytes]:
+    """Each sample's output 0 from its ``Y`` line, as int8 bytes; every line must carry the computed mark."""
+    out = {}
+    for line in stdout.splitlines():
+        if line.startswith("Y "):
+            assert line.endswith(COMPUTED), f"npu_model did not compute this output: {line[:120]}"
+            _, sample, index, *values = line.removesuffix(COMPUTED).split()
+            if index == "0":
+                out[int(sample)] = bytes(int(v) & 0xFF for v in values)
+    return out
+
+
+def _records(stdout: str) -> list[dict[str, Any]]:
+    return [json.loads(line.split(" ", 1)[1]) for line in stdout.splitlines() if line.startswith("npu_standin {")]
+
+
+def _fnv1a(data: bytes) -> str:
+    h = 2166136261
+    for b in data:
+        h = ((h ^ b) * 16777619) & 0xFFFFFFFF
+    return f"{h:08x}"
+
+
+@pytest.fixture(params=["mnist", "ds-cnn-fsdd"])
+def int8_build(request: pytest.FixtureRequest) -> Artifact:
+    """The verified int8-I/O build with a bundle: mnist's is the session's, ds-cnn-fsdd's its own session fixture."""
+    art: Artifact = (request.getfixturevalue("mnist_io_builds")["mnist int8"] if request.param == "mnist"
+                     else request.getfixturevalue("ds_cnn_int8"))
+    return art
+
+
+def test_a_program_on_u55_runs_on_the_stand_ins_model_of_the_npu_as_on_the_host_interpreter(
+        int8_build: Artifact, shared_cache: Path, sources: dict[str, str], runtime_cache: Path,
         tmp_path: Path) -> None:
+    """The driver's invoke gets the Vela program's own addresses; npu_model computes every sample's outputs, bit
+    for bit the host interpreter's on the same input bytes, and the TOSA reference model's where the build's
+    bundle holds them; one flipped weight byte in the .pte changes them (or stops the run with a record)."""
+    from executorch.devtools.bundled_program.serialize import (
+        deserialize_from_flatbuffer_to_bundled_program,
+    )
+
+    from zoo.registry import command_stream
+    from zoo.registry.numerics.io import IoParams
+    from zoo.registry.numerics.samples import firmware_samples
     from zoo.registry.pte.vela_payload import find_payloads
 
-    art = _project(model, "u55-128", tmp_path / "fw", shared_cache, samples=2)
-    run = _qemu(_build(tmp_path / "fw", sources, runtime_cache, "-DZOO_NPU_STANDIN=ON"))
+    model = int8_build.manifest.model
+    art = _project(model, "u55-128", tmp_path / "fw", shared_cache, io="int8", samples=SAMPLES)
+    assert art.pte.read_bytes() == int8_build.pte.read_bytes()  # the verified build's program
+    elf = _build(tmp_path / "fw", sources, runtime_cache, "-DZOO_NPU_STANDIN=ON")
+    run = _qemu(elf)
     assert run.returncode == 0 and "npu_standin failures: 0" in run.stdout, run.stdout[-3000:]
     used = re.search(r"^METHOD_ALLOCATOR used (\d+) header (\d+)$", run.stdout, re.M)
     assert used is not None and used.group(1) == used.group(2), run.stdout[:2000]
     results = [line for line in run.stdout.splitlines() if line.startswith(("Y ", "A "))]
-    assert len(results) == 2 * (1 + len(art.manifest.io["outputs"])) and all(  # type: ignore[index]
-        line.endswith(NOT_COMPUTED) for line in results), results
-    assert "top-1" not in run.stdout and "outputs not computed (npu_standin stands in for the NPU)" in run.stdout
+    assert len(results) == SAMPLES * (1 + len(art.manifest.io["outputs"])) and all(  # type: ignore[index]
+        line.endswith(COMPUTED) for line in results), results
+    assert re.search(r"^samples 20, top-1 \d+ of 20 labelled \(npu_standin: computed by zoo's model of the NPU, "
+                     r"not the NPU\)", run.stdout, re.M), run.stdout[-2000:]
 
     pte = art.pte.read_bytes()
     payloads = {p.offset: p for p in find_payloads(pte)}
-    records = [json.loads(line.split(" ", 1)[1]) for line in run.stdout.splitlines() if line.startswith("npu_standin {")]
+    records = _records(run.stdout)
     calls = [r for r in records if "cmd" in r]
-    assert len(calls) == 2 * len(payloads)  # one invoke per delegate, per sample
+    assert len(calls) == SAMPLES * len(payloads)  # one invoke per delegate, per sample
     for r in calls:
         p = payloads[r["stream_offset"]]
         blocks = _blocks(pte, p.offset)
@@ -273,9 +323,58 @@ def test_a_program_on_u55_reaches_the_driver_with_the_vela_programs_addresses(
             seen = next(x[kind] for x in records if x.get("call") == r["call"] and kind in x)
             assert [(t["offset"], t["bytes"], t["region"]) for t in seen] == [
                 (t.offset, t.elements * t.element_size, t.region) for t in tensors]
+    assert all(r["computed"] for r in records if "result" in r) and not any("not_implemented" in r for r in records)
+
+    # The host interpreter on the input bytes the firmware fed: the samples zoo_inputs.c holds, quantized by
+    # torch's rule (the I/O helper's, tests/firmware/test_cortex_m55.py), checked against the stand-in's hash.
+    import torch
+
+    (payload,) = payloads.values()
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
+        samples = firmware_samples(Zoo().model(model), art.manifest.io or {}, SAMPLES)
+    (param,) = IoParams.from_record(art.manifest.io or {}).inputs
+    given = [param.quantize(torch.tensor(s[0], dtype=torch.float32)).numpy().tobytes() for s in samples.inputs]
+    hashes = [x["inputs"][0]["fnv1a"] for x in records if "inputs" in x]
+    assert hashes == [_fnv1a(g) for g in given]
+    host = [command_stream.run(payload, [g])[0] for g in given]
+    device = _int8_outputs(run.stdout)
+    assert [device[s] for s in range(SAMPLES)] == host
+
+    # The TOSA reference model's outputs for the bundle's cases (the build's own, from its numerical check):
+    # the same bytes on the samples the firmware ran too, so the same arg-max.
+    assert int8_build.bundle is not None
+    bundle = deserialize_from_flatbuffer_to_bundled_program(int8_build.bundle.read_bytes())
+    cases = [(bytes(c.inputs[0].val.data), bytes(c.expected_outputs[0].val.data))
+             for c in bundle.method_test_suites[0].test_cases]
+    matched = [(given.index(i), o) for i, o in cases if i in given]
+    assert matched, "none of the bundle's cases is among the firmware's samples"
+    for s, reference in matched:
+        assert device[s] == reference, s
+        assert int(torch.frombuffer(bytearray(reference), dtype=torch.int8).argmax()) == int(
+            torch.frombuffer(bytearray(device[s]), dtype=torch.int8).argmax()), s
+
+    # One weight byte flipped in the .pte the firmware links: the outputs leave the clean host's (and stay the
+    # host interpreter's on the flipped program), or the model stops at the stream with a record.
+    model_pte = tmp_path / "fw" / "model" / art.pte.name
+    at = pte.index(payload.data["weight_data"]) + 170
+    model_pte.write_bytes(pte[:at] + bytes([pte[at] ^ 1]) + pte[at + 1:])
+    (flipped,) = find_payloads(model_pte.read_bytes())
+    build = subprocess.run(["cmake", "--build", str(tmp_path / "fw" / "build")], capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout[-4000:]
+    mutated = _qemu(elf)
+    try:
+        want = [command_stream.run(flipped, [g])[0] for g in given]
+    except command_stream.StreamError as e:
+        assert mutated.returncode == 2 and any("stream_error" in r for r in _records(mutated.stdout)), (e, mutated.stdout[-3000:])
+    else:
+        assert mutated.returncode == 0, mutated.stdout[-3000:]
+        got = _int8_outputs(mutated.stdout)
+        assert [got[s] for s in range(SAMPLES)] == want and want != host
 
     # For the board: the same project with Arm's real core driver compiles and links (-Werror on zoo's
     # files); QEMU has no NPU at its base, so there the driver's own start-up check fails, as it must.
+    model_pte.write_bytes(pte)
     real = subprocess.run(["cmake", "-S", str(tmp_path / "fw"), "-B", str(tmp_path / "fw" / "build"),
                            "-DZOO_NPU_STANDIN=OFF"], capture_output=True, text=True, timeout=600)
     assert real.returncode == 0, real.stderr[-3000:]
@@ -284,9 +383,27 @@ def test_a_program_on_u55_reaches_the_driver_with_the_vela_programs_addresses(
     assert linked.returncode == 0, linked.stdout[-4000:]
     nm = subprocess.run(["arm-none-eabi-nm", str(tmp_path / "fw" / "build" / "firmware.elf")], capture_output=True,
                         text=True, check=True).stdout
-    assert " T ethosu_invoke_v3" in nm and " T ethosu_init" in nm and "npu_standin" not in nm
+    assert " T ethosu_invoke_v3" in nm and " T ethosu_init" in nm and "npu_standin" not in nm and "npu_model" not in nm
     on_qemu = _qemu(tmp_path / "fw" / "build" / "firmware.elf")
     assert on_qemu.returncode == 1 and "FAIL ethosu_init at 0x48102000" in on_qemu.stdout, on_qemu.stdout[-2000:]
+
+
+def test_a_command_the_stand_ins_model_lacks_leaves_the_outputs_marked_not_computed(
+        shared_cache: Path, sources: dict[str, str], runtime_cache: Path, tmp_path: Path) -> None:
+    """add on u55-128 is one ELEMENTWISE ADD, which npu_model does not model (the host interpreter does): the
+    stand-in says so in a record, and every line of the run says its outputs were not computed, with no top-1."""
+    _project("add", "u55-128", tmp_path / "fw", shared_cache, samples=2)
+    run = _qemu(_build(tmp_path / "fw", sources, runtime_cache, "-DZOO_NPU_STANDIN=ON"))
+    assert run.returncode == 0 and "npu_standin failures: 0" in run.stdout, run.stdout[-3000:]
+    records = _records(run.stdout)
+    stops = [r for r in records if "not_implemented" in r]
+    assert len(stops) == 2 and all(re.fullmatch(r"ELEMENTWISE at byte 0x[0-9a-f]+: ELEMENTWISE ADD", r["not_implemented"])
+                                   and r["operations"] == 0 for r in stops), stops
+    assert [r["computed"] for r in records if "result" in r] == [False, False]
+    results = [line for line in run.stdout.splitlines() if line.startswith(("Y ", "A "))]
+    assert results and all(line.endswith(NOT_COMPUTED) for line in results), results
+    assert "top-1" not in run.stdout and "outputs not computed (npu_standin stands in for the NPU), so no accuracy: 2 " \
+        "not computed" in run.stdout
 
 
 def test_mv2_on_u85_links_for_the_corstone_320s_cortex_m85(shared_cache: Path, sources: dict[str, str],
@@ -366,7 +483,7 @@ def test_the_runtime_runs_the_lost_output_program_that_zoo_refuses(sources: dict
         (folder / name).write_bytes(data)
     run = _qemu(_build(folder, sources, runtime_cache, "-DZOO_NPU_STANDIN=ON"))
     assert run.returncode == 0 and "DONE 0" in run.stdout, run.stdout[-3000:]  # the runtime did not refuse it
-    records = [json.loads(line.split(" ", 1)[1]) for line in run.stdout.splitlines() if line.startswith("npu_standin {")]
+    records = _records(run.stdout)
     outputs = next(r["outputs"] for r in records if r.get("call") == 0 and "outputs" in r)
     assert len(outputs) == 1  # Vela's program for delegate 0 writes one of the two tensors the program reads
     copied_out = [r for r in records if r.get("call") == 0 and r.get("io_copy") == "from_scratch"]

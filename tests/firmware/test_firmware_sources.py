@@ -291,16 +291,21 @@ def _preprocessed(main: str, tmp_path: Path, **defines: int) -> str:
 
 
 @pytest.mark.skipif(shutil.which("g++") is None, reason="no host g++")
-def test_outputs_the_stand_in_did_not_compute_are_marked_and_scored_by_nobody(add_entry: Artifact,
-                                                                             tmp_path: Path) -> None:
+def test_outputs_say_whether_the_stand_ins_model_computed_them_and_only_computed_ones_are_scored(
+        add_entry: Artifact, tmp_path: Path) -> None:
+    """With the stand-in, each sample's lines carry the mark of what npu_model did on that sample's calls: computed
+    (by zoo's model of the NPU, not the NPU) or not computed; the top-1 line only when every sample was computed."""
     main = _add_project(add_entry, tmp_path)["main.cpp"].decode()
     standin = _preprocessed(main, tmp_path, ZOO_NPU_STANDIN=1, MODEL_PTE_DELEGATES=1)
-    assert 'not_computed = (1 && 1 > 0) ? " [npu stand-in: not computed]"' in standin
-    assert 'std::printf("%s\\n", not_computed);' in standin and "zoo_labels[s], b - a, not_computed);" in standin
-    assert "top-1" not in standin and "outputs not computed (npu_standin stands in for the NPU), so no accuracy" in standin
+    assert "(1 && 1 > 0) ? \" [npu stand-in: computed by zoo's model of the NPU, not the NPU]\"" in standin
+    assert 'not_computed_mark = (1 && 1 > 0) ? " [npu stand-in: not computed]"' in standin
+    assert "npu_mark = npu_standin_not_computed() == skipped ? computed_mark : not_computed_mark;" in standin
+    assert 'std::printf("%s\\n", npu_mark);' in standin and "zoo_labels[s], b - a, npu_mark);" in standin
+    assert "outputs not computed (npu_standin stands in for the NPU), so no accuracy" in standin
+    assert "top-1 %u of %u labelled%s" in standin and "if (not_computed) {" in standin
     real = _preprocessed(main, tmp_path, ZOO_NPU_STANDIN=0, MODEL_PTE_DELEGATES=1)
-    assert 'not_computed = (0 && 1 > 0) ? " [npu stand-in: not computed]" : ""' in real and "top-1 %u of %u labelled" in real
-    assert "outputs not computed" not in real
+    assert 'not_computed_mark = (0 && 1 > 0) ? " [npu stand-in: not computed]" : ""' in real
+    assert "npu_standin_not_computed" not in real and "top-1 %u of %u labelled" in real
 
 
 VENDOR = Path(__file__).resolve().parents[2].parent / "shared" / "vendor" / "executorch"

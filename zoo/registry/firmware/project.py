@@ -74,7 +74,7 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
                  "zoo_sections.ld", f"{board.name}.ld"):
         out[name] = _render(name, values)
     if delegates:
-        for name in ("npu_standin.c", "npu_standin.h"):
+        for name in ("npu_standin.c", "npu_standin.h", "npu_model.c", "npu_model.h", "npu_mlw.c"):
             out[name] = template(name)
     out["zoo_inputs.h"], out["zoo_inputs.c"] = _inputs(stem, prefix, samples, inputs)
     out["arm_executor_runner.cmake"] = arm_runner_options(macros, inputs).encode()
@@ -162,12 +162,12 @@ def _feed(array: str, prefix: str, i: int) -> str:
 def _decode(array: str, macros: Mapping[str, Any]) -> str:
     """Output 0's arg-max by the helper (torch's rule), against the sample's label."""
     if str(macros.get("output0_dtype")) not in ("float32", "int8", "uint8", "int16"):
-        return '    std::printf("A %u - label %d%s\\n", s, zoo_labels[s], not_computed);'
+        return '    std::printf("A %u - label %d%s\\n", s, zoo_labels[s], npu_mark);'
     return f"""    {{
       size_t arg = {array}_argmax_output0(method->get_output(0).toTensor().const_data_ptr<{array}_output0_t>());
       labelled += zoo_labels[s] >= 0;
       correct += zoo_labels[s] >= 0 && (int)arg == zoo_labels[s];
-      std::printf("A %u %u label %d ticks %" PRIu64 "%s\\n", s, (unsigned)arg, zoo_labels[s], b - a, not_computed);
+      std::printf("A %u %u label %d ticks %" PRIu64 "%s\\n", s, (unsigned)arg, zoo_labels[s], b - a, npu_mark);
     }}"""
 
 

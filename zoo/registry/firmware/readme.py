@@ -81,8 +81,8 @@ def _code_section(board: BoardLayout) -> str:
             f"names, e.g. `.my_code : {{ *libmine.a:*(.text* .rodata*) }} > {board.kernel_regions.split()[0]}`.")
 
 
-STANDIN = ("npu_standin, a stand-in for the Ethos-U driver that checks what the backend hands the NPU and computes "
-           "nothing")
+STANDIN = ("npu_standin, a stand-in for the Ethos-U driver that checks what the backend hands the NPU and runs the "
+           "program on npu_model, zoo's model of the NPU (not the NPU)")
 
 
 def _cmake_lines(build: str, extra: str = "") -> str:
@@ -97,8 +97,8 @@ def _build_section(board: BoardLayout, delegates: int) -> str:
     real = f"{_cmake_lines('build')}\n\nThis links Arm's Ethos-U core driver, for the FVP or the board."
     if not in_qemu(board):
         return real
-    return (f"For QEMU, which has no NPU: `-DZOO_NPU_STANDIN=ON` links {STANDIN} (so the delegated outputs are "
-            "not the model's). Without it Arm's driver finds no NPU there and the run stops at `FAIL ethosu_init`."
+    return (f"For QEMU, which has no NPU: `-DZOO_NPU_STANDIN=ON` links {STANDIN}: each output line says whether "
+            "that model computed it, or stopped at a command or mode it does not model and left it not computed. Without it Arm's driver finds no NPU there and the run stops at `FAIL ethosu_init`."
             "\n\n"
             f"{_cmake_lines('build-qemu', ' -DZOO_NPU_STANDIN=ON')}\n\n{real}")
 

@@ -3,15 +3,18 @@
    its weak ethosu_reserve_driver_ex), ethosu_invoke_v3 and ethosu_release_driver. Types come
    from the real driver header, so the signatures are the driver's own. The invoke checks the
    command stream and base addresses against the vela_bin_stream they come from, prints one
-   JSON record per line ("npu_standin {...}") and returns 0 WITHOUT running anything: the
-   outputs the backend copies out of the scratch are whatever the memory holds.
-   It also overrides the backend's weak arm_ethos_io_memcpy to record each I/O copy. */
+   JSON record per line ("npu_standin {...}"), then runs the command stream on npu_model, zoo's
+   model of the NPU (a C port of its host interpreter; a model of the NPU, not the NPU), over the
+   regions it was handed. A command or mode the model does not implement stops it with a
+   "not_implemented" record, and that call's outputs are whatever the memory holds, marked not
+   computed. It also overrides the backend's weak arm_ethos_io_memcpy to record each I/O copy. */
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <ethosu_driver.h>
 
+#include "npu_model.h"
 #include "npu_standin.h"
 
 #define BLOCK_HEADER 32u /* VelaBinBlock: name[16], u32 size, u8 external, 11 reserved */
@@ -19,7 +22,7 @@
 static const unsigned char *pte_base, *temp_base;
 static size_t pte_size, temp_size;
 static struct ethosu_driver standin_driver;
-static int calls, failures;
+static int calls, failures, not_computed;
 extern unsigned char *ethosu_fast_scratch; /* the backend's (weak) globals */
 extern size_t ethosu_fast_scratch_size;
 
@@ -29,6 +32,8 @@ void npu_standin_pools(const void *pte, size_t pte_len, const void *temp, size_t
 }
 
 int npu_standin_failures(void) { return failures; }
+
+int npu_standin_not_computed(void) { return not_computed; }
 
 struct ethosu_driver *ethosu_reserve_driver(void)
 {
@@ -91,11 +96,46 @@ static void print_ios(const char *kind, const unsigned char *b, const unsigned c
     printf("]}\n");
 }
 
+/* `text` as the inside of a JSON string. */
+static void print_json_text(const char *text)
+{
+    for (; *text; text++) {
+        if (*text == '"' || *text == '\\') putchar('\\');
+        putchar((unsigned char)*text < 0x20 ? ' ' : *text);
+    }
+}
+
+/* The command stream on npu_model, region 1 being the payload's scratch_size bytes (as the host interpreter's).
+   A malformed stream is a failed check; a mode the model lacks leaves the outputs not computed. */
+static int run_model(const unsigned char *cmd, size_t cmd_size, uint64_t *const base_addr, const size_t *base_addr_size,
+                     uint32_t scratch_size, int checks_failed)
+{
+    if (checks_failed) {
+        printf("npu_standin {\"call\":%d,\"not_run\":\"a check failed\"}\n", calls);
+        return 0;
+    }
+    unsigned char *base[3];
+    size_t size[3] = {base_addr_size[0], scratch_size, base_addr_size[2]};
+    for (int i = 0; i < 3; i++) base[i] = (unsigned char *)(uintptr_t)base_addr[i];
+    char why[240];
+    int ops = 0, kind = npu_model_run(cmd, cmd_size, base, size, &ops, why, sizeof why);
+    if (kind == NPU_MODEL_COMPUTED) {
+        printf("npu_standin {\"call\":%d,\"model\":\"computed by zoo's model of the NPU\",\"operations\":%d}\n", calls, ops);
+        return 1;
+    }
+    if (kind == NPU_MODEL_STREAM_ERROR) failures++;
+    printf("npu_standin {\"call\":%d,\"%s\":\"", calls, kind == NPU_MODEL_STREAM_ERROR ? "stream_error" : "not_implemented");
+    print_json_text(why);
+    printf("\",\"operations\":%d}\n", ops);
+    return 0;
+}
+
 int ethosu_invoke_v3(struct ethosu_driver *drv, const void *custom_data_ptr, const int custom_data_size,
                      uint64_t *const base_addr, const size_t *base_addr_size, const int num_base_addr, void *user_arg)
 {
     (void)user_arg;
     const unsigned char *cmd = custom_data_ptr;
+    int failures_before = failures;
     check(drv == &standin_driver && drv->reserved, "driver reserved");
     check(num_base_addr == 3, "three base addresses");
     check(inside(cmd, (size_t)custom_data_size, pte_base, pte_size), "command stream inside the .pte");
@@ -104,7 +144,10 @@ int ethosu_invoke_v3(struct ethosu_driver *drv, const void *custom_data_ptr, con
     for (const unsigned char *p = cmd - BLOCK_HEADER; pte_base && p >= pte_base; p -= 16)
         if (strncmp((const char *)p, "vela_bin_stream", 16) == 0) { stream = p; break; }
     check(stream != NULL, "vela_bin_stream found");
-    if (!stream) return 0;
+    if (!stream) {
+        not_computed++;
+        return 0;
+    }
     const unsigned char *c = block(stream, "cmd_data"), *w = block(stream, "weight_data");
     const unsigned char *s = block(stream, "scratch_size");
     uint32_t scratch_size = s ? rd32(s + BLOCK_HEADER) : 0;
@@ -129,10 +172,14 @@ int ethosu_invoke_v3(struct ethosu_driver *drv, const void *custom_data_ptr, con
            (unsigned long)base_addr[1], base_addr_size[1], (unsigned)(scratch - temp_base), scratch_size,
            (unsigned long)base_addr[2], base_addr_size[2], (uintptr_t)pte_base, pte_size, (uintptr_t)temp_base, temp_size);
     print_ios("inputs", block(stream, "inputs"), scratch, scratch_size);
-    print_ios("outputs", block(stream, "outputs"), scratch, scratch_size);
-    printf("npu_standin {\"call\":%d,\"result\":0,\"computed\":false,\"failures\":%d}\n", calls, failures);
+    int computed = run_model(cmd, (size_t)custom_data_size, base_addr, base_addr_size, scratch_size,
+                             failures != failures_before);
+    print_ios("outputs", block(stream, "outputs"), scratch, scratch_size); /* as the model left them */
+    not_computed += !computed;
+    printf("npu_standin {\"call\":%d,\"result\":0,\"computed\":%s,\"failures\":%d}\n", calls,
+           computed ? "true" : "false", failures);
     calls++;
-    return 0; /* success, without computing */
+    return 0; /* success: computed by the model, or marked not computed */
 }
 
 /* Overrides the backend's weak copy between the method's tensors and the NPU scratch. */
