@@ -105,7 +105,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             outcomes, _, more = fetch(model, targets, env, "--no-verify")
             seconds += more
             for o in outcomes:
-                o["also_failed"] = said[said.index("failed verification"):][:160]
+                o["also_failed"] = said[said.index("failed verification"):].split(" It is not handed out")[0]
         got = [row(model, o) for o in outcomes]
         if not got:
             got = [{"model": model, "target": ",".join(targets), "outcome": "zoo failed", "detail": said[-300:]}]
