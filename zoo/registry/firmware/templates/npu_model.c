@@ -261,8 +261,7 @@ static void weights(const block_t *op, int depthwise, int ofm_ublock)
                 int sub_h = kh - sy < dh ? kh - sy : dh;
                 for (int sx = 0; sx < kw; sx += dw) {
                     int sub_w = kw - sx < dw ? kw - sx : dw, elems = sub_w * sub_h;
-                    if (op->part_kernel) elems = (elems + 3) / 4 * 4;
-                    else if (depthwise) elems = (elems + 3) / 4 * 4;
+                    if (op->part_kernel || depthwise) elems = (elems + 3) / 4 * 4;
                     int outer = op->part_kernel ? clipped_ifm : 1, inner = op->part_kernel ? 1 : clipped_ifm;
                     for (int iuo = 0; iuo < outer; iuo += iu)
                         for (int oub = 0; oub < clipped_ofm; oub += ou)
