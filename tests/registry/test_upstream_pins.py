@@ -17,8 +17,11 @@ RECHECK = {
     "activations": (activations.PINNED, (
         "Re-check, as docs/upstream.md describes (FuseQuantizedActivationPass), that the activations it "
         "removes are still the ones KeepQuantizedActivationPass guards, that the pass still runs before "
-        "FoldAndAnnotateQParamsPass, and that U55 builds still have their CLAMPs (rebuild mnist and "
-        "resnet8-cifar: scripts/record_activation_clamps.py, benchmarks/vs_tflite.py)")),
+        "FoldAndAnnotateQParamsPass, that DecomposeGroupedConvPass still splits a grouped convolution into "
+        "slice → convolution → concat with the convolution's output parameters on each group (which "
+        "ClampEachGroupPass relies on; tests/registry/test_grouped_activations.py), and that U55 builds still "
+        "have their CLAMPs (rebuild mnist and resnet8-cifar: scripts/record_activation_clamps.py, "
+        "benchmarks/vs_tflite.py)")),
     "spatial_mean": (spatial_mean.PINNED, (
         "Re-check, as docs/upstream.md describes (DecomposeMeanDimPass), whether upstream now lowers a "
         "spatial mean to AVG_POOL2D itself (then delete spatial_mean.py and bump PIPELINE_VERSION), and "
@@ -26,6 +29,8 @@ RECHECK = {
 }
 EDITS = [  # a file each pin holds, and an edit upstream could make to it
     ("activations", "executorch/backends/arm/_passes/fuse_quantized_activation_pass.py", "min_val == 0", "min_val <= 0"),
+    ("activations", "executorch/backends/arm/_passes/decompose_grouped_conv_pass.py", "cat_args = (output_slices, 1)",
+     "cat_args = (output_slices, -3)"),
     ("spatial_mean", "executorch/backends/arm/_passes/decompose_meandim_pass.py", "sum.dim_IntList", "avg_pool2d.default"),
 ]
 
@@ -47,7 +52,7 @@ def test_pinned_to_the_upstream_sources(module: str, installed: Path) -> None:
     )
 
 
-@pytest.mark.parametrize(("module", "path", "old", "new"), EDITS, ids=[e[0] for e in EDITS])
+@pytest.mark.parametrize(("module", "path", "old", "new"), EDITS, ids=[Path(e[1]).stem for e in EDITS])
 def test_a_pin_fails_when_its_upstream_file_changes(module: str, path: str, old: str, new: str,
                                                     installed: Path, tmp_path: Path) -> None:
     pinned = RECHECK[module][0]

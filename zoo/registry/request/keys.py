@@ -43,7 +43,9 @@ from zoo.registry.request.precision import Precision
 #     operator (compile/activations.py), instead of ExecuTorch removing it; U55 costs fall to the TFLite flow's.
 # 11: a mean over the spatial dimensions of a 4-D tensor lowers to one AVG_POOL2D (compile/spatial_mean.py)
 #     instead of ExecuTorch's REDUCE_SUM and MUL with transposes; mnasnet's and shufflenet's programs change.
-PIPELINE_VERSION = "11"
+# 12: a ReLU after a grouped convolution that is not depthwise clamps each group's convolution, where Vela
+#     fuses it, instead of following the concat as an operator of its own (compile/activations.py); RegNets change.
+PIPELINE_VERSION = "12"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 
 
