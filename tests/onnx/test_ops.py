@@ -144,3 +144,24 @@ def test_operator_matches_onnxruntime(case: str) -> None:
         got = module(*(torch.from_numpy(v) for v in feeds.values())).numpy()
     assert got.shape == expected.shape
     np.testing.assert_allclose(got, expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("case", sorted(c for c in CASES if c.startswith("Resize")))
+def test_a_resize_traces_as_torch_onnx_export_does(case: str) -> None:
+    """TorchScript's tracer hands the reader sizes as tensors (benchmarks/vs_tflite.py exports
+    ppocr-det so); the traced module computes what the module does."""
+    import warnings
+
+    import torch
+
+    from zoo._onnx import graph_inputs, module_from_model
+
+    m = CASES[case]()
+    (x,) = (torch.from_numpy(np.random.default_rng(0).standard_normal([int(d) for d in dims]).astype(np.float32))
+            for _, dims, _ in graph_inputs(m))
+    module = module_from_model(m, {})
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore", torch.jit.TracerWarning)
+        warnings.simplefilter("ignore", FutureWarning)  # torch.jit.trace is deprecated; the exporter still uses it
+        traced = torch.jit.trace(module, (x,))
+        assert torch.equal(traced(x), module(x))

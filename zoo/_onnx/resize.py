@@ -73,11 +73,12 @@ def resize(n: Node, x: Any, roi: Any = None, scales: Any = None, sizes: Any = No
         raise n.error(f"attribute keep_aspect_ratio_policy={_text(n, 'keep_aspect_ratio_policy', '')!r} "
                       "is not supported (only stretch)")
     rank = x.dim()
+    shape = [int(v) for v in x.shape]  # a tracer's sizes are tensors; these are static
     given_scales = None if scales is None or np.size(scales) == 0 else [float(v) for v in np.asarray(scales).reshape(-1)]
     given_sizes = None if sizes is None or np.size(sizes) == 0 else ints(sizes)
     if given_scales is None and given_sizes is None:
         raise n.error("neither scales nor sizes is given")
-    spatial = list(x.shape[2:])
+    spatial = shape[2:]
     if given_scales is not None:
         if len(given_scales) != rank or given_scales[:2] != [1.0, 1.0]:
             raise n.error(f"scales {given_scales}: only the spatial axes (after batch and channel) may be resized")
@@ -85,7 +86,7 @@ def resize(n: Node, x: Any, roi: Any = None, scales: Any = None, sizes: Any = No
         outs = [math.floor(s * r) for s, r in zip(spatial, ratio, strict=True)]
     else:
         assert given_sizes is not None
-        if len(given_sizes) != rank or given_sizes[:2] != list(x.shape[:2]):
+        if len(given_sizes) != rank or given_sizes[:2] != shape[:2]:
             raise n.error(f"sizes {given_sizes}: only the spatial axes (after batch and channel) may be resized")
         outs = given_sizes[2:]
         ratio = [Fraction(o, s) for o, s in zip(outs, spatial, strict=True)]
