@@ -22,6 +22,7 @@ from zoo.registry.compile.boundary import (
     prepare,
     program_input,
 )
+from zoo.registry.compile.conv_fold import fold_into_convolutions
 from zoo.registry.compile.delegation import _delegation
 from zoo.registry.compile.export import (
     _as_sample,
@@ -30,6 +31,7 @@ from zoo.registry.compile.export import (
     check_samples,
     digest_samples,
 )
+from zoo.registry.compile.hard_activations import fuse_hard_activations
 from zoo.registry.compile.retarget import ethosu_compile_spec
 from zoo.registry.compile.serialize import _canonical, _program_bytes
 from zoo.registry.compile.spatial_mean import pool_spatial_means
@@ -115,6 +117,8 @@ def _lower_ethosu(
     with _stage(where, "export"):
         graph = _export(program_model, program_example).module(check_guards=False)
         pool_spatial_means(graph)  # before quantizing, so a global mean is annotated as MobileNetV2's pool
+        fuse_hard_activations(graph)  # before folding: a hard-sigmoid's scale and shift then fold into its conv
+        fold_into_convolutions(graph)
     quantized = _quantize(graph, program_samples, compile_spec, where, report, boundary, precision,
                           modules=[name for name, _ in program_model.named_modules() if name],
                           training=training_run)

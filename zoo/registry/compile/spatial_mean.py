@@ -20,6 +20,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from zoo.registry.compile.aten_graph import derived
+
 __all__ = ["PINNED", "pool_spatial_means"]
 
 # sha256 of the upstream file whose lowering this module avoids, as ExecuTorch 1.5.1 ships it.
@@ -55,16 +57,6 @@ def _poolable(n: int, c: int, h: int, w: int) -> bool:
     return n == 1 and max(c, h, w) <= 65536 and h * w <= 65536 and w <= 256
 
 
-def _derived(node: Any, like: Any, value: Any) -> None:
-    """Give ``node`` the mean's meta (its module stack keeps module-name overrides working) and its own value."""
-    from torch.fx.passes.shape_prop import _extract_tensor_metadata
-
-    node.meta = dict(like.meta)
-    node.meta["val"] = value
-    if "tensor_meta" in like.meta:
-        node.meta["tensor_meta"] = _extract_tensor_metadata(value)
-
-
 def pool_spatial_means(graph_module: Any) -> int:
     """Replace each spatial mean of ``graph_module`` (a ``torch.fx.GraphModule`` from torch.export)
     by ``adaptive_avg_pool2d(x, [1, 1])``, then, when the mean dropped the dimensions, the
@@ -81,11 +73,11 @@ def pool_spatial_means(graph_module: Any) -> int:
         keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
         with graph.inserting_before(node):
             pool = graph.call_function(aten.adaptive_avg_pool2d.default, (source, [1, 1]))
-            _derived(pool, node, aten.adaptive_avg_pool2d.default(source.meta["val"], [1, 1]))
+            derived(pool, node, aten.adaptive_avg_pool2d.default(source.meta["val"], [1, 1]))
             result = pool
             if not keepdim:
                 result = graph.call_function(aten.flatten.using_ints, (pool, 1))
-                _derived(result, node, aten.flatten.using_ints(pool.meta["val"], 1))
+                derived(result, node, aten.flatten.using_ints(pool.meta["val"], 1))
         node.replace_all_uses_with(result)
         graph.erase_node(node)
         count += 1

@@ -45,7 +45,10 @@ from zoo.registry.request.precision import Precision
 #     instead of ExecuTorch's REDUCE_SUM and MUL with transposes; mnasnet's and shufflenet's programs change.
 # 12: a ReLU after a grouped convolution that is not depthwise clamps each group's convolution, where Vela
 #     fuses it, instead of following the concat as an operator of its own (compile/activations.py); RegNets change.
-PIPELINE_VERSION = "12"
+# 13: hard-swish, hard-sigmoid and SiLU written as arithmetic become the aten operator (one TABLE;
+#     compile/hard_activations.py), and constant scales and shifts next to a convolution fold into it
+#     (compile/conv_fold.py); the PP-OCR models change.
+PIPELINE_VERSION = "13"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 
 

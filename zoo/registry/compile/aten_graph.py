@@ -1,0 +1,123 @@
+"""What zoo's rewrites of an exported aten graph share: reading a constant operand,
+adding a constant, and giving a new node its meta (issue 45).
+
+The graph is a ``torch.fx.GraphModule`` from ``torch.export(...).module()``: weights and
+tensor constants are ``get_attr`` nodes, a Python number stays an argument.
+"""
+
+from __future__ import annotations
+
+from functools import cache
+from typing import Any
+
+__all__ = [
+    "add_constant", "constant", "derived", "is_op", "scalar", "scalar_affine", "single_user", "tensor_value",
+]
+
+
+@cache
+def _ops() -> dict[str, tuple[Any, ...]]:
+    import torch
+
+    aten = torch.ops.aten
+    return {
+        "add": (aten.add.Tensor, aten.add.Scalar),
+        "sub": (aten.sub.Tensor, aten.sub.Scalar),
+        "mul": (aten.mul.Tensor, aten.mul.Scalar),
+        "div": (aten.div.Tensor, aten.div.Scalar),
+        "clamp": (aten.clamp.default, aten.hardtanh.default, aten.relu6.default),
+        "sigmoid": (aten.sigmoid.default,),
+    }
+
+
+def is_op(node: Any, kind: str) -> bool:
+    """``node`` calls one of the aten operators of ``kind`` (add, sub, mul, div, clamp, sigmoid)."""
+    return getattr(node, "op", None) == "call_function" and node.target in _ops()[kind]
+
+
+def scalar_affine(graph_module: Any, node: Any) -> tuple[Any, float, float] | None:
+    """``node`` as ``source * scale + shift`` with scalar constants, or None."""
+    if node.kwargs.get("alpha", 1) != 1 or len(node.args) != 2:
+        return None
+    a, b = node.args
+    for kind, sign in (("add", 1.0), ("sub", -1.0)):
+        if is_op(node, kind):
+            if (value := scalar(graph_module, b)) is not None and tensor_value(a) is not None:
+                return a, 1.0, sign * value
+            if kind == "add" and (value := scalar(graph_module, a)) is not None and tensor_value(b) is not None:
+                return b, 1.0, value
+            return None
+    if is_op(node, "mul"):
+        if (value := scalar(graph_module, b)) is not None and tensor_value(a) is not None:
+            return a, value, 0.0
+        if (value := scalar(graph_module, a)) is not None and tensor_value(b) is not None:
+            return b, value, 0.0
+    if is_op(node, "div") and (value := scalar(graph_module, b)) not in (None, 0.0) and tensor_value(a) is not None:
+        return a, 1.0 / value, 0.0
+    return None
+
+
+def tensor_value(node: Any) -> Any:
+    """The example value torch.export recorded for ``node`` (a ``torch.Tensor``), or None."""
+    import torch
+
+    value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    return value if isinstance(value, torch.Tensor) else None
+
+
+def constant(graph_module: Any, arg: Any) -> Any:
+    """``arg`` as a float32 tensor when it is a number or a ``get_attr`` of a floating tensor, else None."""
+    import torch
+
+    if isinstance(arg, bool):
+        return None
+    if isinstance(arg, int | float):
+        return torch.tensor(float(arg))
+    if isinstance(arg, torch.fx.Node) and arg.op == "get_attr":
+        value = graph_module
+        for part in str(arg.target).split("."):
+            value = getattr(value, part, None)
+        if isinstance(value, torch.Tensor) and value.is_floating_point():
+            return value.detach().float()
+    return None
+
+
+def scalar(graph_module: Any, arg: Any) -> float | None:
+    """``arg``'s value when it is a number or a one-element floating constant, else None."""
+    value = constant(graph_module, arg)
+    return float(value.reshape(())) if value is not None and value.numel() == 1 else None
+
+
+def single_user(node: Any) -> Any:
+    """The one node that uses ``node``, or None when it has none or several."""
+    users = list(node.users)
+    return users[0] if len(users) == 1 else None
+
+
+def add_constant(graph_module: Any, before: Any, stem: str, value: Any, *, trainable: bool = False) -> Any:
+    """A ``get_attr`` node, inserted before ``before``, of ``value`` stored as a new parameter
+    of ``graph_module`` (the quantizer treats it as a weight, as it does the one it replaces;
+    ``trainable`` keeps it one that quantization-aware training updates)."""
+    import torch
+
+    index = 0
+    while hasattr(graph_module, f"{stem}_{index}"):
+        index += 1
+    name = f"{stem}_{index}"
+    graph_module.register_parameter(name, torch.nn.Parameter(value.detach().clone(), requires_grad=trainable))
+    with graph_module.graph.inserting_before(before):
+        node = graph_module.graph.get_attr(name)
+    like = tensor_value(before)
+    if like is not None and hasattr(like, "fake_mode"):
+        node.meta["val"] = like.fake_mode.from_tensor(getattr(graph_module, name), static_shapes=True)
+    return node
+
+
+def derived(node: Any, like: Any, value: Any) -> None:
+    """Give ``node`` the meta of ``like`` (its module stack keeps module-name overrides working) and its own value."""
+    from torch.fx.passes.shape_prop import _extract_tensor_metadata
+
+    node.meta = dict(like.meta)
+    node.meta["val"] = value
+    if "tensor_meta" in like.meta:
+        node.meta["tensor_meta"] = _extract_tensor_metadata(value)

@@ -1,0 +1,210 @@
+"""Fold a constant scale or shift into the convolution next to it, as the TFLite converter
+does (issue 45).
+
+ONNX files exported from other frameworks keep affine steps as operators of their own:
+PaddleOCR's PP-LCNetV3 scales and shifts most convolutions' outputs and inputs by learned
+scalars, and its detector's transposed convolutions add their bias as a separate ``Add``,
+so upstream's conv-BatchNorm fold does not reach the BatchNorm after them. Lowered as
+written, each step is an elementwise NPU operator over a whole feature map, and the
+un-fused BatchNorm becomes four of them reading full-size constants from flash: ppocr-det
+cost 3.4× the TFLite flow's cycles on u55-128.
+
+:func:`fold_into_convolutions` rewrites, before quantization:
+
+- ``conv(x) * c``, ``conv(x) / c``, ``conv(x) + c`` and ``conv(x) - c``, with ``c`` a
+  constant that is a scalar or one value per output channel and the convolution's output
+  used by nothing else, into the convolution's weight and bias (1-D and 2-D convolutions,
+  transposed ones too);
+- ``conv(s * x + t)``, with scalars ``s`` and ``t``, into the weight and bias of every
+  convolution that reads the step, when each has no padding (with padding the border would
+  see ``t`` where it saw zeros).
+
+Each fold is exact in real arithmetic; the quantizer then sees one convolution where there
+were two or three operators, so there is one rounding fewer.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from zoo.registry.compile.aten_graph import (
+    add_constant,
+    constant,
+    is_op,
+    scalar_affine,
+    single_user,
+    tensor_value,
+)
+
+__all__ = ["fold_into_convolutions"]
+
+_WEIGHT, _BIAS = 1, 2
+
+
+def _convolutions() -> dict[Any, tuple[bool, int]]:
+    """Each aten convolution zoo folds into: whether it is transposed, and the index of its groups argument."""
+    import torch
+
+    aten = torch.ops.aten
+    return {aten.conv1d.default: (False, 6), aten.conv2d.default: (False, 6),
+            aten.conv_transpose1d.default: (True, 6), aten.conv_transpose2d.input: (True, 6)}
+
+
+def _argument(node: Any, index: int, name: str, default: Any) -> Any:
+    return node.args[index] if len(node.args) > index else node.kwargs.get(name, default)
+
+
+def _parameters(graph_module: Any, conv: Any) -> tuple[Any, Any] | None:
+    """A convolution's weight and bias (zeros when it has none) as tensors, or None unless both are constants."""
+    import torch
+
+    if getattr(conv, "op", None) != "call_function" or conv.target not in _convolutions() or conv.kwargs:
+        return None
+    weight = constant(graph_module, conv.args[_WEIGHT])
+    bias_arg = _argument(conv, _BIAS, "bias", None)
+    output = tensor_value(conv)
+    if weight is None or output is None or not output.is_floating_point():
+        return None
+    bias = torch.zeros(output.shape[1]) if bias_arg is None else constant(graph_module, bias_arg)
+    return None if bias is None else (weight, bias)
+
+
+def _per_channel(value: Any, output: Any) -> Any:
+    """``value`` as one number per channel of ``output`` (N, C, ...), or None when it varies along another dimension."""
+    if value.dim() > output.dim():
+        return None
+    shape = (1,) * (output.dim() - value.dim()) + tuple(value.shape)
+    channels = output.shape[1]
+    if any(size != 1 for axis, size in enumerate(shape) if axis != 1) or shape[1] not in (1, channels):
+        return None
+    return value.reshape(-1).expand(channels).clone()
+
+
+def _channel_step(graph_module: Any, node: Any) -> tuple[Any, str, Any] | None:
+    """``node`` as (source, "mul" or "add", a constant tensor), or None."""
+    if node.kwargs.get("alpha", 1) != 1 or len(node.args) != 2:
+        return None
+    a, b = node.args
+    for kind in ("mul", "add"):
+        if is_op(node, kind):
+            for source, other in ((a, b), (b, a)):
+                if tensor_value(source) is not None and (value := constant(graph_module, other)) is not None:
+                    return source, kind, value
+    if is_op(node, "sub") and tensor_value(a) is not None and (value := constant(graph_module, b)) is not None:
+        return a, "add", -value
+    if is_op(node, "div") and tensor_value(a) is not None and (value := constant(graph_module, b)) is not None:
+        return (a, "mul", 1.0 / value) if bool((value != 0).all()) else None
+    return None
+
+
+def _output_scaled(weight: Any, scale: Any, transposed: bool, groups: int) -> Any:
+    """``weight`` with each output channel's kernel multiplied by that channel's ``scale``."""
+    spatial = (1,) * (weight.dim() - 2)
+    if not transposed:  # (out, in / groups, *kernel)
+        return weight * scale.reshape(-1, 1, *spatial)
+    # transposed: (in, out / groups, *kernel), output channel o = group * (out / groups) + j
+    per_group = weight.shape[1]
+    grouped = weight.reshape(groups, weight.shape[0] // groups, per_group, *weight.shape[2:])
+    return (grouped * scale.reshape(groups, 1, per_group, *spatial)).reshape(weight.shape)
+
+
+def _set_parameters(graph_module: Any, conv: Any, weight: Any, bias: Any) -> None:
+    old = conv.args[_WEIGHT]
+    trainable = bool(getattr(constant(graph_module, old), "requires_grad", False))
+    args = list(conv.args) + [None] * max(0, _BIAS + 1 - len(conv.args))
+    args[_WEIGHT] = add_constant(graph_module, conv, "_zoo_folded_weight", weight, trainable=trainable)
+    args[_BIAS] = add_constant(graph_module, conv, "_zoo_folded_bias", bias, trainable=trainable)
+    conv.args = tuple(args)
+
+
+def _into_producer(graph_module: Any, node: Any) -> bool:
+    """Fold ``node`` (a constant step after a convolution that nothing else reads) into it."""
+    step = _channel_step(graph_module, node)
+    if step is None:
+        return False
+    conv, kind, value = step
+    parameters = _parameters(graph_module, conv)
+    if parameters is None or single_user(conv) is not node:
+        return False
+    vector = _per_channel(value, tensor_value(conv))
+    if vector is None:
+        return False
+    weight, bias = parameters
+    if kind == "mul":
+        transposed, groups_index = _convolutions()[conv.target]
+        weight = _output_scaled(weight, vector, transposed, int(_argument(conv, groups_index, "groups", 1)))
+        bias = bias * vector
+    else:
+        bias = bias + vector
+    _set_parameters(graph_module, conv, weight, bias)
+    node.replace_all_uses_with(conv)
+    graph_module.graph.erase_node(node)
+    return True
+
+
+def _unpadded(conv: Any) -> bool:
+    """A convolution (not transposed) with no padding: its every output reads only real inputs."""
+    transposed, _ = _convolutions().get(conv.target, (True, 0))
+    padding = _argument(conv, 4, "padding", 0)
+    return not transposed and all(int(p) == 0 for p in (padding if isinstance(padding, list | tuple) else [padding]))
+
+
+def _into_consumers(graph_module: Any, node: Any) -> bool:
+    """Fold the scalar steps ending in ``node`` into every convolution that reads it, when none pads."""
+    readers = list(node.users)
+    if not readers or scalar_affine(graph_module, node) is None:
+        return False
+    for conv in readers:
+        if _parameters(graph_module, conv) is None or not _unpadded(conv) or conv.args[0] is not node:
+            return False
+        if any(arg is node for arg in conv.args[1:]):
+            return False
+    chain: list[Any] = []
+    scale, shift, source = 1.0, 0.0, node
+    while (step := scalar_affine(graph_module, source)) is not None and (not chain or single_user(source) is chain[-1]):
+        chain.append(source)
+        source, s, t = step  # the readers see scale * source + shift, and source = s * earlier + t
+        scale, shift = scale * s, scale * t + shift
+    for conv in readers:
+        parameters = _parameters(graph_module, conv)
+        assert parameters is not None
+        weight, bias = parameters
+        bias = bias + shift * weight.sum(dim=tuple(range(1, weight.dim())))
+        _set_parameters(graph_module, conv, weight * scale, bias)
+        conv.args = (source, *conv.args[1:])
+    for step_node in chain:
+        graph_module.graph.erase_node(step_node)
+    return True
+
+
+def _attributes(graph_module: Any) -> set[str]:
+    return {str(node.target) for node in graph_module.graph.nodes if node.op == "get_attr"}
+
+
+def _drop_unused(graph_module: Any, read_before: set[str]) -> None:
+    """Delete the constants that were read before the folds, or made by one, and no node reads now
+    (the replaced weights): an exported program would otherwise carry them."""
+    graph = graph_module.graph
+    for node in list(graph.nodes):
+        if node.op == "get_attr" and not node.users:
+            graph.erase_node(node)
+    folded = {name for name, _ in graph_module.named_parameters(recurse=False) if name.startswith("_zoo_folded_")}
+    for name in sorted((read_before | folded) - _attributes(graph_module)):
+        owner, _, leaf = name.rpartition(".")
+        delattr(graph_module.get_submodule(owner) if owner else graph_module, leaf)
+
+
+def fold_into_convolutions(graph_module: Any) -> int:
+    """Fold the steps above in ``graph_module`` (a ``torch.fx.GraphModule`` from torch.export);
+    return how many operators were folded away."""
+    read_before = _attributes(graph_module)
+    count = 0
+    while any(_into_producer(graph_module, node) for node in graph_module.graph.nodes):  # each fold erases a node
+        count += 1
+    while any(_into_consumers(graph_module, node) for node in graph_module.graph.nodes):
+        count += 1
+    if count:
+        _drop_unused(graph_module, read_before)
+        graph_module.graph.lint()
+        graph_module.recompile()
+    return count
