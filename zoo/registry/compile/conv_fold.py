@@ -20,7 +20,9 @@ cost 3.4× the TFLite flow's cycles on u55-128.
   see ``t`` where it saw zeros).
 
 Each fold is exact in real arithmetic; the quantizer then sees one convolution where there
-were two or three operators, so there is one rounding fewer.
+were two or three operators, so there is one rounding fewer. ExecuTorch's quantizer folds only
+the first case's multiply after a 2-D convolution (``FoldScalarMulIntoConvPass``, in place);
+zoo folds every case before it runs, into new parameters, so the exported model is not changed.
 """
 
 from __future__ import annotations

@@ -208,4 +208,5 @@ def spec(key: str) -> ModelSpec:
         ),),
         labels=("no-face", "face"),
         default_weights="random",
+        layouts=("nchw", "nhwc"),
     )

@@ -165,4 +165,5 @@ def spec(key: str) -> ModelSpec:
         metrics=metrics(key),
         labels=("0", "180") if key == "cls" else None,
         default_weights="rapidocr",
+        layouts=("nchw", "nhwc"),
     )

@@ -114,4 +114,5 @@ def spec() -> ModelSpec:
             description=f"recall at IoU 0.5 of the float model's {KEEP} best boxes per image on the 12 images",
         ),),
         labels=CLASSES,
+        layouts=("nchw", "nhwc"),
     )
