@@ -146,6 +146,7 @@ def spec(net: Network) -> ModelSpec:
         default_weights=entry["weights"],
         labels=categories,
         num_labels=len(categories),
+        layouts=("nchw", "nhwc"),
     )
 
 

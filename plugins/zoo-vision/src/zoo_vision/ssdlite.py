@@ -158,5 +158,5 @@ def spec() -> ModelSpec:
             description=f"recall at IoU 0.5 of the float model's {KEEP} best boxes per image on the 12 images",
         ),),
         default_weights="coco",
-        layouts=("nchw",),
+        layouts=("nchw", "nhwc"),
     )

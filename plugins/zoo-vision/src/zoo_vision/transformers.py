@@ -163,6 +163,7 @@ def spec(t: Transformer) -> ModelSpec:
         ),
         default_weights=e["tag"],
         num_labels=e["num_classes"],
+        layouts=("nchw", "nhwc"),
     )
 
 
