@@ -58,6 +58,8 @@ def test_scalar_and_per_channel_steps_after_a_convolution_fold_into_it() -> None
     # The replaced weight is gone: an exported program would carry it.
     names = [name for name, _ in graph.named_parameters()]
     assert len(names) == 2 and all(name.startswith("_zoo_folded_") for name in names), names
+    # The folded weights stay trainable, as the convolution's were, for quantization-aware training.
+    assert all(parameter.requires_grad for parameter in graph.parameters())
 
 
 @pytest.mark.stack

@@ -11,7 +11,8 @@ from functools import cache
 from typing import Any
 
 __all__ = [
-    "add_constant", "constant", "derived", "is_op", "scalar", "scalar_affine", "single_user", "tensor_value",
+    "add_constant", "attribute", "constant", "derived", "is_op", "scalar", "scalar_affine", "single_user",
+    "tensor_value",
 ]
 
 
@@ -65,6 +66,18 @@ def tensor_value(node: Any) -> Any:
     return value if isinstance(value, torch.Tensor) else None
 
 
+def attribute(graph_module: Any, arg: Any) -> Any:
+    """The tensor a ``get_attr`` node reads (a parameter keeps its ``requires_grad``), else None."""
+    import torch
+
+    if not isinstance(arg, torch.fx.Node) or arg.op != "get_attr":
+        return None
+    value = graph_module
+    for part in str(arg.target).split("."):
+        value = getattr(value, part, None)
+    return value if isinstance(value, torch.Tensor) else None
+
+
 def constant(graph_module: Any, arg: Any) -> Any:
     """``arg`` as a float32 tensor when it is a number or a ``get_attr`` of a floating tensor, else None."""
     import torch
@@ -73,13 +86,8 @@ def constant(graph_module: Any, arg: Any) -> Any:
         return None
     if isinstance(arg, int | float):
         return torch.tensor(float(arg))
-    if isinstance(arg, torch.fx.Node) and arg.op == "get_attr":
-        value = graph_module
-        for part in str(arg.target).split("."):
-            value = getattr(value, part, None)
-        if isinstance(value, torch.Tensor) and value.is_floating_point():
-            return value.detach().float()
-    return None
+    value = attribute(graph_module, arg)
+    return value.detach().float() if value is not None and value.is_floating_point() else None
 
 
 def scalar(graph_module: Any, arg: Any) -> float | None:

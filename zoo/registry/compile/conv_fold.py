@@ -31,6 +31,7 @@ from typing import Any
 
 from zoo.registry.compile.aten_graph import (
     add_constant,
+    attribute,
     constant,
     is_op,
     scalar_affine,
@@ -112,7 +113,7 @@ def _output_scaled(weight: Any, scale: Any, transposed: bool, groups: int) -> An
 
 def _set_parameters(graph_module: Any, conv: Any, weight: Any, bias: Any) -> None:
     old = conv.args[_WEIGHT]
-    trainable = bool(getattr(constant(graph_module, old), "requires_grad", False))
+    trainable = bool(getattr(attribute(graph_module, old), "requires_grad", False))  # QAT trains the folded weights
     args = list(conv.args) + [None] * max(0, _BIAS + 1 - len(conv.args))
     args[_WEIGHT] = add_constant(graph_module, conv, "_zoo_folded_weight", weight, trainable=trainable)
     args[_BIAS] = add_constant(graph_module, conv, "_zoo_folded_bias", bias, trainable=trainable)
