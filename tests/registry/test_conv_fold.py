@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from tests.tiny_builds import compile_verified, tosa_ops
 from zoo.registry.compile import conv_fold
 
 
@@ -124,29 +125,12 @@ def torch_ones(*shape: int) -> Any:
     return torch.ones(*shape)
 
 
-def _tosa_ops(graph: bytes) -> list[str]:
-    from tosa.Op import Op
-    from tosa.TosaGraph import TosaGraph
-
-    names = {v: k for k, v in vars(Op).items() if not k.startswith("_")}
-    block = TosaGraph.GetRootAs(graph, 0).Regions(0).Blocks(0)
-    return [names[block.Operators(i).Op()] for i in range(block.OperatorsLength())]
-
-
 @pytest.mark.compile
 def test_a_tiny_model_written_as_paddleocrs_lowers_to_tables_and_no_affine_steps(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
 ) -> None:
-    from zoo import Zoo
-    from zoo.registry.compile import compile_targets
-
-    monkeypatch.setenv("ZOO_PLUGINS", "tests.paddle_plugin")
-    monkeypatch.setenv("ZOO_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    zoo = Zoo()
-    target = zoo.target("u55-128")
-    (result,) = compile_targets(zoo.model("paddle-tiny"), [target], verify=[True])
-    ops = [op for graph in result.tosa_graphs for op in _tosa_ops(graph) if op not in ("CONST", "CONST_SHAPE")]
+    (result,) = compile_verified(monkeypatch, tmp_path, "tests.paddle_plugin", "paddle-tiny", ["u55-128"])
+    ops = [op for graph in result.tosa_graphs for op in tosa_ops(graph) if op not in ("CONST", "CONST_SHAPE")]
     # Two hard-swishes and the SE's hard-sigmoid are TABLEs; the learned scales and shifts and the
     # transposed convolution's bias and BatchNorm are in the convolutions' weights. The one MUL is
     # the SE's product of two tensors, the one ADD the residual.

@@ -9,21 +9,15 @@ from pathlib import Path
 import pytest
 
 from tests import grouped_plugin
+from tests.tiny_builds import compile_verified, tosa_operators
 
 
 def _producers(graph: bytes) -> list[tuple[str, list[str]]]:
     """Each operator of ``graph`` but the constants: its name and, for each input, the operator
     producing it and the one producing that operator's first input ("RESCALE<CONV2D")."""
-    from tosa.Op import Op
-    from tosa.TosaGraph import TosaGraph
-
-    names = {v: k for k, v in vars(Op).items() if not k.startswith("_")}
-    block = TosaGraph.GetRootAs(graph, 0).Regions(0).Blocks(0)
     made: dict[str, tuple[str, str]] = {}
     ops = []
-    for i in range(block.OperatorsLength()):
-        op = block.Operators(i)
-        name = names[op.Op()]
+    for name, op in tosa_operators(graph):
         inputs = [made.get(op.Inputs(j).decode(), ("input", "")) for j in range(op.InputsLength())]
         for j in range(op.OutputsLength()):
             made[op.Outputs(j).decode()] = (name, inputs[0][0] if inputs else "")
@@ -36,14 +30,7 @@ def _producers(graph: bytes) -> list[tuple[str, list[str]]]:
 def test_each_groups_convolution_keeps_the_clamp_and_the_build_verifies(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
 ) -> None:
-    from zoo import Zoo
-    from zoo.registry.compile import compile_targets
-
-    monkeypatch.setenv("ZOO_PLUGINS", "tests.grouped_plugin")
-    monkeypatch.setenv("ZOO_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    zoo = Zoo()
-    (result,) = compile_targets(zoo.model("grouped-tiny"), [zoo.target("u55-128")], verify=[True])
+    (result,) = compile_verified(monkeypatch, tmp_path, "tests.grouped_plugin", "grouped-tiny", ["u55-128"])
     ops = [op for graph in result.tosa_graphs for op in _producers(graph)]
     names = [name for name, _ in ops]
     clamps = [inputs[0] for name, inputs in ops if name == "CLAMP"]

@@ -9,6 +9,7 @@ from typing import Any
 
 import pytest
 
+from tests.tiny_builds import compile_verified, tosa_ops
 from zoo.registry.compile import spatial_mean
 
 
@@ -87,31 +88,15 @@ def test_every_other_mean_stays(head: Any, shape: tuple[int, ...]) -> None:
     assert torch.equal(before, after)
 
 
-def _tosa_ops(graph: bytes) -> list[str]:
-    from tosa.Op import Op
-    from tosa.TosaGraph import TosaGraph
-
-    names = {v: k for k, v in vars(Op).items() if not k.startswith("_")}
-    block = TosaGraph.GetRootAs(graph, 0).Regions(0).Blocks(0)
-    return [names[block.Operators(i).Op()] for i in range(block.OperatorsLength())]
-
-
 @pytest.mark.compile
 def test_a_tiny_model_ending_in_a_spatial_mean_lowers_to_avg_pool2d_and_verifies(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
 ) -> None:
-    from zoo import Zoo
-    from zoo.registry.compile import compile_targets
-
-    monkeypatch.setenv("ZOO_PLUGINS", "tests.mean_plugin")
-    monkeypatch.setenv("ZOO_CACHE_DIR", str(tmp_path / "cache"))
-    monkeypatch.chdir(tmp_path)
-    zoo = Zoo()
-    targets = [zoo.target("u55-128"), zoo.target("u85-256")]  # one lowering each
-    for target, result in zip(targets, compile_targets(zoo.model("mean-tiny"), targets, verify=[True, True]),
-                              strict=True):
-        ops = [op for graph in result.tosa_graphs for op in _tosa_ops(graph) if op != "CONST"]
-        assert ops.count("AVG_POOL2D") == 1 and "REDUCE_SUM" not in ops, f"{target.name}: {' '.join(ops)}"
+    targets = ["u55-128", "u85-256"]  # one lowering each
+    results = compile_verified(monkeypatch, tmp_path, "tests.mean_plugin", "mean-tiny", targets)
+    for target, result in zip(targets, results, strict=True):
+        ops = [op for graph in result.tosa_graphs for op in tosa_ops(graph) if op != "CONST"]
+        assert ops.count("AVG_POOL2D") == 1 and "REDUCE_SUM" not in ops, f"{target}: {' '.join(ops)}"
         assert result.delegation["cpu_ops"] == 0, result.delegation
         assert result.numerics is not None and result.numerics.passed, result.numerics.record
 

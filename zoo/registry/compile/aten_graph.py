@@ -11,8 +11,8 @@ from functools import cache
 from typing import Any
 
 __all__ = [
-    "add_constant", "attribute", "constant", "derived", "is_op", "scalar", "scalar_affine", "single_user",
-    "tensor_value",
+    "add_constant", "attribute", "constant", "constant_step", "derived", "is_op", "scalar", "scalar_affine",
+    "single_user", "tensor_value",
 ]
 
 
@@ -36,26 +36,36 @@ def is_op(node: Any, kind: str) -> bool:
     return getattr(node, "op", None) == "call_function" and node.target in _ops()[kind]
 
 
-def scalar_affine(graph_module: Any, node: Any) -> tuple[Any, float, float] | None:
-    """``node`` as ``source * scale + shift`` with scalar constants, or None."""
+def constant_step(graph_module: Any, node: Any) -> tuple[Any, str, Any] | None:
+    """``node`` as ``(source, "mul" or "add", c)``, ``source * c`` or ``source + c`` with ``c`` a
+    constant tensor (a subtraction adds ``-c``, a division by non-zeros multiplies by ``1 / c``), or None."""
     if node.kwargs.get("alpha", 1) != 1 or len(node.args) != 2:
         return None
     a, b = node.args
-    for kind, sign in (("add", 1.0), ("sub", -1.0)):
+    for kind in ("mul", "add"):
         if is_op(node, kind):
-            if (value := scalar(graph_module, b)) is not None and tensor_value(a) is not None:
-                return a, 1.0, sign * value
-            if kind == "add" and (value := scalar(graph_module, a)) is not None and tensor_value(b) is not None:
-                return b, 1.0, value
+            for source, other in ((a, b), (b, a)):
+                if tensor_value(source) is not None and (value := constant(graph_module, other)) is not None:
+                    return source, kind, value
             return None
-    if is_op(node, "mul"):
-        if (value := scalar(graph_module, b)) is not None and tensor_value(a) is not None:
-            return a, value, 0.0
-        if (value := scalar(graph_module, a)) is not None and tensor_value(b) is not None:
-            return b, value, 0.0
-    if is_op(node, "div") and (value := scalar(graph_module, b)) not in (None, 0.0) and tensor_value(a) is not None:
-        return a, 1.0 / value, 0.0
+    value = constant(graph_module, b) if tensor_value(a) is not None else None
+    if value is None:
+        return None
+    if is_op(node, "sub"):
+        return a, "add", -value
+    if is_op(node, "div") and bool((value != 0).all()):
+        return a, "mul", 1.0 / value
     return None
+
+
+def scalar_affine(graph_module: Any, node: Any) -> tuple[Any, float, float] | None:
+    """``node`` as ``source * scale + shift`` with scalar constants, or None."""
+    step = constant_step(graph_module, node)
+    if step is None or step[2].numel() != 1:
+        return None
+    source, kind, value = step
+    number = float(value.reshape(()))
+    return (source, number, 0.0) if kind == "mul" else (source, 1.0, number)
 
 
 def tensor_value(node: Any) -> Any:

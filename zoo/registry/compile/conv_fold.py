@@ -33,7 +33,7 @@ from zoo.registry.compile.aten_graph import (
     add_constant,
     attribute,
     constant,
-    is_op,
+    constant_step,
     scalar_affine,
     single_user,
     tensor_value,
@@ -41,16 +41,16 @@ from zoo.registry.compile.aten_graph import (
 
 __all__ = ["fold_into_convolutions"]
 
-_WEIGHT, _BIAS = 1, 2
+_WEIGHT, _BIAS, _PADDING, _GROUPS = 1, 2, 4, 6  # the same positions in all four convolutions' schemas
 
 
-def _convolutions() -> dict[Any, tuple[bool, int]]:
-    """Each aten convolution zoo folds into: whether it is transposed, and the index of its groups argument."""
+def _convolutions() -> dict[Any, bool]:
+    """Each aten convolution zoo folds into, and whether it is transposed."""
     import torch
 
     aten = torch.ops.aten
-    return {aten.conv1d.default: (False, 6), aten.conv2d.default: (False, 6),
-            aten.conv_transpose1d.default: (True, 6), aten.conv_transpose2d.input: (True, 6)}
+    return {aten.conv1d.default: False, aten.conv2d.default: False,
+            aten.conv_transpose1d.default: True, aten.conv_transpose2d.input: True}
 
 
 def _argument(node: Any, index: int, name: str, default: Any) -> Any:
@@ -83,23 +83,6 @@ def _per_channel(value: Any, output: Any) -> Any:
     return value.reshape(-1).expand(channels).clone()
 
 
-def _channel_step(graph_module: Any, node: Any) -> tuple[Any, str, Any] | None:
-    """``node`` as (source, "mul" or "add", a constant tensor), or None."""
-    if node.kwargs.get("alpha", 1) != 1 or len(node.args) != 2:
-        return None
-    a, b = node.args
-    for kind in ("mul", "add"):
-        if is_op(node, kind):
-            for source, other in ((a, b), (b, a)):
-                if tensor_value(source) is not None and (value := constant(graph_module, other)) is not None:
-                    return source, kind, value
-    if is_op(node, "sub") and tensor_value(a) is not None and (value := constant(graph_module, b)) is not None:
-        return a, "add", -value
-    if is_op(node, "div") and tensor_value(a) is not None and (value := constant(graph_module, b)) is not None:
-        return (a, "mul", 1.0 / value) if bool((value != 0).all()) else None
-    return None
-
-
 def _output_scaled(weight: Any, scale: Any, transposed: bool, groups: int) -> Any:
     """``weight`` with each output channel's kernel multiplied by that channel's ``scale``."""
     spatial = (1,) * (weight.dim() - 2)
@@ -122,7 +105,7 @@ def _set_parameters(graph_module: Any, conv: Any, weight: Any, bias: Any) -> Non
 
 def _into_producer(graph_module: Any, node: Any) -> bool:
     """Fold ``node`` (a constant step after a convolution that nothing else reads) into it."""
-    step = _channel_step(graph_module, node)
+    step = constant_step(graph_module, node)
     if step is None:
         return False
     conv, kind, value = step
@@ -134,8 +117,8 @@ def _into_producer(graph_module: Any, node: Any) -> bool:
         return False
     weight, bias = parameters
     if kind == "mul":
-        transposed, groups_index = _convolutions()[conv.target]
-        weight = _output_scaled(weight, vector, transposed, int(_argument(conv, groups_index, "groups", 1)))
+        groups = int(_argument(conv, _GROUPS, "groups", 1))
+        weight = _output_scaled(weight, vector, _convolutions()[conv.target], groups)
         bias = bias * vector
     else:
         bias = bias + vector
@@ -147,9 +130,8 @@ def _into_producer(graph_module: Any, node: Any) -> bool:
 
 def _unpadded(conv: Any) -> bool:
     """A convolution (not transposed) with no padding: its every output reads only real inputs."""
-    transposed, _ = _convolutions().get(conv.target, (True, 0))
-    padding = _argument(conv, 4, "padding", 0)
-    return not transposed and all(int(p) == 0 for p in (padding if isinstance(padding, list | tuple) else [padding]))
+    padding = _argument(conv, _PADDING, "padding", 0)
+    return not _convolutions().get(conv.target, True) and all(int(p) == 0 for p in (padding if isinstance(padding, list | tuple) else [padding]))
 
 
 def _into_consumers(graph_module: Any, node: Any) -> bool:
@@ -157,21 +139,19 @@ def _into_consumers(graph_module: Any, node: Any) -> bool:
     readers = list(node.users)
     if not readers or scalar_affine(graph_module, node) is None:
         return False
+    folds = []
     for conv in readers:
-        if _parameters(graph_module, conv) is None or not _unpadded(conv) or conv.args[0] is not node:
+        found = _parameters(graph_module, conv)
+        if found is None or not _unpadded(conv) or conv.args[0] is not node:
             return False
-        if any(arg is node for arg in conv.args[1:]):
-            return False
+        folds.append((conv, *found))
     chain: list[Any] = []
     scale, shift, source = 1.0, 0.0, node
     while (step := scalar_affine(graph_module, source)) is not None and (not chain or single_user(source) is chain[-1]):
         chain.append(source)
         source, s, t = step  # the readers see scale * source + shift, and source = s * earlier + t
         scale, shift = scale * s, scale * t + shift
-    for conv in readers:
-        parameters = _parameters(graph_module, conv)
-        assert parameters is not None
-        weight, bias = parameters
+    for conv, weight, bias in folds:
         bias = bias + shift * weight.sum(dim=tuple(range(1, weight.dim())))
         _set_parameters(graph_module, conv, weight * scale, bias)
         conv.args = (source, *conv.args[1:])
@@ -199,7 +179,7 @@ def _drop_unused(graph_module: Any, read_before: set[str]) -> None:
 
 def fold_into_convolutions(graph_module: Any) -> int:
     """Fold the steps above in ``graph_module`` (a ``torch.fx.GraphModule`` from torch.export);
-    return how many operators were folded away."""
+    return how many folds were made (a fold into consumers takes a whole chain of steps)."""
     read_before = _attributes(graph_module)
     count = 0
     while any(_into_producer(graph_module, node) for node in graph_module.graph.nodes):  # each fold erases a node
