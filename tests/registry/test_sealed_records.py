@@ -130,3 +130,15 @@ def test_a_seal_names_its_entry(verified_add: Entry) -> None:
     raw = (verified_add.path / "manifest.json").read_bytes()
     assert state_of(verified_add.path, verified_add.key, raw) is SealState.SEALED
     assert state_of(verified_add.path, "0" * 64, raw) is SealState.EDITED
+
+
+def test_an_edited_evaluation_on_the_users_data_is_measured_again(tmp_path: Path) -> None:
+    """``--eval-dir`` results live apart from the entry (``store/evaluations.py``), sealed the same way."""
+    from zoo.registry.store import evaluations
+
+    key, data = "ab" * 32, "eval:digest"
+    evaluations.record(tmp_path, key, data, {"passed": True, "samples": 8})
+    assert evaluations.recorded(tmp_path, key, data) == {"passed": True, "samples": 8}
+    (path,) = (tmp_path / "evaluations").rglob("*.json")
+    path.write_text(path.read_text().replace('"samples": 8', '"samples": 999'))
+    assert evaluations.recorded(tmp_path, key, data) is None

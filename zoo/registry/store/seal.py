@@ -14,7 +14,7 @@ from pathlib import Path
 
 from zoo._user_key import blake2b, key_id, user_key
 
-__all__ = ["SEAL", "SealState", "seal_text", "state_of"]
+__all__ = ["SEAL", "SealState", "check", "seal_text", "state_of"]
 
 SEAL = "manifest.seal"
 _FORMAT = "zoo-seal-v1"
@@ -38,25 +38,30 @@ class SealState(Enum):
         }[self]
 
 
-def _mac(key: bytes, entry_key: str, manifest: bytes) -> str:
-    return blake2b(b"zoo cache entry\0" + entry_key.encode("ascii", "replace") + b"\0" + manifest, key).hex()
+def _mac(key: bytes, name: str, data: bytes) -> str:
+    return blake2b(b"zoo cache record\0" + name.encode("utf-8", "replace") + b"\0" + data, key).hex()
 
 
-def seal_text(entry_key: str, manifest: bytes) -> bytes | None:
-    """The seal of ``manifest`` (its exact bytes) for entry ``entry_key``; None without a user key."""
+def seal_text(name: str, data: bytes) -> bytes | None:
+    """The seal of ``data`` (exact bytes: a manifest) under ``name`` (its entry's key); None without a user key."""
     key = user_key()
     if key is None:
         return None
-    return f"{_FORMAT} {key_id(key)} {_mac(key, entry_key, manifest)}\n".encode("ascii")
+    return f"{_FORMAT} {key_id(key)} {_mac(key, name, data)}\n".encode("ascii")
 
 
 def state_of(folder: Path, entry_key: str, manifest: bytes) -> SealState:
     """Whether the manifest in ``folder`` (its bytes: ``manifest``) is the one zoo sealed there."""
+    return check(folder / SEAL, entry_key, manifest)
+
+
+def check(seal: Path, name: str, data: bytes) -> SealState:
+    """Whether ``seal`` (a file ``seal_text(name, data)`` wrote) seals ``data`` under ``name``."""
     try:
-        fields = (folder / SEAL).read_bytes()[:256].decode("ascii").split()
+        fields = seal.read_bytes()[:256].decode("ascii").split()
     except (OSError, UnicodeDecodeError):
         return SealState.UNSEALED
     key = user_key()
     if key is None or len(fields) != 3 or fields[0] != _FORMAT or fields[1] != key_id(key):
         return SealState.UNSEALED
-    return SealState.SEALED if hmac.compare_digest(fields[2], _mac(key, entry_key, manifest)) else SealState.EDITED
+    return SealState.SEALED if hmac.compare_digest(fields[2], _mac(key, name, data)) else SealState.EDITED
