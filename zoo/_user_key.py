@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 
-__all__ = ["blake2b", "key_id", "user_key"]
+__all__ = ["blake2b", "key_id", "key_path", "user_key"]
 
 
 def blake2b(data: bytes, key: bytes = b"") -> bytes:
@@ -26,12 +26,29 @@ def key_id(key: bytes) -> str:
     return blake2b(b"zoo key id\0" + key)[:8].hex()
 
 
+def key_path() -> str:
+    from zoo._dirs import user_state_dir
+
+    return os.path.join(user_state_dir(), "snapshot.key")
+
+
+_KNOWN: dict[str, bytes] = {}
+"""The key read at each path: a cache scan checks every entry's seal."""
+
+
 def user_key() -> bytes | None:
     """This user's key, outside the cache; made on first use. None where it can be neither
     read nor made (what it would seal is then not sealed, and reads as unchecked)."""
-    from zoo._dirs import user_state_dir
+    path = key_path()
+    if path not in _KNOWN:
+        key = _read_or_make(path)
+        if key is None:
+            return None
+        _KNOWN[path] = key
+    return _KNOWN[path]
 
-    path = os.path.join(user_state_dir(), "snapshot.key")
+
+def _read_or_make(path: str) -> bytes | None:
     try:
         with open(path, "rb") as f:
             key = f.read(64)

@@ -12,7 +12,7 @@ import hmac
 from enum import Enum
 from pathlib import Path
 
-from zoo._user_key import blake2b, key_id, user_key
+from zoo._user_key import blake2b, key_id, key_path, user_key
 
 __all__ = ["SEAL", "SealState", "check", "seal_text", "state_of"]
 
@@ -26,7 +26,9 @@ class SealState(Enum):
     EDITED = "edited"
     """Sealed under this user's key, and the manifest has changed since."""
     UNSEALED = "unsealed"
-    """No seal this zoo can check: none (an older zoo, no key), or another user's key."""
+    """No seal this zoo can check: none (an older zoo), or another user's key."""
+    NO_KEY = "no key"
+    """This user has no key that zoo can read or make: nothing is sealed, nor checked."""
 
     def why(self) -> str:
         """Why a record in this state is not believed (empty for SEALED)."""
@@ -35,6 +37,8 @@ class SealState(Enum):
             SealState.EDITED: "manifest.json was changed after zoo wrote it (its seal no longer matches)",
             SealState.UNSEALED: "manifest.json is not sealed under this user's key (written by an older zoo, by "
                                 "another user, or its seal was removed)",
+            SealState.NO_KEY: f"zoo can neither read nor make this user's key ({key_path()}), so it seals and checks "
+                              "no record: make that folder writable, or set XDG_STATE_HOME to a folder you can write",
         }[self]
 
 
@@ -57,11 +61,13 @@ def state_of(folder: Path, entry_key: str, manifest: bytes) -> SealState:
 
 def check(seal: Path, name: str, data: bytes) -> SealState:
     """Whether ``seal`` (a file ``seal_text(name, data)`` wrote) seals ``data`` under ``name``."""
+    key = user_key()
+    if key is None:
+        return SealState.NO_KEY
     try:
         fields = seal.read_bytes()[:256].decode("ascii").split()
     except (OSError, UnicodeDecodeError):
         return SealState.UNSEALED
-    key = user_key()
-    if key is None or len(fields) != 3 or fields[0] != _FORMAT or fields[1] != key_id(key):
+    if len(fields) != 3 or fields[0] != _FORMAT or fields[1] != key_id(key):
         return SealState.UNSEALED
     return SealState.SEALED if hmac.compare_digest(fields[2], _mac(key, name, data)) else SealState.EDITED
