@@ -31,6 +31,7 @@ from zoo._fs import (
     remove_dir,
     remove_stale_staging,
     staging_dir,
+    uninterrupted,
     write_atomic,
 )
 from zoo.registry.store.failures import Failure
@@ -177,9 +178,10 @@ class Cache:
             sealed = seal_text(manifest.key, text)
             if sealed is not None:
                 write_atomic(staging / SEAL, sealed)
-            if replace:
-                self.evict(manifest.key)
-            publish_dir(staging, final)  # False: another process stored the same key first
+            with uninterrupted():  # a Ctrl-C here would leave neither the old entry nor the new one
+                if replace:
+                    self.evict(manifest.key)
+                publish_dir(staging, final)  # False: another process stored the same key first
         self.forget_failure(manifest.key)
         return self._verified(manifest.key, final)
 
