@@ -142,3 +142,22 @@ def test_an_edited_evaluation_on_the_users_data_is_measured_again(tmp_path: Path
     (path,) = (tmp_path / "evaluations").rglob("*.json")
     path.write_text(path.read_text().replace('"samples": 8', '"samples": 999'))
     assert evaluations.recorded(tmp_path, key, data) is None
+
+
+def test_an_entry_whose_record_was_edited_is_not_published(verified_add: Entry, tmp_path: Path) -> None:
+    """Published, the forged record would reach every fetch from that remote as the publisher's word."""
+    from zoo import VerificationError
+
+    _edit(verified_add, _forge)
+    with pytest.raises(VerificationError, match=r"nothing was published to .*manifest.json was changed after zoo "
+                                                r"wrote it \(its seal no longer matches\) \(rebuild it: zoo build add"):
+        Zoo().publish(str(tmp_path / "remote"), everything=True, notice=lambda msg: None)
+    assert not (tmp_path / "remote" / "index.json").exists()
+
+
+def test_a_report_shows_no_edited_record(verified_add: Entry) -> None:
+    from zoo.registry.report import collect
+
+    _edit(verified_add, _forge)
+    (row,) = collect(Cache(Zoo().cache_dir), Zoo().model("add")).rows
+    assert row.npu_program is None and "delegate_calls" not in json.dumps(row.to_json())

@@ -16,6 +16,7 @@ naming the folder.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import time
@@ -77,6 +78,14 @@ class Entry:
         (which every hand-out runs again) otherwise."""
         recorded = self.manifest.verification or {}
         return dict(recorded) if self.sealed else {k: v for k, v in recorded.items() if k == "structure"}
+
+    @property
+    def believed(self) -> Manifest:
+        """The manifest with only the record of its checks that zoo believes (``record``): what a
+        report or a site shows of the entry."""
+        if self.sealed:
+            return self.manifest
+        return dataclasses.replace(self.manifest, verification=self.record)
 
     def file(self, kind: str) -> Path | None:
         record = self.manifest.file(kind)

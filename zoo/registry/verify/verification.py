@@ -239,6 +239,9 @@ def verify_file(
         sealed = _recorded_for(manifest, pte, cache) if cache is not None else None
         recorded = sealed or {}
         not_checked = None if sealed else _why_not_shown(manifest)
+        if sealed and sealed.get("numerics") != (manifest.verification or {}).get("numerics"):
+            notes.append(f"numerics as the cache recorded them for key {manifest.key[:12]} after this manifest.json "
+                         "was written; fetch with -o again to refresh the files")
     subject = f"{manifest.model} for {manifest.target} ({path})" if manifest else str(path)
     numerics = recorded.get("numerics")
     return Verification(subject, checks, numerics, recorded.get("bundle"), notes,
