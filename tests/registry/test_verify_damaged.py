@@ -16,7 +16,7 @@ import pytest
 from click.testing import CliRunner, Result
 
 from tests.fake_compile import DATA
-from tests.registry.test_sealed_records import verified_add  # noqa: F401 (a fixture)
+from tests.registry.test_sealed_records import verified_add, verified_template  # noqa: F401 (fixtures)
 from zoo import Artifact, Zoo
 from zoo.cli import main
 from zoo.registry.store.cache import Entry

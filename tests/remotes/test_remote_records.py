@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from click.testing import CliRunner, Result
 
-from tests.registry.test_sealed_records import verified_add  # noqa: F401 (a fixture)
+from tests.registry.test_sealed_records import verified_add, verified_template  # noqa: F401 (fixtures)
 from tests.remotes.helpers import rewrite_manifest
 from zoo import Zoo
 from zoo.cli import main
