@@ -71,3 +71,17 @@ def test_shown_keeps_scheme_host_and_port_only() -> None:
     assert shown("http://host\n:1") == "http://host:1"  # urllib drops the newline itself
     assert shown("http://ho st:1") == "http://(unreadable address)"
     assert shown("nonsense") == "(unreadable address)"
+
+
+ODD_NO_PROXY = [("*", True), (",,,", False), ("[::1", False), (".127.0.0.1", True), (" 127.0.0.1 ", True)]
+
+
+@pytest.mark.parametrize(("value", "around"), ODD_NO_PROXY, ids=[v for v, _ in ODD_NO_PROXY])
+def test_an_odd_no_proxy_is_read_as_urllib_reads_it(no_proxy: pytest.MonkeyPatch, refusing_endpoint: str,
+                                                    value: str, around: bool) -> None:
+    """Pinned: each is one RemoteUnavailable, through the proxy or around it, never another error."""
+    no_proxy.setenv("HTTP_PROXY", "http://127.0.0.1:1")
+    no_proxy.setenv("NO_PROXY", value)
+    with pytest.raises(RemoteUnavailable) as caught:
+        DefaultRemote()._probe()
+    assert ("through the proxy" not in str(caught.value)) is around, caught.value
