@@ -8,6 +8,7 @@ compile builds ``add``; the CLI runs in process.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import shutil
 from pathlib import Path
@@ -181,3 +182,29 @@ def test_a_report_shows_no_edited_record(verified_add: Entry) -> None:
     _edit(verified_add, _forge)
     (row,) = collect(Cache(Zoo().cache_dir), Zoo().model("add")).rows
     assert row.npu_program is None and "delegate_calls" not in json.dumps(row.to_json())
+
+
+def test_a_bundle_header_is_never_rendered_from_an_edited_tolerance(verified_add: Entry, tmp_path: Path,
+                                                                     fake_compile: FakeCompile) -> None:
+    """The self-test's tolerance on the board is the record's (``bundle_atol``): for header options other
+    than the stored ones zoo renders the bundle's header from it, so only from a sealed record; an edited
+    one sends --bundle to lower the model again, as a missing one does."""
+    from zoo import BuildError
+
+    cache = Cache(Zoo().cache_dir)
+    m = verified_add.manifest
+    files = {f.name: (verified_add.path / f.name).read_bytes() for f in m.files}
+    bpte = files["add_u55-128.pte"]  # stands in for the .bpte: the hand-out renders a header around its bytes
+    macros = {"bundle_atol": 0.01, "bundle_rtol": 0.001, "bundle_test_cases": 3}
+    for name, kind, data in (("add_u55-128.bpte", "bundle", bpte), ("add_u55-128_bundle.h", "bundle_header", b"/* */\n")):
+        files[name] = data
+        m.files.append(type(m.files[0])(name, kind, len(data), hashlib.sha256(data).hexdigest()))
+    m.verification = {**(m.verification or {}), "bundle": {"file": "add_u55-128.bpte", "macros": macros}}
+    entry = cache.put(m, files, replace=True)
+    art = Zoo().fetch("add", "u55-128", bundle=True, header_array="other_pte", out_dir=tmp_path / "good")
+    assert art.bundle_header is not None and "0.01" in art.bundle_header.read_text() and not fake_compile.calls
+    _edit(entry, lambda data: data["verification"]["bundle"]["macros"].update(bundle_atol=1e9))
+    fake_compile.fail = BuildError("lowered again")
+    with pytest.raises(BuildError, match="lowered again"):
+        Zoo().fetch("add", "u55-128", bundle=True, header_array="other_pte", out_dir=tmp_path / "forged")
+    assert not (tmp_path / "forged").exists()
