@@ -167,7 +167,7 @@ def parse_config(data: dict[str, Any], path: Path) -> Config:
 
     return Config(
         path=path,
-        cache_dir=(path.parent / Path(cache_dir).expanduser()) if cache_dir else None,
+        cache_dir=(path.parent / cache_folder(cache_dir, f"{path}: cache_dir")) if cache_dir else None,
         default_target=default_target,
         default_io=default_io,
         offline=offline,
@@ -233,12 +233,26 @@ def load_config(path: Path | None = None) -> Config:
 
 def apply_env(cfg: Config) -> Config:
     env = os.environ
-    if env.get("ZOO_CACHE_DIR"):
-        cfg = replace(cfg, cache_dir=Path(env["ZOO_CACHE_DIR"]).expanduser())
+    if env.get("ZOO_CACHE_DIR"):  # empty is unset, as the XDG variables are
+        cfg = replace(cfg, cache_dir=cache_folder(env["ZOO_CACHE_DIR"], "ZOO_CACHE_DIR").absolute())
     offline = flag("ZOO_OFFLINE")
     if offline is not None:
         cfg = replace(cfg, offline=offline)
     return cfg
+
+
+def cache_folder(value: str, where: str) -> Path:
+    """The cache folder ``value`` names, ``~`` expanded; ConfigError for a value that can only be a
+    mistake: blank, or a ``~user`` with no such user (kept as is, it would be a folder named ``~user``
+    in the working directory). A relative one is made absolute by the caller: the firmware's CMake
+    runs elsewhere."""
+    if not value.strip():
+        raise ConfigError(f"{where} is {value!r}, only spaces: name a folder, or leave it unset for the default")
+    folder = Path(os.path.expanduser(value))  # pathlib's raises RuntimeError for an unknown user
+    if folder.parts and folder.parts[0].startswith("~"):
+        raise ConfigError(f"{where} is {value!r}: {folder.parts[0]} names no user on this machine, so the ~ cannot "
+                          "be expanded; give the folder's absolute path")
+    return folder
 
 
 def cache_dir(cfg: Config) -> Path:

@@ -4,7 +4,8 @@ Every file or folder is written under a fresh, unique temporary name in the
 folder it will live in (so a rename never crosses file systems, a planted
 symlink is never written through, and concurrent writers never share a name),
 then renamed into place. A reader sees the old thing, nothing, or the whole
-new thing; never part of one.
+new thing; never part of one. A Ctrl-C that lands while a set of renames runs
+waits until the last of them (``uninterrupted``): a set is swapped in whole or not at all.
 """
 
 from __future__ import annotations
@@ -12,15 +13,37 @@ from __future__ import annotations
 import contextlib
 import os
 import shutil
+import signal
 import stat
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 _CHUNK = 1 << 20
 _LOCK_SUFFIX = ".lock"
+
+
+@contextlib.contextmanager
+def uninterrupted() -> Iterator[None]:
+    """Hold a Ctrl-C that arrives inside the block until it ends, then raise it as it would have
+    been: for the renames that swap a set of files in, which must all happen or none. Only the
+    main thread receives one (Python runs signal handlers there), and only a Python handler is held."""
+    previous = signal.getsignal(signal.SIGINT) if threading.current_thread() is threading.main_thread() else None
+    if not callable(previous):
+        yield
+        return
+    held: list[tuple[int, Any]] = []
+    signal.signal(signal.SIGINT, lambda signum, frame: held.append((signum, frame)))
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+        if held:
+            previous(*held[0])
 
 
 def _default_mode() -> int:
@@ -60,8 +83,9 @@ def replace_all(plan: Sequence[tuple[Path, bytes | Path]], *, mode: int | None =
                 os.fsync(out.fileno())
                 # On the open file, not its name: the name may have been swapped for a symlink by now.
                 os.fchmod(out.fileno(), _default_mode() if mode is None else mode)
-        for tmp, final in staged:
-            os.replace(tmp, final)
+        with uninterrupted():
+            for tmp, final in staged:
+                os.replace(tmp, final)
     finally:
         for tmp, _ in staged:
             tmp.unlink(missing_ok=True)
@@ -254,15 +278,16 @@ def replace_folder(final: Path, files: Mapping[str, bytes], *, mode: int | None 
             os.umask(umask)
             mode = 0o777 & ~umask
         os.chmod(staging, mode)
-        if final.exists() or final.is_symlink():
-            trash = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".zoo-old", dir=final.parent))
-            os.rename(final, trash / final.name)
-        try:
-            os.rename(staging, final)
-        except OSError:
-            if trash is not None:
-                os.rename(trash / final.name, final)
-            raise
+        with uninterrupted():  # between the two renames there is no folder: the old one must not be lost
+            if final.exists() or final.is_symlink():
+                trash = Path(tempfile.mkdtemp(prefix=f".{final.name}.", suffix=".zoo-old", dir=final.parent))
+                os.rename(final, trash / final.name)
+            try:
+                os.rename(staging, final)
+            except OSError:
+                if trash is not None:
+                    os.rename(trash / final.name, final)
+                raise
     finally:
         shutil.rmtree(staging, ignore_errors=True)
         if trash is not None:
@@ -301,15 +326,16 @@ def replace_all_beneath(folder: Path, plan: Sequence[tuple[str, bytes]], *, remo
             fd = _folder_fd(fds, folder, parent, create=True)
             assert fd is not None
             staged.append((fd, _stage(fd, base, data, mode), base))
-        for fd, tmp, base in staged:
-            os.replace(tmp, base, src_dir_fd=fd, dst_dir_fd=fd)
-        staged.clear()
-        for name in remove:
-            parent, _, base = name.rpartition("/")
-            fd = _folder_fd(fds, folder, parent, create=False)
-            with contextlib.suppress(FileNotFoundError):
-                if fd is not None and not stat.S_ISDIR(os.stat(base, dir_fd=fd, follow_symlinks=False).st_mode):
-                    os.unlink(base, dir_fd=fd)
+        with uninterrupted():
+            for fd, tmp, base in staged:
+                os.replace(tmp, base, src_dir_fd=fd, dst_dir_fd=fd)
+            staged.clear()
+            for name in remove:
+                parent, _, base = name.rpartition("/")
+                fd = _folder_fd(fds, folder, parent, create=False)
+                with contextlib.suppress(FileNotFoundError):
+                    if fd is not None and not stat.S_ISDIR(os.stat(base, dir_fd=fd, follow_symlinks=False).st_mode):
+                        os.unlink(base, dir_fd=fd)
     finally:
         for fd, tmp, _ in staged:
             with contextlib.suppress(OSError):

@@ -9,9 +9,13 @@ keyword bags.
 from __future__ import annotations
 
 import dataclasses
+import os
+import sys
+import types
+import typing
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Literal, TypedDict, cast
+from typing import Any, Literal, TypedDict, Union, cast
 
 from zoo._errors import UsageError
 
@@ -45,6 +49,9 @@ class Choices:
     """A recipe file (JSON, ``zoo._recipe.Recipe``) instead of ``precision``."""
     qat: int | None = None
     """Steps of quantization-aware training on the model's training data; None: the recipe's, else none."""
+
+    def __post_init__(self) -> None:
+        check_types(self)
 
 
 @dataclass(frozen=True)
@@ -97,6 +104,7 @@ class FetchOptions(Choices):
     """(K, N): only the build units of shard K of N (``--shard K/N``), for CI matrices."""
 
     def __post_init__(self) -> None:
+        super().__post_init__()
         if self.jobs < 1:
             raise UsageError(f"--jobs must be at least 1, got {self.jobs}")
         if self.shard is not None and not 1 <= self.shard[0] <= self.shard[1]:
@@ -177,3 +185,63 @@ class FetchArgs(BuildChoices, total=False):
     ray_address: str | None
     ray_results: str | None
     shard: tuple[int, int] | None
+
+
+_HINTS: dict[type, dict[str, Any]] = {}
+
+
+def _hints(cls: type) -> dict[str, Any]:
+    if cls not in _HINTS:
+        _HINTS[cls] = typing.get_type_hints(cls, vars(sys.modules[cls.__module__]))
+    return _HINTS[cls]
+
+
+def check_types(options: Choices) -> None:
+    """Refuse a field whose value is not of its declared type, naming the keyword, before any
+    work: from Python, ``zoo.fetch(..., io=3)`` or ``verify="yes"`` would otherwise be taken
+    for something else (a truthy string is not ``True``) or fail deep in a build."""
+    for f in dataclasses.fields(options):
+        value = getattr(options, f.name)
+        problem = _mismatch(value, _hints(type(options))[f.name])
+        if problem is not None:
+            error = ValueError if problem.startswith("one of") else TypeError
+            got = "" if ", but item" in problem else f", got {type(value).__name__}"
+            raise error(f"{f.name}={value!r}: expected {problem}{got}")
+
+
+def _mismatch(value: Any, hint: Any) -> str | None:
+    """What ``value`` should be to match ``hint`` (None if it does)."""
+    origin, args = typing.get_origin(hint), typing.get_args(hint)
+    if origin in (Union, types.UnionType):
+        if value is None and type(None) in args:
+            return None
+        misses = [_mismatch(value, a) for a in args if a is not type(None)]
+        if any(m is None for m in misses):
+            return None
+        text = " or ".join(m for m in misses if m)
+        return text + (" or None" if type(None) in args and ", but item" not in text else "")
+    if origin is Literal:
+        return None if value in args and isinstance(value, str) else "one of " + ", ".join(map(repr, args))
+    if hint is bool:
+        return None if isinstance(value, bool) else "True or False"
+    if hint is int:
+        return None if isinstance(value, int) and not isinstance(value, bool) else "an int"
+    if hint is str:
+        return None if isinstance(value, str) else "a str"
+    if hint is Path:
+        return None if isinstance(value, (str, os.PathLike)) else "a path (str or os.PathLike)"
+    if origin is tuple:
+        each = args[-1] is Ellipsis
+        what = f"a tuple of {_name(args[0])}" if each else f"a tuple ({', '.join(_name(a) for a in args)})"
+        if isinstance(value, (str, bytes, os.PathLike)) or not isinstance(value, (tuple, list)):
+            return what
+        if not each and len(value) != len(args):
+            return what
+        for i, item in enumerate(value):
+            if _mismatch(item, args[0] if each else args[i]) is not None:
+                return f"{what}, but item {i} is {item!r}"
+    return None
+
+
+def _name(hint: Any) -> str:
+    return {str: "str", int: "int", Path: "paths"}.get(hint, str(hint))

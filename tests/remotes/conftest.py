@@ -119,9 +119,11 @@ def cache_is_clean(cache_root: Path) -> bool:
 
 def entry_files(cache_root: Path, key: str) -> dict[str, bytes]:
     """The entry's files; its manifest without ``verification.local_build``, which only the cache
-    that built it records (a download drops it: only zoo says that of an artifact, issue 20)."""
+    that built it records (a download drops it: only zoo says that of an artifact, issue 20), and
+    without the manifest's seal, which is of those different bytes (issue 55)."""
     folder = cache_root / "v1" / "entries" / key[:2] / key
     files = {p.name: p.read_bytes() for p in sorted(folder.iterdir())}
+    assert files.pop("manifest.seal", None) is not None, f"{folder}: no manifest.seal"
     manifest = json.loads(files["manifest.json"])
     (manifest.get("verification") or {}).pop("local_build", None)
     files["manifest.json"] = json.dumps(manifest, indent=2, sort_keys=True).encode()

@@ -300,6 +300,7 @@ class Zoo:
         checked = verify_entry(entry, target=req.target)
         if eval_dir is not None:  # the user's data, recorded apart from the artifact's own check
             checked.numerics = resolver.evaluated.get(entry.key)
+            checked.numerics_by = "here" if checked.numerics else None
         return checked
 
     def publish(

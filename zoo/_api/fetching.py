@@ -81,7 +81,7 @@ def fetch_outcomes(
             overwrite=opts.overwrite,
         ), derived_root=cache.base / "derived")
         if measured is not None and artifact.verification is not None:
-            artifact.verification.numerics = measured
+            artifact.verification.numerics, artifact.verification.numerics_by = measured, "here"
         out.append(artifact)
     return out
 

@@ -70,7 +70,10 @@ def cache_ls(ctx: click.Context, as_json: bool) -> None:
 def _checked(store: Cache, *, verify: bool) -> Iterator[tuple[str, Entry | None, str | None]]:
     """``store.scan``, where with ``verify`` an entry whose files match their hashes
     must also pass the structural checks every hand-out runs (its .pte against its
-    manifest, its header against both): hashes alone pass another program re-hashed."""
+    manifest, its header against both): hashes alone pass another program re-hashed. A
+    manifest changed since zoo sealed it (``store/seal.py``) is corrupt: its record of the
+    checks is no longer the one zoo wrote."""
+    from zoo.registry.store.seal import SealState
     from zoo.registry.verify.verification import verify_entry
 
     for key, entry, problem in store.scan(verify=verify):
@@ -79,9 +82,12 @@ def _checked(store: Cache, *, verify: bool) -> Iterator[tuple[str, Entry | None,
                 failed = [f"{c.name}: {c.detail}" for c in verify_entry(entry).checks if not c.passed]
             except (ZooError, ValueError) as exc:  # e.g. an accelerator this zoo does not know
                 failed = [f"cannot be checked ({exc})"]
-            if failed:
-                name = f"{entry.manifest.model} for {entry.manifest.target}"
-                yield key, None, f"{name} fails its structural check: {'; '.join(failed)}"
+            name = f"{entry.manifest.model} for {entry.manifest.target}"
+            problems = [f"{name} fails its structural check: {'; '.join(failed)}"] if failed else []
+            if entry.seal is SealState.EDITED:
+                problems.append(f"{name}: {entry.seal.why()}")
+            if problems:
+                yield key, None, "; ".join(problems)
                 continue
         yield key, entry, problem
 
@@ -89,16 +95,22 @@ def _checked(store: Cache, *, verify: bool) -> Iterator[tuple[str, Entry | None,
 @cache.command("verify")
 @click.pass_context
 def cache_verify(ctx: click.Context) -> None:
-    """Re-check every cached entry: its manifest, each file's sha256, and the
+    """Re-check every cached entry: its manifest and its seal, each file's sha256, and the
     structure of its .pte and header."""
     bad = 0
     total = 0
-    for key, _entry, problem in _checked(_zoo(ctx).cache, verify=True):
+    unsealed = 0
+    for key, entry, problem in _checked(_zoo(ctx).cache, verify=True):
         total += 1
         if problem:
             bad += 1
             echo(f"{key[:12]}  CORRUPT  {problem}")
-    echo(f"{total - bad} of {total} entries verified" + (f", {bad} corrupt (run 'zoo cache prune --corrupt')" if bad else ""))
+        elif entry is not None and not entry.sealed and entry.manifest.verification:
+            unsealed += 1
+            echo(f"{key[:12]}  UNSEALED  {entry.seal.why()}: its recorded checks are not believed (the structure is "
+                 "checked on every hand-out; --verify runs the numerical check again)")
+    echo(f"{total - bad} of {total} entries verified" + (f", {bad} corrupt (run 'zoo cache prune --corrupt')" if bad else "")
+         + (f"; {unsealed} unsealed" if unsealed else ""))
     if bad:
         sys.exit(1)
 

@@ -152,8 +152,9 @@ def _verification_line(v: Verification) -> str:
     text = f"structure {structure}/{len(v.checks)} checks passed"
     n = v.numerics
     if n is None:
-        return text + "; numerics not recorded (--verify runs them)"
-    text += f"; numerics {'passed' if n.get('passed') else 'FAILED'} on {n['samples']} {n['dataset']} samples ({n['method']})"
+        return text + (f"; numerics not checked: {v.not_checked}" if v.not_checked else "; numerics not recorded (--verify runs them)")
+    by = " as recorded by the publisher, not run here," if v.numerics_by == "publisher" else ""
+    text += f"; numerics{by} {'passed' if n.get('passed') else 'FAILED'} on {n['samples']} {n['dataset']} samples ({n['method']})"
     acc = n.get("accuracy")  # recorded by zoo before declared metrics (CHECK_VERSION 2)
     if n.get("metrics"):
         text += "; " + "; ".join(metric_text(m) for m in n["metrics"])
@@ -182,14 +183,20 @@ def npu_program_line(numerics: dict[str, Any]) -> str | None:
 
 
 def verification_lines(v: Verification) -> list[str]:
-    """The report of ``zoo verify``, one check per line."""
-    out = [f"{v.subject}: {'verified' if v.passed else 'FAILED'}"]
+    """The report of ``zoo verify``, one check per line; the first line says which checks ran."""
+    out = [f"{v.subject}: {verdict(v)}"]
     width = max((len(c.name) for c in v.checks), default=8)
     out += [f"  {'ok  ' if c.passed else 'FAIL'}  {c.name:<{width}}  {c.detail}" for c in v.checks]
     if v.numerics is None:
-        if v.artifact:
+        if v.not_checked:
+            out.append(f"  {'-':<4}  {'numerics':<{width}}  not checked: {v.not_checked}")
+        elif v.artifact:
             out.append(f"  {'-':<4}  {'numerics':<{width}}  not recorded (build with --verify, or run 'zoo verify MODEL -t TARGET')")
     else:
+        if v.numerics_by == "publisher":
+            from zoo.registry.verify.verification import PUBLISHER
+
+            out.append(f"  {'':<4}  {'numerics':<{width}}  {PUBLISHER}")
         for c in v.numerics.get("checks", []):
             mark = "skip" if c.get("skipped") else "ok  " if c["passed"] else "FAIL"
             out.append(f"  {mark}  {c['name']:<{width}}  {c['detail']}")
@@ -203,6 +210,18 @@ def verification_lines(v: Verification) -> list[str]:
                    f"atol {v.bundle['atol']:.4g}, rtol {v.bundle['rtol']:g}")
     out += [f"  note: {n}" for n in v.notes]
     return out
+
+
+def verdict(v: Verification) -> str:
+    """Which checks passed, and only those: ``verified`` only where the numerics ran too, by zoo."""
+    if not v.passed:
+        return "FAILED"
+    structure = f"structure ok ({len(v.checks)} checks)"
+    if v.numerics is None:
+        return f"{structure}; numerics not checked"
+    if v.numerics_by == "publisher":
+        return f"{structure}; numerics passed as the publisher recorded them, not run here"
+    return "verified (structure, and numerics as zoo recorded them when it built this .pte)"
 
 
 def metric_text(m: dict[str, Any]) -> str:

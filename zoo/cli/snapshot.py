@@ -68,8 +68,8 @@ def _eligible(argv: Sequence[str]) -> bool:
 
 def _folder() -> str:
     root = os.environ.get("ZOO_CACHE_DIR")
-    if root:
-        return os.path.join(os.path.expanduser(root), "snapshots")
+    if root:  # as zoo._config reads it: absolute, ~ expanded
+        return os.path.join(os.path.abspath(os.path.expanduser(root)), "snapshots")
     from zoo._dirs import user_cache_dir
 
     return os.path.join(user_cache_dir(), "snapshots")

@@ -56,7 +56,8 @@ def verify_cmd(ctx: click.Context, /, model_or_path: str, target: str | None, ev
                structure_only: bool, no_build: bool, as_json: bool, **kw: Any) -> None:
     """Verify MODEL's artifact for a target (structure and numerics), or a .pte file from anywhere (structure).
 
-    Exits with status 1 when a check fails.
+    The first line says which checks ran; numerics recorded for a file are shown only as this cache
+    sealed them for exactly its bytes. Exits with status 1 when a check that ran fails.
     """
     path = Path(model_or_path)
     choices = choices_of(kw)

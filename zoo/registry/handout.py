@@ -121,7 +121,11 @@ def hand_out(entry: Entry, source: Source, how: HandOut, *, derived_root: Path) 
         if how.header.style == "split":
             custom_asm = pte_asm(pte_path.name, len(pte), how.header).encode("ascii")
         if bundle_path is not None and bundle_header_path is not None:
-            macros = ((entry.manifest.verification or {}).get("bundle") or {}).get("macros", {})
+            if not entry.sealed:  # the tolerance the board's self-test judges by is the record's
+                raise BuildError(f"{entry.manifest.model} for {entry.manifest.target}: its self-test bundle's header "
+                                 f"cannot be rendered for these header options, because {entry.seal.why()}; "
+                                 "'zoo build' with --bundle makes the entry again")
+            macros = (entry.record.get("bundle") or {}).get("macros", {})
             single = HeaderOptions(how.header.array, how.header.section, "single")
             custom_bundle_header = _render(bundle_header_path.name, bundle_path.read_bytes(), single, macros)
 

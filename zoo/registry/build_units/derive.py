@@ -72,7 +72,9 @@ def from_default(request: BuildRequest, default: Entry) -> tuple[BuiltArtifact, 
     )
     built = assemble(request, result, seconds=0.0, built_with=None, bundle=False)
     built.manifest.build["derived_from"] = default.key
-    numerics = (m.verification or {}).get("numerics")
-    if numerics is not None and built.manifest.verification is not None:  # the same .pte on the same data
+    # The same .pte on the same data; only a record zoo sealed, of a build made here (the derived
+    # entry is this zoo's own, so a publisher's record must not become one).
+    numerics = default.record.get("numerics") if default.record.get("local_build") is True else None
+    if numerics is not None and built.manifest.verification is not None:
         built.manifest.verification["numerics"] = numerics
     return built, chosen

@@ -66,22 +66,29 @@ class DefaultRemote(HubRemote):
 
         address = self.public_url(INDEX)
         assert address is not None  # a Hub file always has one
+        endpoint = shown(self.endpoint)
         proxy = _proxy_for(address)
-        if proxy is not None and urlsplit(proxy).scheme not in ("http", "https"):
-            return  # a SOCKS proxy: the standard library cannot speak it, the Hub client does
-        via = f" through the proxy {_without_credentials(proxy)}" if proxy else ""
+        if proxy is not None:
+            scheme = urlsplit(address).scheme
+            problem = _unusable(proxy)
+            if problem is not None:
+                raise RemoteUnavailable(f"{self.url}: the proxy {_variable(scheme)} names cannot be used: {problem}; "
+                                        "correct it (e.g. http://HOST:PORT) or unset it")
+            if urlsplit(proxy).scheme not in ("http", "https"):
+                return  # a SOCKS proxy: the standard library cannot speak it, the Hub client does
+        via = f" through the proxy {shown(proxy)}" if proxy else ""
         outcome = _within(PROBE_TIMEOUT_S, lambda: _head(address, proxy))
         # The socket's own timeout (the same 3 s) may fire just before the deadline: one answer either way.
         if outcome is None or _timed_out(outcome):
-            raise RemoteUnavailable(f"{self.url}: cannot reach {self.endpoint} (no answer within {PROBE_TIMEOUT_S:g} s{via})")
+            raise RemoteUnavailable(f"{self.url}: cannot reach {endpoint} (no answer within {PROBE_TIMEOUT_S:g} s{via})")
         if isinstance(outcome, BaseException):
             if not isinstance(outcome, (OSError, HTTPException, ValueError)):  # ValueError: a malformed proxy URL
                 raise outcome
-            raise RemoteUnavailable(f"{self.url}: cannot reach {self.endpoint}{via} ({_reason(outcome)})") from None
+            raise RemoteUnavailable(f"{self.url}: cannot reach {endpoint}{via} ({_reason(outcome)})") from None
         if outcome in (401, 403, 404):  # the Hub answers 401 for a repository it does not show
             raise RemoteError(f"{self.url}: no published catalogue for zoo {self.version} yet")
         if outcome >= 400:
-            raise RemoteUnavailable(f"{self.url}: {self.endpoint} answered HTTP {outcome}")
+            raise RemoteUnavailable(f"{self.url}: {endpoint} answered HTTP {outcome}")
 
 
 def _proxy_for(address: str) -> str | None:
@@ -98,9 +105,55 @@ def _proxy_for(address: str) -> str | None:
     return proxy if "://" in proxy else f"http://{proxy}"
 
 
-def _without_credentials(proxy: str) -> str:
-    scheme, _, rest = proxy.partition("://")
-    return f"{scheme}://{rest.rpartition('@')[2]}"
+PROXY_SCHEMES = ("http", "https", "socks4", "socks4a", "socks5", "socks5h")
+
+
+def _unusable(proxy: str) -> str | None:
+    """Why ``proxy`` (a URL from the environment) cannot be a proxy; None if it can. Its
+    credentials are never in the answer."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(proxy)
+        port = parts.port  # raises for a port that is no number, or out of range
+        host = parts.hostname
+    except ValueError as exc:
+        return f"{shown(proxy)} is not a URL ({exc})"
+    if parts.scheme not in PROXY_SCHEMES:
+        return f"{shown(proxy)}: its scheme is {parts.scheme}://, and a proxy's is http://, https:// or socks5://"
+    if not host or any(c.isspace() or not c.isprintable() for c in proxy):
+        return f"{shown(proxy)} names no host" if not host else f"{shown(proxy)} holds spaces or control characters"
+    if port == 0:
+        return f"{shown(proxy)} names port 0"
+    return None
+
+
+def _variable(scheme: str) -> str:
+    """The environment variable that named the proxy for ``scheme``, as urllib reads them (the
+    lower-case name first)."""
+    import os
+
+    for name in (f"{scheme}_proxy", f"{scheme.upper()}_PROXY", "all_proxy", "ALL_PROXY"):
+        if os.environ.get(name):
+            return name
+    return f"{scheme.upper()}_PROXY"
+
+
+def shown(url: str) -> str:
+    """``url`` as a message shows it: its scheme, host and port only, never a user, password,
+    path or query (where a token may sit), nor a control character."""
+    from urllib.parse import urlsplit
+
+    try:
+        parts = urlsplit(url)
+        host, port = parts.hostname, parts.port
+    except ValueError:
+        host, port, parts = None, None, None
+    if parts is None or not host or any(c.isspace() or not c.isprintable() for c in host):
+        scheme = url.partition("://")[0] if "://" in url else ""
+        return f"{scheme}://(unreadable address)" if scheme.isalnum() else "(unreadable address)"
+    host = f"[{host}]" if ":" in host else host
+    return f"{parts.scheme}://{host}" + (f":{port}" if port is not None else "")
 
 
 def _head(address: str, proxy: str | None) -> int:
@@ -170,4 +223,4 @@ def default_remote(trusted_keys: Sequence[Path] = ()) -> DefaultRemote:
     return remote
 
 
-__all__ = ["KEY_FILE", "REPO", "DefaultRemote", "default_remote", "tag", "url"]
+__all__ = ["KEY_FILE", "REPO", "DefaultRemote", "default_remote", "shown", "tag", "url"]

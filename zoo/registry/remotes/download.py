@@ -324,7 +324,7 @@ def find_prebuilt(
 
 
 def _signed(entry: Entry) -> str:
-    signer = (entry.manifest.verification or {}).get("signature")
+    signer = entry.record.get("signature")
     return f", signed by key {signer['key'][:16]}… ({signer['key_file']})" if signer else ""
 
 

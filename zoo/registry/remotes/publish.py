@@ -18,6 +18,7 @@ from zoo._errors import PublishConflict, VerificationError, ZooError
 from zoo.registry.remotes.index import Index, IndexRecord, record_for
 from zoo.registry.remotes.signing import published_signature
 from zoo.registry.store.cache import MANIFEST, Entry
+from zoo.registry.store.seal import SealState
 
 
 @dataclass(frozen=True)
@@ -74,8 +75,11 @@ def _check_structure(entries: Sequence[Entry], *, remote: str) -> None:
             failed = [f"{c.name}: {c.detail}" for c in verify_entry(entry).checks if not c.passed]
         except (ZooError, ValueError) as exc:  # e.g. an accelerator this zoo does not know
             failed = [f"cannot be checked ({exc})"]
-        if failed:
-            m = entry.manifest
+        m = entry.manifest
+        if entry.seal is SealState.EDITED:  # its record would reach every fetch from there as the publisher's word
+            refused.append(f"{m.model} for {m.target} (key {entry.key[:12]}…, {entry.path}): {entry.seal.why()} "
+                           f"(rebuild it: zoo build {m.model} {m.target_options.fetch_args()})")
+        elif failed:
             refused.append(f"{m.model} for {m.target} (key {entry.key[:12]}…, {entry.path}) fails its structural "
                            f"check: {'; '.join(failed)} (rebuild it: zoo build {m.model} {m.target_options.fetch_args()})")
     if refused:

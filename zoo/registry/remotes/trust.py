@@ -8,7 +8,10 @@ every remote of a fetch has trusted keys, a cached entry is handed out only if
 - zoo checked its signature against one of those keys as it downloaded it
   (``verification.signature``, which only zoo writes), or
 - zoo built it (``verification.local_build``): trusted keys govern prebuilt
-  artifacts, and a local build is what a fetch falls back on anyway.
+  artifacts, and a local build is what a fetch falls back on anyway;
+
+and in either case only if the manifest is the one zoo sealed (``store/seal.py``): a
+``local_build`` written into a cached manifest by hand is no local build.
 
 Anything else cached is passed over with a notice saying why: the remotes are
 asked for a signed one, then it is built here; with ``--no-build`` the fetch
@@ -47,7 +50,10 @@ class CachePolicy:
 
     def refusal(self, entry: Entry) -> str | None:
         """Why ``entry`` may not be handed out under these keys; None if it may."""
-        recorded = entry.manifest.verification or {}
+        if not entry.sealed:
+            return (f"its record of who built or signed it cannot be believed: {entry.seal.why()}; the trusted keys "
+                    f"in force ({self._names()}) accept only artifacts zoo built or checked the signature of")
+        recorded = entry.record
         if recorded.get("local_build") is True:
             return None
         signer = recorded.get("signature")

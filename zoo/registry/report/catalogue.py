@@ -106,7 +106,7 @@ def collect_catalogue(cache: Cache, *, weights: str | None = None, target_order:
         if entry is None:
             skip(key, problem or "unreadable")
             continue
-        row = ReportRow.from_manifest(entry.manifest)
+        row = ReportRow.from_manifest(entry.believed)
         if weights is None or row.weights == weights:
             rows.setdefault((row.model, row.weights or "", row.target), []).append(row)
     for key, failure, problem in cache.failures():

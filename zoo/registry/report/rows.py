@@ -257,7 +257,7 @@ def collect(cache: Cache, spec: ModelSpec, *, weights: str | None = None,
             continue
         if verified is None:  # evicted since the scan
             continue
-        row = ReportRow.from_manifest(verified.manifest)
+        row = ReportRow.from_manifest(verified.believed)
         if row.weights:
             seen_weights.add(row.weights)
         if weights is None or row.weights == weights:

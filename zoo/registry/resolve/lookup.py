@@ -167,8 +167,9 @@ def _numerics_data(request: BuildRequest, eval_dir: Path | None) -> str:
 
 
 def _has_numerics(entry: Entry, data: str) -> bool:
-    """Recorded numerics count only if they ran on today's data with today's check."""
-    recorded = (entry.manifest.verification or {}).get("numerics")
+    """Recorded numerics count only if they ran on today's data with today's check, and zoo
+    sealed the record (an edited one is no result: the check runs again)."""
+    recorded = entry.record.get("numerics")
     return recorded is not None and recorded.get("data_identity") == data
 
 
@@ -181,7 +182,7 @@ def _missing(entry: Entry, data: str | None, bundle: bool, *, user: bool = False
     if user:
         parts.append("an evaluation on the --eval-dir data")
     elif data is not None and not _has_numerics(entry, data):
-        recorded = (entry.manifest.verification or {}).get("numerics")
+        recorded = entry.record.get("numerics")
         parts.append("numerical results" if recorded is None else "numerical results for the current data and check")
     if bundle and entry.file("bundle") is None:
         parts.append("a self-test bundle")

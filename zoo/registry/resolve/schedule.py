@@ -95,7 +95,7 @@ class Scheduling(Lookup):
                     measured = None
                     if opts.eval_dir is not None and p.data is not None:
                         # The user's evaluation never becomes the artifact's own numerics (evaluations.py).
-                        own = (p.previous.manifest.verification or {}).get("numerics") if p.previous else None
+                        own = p.previous.record.get("numerics") if p.previous else None
                         manifest, measured = evaluations.split(outcome.manifest, own)
                         outcome = BuiltArtifact(manifest, outcome.files)
                     entry = accept(outcome, wanted, self.cache, previous=p.previous)

@@ -23,7 +23,7 @@ def from_cache(cache: Cache, specs: Mapping[str, ModelSpec], *, say: Callable[[s
         if entry is None:
             say(f"skipping cache entry {key[:12]}: {problem or 'unreadable'} (run 'zoo cache prune --corrupt')")
         else:
-            builds.append(Build.from_manifest(entry.manifest))
+            builds.append(Build.from_manifest(entry.believed))
     for key, failure, problem in cache.failures():
         if failure is None:
             say(f"skipping failure record {key[:12]}: {problem or 'unreadable'}")

@@ -2,12 +2,13 @@
 
 Layout under the cache root::
 
-    entries/<key[:2]>/<key>/   the artifact files and manifest.json (never modified)
+    entries/<key[:2]>/<key>/   the artifact files, manifest.json and its seal (never modified)
     locks/<key>.lock           one build per key across processes
     tmp/                       entries being written; renamed into place when complete
 
 An entry appears in one ``rename``, so a reader sees all of it or none of it,
-and every hit re-checks each file's sha256 before it is handed out. A cache that
+and every hit re-checks each file's sha256 before it is handed out. The manifest's record
+of the entry's checks is believed only under its seal (``seal.py``): ``Entry.seal``. A cache that
 cannot be written still serves its hits; a write to it fails with one CacheError
 naming the folder.
 """
@@ -15,13 +16,14 @@ naming the folder.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import os
 import time
 from collections.abc import Iterator, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from zoo._errors import CacheError, UsageError
 from zoo._fs import (
@@ -30,10 +32,12 @@ from zoo._fs import (
     remove_dir,
     remove_stale_staging,
     staging_dir,
+    uninterrupted,
     write_atomic,
 )
 from zoo.registry.store.failures import Failure
 from zoo.registry.store.manifest import Manifest
+from zoo.registry.store.seal import SEAL, SealState, seal_text, state_of
 
 if TYPE_CHECKING:
     from filelock import FileLock
@@ -60,6 +64,28 @@ class Entry:
     key: str
     path: Path
     manifest: Manifest
+    seal: SealState = field(default=SealState.UNSEALED, kw_only=True)
+    """Whether ``manifest`` is the one zoo wrote and sealed here (``seal.py``). Only a sealed
+    manifest's ``verification`` record (numerics, signer, local build) is believed."""
+
+    @property
+    def sealed(self) -> bool:
+        return self.seal is SealState.SEALED
+
+    @property
+    def record(self) -> dict[str, Any]:
+        """The manifest's ``verification`` record if it is sealed; its structural checks alone
+        (which every hand-out runs again) otherwise."""
+        recorded = self.manifest.verification or {}
+        return dict(recorded) if self.sealed else {k: v for k, v in recorded.items() if k == "structure"}
+
+    @property
+    def believed(self) -> Manifest:
+        """The manifest with only the record of its checks that zoo believes (``record``): what a
+        report or a site shows of the entry."""
+        if self.sealed:
+            return self.manifest
+        return dataclasses.replace(self.manifest, verification=self.record)
 
     def file(self, kind: str) -> Path | None:
         record = self.manifest.file(kind)
@@ -124,7 +150,8 @@ class Cache:
 
     def _verified(self, key: str, path: Path) -> Entry:
         try:
-            manifest = Manifest.loads((path / MANIFEST).read_text(encoding="utf-8"))
+            raw = (path / MANIFEST).read_bytes()
+            manifest = Manifest.loads(raw.decode("utf-8"))
         except FileNotFoundError:
             raise CorruptEntry(key, path, "manifest.json is missing") from None
         except (ValueError, TypeError, KeyError) as exc:
@@ -141,7 +168,7 @@ class Cache:
             digest = sha256_file(f)
             if digest != record.sha256:
                 raise CorruptEntry(key, path, f"{record.name} has sha256 {digest[:12]}…, the manifest says {record.sha256[:12]}…")
-        return Entry(key, path, manifest)
+        return Entry(key, path, manifest, seal=state_of(path, key, raw))
 
     def put(self, manifest: Manifest, files: Mapping[str, bytes], *, replace: bool = False) -> Entry:
         """Store a complete entry atomically. ``files`` maps names to bytes.
@@ -152,13 +179,18 @@ class Cache:
         final = self.entry_path(manifest.key)
         with self._writing(), staging_dir(self.base / "tmp", manifest.key[:12]) as staging:
             for name, data in files.items():
-                if os.sep in name or name in ("", ".", "..", MANIFEST):
+                if os.sep in name or name in ("", ".", "..", MANIFEST, SEAL):
                     raise CacheError(f"refusing to store a file named {name!r}")
                 write_atomic(staging / name, data)
-            write_atomic(staging / MANIFEST, manifest.dumps().encode())
-            if replace:
-                self.evict(manifest.key)
-            publish_dir(staging, final)  # False: another process stored the same key first
+            text = manifest.dumps().encode()
+            write_atomic(staging / MANIFEST, text)
+            sealed = seal_text(manifest.key, text)
+            if sealed is not None:
+                write_atomic(staging / SEAL, sealed)
+            with uninterrupted():  # a Ctrl-C here would leave neither the old entry nor the new one
+                if replace:
+                    self.evict(manifest.key)
+                publish_dir(staging, final)  # False: another process stored the same key first
         self.forget_failure(manifest.key)
         return self._verified(manifest.key, final)
 
@@ -221,8 +253,9 @@ class Cache:
                 if verify:
                     yield key, self._verified(key, path), None
                 else:
-                    manifest = Manifest.loads((path / MANIFEST).read_text(encoding="utf-8"))
-                    yield key, Entry(key, path, manifest), None
+                    raw = (path / MANIFEST).read_bytes()
+                    manifest = Manifest.loads(raw.decode("utf-8"))
+                    yield key, Entry(key, path, manifest, seal=state_of(path, key, raw)), None
             except CorruptEntry as exc:
                 yield key, None, exc.problem
             except (OSError, ValueError, TypeError, KeyError) as exc:

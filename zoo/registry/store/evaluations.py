@@ -7,7 +7,8 @@ anyone else gets the artifact. So a build or verify with ``--eval-dir`` strips i
 numerics from the manifest before the cache stores the entry, and records them here,
 under the entry's key and the data's identity (which covers every image and the label
 mapping). A later run on the same data reads them back without lowering again; a
-fetch without ``--eval-dir`` never sees them.
+fetch without ``--eval-dir`` never sees them. Each record is sealed like a manifest
+(``seal.py``): one edited, or not sealed under this user's key, is measured again.
 """
 
 from __future__ import annotations
@@ -19,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from zoo._fs import write_atomic
+from zoo.registry.store import seal
 from zoo.registry.store.manifest import Manifest
 
 FOLDER = "evaluations"
@@ -31,9 +33,13 @@ def _path(base: Path, key: str, data: str) -> Path:
 def recorded(base: Path, key: str, data: str) -> dict[str, Any] | None:
     """The numerics recorded for ``key`` on the data whose identity is ``data``; None if
     none (or if the record is unreadable or about other data: it is only measured again)."""
+    path = _path(base, key, data)
     try:
-        record = json.loads(_path(base, key, data).read_text(encoding="utf-8"))
+        raw = path.read_bytes()
+        record = json.loads(raw.decode("utf-8"))
     except (OSError, ValueError):
+        return None
+    if seal.check(path.with_suffix(".seal"), f"{key} {data}", raw) is not seal.SealState.SEALED:
         return None
     if not isinstance(record, dict) or record.get("key") != key or record.get("data_identity") != data:
         return None
@@ -42,9 +48,13 @@ def recorded(base: Path, key: str, data: str) -> dict[str, Any] | None:
 
 
 def record(base: Path, key: str, data: str, numerics: dict[str, Any]) -> None:
-    write_atomic(_path(base, key, data),
-                 (json.dumps({"key": key, "data_identity": data, "numerics": numerics}, indent=2, sort_keys=True)
-                  + "\n").encode())
+    path = _path(base, key, data)
+    text = (json.dumps({"key": key, "data_identity": data, "numerics": numerics}, indent=2, sort_keys=True)
+            + "\n").encode()
+    sealed = seal.seal_text(f"{key} {data}", text)
+    if sealed is not None:  # the seal first: a record is never seen without the one it was written with
+        write_atomic(path.with_suffix(".seal"), sealed)
+    write_atomic(path, text)
 
 
 def split(manifest: Manifest, own: dict[str, Any] | None) -> tuple[Manifest, dict[str, Any] | None]:

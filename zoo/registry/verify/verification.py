@@ -2,7 +2,10 @@
 
 The structural checks run afresh every time (they are cheap and torch-free);
 the numerical results are the ones recorded in the manifest at build time,
-because they need the lowered program, which only exists during a build.
+because they need the lowered program, which only exists during a build. A
+recorded result is shown only where zoo can check the record: a cache entry's
+sealed manifest (``store/seal.py``), about exactly the bytes checked. Where it
+cannot, ``not_checked`` says why, and nothing of the record is repeated.
 """
 
 from __future__ import annotations
@@ -46,6 +49,11 @@ class Verification:
     notes: list[str] = field(default_factory=list)
     artifact: bool = True
     """A zoo artifact (with a manifest), which may have numerics recorded."""
+    numerics_by: str | None = None
+    """Who ran the numerics shown: ``here`` (this zoo built the artifact and checked it) or
+    ``publisher`` (a remote's record, kept as it was received: zoo checked the bytes, not this)."""
+    not_checked: str | None = None
+    """Why no numerics are shown, where a reason is more than "none were recorded"."""
     _program: Program | None = field(default=None, repr=False, compare=False)
     """The .pte these checks parsed, for the caller to read on rather than parse again."""
 
@@ -65,6 +73,8 @@ class Verification:
             "passed": self.passed,
             "structure": {"passed": all(c.passed for c in self.checks), "checks": [c.to_json() for c in self.checks]},
             "numerics": self.numerics,
+            "numerics_by": self.numerics_by,
+            "numerics_not_checked": self.not_checked,
             "bundle": self.bundle,
             "notes": self.notes,
         }
@@ -105,7 +115,11 @@ def verify_entry(
     if pte is None:
         assert pte_path is not None
         pte = pte_path.read_bytes()
-    recorded = m.verification or {}
+    recorded = entry.record
+    notes: list[str] = []
+    not_checked = None
+    if not entry.sealed and (m.verification or {}).get("numerics"):
+        not_checked = f"the recorded result is not shown: {entry.seal.why()} (--verify runs the check again)"
     parsed = parse(pte)
     checks = check_structure(parsed, Expected.from_manifest(m))
     header_path = entry.file("header")
@@ -129,13 +143,28 @@ def verify_entry(
     if target is not None and target.sram_budget is not None and checks[0].passed:
         total = m.vela_total
         checks.append(check_budget(parsed, target, vela_sram_bytes=total.sram_bytes if total else None))
+    numerics = recorded.get("numerics")
     return Verification(
         subject=f"{m.model} for {m.target}" + (f" ({pte_path.name})" if pte_path else ""),
         checks=checks,
-        numerics=recorded.get("numerics"),
+        numerics=numerics,
         bundle=recorded.get("bundle"),
+        notes=notes,
+        numerics_by=_by(recorded) if numerics else None,
+        not_checked=not_checked,
         _program=_program_of(parsed),
     )
+
+
+def _by(recorded: dict[str, Any]) -> str:
+    """Who ran a sealed record's numerics: zoo here, or the publisher of a downloaded artifact."""
+    return "here" if recorded.get("local_build") is True else "publisher"
+
+
+PUBLISHER = ("recorded by the publisher of this prebuilt artifact and not run here: zoo checked its bytes against the "
+             "remote's index (and its signature, with trusted keys), not its numerics; 'zoo build MODEL -t TARGET "
+             "--verify' checks them on this machine")
+"""What a remote's numerics record is, wherever it is shown."""
 
 
 def verify_file(
@@ -147,9 +176,10 @@ def verify_file(
     cache: Cache | None = None,
 ) -> Verification:
     """Check a .pte from anywhere: against a manifest (``--manifest`` or ``manifest.json``
-    beside it), a target, and a C header (``--header`` or ``<stem>.h`` beside it). The
-    numerics are the manifest's, or where it has none, those ``cache`` recorded since for
-    the same key and the same .pte bytes."""
+    beside it), a target, and a C header (``--header`` or ``<stem>.h`` beside it). The checks
+    that run here are structural. Numerics are shown only as ``cache`` recorded them under its
+    seal, for the manifest's key and exactly these .pte bytes: a manifest.json beside a file is
+    anyone's to edit, and its record may be about other bytes."""
     try:
         pte = path.read_bytes()
     except OSError as exc:
@@ -165,8 +195,10 @@ def verify_file(
     parsed = parse(pte)
     checks = check_structure(parsed, expected)
     readable = checks[0].passed
+    described = False  # whether these bytes are the .pte the manifest describes
     if manifest is not None:
         checks.append(check_file_record(pte, path.name, manifest))
+        described = checks[-1].passed
     if target is not None and readable:
         unknown: tuple[str, ...] = ()
         if target.sram_budget is not None:
@@ -195,21 +227,36 @@ def verify_file(
             checks.append(check_asm_file(pte, path.name, asm, text))
     else:
         notes.append(f"no header checked ({header.name} is not beside it; pass --header)")
-    recorded = (manifest.verification or {}) if manifest else {}
-    if manifest is not None and cache is not None and not recorded.get("numerics"):
-        recorded = _recorded_since(manifest, pte, cache, notes) or recorded
+    recorded: dict[str, Any] = {}
+    not_checked: str | None
+    if manifest is None:
+        not_checked = ("no model: this checks the file's structure only, and the numerical check needs the model "
+                       "it was built from ('zoo verify MODEL -t TARGET')")
+    elif not described:
+        not_checked = (f"{path.name} is not the .pte its manifest describes, so no result recorded for that .pte "
+                       "is shown")
+    else:
+        sealed = _recorded_for(manifest, pte, cache) if cache is not None else None
+        recorded = sealed or {}
+        not_checked = None if sealed else _why_not_shown(manifest)
+        if sealed and sealed.get("numerics") != (manifest.verification or {}).get("numerics"):
+            notes.append(f"numerics as the cache recorded them for key {manifest.key[:12]} after this manifest.json "
+                         "was written; fetch with -o again to refresh the files")
     subject = f"{manifest.model} for {manifest.target} ({path})" if manifest else str(path)
-    return Verification(subject, checks, recorded.get("numerics"), recorded.get("bundle"), notes,
-                        artifact=manifest is not None, _program=_program_of(parsed))
+    numerics = recorded.get("numerics")
+    return Verification(subject, checks, numerics, recorded.get("bundle"), notes,
+                        artifact=manifest is not None, numerics_by=_by(recorded) if numerics else None,
+                        not_checked=not_checked, _program=_program_of(parsed))
 
 
 def _program_of(parsed: Parsed) -> Program | None:
     return parsed if isinstance(parsed, Program) else None
 
 
-def _recorded_since(manifest: Manifest, pte: bytes, cache: Cache, notes: list[str]) -> dict[str, Any] | None:
-    """The cache entry's checks for the manifest's key, if a later ``zoo verify`` recorded
-    numerics there and the entry's .pte is these bytes; None otherwise."""
+def _recorded_for(manifest: Manifest, pte: bytes, cache: Cache) -> dict[str, Any] | None:
+    """The cache entry's sealed record for the manifest's key, if it has numerics and the
+    entry's .pte is these bytes (a later ``zoo verify`` may have recorded them after the
+    manifest beside the file was written); None otherwise."""
     import hashlib
 
     from zoo.registry.store.cache import CorruptEntry
@@ -221,12 +268,17 @@ def _recorded_since(manifest: Manifest, pte: bytes, cache: Cache, notes: list[st
     record = entry.manifest.file("pte") if entry is not None else None
     if entry is None or record is None or record.sha256 != hashlib.sha256(pte).hexdigest():
         return None
-    recorded = entry.manifest.verification or {}
-    if not recorded.get("numerics"):
+    recorded = entry.record
+    return recorded if recorded.get("numerics") else None
+
+
+def _why_not_shown(manifest: Manifest) -> str | None:
+    """Why a manifest's own numerics record is not shown (None where it has none)."""
+    if not (manifest.verification or {}).get("numerics"):
         return None
-    notes.append(f"numerics as the cache recorded them for key {manifest.key[:12]} after this manifest.json was "
-                 "written; fetch with -o again to refresh the files")
-    return recorded
+    return (f"manifest.json records a numerical check, but this cache has no sealed entry for key {manifest.key[:12]} "
+            "with these .pte bytes, and a manifest.json is anyone's to edit, so its record is not shown; "
+            f"'zoo verify {manifest.model} -t TARGET' runs the check")
 
 
 def _manifest_for(path: Path, explicit: Path | None, notes: list[str]) -> Manifest | None:
