@@ -119,6 +119,28 @@ def test_everything_else_stays(forward: Callable[[Any, Any], Any]) -> None:
     torch.testing.assert_close(after, before)
 
 
+@pytest.mark.stack
+def test_a_one_element_constant_with_more_dimensions_than_the_input_does_not_fold() -> None:
+    """Issue 55: ``conv2d(x * k)`` with an unbatched ``x`` (C, H, W) and ``k`` of shape (1, 1, 1, 1):
+    the product is batched, so the convolution's output is (1, 4, 6, 6). Folding ``k`` into the
+    weights gave the convolution the 3-D ``x``, and a (4, 6, 6) output."""
+    import torch
+
+    k = torch.full((1, 1, 1, 1), 0.5)
+    make = _net(lambda n, x: n.conv(x * k), conv=torch.nn.Conv2d(4, 8, 1))
+    calls, count, before, after, graph = _folded(make, shape=(4, 6, 6))
+    assert count == 0
+    assert calls == ["mul.Tensor", "conv2d.default"]
+    output = graph.graph.output_node().args[0][0]
+    assert tuple(after.shape) == tuple(before.shape) == tuple(output.meta["val"].shape) == (1, 8, 6, 6)
+    torch.testing.assert_close(after, before)
+    # A one-element constant with no more dimensions than the input is a scalar, and still folds.
+    make = _net(lambda n, x: n.conv(x * k), conv=torch.nn.Conv2d(4, 8, 1))
+    calls, count, before, after, _ = _folded(make, shape=(1, 4, 6, 6))
+    assert (count, calls) == (1, ["conv2d.default"])
+    torch.testing.assert_close(after, before)
+
+
 def torch_ones(*shape: int) -> Any:
     import torch
 

@@ -98,3 +98,36 @@ def torch_sigmoid(y: Any) -> Any:
     import torch
 
     return torch.sigmoid(y)
+
+
+def _one_element(value: float, dims: int) -> Any:
+    import torch
+
+    return torch.full((1,) * dims, value)
+
+
+@pytest.mark.stack
+@pytest.mark.parametrize("case", ["hard-sigmoid", "hard-swish", "hard-sigmoid-formula", "hard-swish-over-a-constant-six"])
+def test_a_one_element_constant_with_more_dimensions_keeps_its_broadcast(case: str) -> None:
+    """Issue 55: ``k`` of shape (1, 1, 1, 1, 1) makes the 4-D feature map a 5-D output. The rewrite
+    took it for the number 0.2 (or 3, or 6) and gave back a 4-D one."""
+    import torch
+
+    k = _one_element({"hard-sigmoid": 0.2, "hard-swish-over-a-constant-six": 6.0}.get(case, 3.0), 5)
+    body = {
+        "hard-sigmoid": lambda y: (y * k + 0.5).clamp(0, 1),
+        "hard-swish": lambda y: y * (y + k).clamp(0, 6) / 6,
+        "hard-sigmoid-formula": lambda y: (y + k).clamp(0, 6) / 6,
+        "hard-swish-over-a-constant-six": lambda y: y * (y + 3).clamp(0, 6) / k,
+    }[case]
+    calls, count, before, after = _rewritten(body)
+    assert tuple(after.shape) == tuple(before.shape) == (1, 1, 4, 6, 6)
+    torch.testing.assert_close(after, before)
+    if case == "hard-sigmoid":
+        # The broadcasting multiply stays an operator; only the shift and the clamp become the
+        # hard-sigmoid, of 6 (x * k): the same 5-D function.
+        assert count == 1
+        assert calls == ["conv2d.default", "mul.Tensor", "mul.Tensor", "hardsigmoid.default"]
+    else:
+        assert count == 0
+        assert not {"hardswish.default", "hardsigmoid.default"} & set(calls)

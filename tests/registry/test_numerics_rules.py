@@ -110,3 +110,25 @@ def test_a_float_comparison_fake_quant_fails_is_left_to_the_metrics_when_the_pro
     assert compare.left_to_metrics(versus(0.358, 13.74, 23), fake_quant)
     assert not compare.left_to_metrics(versus(0.358, 11.0, 23), fake_quant)  # noisier by 2.4 dB
     assert not compare.left_to_metrics(versus(0.358, 13.74, 23), versus(0.1, 13.44, 0))  # fake-quant passes
+
+
+@pytest.mark.stack
+def test_an_output_of_another_shape_dtype_or_count_than_floats_is_refused_whatever_its_values() -> None:
+    """Issue 55: a program whose output lost a dimension (and its fake-quantized model with it)
+    compared equal value by value, broadcast or flattened, at every level."""
+    import torch
+
+    want = [torch.zeros(1, 1, 4, 6, 6)]
+    assert compare.mismatched_outputs([torch.zeros(1, 1, 4, 6, 6)], want, "the lowered int8 program") is None
+    said = compare.mismatched_outputs([torch.zeros(1, 4, 6, 6)], want, "the lowered int8 program")
+    assert said is not None and said.startswith(
+        "the lowered int8 program's output 0 is [1, 4, 6, 6] float32 where the float model's is [1, 1, 4, 6, 6] float32: "
+        "it does not compute the model's function"), said
+    said = compare.mismatched_outputs([torch.zeros(1, 1, 4, 6, 6, dtype=torch.float64)], want, "the portable .pte")
+    assert said is not None and "is [1, 1, 4, 6, 6] float64 where the float model's is [1, 1, 4, 6, 6] float32" in said
+    said = compare.mismatched_outputs([*want, *want], want, "the portable .pte")
+    assert said is not None and said.startswith("the portable .pte gives 2 output(s), the float model 1"), said
+    # The value comparisons themselves do not see it: the same values in 4-D are exact in 5-D.
+    stats = compare.Versus()
+    compare.within(torch.zeros(1, 4, 6, 6), want[0], compare.ATOL, compare.RTOL, stats, None)
+    assert stats.mismatched == 0

@@ -1,5 +1,5 @@
-"""What zoo's rewrites of an exported aten graph share: reading a constant operand,
-adding a constant, and giving a new node its meta (issue 45).
+"""What zoo's rewrites of an exported aten graph share: reading a constant operand and adding
+a constant (issue 45). ``graph_edit`` applies the rewrites.
 
 The graph is a ``torch.fx.GraphModule`` from ``torch.export(...).module()``: weights and
 tensor constants are ``get_attr`` nodes, a Python number stays an argument.
@@ -11,8 +11,8 @@ from functools import cache
 from typing import Any
 
 __all__ = [
-    "add_constant", "attribute", "constant", "constant_step", "derived", "is_op", "scalar", "scalar_affine",
-    "single_user", "tensor_value",
+    "add_constant", "attribute", "constant", "constant_step", "is_op", "scalar_affine", "single_user",
+    "tensor_value",
 ]
 
 
@@ -38,17 +38,21 @@ def is_op(node: Any, kind: str) -> bool:
 
 def constant_step(graph_module: Any, node: Any) -> tuple[Any, str, Any] | None:
     """``node`` as ``(source, "mul" or "add", c)``, ``source * c`` or ``source + c`` with ``c`` a
-    constant tensor (a subtraction adds ``-c``, a division by non-zeros multiplies by ``1 / c``), or None."""
+    constant tensor (a subtraction adds ``-c``, a division by non-zeros multiplies by ``1 / c``), or None.
+
+    Only where ``node``'s value has ``source``'s shape and dtype: a constant with more dimensions
+    than ``source``, even of one element, broadcasts the result to them, and a constant can
+    promote the dtype; a step that does either is not a scale or a shift of ``source`` (issue 55)."""
     if node.kwargs.get("alpha", 1) != 1 or len(node.args) != 2:
         return None
     a, b = node.args
     for kind in ("mul", "add"):
         if is_op(node, kind):
             for source, other in ((a, b), (b, a)):
-                if tensor_value(source) is not None and (value := constant(graph_module, other)) is not None:
+                if _same_as(node, source) and (value := constant(graph_module, other)) is not None:
                     return source, kind, value
             return None
-    value = constant(graph_module, b) if tensor_value(a) is not None else None
+    value = constant(graph_module, b) if _same_as(node, a) else None
     if value is None:
         return None
     if is_op(node, "sub"):
@@ -56,6 +60,12 @@ def constant_step(graph_module: Any, node: Any) -> tuple[Any, str, Any] | None:
     if is_op(node, "div") and bool((value != 0).all()):
         return a, "mul", 1.0 / value
     return None
+
+
+def _same_as(node: Any, source: Any) -> bool:
+    """``source`` is a tensor node, and ``node``'s value has its shape and dtype."""
+    result, value = tensor_value(node), tensor_value(source)
+    return result is not None and value is not None and result.dtype == value.dtype and result.shape == value.shape
 
 
 def scalar_affine(graph_module: Any, node: Any) -> tuple[Any, float, float] | None:
@@ -100,12 +110,6 @@ def constant(graph_module: Any, arg: Any) -> Any:
     return value.detach().float() if value is not None and value.is_floating_point() else None
 
 
-def scalar(graph_module: Any, arg: Any) -> float | None:
-    """``arg``'s value when it is a number or a one-element floating constant, else None."""
-    value = constant(graph_module, arg)
-    return float(value.reshape(())) if value is not None and value.numel() == 1 else None
-
-
 def single_user(node: Any) -> Any:
     """The one node that uses ``node``, or None when it has none or several."""
     users = list(node.users)
@@ -129,13 +133,3 @@ def add_constant(graph_module: Any, before: Any, stem: str, value: Any, *, train
     if like is not None and hasattr(like, "fake_mode"):
         node.meta["val"] = like.fake_mode.from_tensor(getattr(graph_module, name), static_shapes=True)
     return node
-
-
-def derived(node: Any, like: Any, value: Any) -> None:
-    """Give ``node`` the meta of ``like`` (its module stack keeps module-name overrides working) and its own value."""
-    from torch.fx.passes.shape_prop import _extract_tensor_metadata
-
-    node.meta = dict(like.meta)
-    node.meta["val"] = value
-    if "tensor_meta" in like.meta:
-        node.meta["tensor_meta"] = _extract_tensor_metadata(value)

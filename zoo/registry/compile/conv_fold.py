@@ -23,6 +23,8 @@ Each fold is exact in real arithmetic; the quantizer then sees one convolution w
 were two or three operators, so there is one rounding fewer. ExecuTorch's quantizer folds only
 the first case's multiply after a 2-D convolution (``FoldScalarMulIntoConvPass``, in place);
 zoo folds every case before it runs, into new parameters, so the exported model is not changed.
+Each fold makes a new convolution, which ``graph_edit`` puts in only where its output has the
+shape and dtype of what it replaces.
 """
 
 from __future__ import annotations
@@ -30,7 +32,6 @@ from __future__ import annotations
 from typing import Any
 
 from zoo.registry.compile.aten_graph import (
-    add_constant,
     attribute,
     constant,
     constant_step,
@@ -38,6 +39,7 @@ from zoo.registry.compile.aten_graph import (
     single_user,
     tensor_value,
 )
+from zoo.registry.compile.graph_edit import Edit, Replacement, rewrite_graph
 
 __all__ = ["fold_into_convolutions"]
 
@@ -94,27 +96,29 @@ def _output_scaled(weight: Any, scale: Any, transposed: bool, groups: int) -> An
     return (grouped * scale.reshape(groups, 1, per_group, *spatial)).reshape(weight.shape)
 
 
-def _set_parameters(graph_module: Any, conv: Any, weight: Any, bias: Any) -> None:
-    old = conv.args[_WEIGHT]
-    trainable = bool(getattr(attribute(graph_module, old), "requires_grad", False))  # QAT trains the folded weights
+def _folded(edit: Edit, conv: Any, source: Any, weight: Any, bias: Any) -> Any:
+    """A new convolution like ``conv``, of ``source``, with the new ``weight`` and ``bias``."""
+    trainable = bool(getattr(attribute(edit.graph_module, conv.args[_WEIGHT]), "requires_grad", False))  # QAT trains them
     args = list(conv.args) + [None] * max(0, _BIAS + 1 - len(conv.args))
-    args[_WEIGHT] = add_constant(graph_module, conv, "_zoo_folded_weight", weight, trainable=trainable)
-    args[_BIAS] = add_constant(graph_module, conv, "_zoo_folded_bias", bias, trainable=trainable)
-    conv.args = tuple(args)
+    args[0] = source
+    args[_WEIGHT] = edit.constant(conv, "_zoo_folded_weight", weight, trainable=trainable)
+    args[_BIAS] = edit.constant(conv, "_zoo_folded_bias", bias, trainable=trainable)
+    return edit.call(conv.target, tuple(args), before=conv, like=conv)
 
 
-def _into_producer(graph_module: Any, node: Any) -> bool:
+def _into_producer(edit: Edit, node: Any) -> Replacement | None:
     """Fold ``node`` (a constant step after a convolution that nothing else reads) into it."""
+    graph_module = edit.graph_module
     step = constant_step(graph_module, node)
     if step is None:
-        return False
+        return None
     conv, kind, value = step
     parameters = _parameters(graph_module, conv)
     if parameters is None or single_user(conv) is not node:
-        return False
+        return None
     vector = _per_channel(value, tensor_value(conv))
     if vector is None:
-        return False
+        return None
     weight, bias = parameters
     if kind == "mul":
         groups = int(_argument(conv, _GROUPS, "groups", 1))
@@ -122,10 +126,7 @@ def _into_producer(graph_module: Any, node: Any) -> bool:
         bias = bias * vector
     else:
         bias = bias + vector
-    _set_parameters(graph_module, conv, weight, bias)
-    node.replace_all_uses_with(conv)
-    graph_module.graph.erase_node(node)
-    return True
+    return Replacement(((node, _folded(edit, conv, conv.args[0], weight, bias)),), (conv,))
 
 
 def _unpadded(conv: Any) -> bool:
@@ -134,16 +135,17 @@ def _unpadded(conv: Any) -> bool:
     return not _convolutions().get(conv.target, True) and all(int(p) == 0 for p in (padding if isinstance(padding, list | tuple) else [padding]))
 
 
-def _into_consumers(graph_module: Any, node: Any) -> bool:
+def _into_consumers(edit: Edit, node: Any) -> Replacement | None:
     """Fold the scalar steps ending in ``node`` into every convolution that reads it, when none pads."""
+    graph_module = edit.graph_module
     readers = list(node.users)
     if not readers or scalar_affine(graph_module, node) is None:
-        return False
+        return None
     folds = []
     for conv in readers:
         found = _parameters(graph_module, conv)
         if found is None or not _unpadded(conv) or conv.args[0] is not node:
-            return False
+            return None
         folds.append((conv, *found))
     chain: list[Any] = []
     scale, shift, source = 1.0, 0.0, node
@@ -151,13 +153,11 @@ def _into_consumers(graph_module: Any, node: Any) -> bool:
         chain.append(source)
         source, s, t = step  # the readers see scale * source + shift, and source = s * earlier + t
         scale, shift = scale * s, scale * t + shift
+    pairs = []
     for conv, weight, bias in folds:
         bias = bias + shift * weight.sum(dim=tuple(range(1, weight.dim())))
-        _set_parameters(graph_module, conv, weight * scale, bias)
-        conv.args = (source, *conv.args[1:])
-    for step_node in chain:
-        graph_module.graph.erase_node(step_node)
-    return True
+        pairs.append((conv, _folded(edit, conv, source, weight * scale, bias)))
+    return Replacement(tuple(pairs), tuple(chain))
 
 
 def _attributes(graph_module: Any) -> set[str]:
@@ -181,11 +181,8 @@ def fold_into_convolutions(graph_module: Any) -> int:
     """Fold the steps above in ``graph_module`` (a ``torch.fx.GraphModule`` from torch.export);
     return how many folds were made (a fold into consumers takes a whole chain of steps)."""
     read_before = _attributes(graph_module)
-    count = 0
-    while any(_into_producer(graph_module, node) for node in graph_module.graph.nodes):  # each fold erases a node
-        count += 1
-    while any(_into_consumers(graph_module, node) for node in graph_module.graph.nodes):
-        count += 1
+    count = rewrite_graph(graph_module, _into_producer)
+    count += rewrite_graph(graph_module, _into_consumers)
     if count:
         _drop_unused(graph_module, read_before)
         graph_module.graph.lint()

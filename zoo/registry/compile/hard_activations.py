@@ -20,14 +20,16 @@ elementwise operators making 67 % of them.
 - ``x * sigmoid(x)`` as ``silu(x)``.
 
 Only floating tensors are rewritten, and only where the intermediate values have no other
-use, so the graph computes the same function.
+use, so the graph computes the same function; ``graph_edit`` applies a rewrite only where the
+activation's shape and dtype stay those of what it replaces.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from zoo.registry.compile.aten_graph import derived, is_op, scalar_affine, single_user, tensor_value
+from zoo.registry.compile.aten_graph import is_op, scalar_affine, single_user, tensor_value
+from zoo.registry.compile.graph_edit import Edit, Replacement, rewrite_graph
 
 __all__ = ["fuse_hard_activations"]
 
@@ -64,66 +66,54 @@ def _other_factor(node: Any, factor: Any) -> Any:
     return b if a is factor else a if b is factor else None
 
 
-def _replace(graph_module: Any, old: Any, target: Any, args: tuple[Any, ...], dead: list[Any]) -> None:
-    graph = graph_module.graph
-    with graph.inserting_before(old):
-        new = graph.call_function(target, args)
-    derived(new, old, target(*[tensor_value(a) if hasattr(a, "meta") else a for a in args]))
-    old.replace_all_uses_with(new)
-    for node in [old, *dead]:
-        graph.erase_node(node)
+def _replace(edit: Edit, old: Any, target: Any, args: tuple[Any, ...], dead: list[Any]) -> Replacement:
+    return Replacement(((old, edit.call(target, args, before=old, like=old)),), tuple(dead))
 
 
-def _scaled(graph_module: Any, before: Any, source: Any, scale: float, shift: float) -> Any:
+def _scaled(edit: Edit, before: Any, source: Any, scale: float, shift: float) -> Any:
     """``source * scale + shift`` as new nodes before ``before``; ``source`` when the step is the identity."""
     import torch
 
     aten = torch.ops.aten
-    graph = graph_module.graph
     result = source
     for target, value, identity in ((aten.mul.Tensor, scale, 1.0), (aten.add.Tensor, shift, 0.0)):
-        if _near(value, identity):
-            continue
-        with graph.inserting_before(before):
-            node = graph.call_function(target, (result, value))
-        derived(node, before, target(tensor_value(result), value))
-        result = node
+        if not _near(value, identity):
+            result = edit.call(target, (result, value), before=before, like=before)
     return result
 
 
-def _hard_swish_or_sigmoid(graph_module: Any, clamp: Any) -> bool:
-    """Rewrite ``clamp(x + 3, 0, 6)``'s hard-swish or hard-sigmoid; True when done."""
+def _hard_swish_or_sigmoid(edit: Edit, clamp: Any) -> Replacement | None:
+    """``clamp(x + 3, 0, 6)``'s hard-swish or hard-sigmoid, or None."""
     import torch
 
     aten = torch.ops.aten
+    graph_module = edit.graph_module
     plus = clamp.args[0]
     step = scalar_affine(graph_module, plus) if is_op(plus, "add") else None
     if step is None or step[1] != 1.0 or not _near(step[2], 3.0) or single_user(plus) is not clamp:
-        return False
+        return None
     x = step[0]
     user = single_user(clamp)
     if user is None:
-        return False
+        return None
     if _other_factor(user, clamp) is x:
         last = single_user(user)
         if last is not None and _sixth(graph_module, last, user):
-            _replace(graph_module, last, aten.hardswish.default, (x,), [user, clamp, plus])
-            return True
-        return False
+            return _replace(edit, last, aten.hardswish.default, (x,), [user, clamp, plus])
+        return None
     if _sixth(graph_module, user, clamp):
         product = single_user(user)
         if product is not None and _other_factor(product, user) is x:
-            _replace(graph_module, product, aten.hardswish.default, (x,), [user, clamp, plus])
-        else:
-            _replace(graph_module, user, aten.hardsigmoid.default, (x,), [clamp, plus])
-        return True
-    return False
+            return _replace(edit, product, aten.hardswish.default, (x,), [user, clamp, plus])
+        return _replace(edit, user, aten.hardsigmoid.default, (x,), [clamp, plus])
+    return None
 
 
-def _unit_clamp(graph_module: Any, clamp: Any) -> bool:
-    """Rewrite ``clamp(a x + b, 0, 1)`` as ``hardsigmoid(6a x + 6b - 3)``; True when done."""
+def _unit_clamp(edit: Edit, clamp: Any) -> Replacement | None:
+    """``clamp(a x + b, 0, 1)`` as ``hardsigmoid(6a x + 6b - 3)``, or None."""
     import torch
 
+    graph_module = edit.graph_module
     chain: list[Any] = []
     scale, shift = 1.0, 0.0
     node = clamp.args[0]
@@ -133,48 +123,40 @@ def _unit_clamp(graph_module: Any, clamp: Any) -> bool:
         scale, shift = scale * s, scale * t + shift
         node = source
     if not chain:
-        return False
+        return None
     x = node
     new_scale, new_shift = 6 * scale, 6 * shift - 3
     emitted = (not _near(new_scale, 1.0)) + (not _near(new_shift, 0.0)) + 1
     if emitted > len(chain) + 1:
-        return False
-    z = _scaled(graph_module, clamp, x, new_scale, new_shift)
-    _replace(graph_module, clamp, torch.ops.aten.hardsigmoid.default, (z,), chain)
-    return True
+        return None
+    z = _scaled(edit, clamp, x, new_scale, new_shift)
+    return _replace(edit, clamp, torch.ops.aten.hardsigmoid.default, (z,), chain)
 
 
-def _silu(graph_module: Any, sigmoid: Any) -> bool:
+def _silu(edit: Edit, sigmoid: Any) -> Replacement | None:
     import torch
 
     x = sigmoid.args[0]
     product = single_user(sigmoid)
     if product is None or _other_factor(product, sigmoid) is not x:
-        return False
-    _replace(graph_module, product, torch.ops.aten.silu.default, (x,), [sigmoid])
-    return True
+        return None
+    return _replace(edit, product, torch.ops.aten.silu.default, (x,), [sigmoid])
 
 
-def _rewrite(graph_module: Any, node: Any) -> bool:
+def _rewrite(edit: Edit, node: Any) -> Replacement | None:
     value = tensor_value(node)
     if value is None or not value.is_floating_point():
-        return False
+        return None
     if is_op(node, "clamp"):
         low, high = _bounds(node)
         if low == 0.0 and high == 6.0:
-            return _hard_swish_or_sigmoid(graph_module, node)
+            return _hard_swish_or_sigmoid(edit, node)
         if low == 0.0 and high == 1.0:
-            return _unit_clamp(graph_module, node)
-    return is_op(node, "sigmoid") and _silu(graph_module, node)
+            return _unit_clamp(edit, node)
+    return _silu(edit, node) if is_op(node, "sigmoid") else None
 
 
 def fuse_hard_activations(graph_module: Any) -> int:
     """Rewrite the activations above in ``graph_module`` (a ``torch.fx.GraphModule`` from
     torch.export); return how many were rewritten."""
-    count = 0
-    while any(_rewrite(graph_module, node) for node in graph_module.graph.nodes):  # a rewrite erases nodes: look again
-        count += 1
-    if count:
-        graph_module.graph.lint()
-        graph_module.recompile()
-    return count
+    return rewrite_graph(graph_module, _rewrite)

@@ -37,6 +37,7 @@ from zoo.registry.compile.serialize import _canonical, _program_bytes
 from zoo.registry.compile.spatial_mean import pool_spatial_means
 from zoo.registry.events import Progress
 from zoo.registry.npu.targets import Target
+from zoo.registry.numerics.compare import mismatched_outputs
 from zoo.registry.pte.pte_structure import ETHOSU_BACKEND_ID, read_pte
 from zoo.registry.request import io_boundary
 from zoo.registry.request.io_boundary import DEFAULT, Boundary
@@ -71,6 +72,27 @@ class _Lowered:
     numerics: NumericsResult | None
     io: dict[str, Any]
     """``io_boundary.record``: retargeting changes the payloads, never the boundary."""
+
+
+def _outputs(program: Any) -> list[Any]:
+    """The example value of each user output of an ``ExportedProgram``, in order."""
+    from torch.export.graph_signature import OutputKind
+
+    nodes = program.graph_module.graph.output_node().args[0]
+    return [getattr(node, "meta", {}).get("val") for node, spec in zip(nodes, program.graph_signature.output_specs, strict=True)
+            if spec.kind == OutputKind.USER_OUTPUT]
+
+
+def _same_outputs(exported: Any, lowered: Any, where: str) -> None:
+    """Refuse a lowering whose outputs differ in count, shape or dtype from the exported model's:
+    a pass changed the model's function, at every build, with or without ``--verify`` (issue 55)."""
+    wrong = mismatched_outputs(_outputs(lowered), _outputs(exported), "the lowered program", "the exported model")
+    if wrong is not None:
+        raise BuildError(
+            f"{where}: {wrong}, so nothing is handed out. ExecuTorch 1.5.1's FoldScalarMulIntoConvPass does "
+            "this to a convolution's output multiplied by a one-element constant with more dimensions "
+            "(docs/upstream.md): multiply by a number and unsqueeze the product instead"
+        )
 
 
 def _training_samples(spec: ModelSpec, where: str) -> list[Sample]:
@@ -115,7 +137,8 @@ def _lower_ethosu(
     training_run = qat.Training(program_model, program_training) if precision.qat else None
     report("export", None, None)
     with _stage(where, "export"):
-        graph = _export(program_model, program_example).module(check_guards=False)
+        float_program = _export(program_model, program_example)
+        graph = float_program.module(check_guards=False)
         pool_spatial_means(graph)  # before quantizing, so a global mean is annotated as MobileNetV2's pool
         fuse_hard_activations(graph)  # before folding: a hard-sigmoid's scale and shift then fold into its conv
         fold_into_convolutions(graph)
@@ -132,6 +155,7 @@ def _lower_ethosu(
             exported, partitioner=[EthosUPartitioner(compile_spec)], constant_methods=constants or None,
         )
         ordered = _in_program_order(edge, recorder.captures, where)
+        _same_outputs(float_program, edge.exported_program(), where)
         after_lowering(edge, boundary, where)
         delegation = _delegation(edge)  # to_executorch rewrites the graph in place
     checked = None

@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from zoo.registry.compile.aten_graph import derived
+from zoo.registry.compile.graph_edit import Edit, Replacement, rewrite_graph
 
 __all__ = ["PINNED", "pool_spatial_means"]
 
@@ -57,31 +57,21 @@ def _poolable(n: int, c: int, h: int, w: int) -> bool:
     return n == 1 and max(c, h, w) <= 65536 and h * w <= 65536 and w <= 256
 
 
+def _pooled(edit: Edit, node: Any) -> Replacement | None:
+    import torch
+
+    if not _spatial_mean(node):
+        return None
+    aten = torch.ops.aten
+    keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
+    result = edit.call(aten.adaptive_avg_pool2d.default, (node.args[0], [1, 1]), before=node, like=node)
+    if not keepdim:
+        result = edit.call(aten.flatten.using_ints, (result, 1), before=node, like=node)
+    return Replacement(((node, result),))
+
+
 def pool_spatial_means(graph_module: Any) -> int:
     """Replace each spatial mean of ``graph_module`` (a ``torch.fx.GraphModule`` from torch.export)
     by ``adaptive_avg_pool2d(x, [1, 1])``, then, when the mean dropped the dimensions, the
     ``flatten(1)`` MobileNetV2's head has; return how many were replaced."""
-    import torch
-
-    aten = torch.ops.aten
-    graph = graph_module.graph
-    count = 0
-    for node in list(graph.nodes):
-        if not _spatial_mean(node):
-            continue
-        source = node.args[0]
-        keepdim = node.args[2] if len(node.args) > 2 else node.kwargs.get("keepdim", False)
-        with graph.inserting_before(node):
-            pool = graph.call_function(aten.adaptive_avg_pool2d.default, (source, [1, 1]))
-            derived(pool, node, aten.adaptive_avg_pool2d.default(source.meta["val"], [1, 1]))
-            result = pool
-            if not keepdim:
-                result = graph.call_function(aten.flatten.using_ints, (pool, 1))
-                derived(result, node, aten.flatten.using_ints(pool.meta["val"], 1))
-        node.replace_all_uses_with(result)
-        graph.erase_node(node)
-        count += 1
-    if count:
-        graph.lint()
-        graph_module.recompile()
-    return count
+    return rewrite_graph(graph_module, _pooled)

@@ -92,6 +92,27 @@ class Versus:
         return 10 * math.log10(self.signal / self.noise) if self.signal > 0 and self.noise > 0 else None
 
 
+def mismatched_outputs(got: list[Any], want: list[Any], program: str, model: str = "the float model") -> str | None:
+    """How ``program``'s outputs differ from ``model``'s (``want``) in count, shape or dtype,
+    or None. Every level compares values only, and a value comparison broadcasts or flattens: a
+    program whose output lost a dimension, and whose fake-quantized model lost it too, would
+    pass every level bit for bit (issue 55)."""
+    if len(got) != len(want):
+        return f"{program} gives {len(got)} output(s), {model} {len(want)}: it does not compute the model's function"
+    for k, (g, w) in enumerate(zip(got, want, strict=True)):
+        if _described(g) != _described(w):
+            return (f"{program}'s output {k} is {_described(g)} where {model}'s is {_described(w)}: "
+                    "it does not compute the model's function, whatever its values")
+    return None
+
+
+def _described(t: Any) -> str:
+    """A tensor's shape and dtype (``[1, 4, 6, 6] float32``), anything else's type."""
+    if not hasattr(t, "shape") or not hasattr(t, "dtype"):
+        return f"a {type(t).__name__}"
+    return f"{[int(d) for d in t.shape]} {str(t.dtype).removeprefix('torch.')}"
+
+
 def within(got: Any, want: Any, atol: float, rtol: float, stats: Versus, scale: float | None) -> None:
     diff = (got.double() - want.double()).abs()
     stats.max_abs = max(stats.max_abs, float(diff.max()) if diff.numel() else 0.0)

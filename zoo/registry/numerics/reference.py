@@ -249,9 +249,11 @@ def check_ethosu(
         fq = flat_outputs(fake_quant(*given))
         fl = flat_outputs(float_model(*sample))
         noisy = flat_outputs(fake_quant(*compare.perturbed(given, input_scales, i))) if input_scales else None
+        wrong = (compare.mismatched_outputs(got, fl, f"the lowered {kind} program")
+                 or compare.mismatched_outputs(fq, fl, f"the fake-quantized {kind} model"))
+        if wrong:
+            raise BuildError(f"{wrong} (a fault of the lowering, not of the model: please report it with the model)")
         if not vs_fq:
-            if not len(got) == len(fq) == len(fl):
-                raise BuildError(f"the lowered program gives {len(got)} output(s), the fake-quantized model {len(fq)}, the float model {len(fl)}")
             for each in (vs_fq, vs_float, noise, fq_vs_float):
                 each.extend(compare.Versus() for _ in got)
             qparams.extend([None] * (len(got) - len(qparams)))
