@@ -5,8 +5,10 @@ bit-equal to the host interpreter wherever both compute, bounded in work, and fr
 
 from __future__ import annotations
 
+import itertools
 import re
 import shutil
+import struct
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -15,6 +17,7 @@ import numpy as np
 import pytest
 
 from tests.command_stream.programs import block, cmd0, cmd1, fm, io, payload
+from tests.firmware.mlw_streams import Slice, stream
 from zoo.registry.command_stream import StreamError, run
 from zoo.registry.pte.vela_payload import VelaPayload
 
@@ -180,3 +183,75 @@ def test_a_weight_stream_shorter_than_the_walk_is_malformed_in_both(model: Path,
     verdict, _ = c_run(model, program, [x.tobytes()], tmp_path)
     assert re.fullmatch(r"stream_error 1 CONV at byte 0x[0-9a-f]+: the weight stream decodes to 3 values, the op's "
                         r"shape and block depth 8 take more", verdict), verdict
+
+
+ZERO_RUN, WEIGHT, MODE = ("a reserved zero-run divisor", "a reserved weight divisor",
+                          "a slice that changes the zero-run mode without a new palette")
+"""What npu_mlw.c does not model of the streams Vela's decoder takes (docs/firmware-run.md lists them): each
+stops the call as not implemented (-2), not as a malformed stream."""
+
+
+def _refused_for(first: tuple[int, int], slices: tuple[Slice, ...] = ()) -> str | None:
+    """The documented refusal the C decoder gives a stream whose slices' (zero-run, weight) divisors are ``first``
+    and then ``slices``'s, or None: the first reserved field in the stream's order."""
+    z_prev = None
+    for i, (z, w, new_palette) in enumerate([(*first, True), *((s.z_div, s.w_div, s.new_palette) for s in slices[1:])]):
+        if z in (4, 5):
+            return ZERO_RUN
+        if i and not new_palette and (z == 6) != (z_prev == 6):
+            return MODE
+        if w == 6:
+            return WEIGHT
+        z_prev = z
+    return None
+
+
+def _with_divisors(data: bytes, z_div: int, w_div: int) -> bytes:
+    """A one-slice stream with its header's zero-run divisor (bits 0-2) and weight divisor (bits 18-20) replaced."""
+    v = int.from_bytes(data, "little") & ~0x7 & ~(0x7 << 18)
+    return (v | z_div | w_div << 18).to_bytes(len(data), "little")
+
+
+@pytest.mark.slow  # Vela's decoder ends its process on each stream it refuses: a fork each, 311 of them
+def test_the_c_weight_decoder_takes_what_vela_decodes_but_the_documented_reserved_fields(model: Path,
+                                                                                       tmp_path: Path) -> None:
+    """1,111 crafted streams through npu_mlw.c and Vela's mlw_codec.decode: two slices with every zero-run
+    divisor, weight divisor and palette flag; first slices without a palette; and Vela's own streams of five
+    weight sets with every pair of divisors in the header. Where the C decoder decodes, Vela's decodes the same
+    values; where it refuses a stream Vela decodes, it is exactly for the reserved fields the docs list, and as
+    not modelled (the call's outputs not computed), not as a malformed stream."""
+    from ethosu import mlw_codec
+
+    from zoo.registry.command_stream.decoder import Decoder
+
+    cases: list[tuple[bytes, str | None]] = []
+    for z1, z2, w2, palette in itertools.product(range(7), range(7), range(8), (False, True)):
+        slices = (Slice(z1, 7, True, 3), Slice(z2, w2, palette, 2))
+        cases.append((stream(*slices), _refused_for((z1, 7), slices)))
+    cases += [(stream(Slice(z, 7, False, 3)), None) for z in range(7)]  # Vela's decoder refuses these too
+    rng = np.random.default_rng(55)
+    for weights in ([0, 0, 0, 5, 0, 0, -3] * 5, rng.integers(-127, 128, 40), rng.integers(-3, 4, 60),
+                    rng.integers(-255, 256, 25), rng.choice([0, 0, 0, 0, 9, -9], 80)):
+        encoded = bytes(mlw_codec.encode([int(v) for v in weights]))
+        cases += [(_with_divisors(encoded, z, w), _refused_for((z, w))) for z in range(8) for w in range(8)]
+    (tmp_path / "streams").write_bytes(b"".join(struct.pack("<I", len(d)) + d for d, _ in cases))
+    done = subprocess.run([str(model), "mlw", str(tmp_path / "streams")], capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0 and not done.stderr, done.stderr[-3000:]
+    said = done.stdout.splitlines()
+    assert len(said) == len(cases) == 1111
+    seen: dict[str, int] = {}
+    with Decoder() as vela:
+        for (data, refusal), line in zip(cases, said, strict=True):
+            values, error = vela.decode(data)
+            kind = "vela refuses" if error is not None else refusal or "both decode"
+            seen[kind] = seen.get(kind, 0) + 1
+            if error is not None:  # C never takes what Vela refuses (it may stop first at a field it does not model)
+                assert line.startswith("refused "), (data.hex(), line[:200])
+            elif refusal is not None:
+                assert line.startswith(f"refused -2 {refusal}, which Vela's decoder takes and this one does not model "
+                                       "(at bit "), (data.hex(), refusal, line[:200])
+            else:
+                assert line == "ok " + " ".join(str(v) for v in np.frombuffer(values, dtype=np.int16)), (data.hex(), line[:200])
+    assert seen == {"both decode": 309, ZERO_RUN: 384, WEIGHT: 43, MODE: 64, "vela refuses": 311}, seen
+    docs = " ".join((HERE.parents[1] / "docs" / "firmware-run.md").read_text().split())
+    assert all(what in docs for what in (ZERO_RUN, WEIGHT, MODE)), "docs/firmware-run.md lists what npu_mlw.c refuses"

@@ -43,8 +43,9 @@ enum { NPU_MODEL_COMPUTED = 0, NPU_MODEL_NOT_IMPLEMENTED = 1, NPU_MODEL_STREAM_E
 int npu_model_run(const unsigned char *cmd_data, size_t cmd_size, unsigned char *const base[3], const size_t size[3],
                   int *ops, char *why, size_t why_size);
 
-/* Vela's weight-stream decoder: the number of values written to `out`, -1 for a malformed stream,
-   -2 for one larger than `out_cap`; `why` says what. */
+/* Vela's weight-stream decoder: the number of values written to `out`, -1 for a malformed stream, -2 for one it
+   does not model (larger than `out_cap`, or with a field the format reserves that Vela's decoder takes); `why`
+   says what. */
 int npu_mlw_decode(const uint8_t *in, int in_size, int16_t *out, int out_cap, char *why, size_t why_size);
 
 #ifdef __cplusplus
