@@ -60,10 +60,12 @@ def _pte(*, before_cmd: bytes = b"", inputs: bytes | None = None) -> tuple[bytes
     return body + bytes(48), at
 
 
-def _invoke(standin: Path, pte: bytes, at: dict[str, int], tmp_path: Path) -> tuple[list[dict[str, Any]], str]:
+def _invoke(standin: Path, pte: bytes, at: dict[str, int], tmp_path: Path,
+            scratch: int = 32) -> tuple[list[dict[str, Any]], str]:
+    """One invoke with a scratch of ``scratch`` bytes (the payload says 32): its records and its last line."""
     (tmp_path / "model.pte").write_bytes(pte)
     done = subprocess.run([str(standin), "invoke", str(tmp_path / "model.pte"), str(at["cmd"]), str(at["cmd_size"]),
-                           str(at["weights"]), "16", "32"], capture_output=True, text=True, timeout=30)
+                           str(at["weights"]), "16", str(scratch)], capture_output=True, text=True, timeout=30)
     assert done.returncode == 0 and not done.stderr, done.stdout[-2000:] + done.stderr[-3000:]
     lines = done.stdout.splitlines()
     return [json.loads(line.split(" ", 1)[1]) for line in lines if line.startswith("npu_standin {")], lines[-1]
@@ -106,6 +108,16 @@ def test_an_io_size_past_32_bits_is_not_in_the_scratch(standin: Path, tmp_path: 
     inputs = next(r["inputs"] for r in records if "inputs" in r)
     assert inputs == [{"offset": 0, "bytes": 1 << 32, "region": 1, "in_scratch": 0, "fnv1a": "00000000"}]
     assert {"call": 0, "check_failed": "inputs"} in records and last != "failures 0"
+
+
+def test_a_scratch_smaller_than_the_payload_says_is_not_read_past(standin: Path, tmp_path: Path) -> None:
+    """The payload's scratch_size is 32 and the backend hands over 16 bytes: a failed check, and the output at 16
+    is not hashed (it was: ASan, a read past the scratch)."""
+    records, last = _invoke(standin, *_pte(), tmp_path, scratch=16)
+    assert {"call": 0, "check_failed": "scratch at least the payload's scratch_size"} in records
+    outputs = next(r["outputs"] for r in records if "outputs" in r)
+    assert outputs == [{"offset": 16, "bytes": 16, "region": 1, "in_scratch": 0, "fnv1a": "00000000"}]
+    assert last != "failures 0" and {"call": 0, "not_run": "a check failed"} in records
 
 
 @pytest.mark.parametrize(("at", "size", "limit", "after"), [
