@@ -185,24 +185,28 @@ def test_a_weight_stream_shorter_than_the_walk_is_malformed_in_both(model: Path,
                         r"shape and block depth 8 take more", verdict), verdict
 
 
-ZERO_RUN, WEIGHT, MODE = ("a reserved zero-run divisor", "a reserved weight divisor",
-                          "a slice that changes the zero-run mode without a new palette")
+ZERO_RUN, WEIGHT, MODE, FIRST = ("a reserved zero-run divisor", "a reserved weight divisor",
+                                 "a slice that changes the zero-run mode without a new palette",
+                                 "a first slice without a palette of its own")
 """What npu_mlw.c does not model of the streams Vela's decoder takes (docs/firmware-run.md lists them): each
 stops the call as not implemented (-2), not as a malformed stream."""
 
 
-def _refused_for(first: tuple[int, int], slices: tuple[Slice, ...] = ()) -> str | None:
-    """The documented refusal the C decoder gives a stream whose slices' (zero-run, weight) divisors are ``first``
-    and then ``slices``'s, or None: the first reserved field in the stream's order."""
+def _refused_for(*streams: tuple[tuple[int, int, bool], ...]) -> str | None:
+    """The documented refusal the C decoder gives the concatenated ``streams`` (each its slices' zero-run divisor,
+    weight divisor and new-palette flag, then an end-of-stream marker), or None: the first in the stream's order."""
     z_prev = None
-    for i, (z, w, new_palette) in enumerate([(*first, True), *((s.z_div, s.w_div, s.new_palette) for s in slices[1:])]):
-        if z in (4, 5):
-            return ZERO_RUN
-        if i and not new_palette and (z == 6) != (z_prev == 6):
-            return MODE
-        if w == 6:
-            return WEIGHT
-        z_prev = z
+    for slices in streams:
+        for i, (z, w, new_palette) in enumerate(slices):
+            if z in (4, 5):
+                return ZERO_RUN
+            if not new_palette and not i:
+                return FIRST
+            if not new_palette and (z == 6) != (z_prev == 6):
+                return MODE
+            if w == 6:
+                return WEIGHT
+            z_prev = z
     return None
 
 
@@ -241,7 +245,7 @@ def _vela_decodes(streams: Path) -> list[str | None]:
 @pytest.mark.slow  # Vela's decoder ends its process on each stream it refuses: a fork each, 311 of them
 def test_the_c_weight_decoder_takes_what_vela_decodes_but_the_documented_reserved_fields(model: Path,
                                                                                        tmp_path: Path) -> None:
-    """1,111 crafted streams through npu_mlw.c and Vela's mlw_codec.decode: two slices with every zero-run
+    """1,216 crafted streams through npu_mlw.c and Vela's mlw_codec.decode: two slices with every zero-run
     divisor, weight divisor and palette flag; first slices without a palette; and Vela's own streams of five
     weight sets with every pair of divisors in the header. Where the C decoder decodes, Vela's decodes the same
     values; where it refuses a stream Vela decodes, it is exactly for the reserved fields the docs list, and as
@@ -251,18 +255,23 @@ def test_the_c_weight_decoder_takes_what_vela_decodes_but_the_documented_reserve
     cases: list[tuple[bytes, str | None]] = []
     for z1, z2, w2, palette in itertools.product(range(7), range(7), range(8), (False, True)):
         slices = (Slice(z1, 7, True, 3), Slice(z2, w2, palette, 2))
-        cases.append((stream(*slices), _refused_for((z1, 7), slices)))
-    cases += [(stream(Slice(z, 7, False, 3)), None) for z in range(7)]  # Vela's decoder refuses these too
+        cases.append((stream(*slices), _refused_for(((z1, 7, True), (z2, w2, palette)))))
+    # A first slice without a palette: of the stream, or after an end-of-stream marker (Vela's decoder starts from a
+    # palette of zeros, or keeps the one before the marker).
+    for z, w in itertools.product(range(7), range(8)):
+        cases.append((stream(Slice(z, w, False, 3)), _refused_for(((z, w, False),))))
+        cases.append((stream(Slice(0, 7, True, 3)) + stream(Slice(z, w, False, 2)),
+                      _refused_for(((0, 7, True),), ((z, w, False),))))
     rng = np.random.default_rng(55)
     for weights in ([0, 0, 0, 5, 0, 0, -3] * 5, rng.integers(-127, 128, 40), rng.integers(-3, 4, 60),
                     rng.integers(-255, 256, 25), rng.choice([0, 0, 0, 0, 9, -9], 80)):
         encoded = bytes(mlw_codec.encode([int(v) for v in weights]))
-        cases += [(_with_divisors(encoded, z, w), _refused_for((z, w))) for z in range(8) for w in range(8)]
+        cases += [(_with_divisors(encoded, z, w), _refused_for(((z, w, True),))) for z in range(8) for w in range(8)]
     (tmp_path / "streams").write_bytes(b"".join(struct.pack("<I", len(d)) + d for d, _ in cases))
     done = subprocess.run([str(model), "mlw", str(tmp_path / "streams")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and not done.stderr, done.stderr[-3000:]
     said = done.stdout.splitlines()
-    assert len(said) == len(cases) == 1111
+    assert len(said) == len(cases) == 1216
     seen: dict[str, int] = {}
     for (data, refusal), line, vela in zip(cases, said, _vela_decodes(tmp_path / "streams"), strict=True):
         kind = "vela refuses" if vela is None else refusal or "both decode"
@@ -274,6 +283,6 @@ def test_the_c_weight_decoder_takes_what_vela_decodes_but_the_documented_reserve
                                    "(at bit "), (data.hex(), refusal, line[:200])
         else:
             assert line == vela, (data.hex(), line[:200], vela[:200])
-    assert seen == {"both decode": 309, ZERO_RUN: 384, WEIGHT: 43, MODE: 64, "vela refuses": 311}, seen
+    assert seen == {"both decode": 309, ZERO_RUN: 414, WEIGHT: 43, MODE: 64, FIRST: 75, "vela refuses": 311}, seen
     docs = " ".join((HERE.parents[1] / "docs" / "firmware-run.md").read_text().split())
-    assert all(what in docs for what in (ZERO_RUN, WEIGHT, MODE)), "docs/firmware-run.md lists what npu_mlw.c refuses"
+    assert all(what in docs for what in (ZERO_RUN, WEIGHT, MODE, FIRST)), "docs/firmware-run.md lists what npu_mlw.c refuses"

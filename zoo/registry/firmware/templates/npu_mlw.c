@@ -68,7 +68,8 @@ int npu_mlw_decode(const uint8_t *in, int in_size, int16_t *out, int out_cap, ch
         if (!(z_div < 4 || z_div == ZDIV_DISABLE)) return unmodelled(why, why_size, "a reserved zero-run divisor", b->pos);
         int use_zero_run = z_div != ZDIV_DISABLE;
         int nvalues = get(b, 15) + 1, w_div = get(b, 3), w_trunc = get(b, 1), new_palette = get(b, 1);
-        if (first && !new_palette) return fail(why, why_size, "the first slice sets no palette", b->pos);
+        if (first && !new_palette)
+            return unmodelled(why, why_size, "a first slice without a palette of its own", b->pos);
         first = 0;
         if (!new_palette && use_zero_run != (z_prev_div != ZDIV_DISABLE))
             return unmodelled(why, why_size, "a slice that changes the zero-run mode without a new palette", b->pos);
