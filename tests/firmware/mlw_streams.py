@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["Slice", "stream"]
+__all__ = ["Slice", "long_code", "stream"]
 
 ZDIV_DISABLE, ZDIV_EOS, WDIV_UNCOMPRESSED = 6, 7, 7
 PALBITS = 8
@@ -66,6 +66,28 @@ def stream(*slices: Slice) -> bytes:
             put(0, 5)  # no palette
             put(PALBITS - 2, 3)
         bits += _body_bits(s, PALBITS)
+    put(ZDIV_EOS, 3)
+    bits += -bits % 8
+    return value.to_bytes(bits // 8, "little")
+
+
+def long_code(q: int, remainder: int) -> bytes:
+    """One slice of one weight whose code is ``q << 5 | remainder`` (weight divisor 5, no zero runs, no palette):
+    ``q`` in Golomb-Rice unary, codes of 2 and a last code below 2, up to 23. A code of 512 or more is no 9-bit
+    weight's, which Vela's encoder refuses and its decoder decodes all the same."""
+    value = bits = 0
+
+    def put(v: int, width: int) -> None:
+        nonlocal value, bits
+        value |= (v & ((1 << width) - 1)) << bits
+        bits += width
+
+    twos, one = divmod(q, 2)
+    for v, width in ((ZDIV_DISABLE, 3), (0, 15), (5, 3), (0, 1), (1, 1), (0, 5), (0, 5), (PALBITS - 2, 3)):
+        put(v, width)
+    put((1 << (twos + one)) - 1, 12)  # the first unary part: a bit for each code above 0
+    put((1 << twos) - 1, twos + one)  # the second: a bit for each code of 2
+    put(remainder, 5)
     put(ZDIV_EOS, 3)
     bits += -bits % 8
     return value.to_bytes(bits // 8, "little")

@@ -17,7 +17,7 @@ import numpy as np
 import pytest
 
 from tests.command_stream.programs import block, cmd0, cmd1, fm, io, payload
-from tests.firmware.mlw_streams import Slice, stream
+from tests.firmware.mlw_streams import Slice, long_code, stream
 from zoo.registry.command_stream import StreamError, run
 from zoo.registry.pte.vela_payload import VelaPayload
 
@@ -185,9 +185,9 @@ def test_a_weight_stream_shorter_than_the_walk_is_malformed_in_both(model: Path,
                         r"shape and block depth 8 take more", verdict), verdict
 
 
-ZERO_RUN, WEIGHT, MODE, FIRST = ("a reserved zero-run divisor", "a reserved weight divisor",
-                                 "a slice that changes the zero-run mode without a new palette",
-                                 "a first slice without a palette of its own")
+ZERO_RUN, WEIGHT, MODE, FIRST, LONG = ("a reserved zero-run divisor", "a reserved weight divisor",
+                                       "a slice that changes the zero-run mode without a new palette",
+                                       "a first slice without a palette of its own", "a weight code above 9 bits")
 """What npu_mlw.c does not model of the streams Vela's decoder takes (docs/firmware-run.md lists them): each
 stops the call as not implemented (-2), not as a malformed stream."""
 
@@ -245,8 +245,9 @@ def _vela_decodes(streams: Path) -> list[str | None]:
 @pytest.mark.slow  # Vela's decoder ends its process on each stream it refuses: a fork each, 311 of them
 def test_the_c_weight_decoder_takes_what_vela_decodes_but_the_documented_reserved_fields(model: Path,
                                                                                        tmp_path: Path) -> None:
-    """1,216 crafted streams through npu_mlw.c and Vela's mlw_codec.decode: two slices with every zero-run
-    divisor, weight divisor and palette flag; first slices without a palette; and Vela's own streams of five
+    """1,252 crafted streams through npu_mlw.c and Vela's mlw_codec.decode: two slices with every zero-run
+    divisor, weight divisor and palette flag; first slices without a palette; weight codes around 512; and
+    Vela's own streams of five
     weight sets with every pair of divisors in the header. Where the C decoder decodes, Vela's decodes the same
     values; where it refuses a stream Vela decodes, it is exactly for the reserved fields the docs list, and as
     not modelled (the call's outputs not computed), not as a malformed stream."""
@@ -262,6 +263,7 @@ def test_the_c_weight_decoder_takes_what_vela_decodes_but_the_documented_reserve
         cases.append((stream(Slice(z, w, False, 3)), _refused_for(((z, w, False),))))
         cases.append((stream(Slice(0, 7, True, 3)) + stream(Slice(z, w, False, 2)),
                       _refused_for(((0, 7, True),), ((z, w, False),))))
+    cases += [(long_code(q, r), LONG if q << 5 | r >= 512 else None) for q in range(12, 24) for r in (0, 17, 31)]
     rng = np.random.default_rng(55)
     for weights in ([0, 0, 0, 5, 0, 0, -3] * 5, rng.integers(-127, 128, 40), rng.integers(-3, 4, 60),
                     rng.integers(-255, 256, 25), rng.choice([0, 0, 0, 0, 9, -9], 80)):
@@ -271,7 +273,7 @@ def test_the_c_weight_decoder_takes_what_vela_decodes_but_the_documented_reserve
     done = subprocess.run([str(model), "mlw", str(tmp_path / "streams")], capture_output=True, text=True, timeout=120)
     assert done.returncode == 0 and not done.stderr, done.stderr[-3000:]
     said = done.stdout.splitlines()
-    assert len(said) == len(cases) == 1216
+    assert len(said) == len(cases) == 1252
     seen: dict[str, int] = {}
     for (data, refusal), line, vela in zip(cases, said, _vela_decodes(tmp_path / "streams"), strict=True):
         kind = "vela refuses" if vela is None else refusal or "both decode"
@@ -283,6 +285,6 @@ def test_the_c_weight_decoder_takes_what_vela_decodes_but_the_documented_reserve
                                    "(at bit "), (data.hex(), refusal, line[:200])
         else:
             assert line == vela, (data.hex(), line[:200], vela[:200])
-    assert seen == {"both decode": 309, ZERO_RUN: 414, WEIGHT: 43, MODE: 64, FIRST: 75, "vela refuses": 311}, seen
+    assert seen == {"both decode": 321, ZERO_RUN: 414, WEIGHT: 43, MODE: 64, FIRST: 75, LONG: 24, "vela refuses": 311}, seen
     docs = " ".join((HERE.parents[1] / "docs" / "firmware-run.md").read_text().split())
-    assert all(what in docs for what in (ZERO_RUN, WEIGHT, MODE, FIRST)), "docs/firmware-run.md lists what npu_mlw.c refuses"
+    assert all(what in docs for what in (ZERO_RUN, WEIGHT, MODE, FIRST, LONG)), "docs/firmware-run.md lists what npu_mlw.c refuses"

@@ -152,7 +152,7 @@ int npu_mlw_decode(const uint8_t *in, int in_size, int16_t *out, int out_cap, ch
         if (new_palette && use_zero_run)
             for (int j = 0; j < z_value[0]; j++) out[n++] = 0;
         for (int i = 0; i < nvalues; i++) {
-            if (w_value[i] >= 512) return fail(why, why_size, "a weight code above 9 bits", b->pos);
+            if (w_value[i] >= 512) return unmodelled(why, why_size, "a weight code above 9 bits", b->pos);
             int val = w_value[i] < palsize ? palette[w_value[i]] : w_value[i] - palsize + direct_offset;
             out[n++] = (int16_t)(val & 1 ? -(val >> 1) : val >> 1);
             if (use_zero_run)
