@@ -42,8 +42,8 @@ static int fail(char *why, size_t why_size, const char *what, int pos)
     return -1;
 }
 
-/* A field the format reserves, or a change it does not define, that Vela's decoder nevertheless decodes (its
-   encoder never writes one): not modelled here, so not computed rather than malformed (docs/firmware-run.md). */
+/* What the format reserves or leaves undefined, and Vela's decoder decodes all the same (its encoder never writes
+   it): not modelled here, so not computed rather than malformed (docs/firmware-run.md lists the cases). */
 static int unmodelled(char *why, size_t why_size, const char *what, int pos)
 {
     snprintf(why, why_size, "%s, which Vela's decoder takes and this one does not model (at bit %d)", what, pos);
