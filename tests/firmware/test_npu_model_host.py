@@ -21,7 +21,8 @@ from tests.firmware.mlw_streams import Slice, long_code, stream
 from zoo.registry.command_stream import StreamError, run
 from zoo.registry.pte.vela_payload import VelaPayload
 
-pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="no host gcc")
+# slow: the module's first test builds the C sources with the sanitizers, 2 to 4 s on two busy cores.
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("gcc") is None, reason="no host gcc")]
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE.parents[1] / "zoo" / "registry" / "firmware" / "templates"
@@ -242,7 +243,6 @@ def _vela_decodes(streams: Path) -> list[str | None]:
     return [None if line == "refused" else line for line in done.stdout.splitlines()]
 
 
-@pytest.mark.slow  # Vela's decoder ends its process on each stream it refuses: a fork each, 311 of them
 def test_the_c_weight_decoder_takes_what_vela_decodes_but_the_documented_reserved_fields(model: Path,
                                                                                        tmp_path: Path) -> None:
     """1,252 crafted streams through npu_mlw.c and Vela's mlw_codec.decode: two slices with every zero-run

@@ -16,7 +16,8 @@ import pytest
 
 from tests.command_stream.programs import cmd0, cmd1, cmd_data
 
-pytestmark = pytest.mark.skipif(shutil.which("gcc") is None, reason="no host gcc")
+# slow: the module's first test builds the C sources with the sanitizers, 2 to 4 s on two busy cores.
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("gcc") is None, reason="no host gcc")]
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE.parents[1] / "zoo" / "registry" / "firmware" / "templates"
