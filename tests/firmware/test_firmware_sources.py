@@ -5,6 +5,7 @@
 from __future__ import annotations
 
 import dataclasses
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -366,7 +367,9 @@ def test_the_tick_counter_never_loses_a_wrap_whose_interrupt_is_late(add_entry: 
     """main.cpp's ticks() on the host (tests/firmware/ticks_harness.cpp), with the SysTick interrupt taken
     0 to 12 register accesses after the wrap, or not at all during the call: QEMU takes it only between
     translated blocks, and a tick count that read the reloaded VAL with the old wrap count went back
-    by 2^24 (``load_method: 18446744073693135561 ticks``)."""
+    by 2^24 (``load_method: 18446744073693135561 ticks``). And held past the next wrap, which is then lost
+    in the one pending bit (QEMU under load printed ``load_method: 18446744073692933159 ticks``): the
+    counts never go back, and between calls less than a period apart they are exact (issue 55)."""
     main = _add_project(add_entry, tmp_path)["main.cpp"].decode()
     block = main[main.index("// --- Time: SysTick"):main.index("// --- ExecuTorch's platform layer")]
     harness = (Path(__file__).parent / "ticks_harness.cpp").read_text().replace("// @TICKS@", block)
@@ -375,7 +378,7 @@ def test_the_tick_counter_never_loses_a_wrap_whose_interrupt_is_late(add_entry: 
                            cwd=tmp_path, capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     run = subprocess.run([str(tmp_path / "ticks")], capture_output=True, text=True, timeout=60)
-    assert run.returncode == 0 and run.stdout.endswith("ok 0\n"), run.stdout + run.stderr
+    assert run.returncode == 0 and re.fullmatch(r"ok 0 of \d+\n", run.stdout), run.stdout + run.stderr
 
 
 @pytest.mark.skipif(any(shutil.which(t) is None for t in ("cmake", "ninja", "arm-none-eabi-gcc")),

@@ -75,8 +75,15 @@ extern "C" void NPU_IRQHandler(void) { ethosu_irq_handler(&npu); }
 #define SCB_ICSR ZOO_SCS(0xD04u)  // bit 26: SysTick's interrupt is pending
 static volatile uint32_t systick_wraps;
 extern "C" void SysTick_Handler(void) { systick_wraps = systick_wraps + 1; }
-// VAL reloads the moment it wraps, but the handler runs later (QEMU takes an interrupt only between
-// translated blocks): a wrap still pending is counted here, with VAL read again after it was seen.
+// The last count ticks() returned, and the wraps it found lost (thread mode only: the handler reads neither).
+static uint64_t ticks_last;
+static uint64_t ticks_lost;
+// VAL reloads the moment it wraps, but the handler runs later (QEMU takes an interrupt only between translated
+// blocks): a wrap still pending is counted here, with VAL read again after it was seen. A wrap whose interrupt
+// is held past the next wrap (QEMU's CPU thread descheduled under load while its timer fires) is lost in the
+// one pending bit, and the count steps back by 2^24 (`load_method: 18446744073692933159 ticks`): a step back is
+// such a loss, and counted here. So the count never goes back, and it is exact while the calls are less than
+// 2^24 ticks (0.52 s at 32 MHz) apart; a wrap lost between calls further apart leaves it 2^24 behind.
 static uint64_t ticks(void) {
   uint32_t w, v, pending;
   do {
@@ -85,7 +92,9 @@ static uint64_t ticks(void) {
     pending = (SCB_ICSR >> 26) & 1u;
     if (pending) v = SYST_VAL;
   } while (w != systick_wraps);
-  return (uint64_t)(w + pending) * 0x1000000u + (0xFFFFFFu - v);
+  uint64_t t = ((uint64_t)w + pending + ticks_lost) * 0x1000000u + (0xFFFFFFu - v);
+  for (; t < ticks_last; t += 0x1000000u) ticks_lost++;
+  return ticks_last = t;
 }
 
 // --- ExecuTorch's platform layer (replaces its weak POSIX defaults).

@@ -42,6 +42,14 @@ static int fail(char *why, size_t why_size, const char *what, int pos)
     return -1;
 }
 
+/* What the format reserves or leaves undefined, and Vela's decoder decodes all the same (its encoder never writes
+   it): not modelled here, so not computed rather than malformed (docs/firmware-run.md lists the cases). */
+static int unmodelled(char *why, size_t why_size, const char *what, int pos)
+{
+    snprintf(why, why_size, "%s, which Vela's decoder takes and this one does not model (at bit %d)", what, pos);
+    return -2;
+}
+
 int npu_mlw_decode(const uint8_t *in, int in_size, int16_t *out, int out_cap, char *why, size_t why_size)
 {
     bits_t bb = {in, in_size, 0, 0}, *b = &bb;
@@ -57,13 +65,14 @@ int npu_mlw_decode(const uint8_t *in, int in_size, int16_t *out, int out_cap, ch
         }
         if (b->underrun) return fail(why, why_size, "the weight stream ends inside a slice header", b->pos);
         if (b->pos / 8 == in_size) return n;
-        if (!(z_div < 4 || z_div == ZDIV_DISABLE)) return fail(why, why_size, "reserved zero-run divisor", b->pos);
+        if (!(z_div < 4 || z_div == ZDIV_DISABLE)) return unmodelled(why, why_size, "a reserved zero-run divisor", b->pos);
         int use_zero_run = z_div != ZDIV_DISABLE;
         int nvalues = get(b, 15) + 1, w_div = get(b, 3), w_trunc = get(b, 1), new_palette = get(b, 1);
-        if (first && !new_palette) return fail(why, why_size, "the first slice sets no palette", b->pos);
+        if (first && !new_palette)
+            return unmodelled(why, why_size, "a first slice without a palette of its own", b->pos);
         first = 0;
         if (!new_palette && use_zero_run != (z_prev_div != ZDIV_DISABLE))
-            return fail(why, why_size, "a slice changes the zero-run mode without a new palette", b->pos);
+            return unmodelled(why, why_size, "a slice that changes the zero-run mode without a new palette", b->pos);
         z_prev_div = z_div;
         if (new_palette) {
             direct_offset = get(b, 5);
@@ -81,7 +90,7 @@ int npu_mlw_decode(const uint8_t *in, int in_size, int16_t *out, int out_cap, ch
                 bits = palbits;
             w_div = bits;
         } else if (w_div >= 6) {
-            return fail(why, why_size, "reserved weight divisor", b->pos);
+            return unmodelled(why, why_size, "a reserved weight divisor", b->pos);
         }
         int z_nvalues = nvalues + (new_palette ? 1 : 0);
         z_value[0] = 0;
@@ -143,7 +152,7 @@ int npu_mlw_decode(const uint8_t *in, int in_size, int16_t *out, int out_cap, ch
         if (new_palette && use_zero_run)
             for (int j = 0; j < z_value[0]; j++) out[n++] = 0;
         for (int i = 0; i < nvalues; i++) {
-            if (w_value[i] >= 512) return fail(why, why_size, "a weight code above 9 bits", b->pos);
+            if (w_value[i] >= 512) return unmodelled(why, why_size, "a weight code above 9 bits", b->pos);
             int val = w_value[i] < palsize ? palette[w_value[i]] : w_value[i] - palsize + direct_offset;
             out[n++] = (int16_t)(val & 1 ? -(val >> 1) : val >> 1);
             if (use_zero_run)

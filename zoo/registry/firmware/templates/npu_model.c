@@ -84,7 +84,7 @@ static unsigned char *region(int r, uint64_t at, uint64_t n, int write, const ch
     if (at > mem_size[r] || n > mem_size[r] - at)
         MALFORMED("%s reaches bytes 0x%lx..0x%lx of region %d, which holds 0x%lx bytes", what, (unsigned long)at,
                   (unsigned long)(at + n), r, (unsigned long)mem_size[r]);
-    return mem[r] + at;
+    return mem[r] ? mem[r] + at : NULL; /* an absent region (a null base, 0 bytes) is reached only for 0 bytes */
 }
 
 /* --- fmap.py: a feature map through its tiles, strides and layout. */
@@ -160,7 +160,8 @@ static void block_op(block_t *op)
     op->part_kernel = (s >> 2) & 1, op->ifm_zp = R(IFM_ZERO_POINT), op->ofm_zp = R(OFM_ZERO_POINT);
 }
 
-static int16_t ifm_buf[NPU_MODEL_IFM_VALUES] NPU_MODEL_BUFFER;
+/* int32: an 8-bit value less a 16-bit zero point takes 17 bits (255 - -32768). */
+static int32_t ifm_buf[NPU_MODEL_IFM_VALUES] NPU_MODEL_BUFFER;
 
 /* The IFM less its zero point, read whole before the OFM is written (the host reads it so). */
 static void read_ifm(const block_t *op)
@@ -168,11 +169,27 @@ static void read_ifm(const block_t *op)
     if ((int64_t)op->ih * op->iw * op->ic > NPU_MODEL_IFM_VALUES)
         NOT_IMPLEMENTED("an IFM of %dx%dx%d, more than the model's buffer (NPU_MODEL_IFM_VALUES %d)", op->ih, op->iw, op->ic,
                         NPU_MODEL_IFM_VALUES);
-    int16_t *p = ifm_buf;
+    int32_t *p = ifm_buf;
     for (int y = 0; y < op->ih; y++)
         for (int x = 0; x < op->iw; x++)
             for (int c = 0; c < op->ic; c++)
-                *p++ = (int16_t)(read8(&op->ifm, (uint32_t)y, (uint32_t)x, (uint32_t)c, "reading its IFM") - op->ifm_zp);
+                *p++ = read8(&op->ifm, (uint32_t)y, (uint32_t)x, (uint32_t)c, "reading its IFM") - op->ifm_zp;
+}
+
+/* The work one operation may take, checked before it reads anything: an OFM of more elements than its region
+   holds bytes (only overlapping writes fit there), or more than NPU_MODEL_WORK_LIMIT multiply-accumulates
+   (one per OFM element and tap), stops the run as not implemented instead of holding the firmware. */
+static void bound_work(const block_t *op, int64_t taps)
+{
+    (void)region(op->ofm.region, 0, 0, 1, "writing its OFM"); /* a region the OFM cannot name is malformed */
+    int64_t elements = (int64_t)op->oh * op->ow * op->oc;
+    if ((uint64_t)elements > mem_size[op->ofm.region])
+        NOT_IMPLEMENTED("an OFM of %dx%dx%d elements, more than region %d's %lu bytes (its writes would overlap)",
+                        op->oh, op->ow, op->oc, op->ofm.region, (unsigned long)mem_size[op->ofm.region]);
+    if (taps > 0 && elements > NPU_MODEL_WORK_LIMIT / taps)
+        NOT_IMPLEMENTED("%lld OFM elements of %lld taps each, more work than the model's bound "
+                        "(NPU_MODEL_WORK_LIMIT %lld multiply-accumulates)", (long long)elements, (long long)taps,
+                        (long long)NPU_MODEL_WORK_LIMIT);
 }
 
 /* --- activation.py (the clamp alone) and output.py. */
@@ -269,7 +286,9 @@ static void weights(const block_t *op, int depthwise, int ofm_ublock)
                                 for (int iui = 0; iui < inner; iui += iu)
                                     for (int oz = 0; oz < ou; oz++)
                                         for (int iz = 0; iz < (depthwise ? 1 : iu); iz++, k++) {
-                                            if (k >= n) continue; /* counted below */
+                                            if (k >= n) /* the walk is longer than the stream: stop it here */
+                                                MALFORMED("the weight stream decodes to %d values, the op's shape and "
+                                                          "block depth %d take more", n, obd);
                                             int kx = e % sub_w, ky = e / sub_w;
                                             int ifm_z = depthwise ? 0 : ibz + iui + iuo + iz, ofm_z = obz + oub + oz;
                                             if (ofm_z < od && ifm_z < id && ky < sub_h)
@@ -296,6 +315,7 @@ static void conv(int depthwise, int ofm_ublock)
     clamp_range(&op.ofm, &low, &high);
     if (depthwise && op.ic != op.oc) NOT_IMPLEMENTED("from %d to %d channels (a depth multiplier)", op.ic, op.oc);
     if (depthwise && op.part_kernel) NOT_IMPLEMENTED("part-kernel-first weight order");
+    bound_work(&op, (int64_t)op.kh * op.kw * (depthwise ? 1 : op.ic));
     weights(&op, depthwise, ofm_ublock);
     scale_records(op.oc);
     read_ifm(&op);
@@ -310,18 +330,13 @@ static void conv(int depthwise, int ofm_ublock)
                     for (int kx = 0; kx < op.kw; kx++) {
                         int ix = x * op.sx + kx * op.dx - op.left;
                         if (ix < 0 || ix >= op.iw) continue;
-                        const int16_t *in = ifm_buf + ((size_t)iy * (size_t)op.iw + (size_t)ix) * (size_t)op.ic;
+                        const int32_t *in = ifm_buf + ((size_t)iy * (size_t)op.iw + (size_t)ix) * (size_t)op.ic;
                         const int16_t *w = ohwi + (((size_t)o * (size_t)op.kh + (size_t)ky) * (size_t)op.kw + (size_t)kx) * (size_t)id;
-                        if (depthwise) {
-                            acc += (int32_t)in[o] * w[0];
-                        } else {
-                            int32_t sum = 0; /* at most 2**15 * 2**9 * ic: widened below for large depths */
-                            for (int i = 0; i < op.ic; i++) {
-                                sum += (int32_t)in[i] * w[i];
-                                if ((i & 1023) == 1023) acc += sum, sum = 0;
-                            }
-                            acc += sum;
-                        }
+                        /* Each product is below 2**17 * 2**9; the sum is 64-bit, as the host's numpy int64. */
+                        if (depthwise)
+                            acc += (int64_t)in[o] * w[0];
+                        else
+                            for (int i = 0; i < op.ic; i++) acc += (int64_t)in[i] * w[i];
                     }
                 }
                 acc += bias[o];
@@ -347,6 +362,7 @@ static void pool(int mode)
     int low, high;
     clamp_range(&op.ofm, &low, &high);
     if (op.ic != op.oc) NOT_IMPLEMENTED("POOL from %d to %d channels", op.ic, op.oc);
+    bound_work(&op, (int64_t)op.kh * op.kw);
     read_ifm(&op);
     for (int y = 0; y < op.oh; y++)
         for (int x = 0; x < op.ow; x++)
@@ -386,7 +402,8 @@ static void dma(void)
     }
     uint32_t n = A(DMA0_LEN);
     const unsigned char *src = region(ends[0], A(DMA0_SRC), n, 0, "reading its source");
-    memmove(region(ends[1], A(DMA0_DST), n, 1, "writing its destination"), src, n);
+    unsigned char *dst = region(ends[1], A(DMA0_DST), n, 1, "writing its destination");
+    if (n) memmove(dst, src, n); /* 0 bytes may name an absent region: memmove takes no null pointer */
 }
 
 /* --- stream.py and machine.py: the driver actions, then each command in order. */

@@ -13,18 +13,24 @@ extern "C" {
 
 /* The buffers' sizes, fixed at compile time (no heap); an operation larger than one stops the run, saying
    which. They sit in the section .bss.zoo_npu_model, which zoo_sections.ld puts in BULK memory (DDR):
-   2 x 512 KiB of weights, 256 KiB of IFM, 256 KiB for the decoder's slice, 26 KiB of channels.
+   2 x 512 KiB of weights, 512 KiB of IFM, 256 KiB for the decoder's slice, 26 KiB of channels.
    Decoded weights of one operation (int16 each; two buffers: the stream's order and OHWI). */
 #ifndef NPU_MODEL_WEIGHT_VALUES
 #define NPU_MODEL_WEIGHT_VALUES 262144
 #endif
-/* The IFM of one operation, read before the OFM is written (int16 each). */
+/* The IFM of one operation, read before the OFM is written (int32 each: a value less a 16-bit zero point). */
 #ifndef NPU_MODEL_IFM_VALUES
 #define NPU_MODEL_IFM_VALUES 131072
 #endif
 /* Output channels of one operation (its bias, scale and shift). */
 #ifndef NPU_MODEL_CHANNELS
 #define NPU_MODEL_CHANNELS 2048
+#endif
+
+/* Multiply-accumulates of one operation (one per OFM element and kernel tap): a bound on the time a crafted
+   stream can hold the firmware (2**28 of a MAX pool took 2.1 s on an x86_64 core at -O2; QEMU is slower). */
+#ifndef NPU_MODEL_WORK_LIMIT
+#define NPU_MODEL_WORK_LIMIT (INT64_C(1) << 28)
 #endif
 
 #define NPU_MODEL_BUFFER __attribute__((section(".bss.zoo_npu_model")))
@@ -37,8 +43,9 @@ enum { NPU_MODEL_COMPUTED = 0, NPU_MODEL_NOT_IMPLEMENTED = 1, NPU_MODEL_STREAM_E
 int npu_model_run(const unsigned char *cmd_data, size_t cmd_size, unsigned char *const base[3], const size_t size[3],
                   int *ops, char *why, size_t why_size);
 
-/* Vela's weight-stream decoder: the number of values written to `out`, -1 for a malformed stream,
-   -2 for one larger than `out_cap`; `why` says what. */
+/* Vela's weight-stream decoder: the number of values written to `out`, -1 for a malformed stream, -2 for one it
+   does not model (larger than `out_cap`, or with a field the format reserves that Vela's decoder takes); `why`
+   says what. */
 int npu_mlw_decode(const uint8_t *in, int in_size, int16_t *out, int out_cap, char *why, size_t why_size);
 
 #ifdef __cplusplus

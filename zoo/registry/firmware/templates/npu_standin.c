@@ -68,32 +68,70 @@ static uint32_t fnv1a(const unsigned char *p, size_t n)
     return h;
 }
 
-/* The block of `name` in the stream at `s`, or NULL. */
-static const unsigned char *block(const unsigned char *s, const char *name)
+/* Where the block after the one at byte `at` of the .pte starts: its header and `size` bytes of data, padded to
+   16. 0 if that block's header and data do not lie inside the first `limit` bytes. In uint32_t, as on the 32-bit
+   target, each step checked: rounding a size near 2**32 up to 16 wrapped to a step of 0, and the walk never ended. */
+static uint32_t block_after(uint32_t at, uint32_t size, uint32_t limit)
 {
-    const unsigned char *end = pte_base + pte_size;
-    for (const unsigned char *b = s; b + BLOCK_HEADER <= end; b += BLOCK_HEADER + ((rd32(b + 16) + 15u) & ~15u)) {
-        if (strncmp((const char *)b, name, 16) == 0) return b;
+    if (at > limit || limit - at < BLOCK_HEADER || size > limit - at - BLOCK_HEADER) return 0;
+    uint32_t end = at + BLOCK_HEADER + size, pad = (16u - size % 16u) % 16u;
+    return pad <= limit - end ? end + pad : limit;
+}
+
+/* The block of `name` in the stream at byte `at` of the .pte, its data inside the .pte (`*size` bytes), or NULL. */
+static const unsigned char *block(uint32_t at, const char *name, uint32_t *size)
+{
+    uint32_t limit = pte_size > UINT32_MAX ? UINT32_MAX : (uint32_t)pte_size;
+    while (at <= limit && limit - at >= BLOCK_HEADER) {
+        const unsigned char *b = pte_base + at;
+        uint32_t n = rd32(b + 16), next = block_after(at, n, limit);
+        if (!next) break; /* its data runs past the .pte */
+        if (strncmp((const char *)b, name, 16) == 0) {
+            *size = n;
+            return b;
+        }
         if (strncmp((const char *)b, "vela_end_stream", 16) == 0) break;
+        at = next;
     }
     return NULL;
 }
 
-static void print_ios(const char *kind, const unsigned char *b, const unsigned char *scratch, uint32_t scratch_size)
+/* elem_size times the six dimensions of an I/O record, saturated above 2**32 - 1. */
+static uint64_t io_bytes(const unsigned char *io)
 {
-    int count = b ? (int)rd32(b + BLOCK_HEADER) : 0;
+    uint64_t bytes = rd32(io + 24);
+    for (int d = 0; d < 6; d++) {
+        bytes *= rd32(io + 4u * (unsigned)d); /* both below 2**32 + 1: no overflow */
+        if (bytes > UINT32_MAX) bytes = (uint64_t)UINT32_MAX + 1u;
+    }
+    return bytes;
+}
+
+/* The inputs or outputs block `b` of `size` bytes: a count, then that many 36-byte records (shape[6], elem_size,
+   offset, region), each checked to lie in the scratch. A count the block cannot hold is a failed check. */
+static void print_ios(const char *kind, const unsigned char *b, uint32_t size, const unsigned char *scratch,
+                      uint32_t scratch_size)
+{
+    uint32_t count = b && size >= 4 ? rd32(b + BLOCK_HEADER) : 0;
+    int fits = !b || (size >= 4 && count <= (size - 4u) / 36u);
+    uint32_t bad = 0; /* each a failed check, recorded after this line (a record inside it broke its JSON) */
     printf("npu_standin {\"call\":%d,\"%s\":[", calls, kind);
-    for (int i = 0; i < count; i++) {
-        const unsigned char *io = b + BLOCK_HEADER + 4 + 36u * (unsigned)i; /* shape[6], elem_size, offset, region */
-        uint32_t bytes = rd32(io + 24);
-        for (int d = 0; d < 6; d++) bytes *= rd32(io + 4u * (unsigned)d);
+    for (uint32_t i = 0; fits && i < count; i++) {
+        const unsigned char *io = b + BLOCK_HEADER + 4 + 36u * i;
+        uint64_t bytes = io_bytes(io);
         uint32_t offset = rd32(io + 28), region = rd32(io + 32);
         int ok = region == 1 && offset <= scratch_size && bytes <= scratch_size - offset;
-        printf("%s{\"offset\":%" PRIu32 ",\"bytes\":%" PRIu32 ",\"region\":%" PRIu32 ",\"in_scratch\":%d,\"fnv1a\":\"%08" PRIx32 "\"}",
-               i ? "," : "", offset, bytes, region, ok, ok ? fnv1a(scratch + offset, bytes) : 0u);
-        check(ok, kind);
+        printf("%s{\"offset\":%" PRIu32 ",\"bytes\":%llu,\"region\":%" PRIu32 ",\"in_scratch\":%d,\"fnv1a\":\"%08" PRIx32 "\"}",
+               i ? "," : "", offset, (unsigned long long)bytes, region, ok, ok ? fnv1a(scratch + offset, (size_t)bytes) : 0u);
+        bad += !ok;
     }
     printf("]}\n");
+    for (; bad; bad--) check(0, kind);
+    if (!fits) {
+        failures++;
+        printf("npu_standin {\"call\":%d,\"check_failed\":\"%s\",\"count\":%" PRIu32 ",\"block_bytes\":%" PRIu32 "}\n",
+               calls, kind, count, size);
+    }
 }
 
 /* `text` as the inside of a JSON string. */
@@ -141,21 +179,23 @@ int ethosu_invoke_v3(struct ethosu_driver *drv, const void *custom_data_ptr, con
     check(inside(cmd, (size_t)custom_data_size, pte_base, pte_size), "command stream inside the .pte");
     /* The stream this command stream belongs to: its vela_bin_stream header, 16-aligned, before it. */
     const unsigned char *stream = NULL;
-    for (const unsigned char *p = cmd - BLOCK_HEADER; pte_base && p >= pte_base; p -= 16)
-        if (strncmp((const char *)p, "vela_bin_stream", 16) == 0) { stream = p; break; }
+    size_t at = inside(cmd, (size_t)custom_data_size, pte_base, pte_size) ? (size_t)(cmd - pte_base) : 0;
+    for (size_t back = BLOCK_HEADER; !stream && pte_size <= UINT32_MAX && back <= at; back += 16)
+        if (strncmp((const char *)pte_base + at - back, "vela_bin_stream", 16) == 0) stream = pte_base + at - back;
     check(stream != NULL, "vela_bin_stream found");
     if (!stream) {
         not_computed++;
         return 0;
     }
-    const unsigned char *c = block(stream, "cmd_data"), *w = block(stream, "weight_data");
-    const unsigned char *s = block(stream, "scratch_size");
-    uint32_t scratch_size = s ? rd32(s + BLOCK_HEADER) : 0;
+    uint32_t from = (uint32_t)(stream - pte_base), c_size = 0, w_size = 0, s_size = 0, in_size = 0, out_size = 0;
+    const unsigned char *c = block(from, "cmd_data", &c_size), *w = block(from, "weight_data", &w_size);
+    const unsigned char *s = block(from, "scratch_size", &s_size);
+    uint32_t scratch_size = s && s_size >= 4 ? rd32(s + BLOCK_HEADER) : 0;
     const unsigned char *scratch = (const unsigned char *)(uintptr_t)base_addr[1];
     const unsigned char *weights = (const unsigned char *)(uintptr_t)base_addr[0];
-    check(c && cmd == c + BLOCK_HEADER && (uint32_t)custom_data_size == rd32(c + 16), "command stream = cmd_data block");
-    check(memcmp(cmd, "COP1", 4) == 0, "COP1 magic");
-    check(w && weights == w + BLOCK_HEADER && base_addr_size[0] == rd32(w + 16), "base 0 = weight_data block");
+    check(c && cmd == c + BLOCK_HEADER && (uint32_t)custom_data_size == c_size, "command stream = cmd_data block");
+    check(custom_data_size >= 4 && memcmp(cmd, "COP1", 4) == 0, "COP1 magic"); /* cmd is inside the .pte */
+    check(w && weights == w + BLOCK_HEADER && base_addr_size[0] == w_size, "base 0 = weight_data block");
     check(inside(weights, base_addr_size[0], pte_base, pte_size), "weights inside the .pte");
     check(inside(scratch, base_addr_size[1], temp_base, temp_size), "scratch inside the temp pool");
     check(base_addr_size[1] >= scratch_size, "scratch at least the payload's scratch_size");
@@ -171,10 +211,15 @@ int ethosu_invoke_v3(struct ethosu_driver *drv, const void *custom_data_ptr, con
            (unsigned long)base_addr[0], base_addr_size[0], (unsigned)(weights - pte_base),
            (unsigned long)base_addr[1], base_addr_size[1], (unsigned)(scratch - temp_base), scratch_size,
            (unsigned long)base_addr[2], base_addr_size[2], (uintptr_t)pte_base, pte_size, (uintptr_t)temp_base, temp_size);
-    print_ios("inputs", block(stream, "inputs"), scratch, scratch_size);
+    /* The I/O is hashed only where the scratch the backend handed over holds it, whatever the payload claims. */
+    uint32_t readable = !inside(scratch, base_addr_size[1], temp_base, temp_size) ? 0
+                        : base_addr_size[1] < scratch_size ? (uint32_t)base_addr_size[1] : scratch_size;
+    const unsigned char *inputs = block(from, "inputs", &in_size);
+    print_ios("inputs", inputs, in_size, scratch, readable);
     int computed = run_model(cmd, (size_t)custom_data_size, base_addr, base_addr_size, scratch_size,
                              failures != failures_before);
-    print_ios("outputs", block(stream, "outputs"), scratch, scratch_size); /* as the model left them */
+    const unsigned char *outputs = block(from, "outputs", &out_size);
+    print_ios("outputs", outputs, out_size, scratch, readable); /* as the model left them */
     not_computed += !computed;
     printf("npu_standin {\"call\":%d,\"result\":0,\"computed\":%s,\"failures\":%d}\n", calls,
            computed ? "true" : "false", failures);
