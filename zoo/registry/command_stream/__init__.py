@@ -42,7 +42,7 @@ def run(payload: VelaPayload, inputs: list[bytes], *, fast_scratch: int = 0,
     if len(inputs) != len(payload.inputs):
         raise StreamError(f"the program takes {len(payload.inputs)} input(s), {len(inputs)} given")
     memory = Memory({0: payload.data.get("weight_data", b""), SCRATCH: bytes(payload.scratch_size),
-                     FAST_SCRATCH: bytes(fast_scratch), SHRAM: bytes(program.config.shram_kib * 1024)},
+                     FAST_SCRATCH: bytes(fast_scratch), SHRAM: bytes(program.config.shram_kib * 1024 // program.config.cores)},
                     writers=writers)
     for i, (given, info) in enumerate(zip(inputs, payload.inputs, strict=True)):
         size = info.elements * info.element_size
