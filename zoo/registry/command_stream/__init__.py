@@ -8,6 +8,7 @@ A command or mode it does not model stops the run with ``not implemented: ...``.
 
 from __future__ import annotations
 
+from zoo.registry.command_stream import limits
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.machine import execute
 from zoo.registry.command_stream.memory import SHRAM, Memory, Writers
@@ -41,8 +42,10 @@ def run(payload: VelaPayload, inputs: list[bytes], *, fast_scratch: int = 0,
         raise NotInterpreted("weight data stored as named data")
     if len(inputs) != len(payload.inputs):
         raise StreamError(f"the program takes {len(payload.inputs)} input(s), {len(inputs)} given")
-    memory = Memory({0: payload.data.get("weight_data", b""), SCRATCH: bytes(payload.scratch_size),
-                     FAST_SCRATCH: bytes(fast_scratch), SHRAM: bytes(program.config.shram_kib * 1024 // program.config.cores)},
+    scratch = limits.region_size(payload.scratch_size, "the payload's scratch_size")
+    fast = limits.region_size(fast_scratch, "the fast scratch")
+    memory = Memory({0: payload.data.get("weight_data", b""), SCRATCH: bytes(scratch), FAST_SCRATCH: bytes(fast),
+                     SHRAM: bytes(program.config.shram_kib * 1024 // program.config.cores)},
                     writers=writers)
     for i, (given, info) in enumerate(zip(inputs, payload.inputs, strict=True)):
         size = info.elements * info.element_size

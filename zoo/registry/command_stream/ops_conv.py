@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from zoo.registry.command_stream import limits
 from zoo.registry.command_stream.activation import activation
 from zoo.registry.command_stream.decoder import Decoder
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
@@ -39,7 +40,7 @@ PER_CHANNEL = 0
 
 
 def conv(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *, depthwise: bool = False) -> None:
-    op = block_op(regs, ofm_bits=(8, 32), upscale=(ZEROS,))
+    op = block_op(regs, memory, ofm_bits=(8, 32), upscale=(ZEROS,))
     cores = _cores(regs)
     if op.ofm.precision.scale_mode != PER_CHANNEL:
         raise NotInterpreted(f"{regs.op} with a global OFM scale")
@@ -51,6 +52,7 @@ def conv(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *, 
     if depthwise and op.part_kernel:
         raise NotInterpreted(f"{regs.op} in part-kernel-first weight order")
     weights, records = _constants(regs, memory, op, decoder, ofm_ublock, cores, depthwise=depthwise)
+    limits.macs(oh * ow * oc * op.kernel[0] * op.kernel[1] * (1 if depthwise else ic), regs.op)
     if op.ofm.precision.bits == 32 and ((records.scale != 1).any() or (records.shift != 0).any()):
         raise NotInterpreted(f"{regs.op} into a 32-bit OFM with scales other than 1, shift 0")
     ifm = op.read_ifm(memory, regs.op)
