@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.command_stream.programs import U55_128, cmd0, cmd1, cmd_data
-from zoo.cli.format import _verification_line, verification_lines
+from zoo.cli.format import _verification_line, npu_program_line, verification_lines
 from zoo.registry.checks import Check
 from zoo.registry.npu.memory_fit import fast_scratch
 from zoo.registry.npu.targets import TargetTable
@@ -184,3 +184,20 @@ def test_zoo_report_shows_the_level_and_names_the_stand_in() -> None:
     page = render_html(Report("add", rows))
     assert "<th>NPU program<br><small>on the interpreter, a stand-in for the NPU</small></th>" in page
     assert 'title="Ethos-U85: not implemented' in page
+
+
+def test_a_build_whose_samples_call_no_delegate_is_skipped_never_bit_exact() -> None:
+    """An Ethos-U build in which no delegate ran compared nothing (issue 55): a skip that says why."""
+    level = NpuProgram()
+    for i in range(8):
+        level.start_sample(i)
+    check, record = level.check(), level.record()
+    assert check["skipped"] and check["passed"]
+    assert check["detail"] == ("NPU program (command-stream interpreter, a stand-in for the NPU): skipped, no delegate "
+                               "ran: the samples never called an Ethos-U delegate, so no NPU program was compared; "
+                               "a skipped level does not fail the build")
+    assert (record["outcome"], record["samples"], record["delegate_calls"]) == ("skipped", 0, 0)
+    assert record["skipped"].startswith("no delegate ran")
+    old = {"npu_program": {**record, "outcome": "passed", "samples": 8, "skipped": None}}  # as zoo recorded it before
+    line = npu_program_line(old) or ""
+    assert "bit-exact" not in line and "compared nothing: no delegate call ran" in line

@@ -157,15 +157,25 @@ class NpuProgram:
                                              in_program=j is not None)
                 return
 
+    @property
+    def skip_reason(self) -> str | None:
+        """Why the level checked nothing: what the interpreter does not model, or no delegate call at all
+        (an Ethos-U build whose program never reaches the NPU is not "bit-exact")."""
+        if self.skipped is not None or self.done:
+            return self.skipped
+        if not self.calls:
+            return "no delegate ran: the samples never called an Ethos-U delegate, so no NPU program was compared"
+        return None
+
     def check(self) -> dict[str, Any]:
         """The level as one of the check's entries: a skipped level passes, and says it was skipped."""
         passed = self.difference is None and self.error is None
-        return {"name": NAME, "passed": passed, "skipped": self.skipped is not None, "detail": self.detail()}
+        return {"name": NAME, "passed": passed, "skipped": self.skip_reason is not None, "detail": self.detail()}
 
     def detail(self) -> str:
         head = f"NPU program ({STAND_IN})"
-        if self.skipped is not None:
-            return f"{head}: skipped, {self.skipped}; a skipped level does not fail the build"
+        if (skipped := self.skip_reason) is not None:
+            return f"{head}: skipped, {skipped}; a skipped level does not fail the build"
         if self.difference is not None:
             return (f"{head}: differs from the TOSA reference model at {self.difference.text()}: "
                     "Vela's program does not compute what its TOSA graph does")
@@ -175,15 +185,16 @@ class NpuProgram:
                 f"(the first {self.samples} at most), {self.calls} delegate calls")
 
     def record(self) -> dict[str, Any]:
-        outcome = "skipped" if self.skipped is not None else "passed" if self.check()["passed"] else "failed"
+        skipped = self.skip_reason
+        outcome = "skipped" if skipped is not None else "passed" if self.check()["passed"] else "failed"
         return {
             "method": STAND_IN,
             "outcome": outcome,
-            "samples": self.compared_samples,
+            "samples": 0 if skipped is not None else self.compared_samples,
             "max_samples": self.samples,
             "delegate_calls": self.calls,
             "seconds": round(self.seconds, 3),
-            "skipped": self.skipped,
+            "skipped": skipped,
             "error": self.error,
             "first_difference": None if self.difference is None else {
                 "sample": self.difference.sample, "delegate_call": self.difference.call,
