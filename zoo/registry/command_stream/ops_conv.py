@@ -15,6 +15,7 @@ scale records hold scale 1, shift 0 and only they are modelled, and the OFM is n
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
@@ -34,9 +35,29 @@ from zoo.registry.command_stream.weights import (
     scale_records,
 )
 
-__all__ = ["conv"]
+__all__ = ["OpConstants", "conv", "conv_constants"]
 
 PER_CHANNEL = 0
+
+
+@dataclass(frozen=True)
+class OpConstants:
+    """What a CONV or DEPTHWISE reads besides its IFM: its weights and its per-channel scale records."""
+
+    op: str
+    """The operation and its byte offset in the stream, as messages name it."""
+    depthwise: bool
+    weights: np.ndarray[Any, Any]
+    """(O, H, W, I), I = 1 for a depthwise; as the hardware multiplies them (less the weight zero point)."""
+    records: ScaleRecords
+
+
+def conv_constants(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *,
+                   depthwise: bool = False) -> OpConstants:
+    """The op's decoded weight and scale streams, read through its registers as :func:`conv` reads them."""
+    op = block_op(regs, memory, ofm_bits=(8, 32), upscale=(ZEROS,))
+    weights, records = _constants(regs, memory, op, decoder, ofm_ublock, _cores(regs), depthwise=depthwise)
+    return OpConstants(regs.op, depthwise, weights, records)
 
 
 def conv(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *, depthwise: bool = False) -> None:

@@ -12,13 +12,15 @@ from zoo._spec import Dataset, ModelSpec, Sample
 
 # Bump when the check changes what it measures or accepts: recorded results
 # from another version are run again by --verify.
-CHECK_VERSION = "6"
+CHECK_VERSION = "7"
 # 3: declared metrics (ModelSpec.metrics) replace the top-1 of models whose task named "classif".
 # 4: a float comparison that fake-quant fails too, and the lowering no worse, is left to the declared metrics.
 # 5: an int8 output past the noise floor passes when it is no noisier against float than fake-quant (as at 16 bits),
 #    and a float comparison fake-quant fails too is left to the metrics on the same condition.
 # 6: Ethos-U builds add the "NPU program" level (npu_program.py): Vela's program on the command-stream
 #    interpreter, bit for bit against the TOSA reference model; a difference fails the check.
+# 7: the level also compares every convolution's weights, biases and scales in Vela's program with the TOSA
+#    graph's constants (npu_constants.py), and a build whose samples call no delegate is skipped, not passed.
 MAX_SAMPLES = 1000
 
 
