@@ -39,8 +39,11 @@ def test_mnist_records_the_npu_program_as_bit_exact(mnist_io_builds: dict[str, A
     check, record = _level(art), _numerics(art)["npu_program"]
     assert check["passed"] and not check["skipped"]
     assert check["detail"] == (f"{STAND_IN}: bit-exact with the TOSA reference model on 8 samples "
-                               "(the first 8 at most), 8 delegate calls")
+                               "(the first 8 at most), 8 delegate calls; the 106,110 weights, biases and scales of "
+                               f"its {record['constants']['operations']} convolutions equal the TOSA graph's constants")
     assert record["outcome"] == "passed" and record["samples"] == 8 and record["delegate_calls"] == 8
+    # The graph's four convolutions, as Vela stripes them for each target (issue 58, item 3).
+    assert record["constants"]["operations"] >= 4 and record["constants"]["difference"] is None
 
 
 def _weight_byte_flipped(processed: bytes) -> bytes:

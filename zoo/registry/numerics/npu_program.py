@@ -214,12 +214,12 @@ class NpuProgram:
             return f"{head}: could not run Vela's program: {self.error}"
         text = (f"{head}: bit-exact with the TOSA reference model on {self.compared_samples} samples "
                 f"(the first {self.samples} at most), {self.calls} delegate calls")
-        if self.constants is not None:
+        if self.constants is not None and self.constants["operations"]:  # a program without convolutions has none
             text += (f"; the {self.constants['values']:,} weights, biases and scales of its "
                      f"{self.constants['operations']} convolutions equal the TOSA graph's constants")
-            if self.constants["unrelated"]:
-                text += (f" ({len(self.constants['unrelated'])} more, not related to a graph operation, checked "
-                         "by the samples alone)")
+        if self.constants is not None and self.constants["unrelated"]:
+            text += (f"; {len(self.constants['unrelated'])} convolutions not related to a graph operation, checked "
+                     "by the samples alone")
         return text
 
     @property
