@@ -96,12 +96,15 @@ def softmax(shared_cache: Path, boards_config: Path) -> dict[str, Artifact]:
 
 
 def test_softmax_on_u55_is_bit_exact(softmax: dict[str, Artifact]) -> None:
-    """Regor's int8 softmax: scalar and broadcast ELEMENTWISE, 32-bit operands, two LUTs in the SHRAM."""
+    """Regor's int8 softmax: scalar and broadcast ELEMENTWISE, 32-bit operands, two LUTs in the SHRAM; and one
+    CONV of Regor's own, which no convolution of the TOSA graph has (issue 58, item 3: counted, left to the samples)."""
     art = softmax["u55-128"]
     check, record = _level(art), _numerics(art)["npu_program"]
     assert check["passed"] and not check["skipped"]
     assert check["detail"] == (f"{STAND_IN}: bit-exact with the TOSA reference model on 8 samples "
-                               "(the first 8 at most), 8 delegate calls")
+                               "(the first 8 at most), 8 delegate calls; 1 convolution not related to a convolution "
+                               "of the TOSA graph, checked by the samples alone")
+    assert record["constants"]["operations"] == 0 and len(record["constants"]["unrelated"]) == 1
     assert record["outcome"] == "passed" and record["samples"] == 8
 
 

@@ -110,11 +110,12 @@ def _constants(regs: Registers, memory: Memory, op: BlockOp, decoder: Decoder, o
     weights, parts = [], []
     for core in range(cores):
         suffix = str(core) if core else ""
-        what = f"{regs.op}'s weight stream" + (f" for core {core}" if cores > 1 else "")
+        op_name = regs.op + (f" (core {core})" if cores > 1 else "")
+        what = f"{op_name}'s weight stream"
         channels = (oc + cores - 1 - core) // cores
         if not channels:  # Regor writes only the empty lengths
             if regs.values.get(f"WEIGHT{suffix}_LENGTH", 0) or regs.values.get(f"SCALE{suffix}_LENGTH", 0):
-                raise StreamError(f"{what}: core {core} has no OFM channel, yet its stream lengths are not 0")
+                raise StreamError(f"{op_name}: core {core} has no OFM channel, yet its stream lengths are not 0")
             continue
         weight_data = memory.read(regs["WEIGHT_REGION"] & 7, regs.address(f"WEIGHT{suffix}_BASE"),
                                   regs.address(f"WEIGHT{suffix}_LENGTH"), what)
@@ -127,8 +128,8 @@ def _constants(regs: Registers, memory: Memory, op: BlockOp, decoder: Decoder, o
             ifm_bits=op.ifm.precision.bits, decomp_h=8 // op.dilation[0], decomp_w=8 // op.dilation[1],
             ofm_ublock=ofm_ublock,
         )
-        weights.append(conv_weights(weight_data, layout, what, decoder))
-        parts.append(scale_records(scale_data, channels, scales))
+        weights.append(conv_weights(weight_data, layout, op_name, decoder))
+        parts.append(scale_records(scale_data, channels, op_name))
     if len(weights) == 1:
         return weights[0], parts[0]
     merged = np.zeros((oc, *weights[0].shape[1:]), dtype=np.int64)

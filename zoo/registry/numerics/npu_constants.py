@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 __all__ = ["Comparison", "GraphConv", "compare", "graph_convs"]
@@ -44,7 +44,7 @@ class GraphConv:
 class Comparison:
     operations: int = 0
     """Program operations compared with a graph operation."""
-    unrelated: list[str] | None = None
+    unrelated: list[str] = field(default_factory=list)
     """Program operations no graph operation's weights name."""
     values: int = 0
     """Weights, biases and scales compared."""
@@ -93,6 +93,8 @@ def graph_convs(tosa: bytes) -> list[GraphConv]:
                                  if rescale is not None else (np.ones(1, np.int64), np.zeros(1, np.int64)))
         except (KeyError, ValueError):  # a tensor computed at run time, or a type not modelled: not a constant here
             continue
+        if zp.size != 1 and (zp.size == 0 or (zp != zp.reshape(-1)[0]).any()):
+            continue  # per-channel weight zero points are not modelled: the samples alone check this operation
         weights = weights - zp.reshape(-1)[0]
         if op.Op() == Op.DEPTHWISE_CONV2D:
             kh, kw, c, m = weights.shape
@@ -112,35 +114,53 @@ def compare(program: Sequence[Any], graph: Sequence[GraphConv]) -> Comparison:
     for g, conv in enumerate(graph):
         for ch in range(conv.weights.shape[0]):
             index.setdefault((conv.weights.shape[1:], conv.weights[ch].tobytes()), []).append((g, ch))
-    result = Comparison(unrelated=[])
+    result = Comparison()
     for op in program:
         votes: Counter[tuple[int, int]] = Counter()
         for c in range(op.weights.shape[0]):
             for g, ch in index.get((op.weights.shape[1:], op.weights[c].tobytes()), []):
                 votes[(g, ch - c)] += 1
         if not votes:
-            assert result.unrelated is not None
             result.unrelated.append(op.op)
             continue
         (g, offset), _ = votes.most_common(1)[0]
         result.operations += 1
-        result.difference = _first_difference(op, graph[g], offset)
+        result.difference = _first_difference(op, graph, index, g, offset)
         result.values += op.weights.size + 3 * op.weights.shape[0]
         if result.difference is not None:
             break
     return result
 
 
-def _first_difference(op: Any, conv: GraphConv, offset: int) -> str | None:
+def _equal(op: Any, c: int, conv: GraphConv, ch: int) -> bool:
+    """Channel ``c`` of the program's ``op`` holds channel ``ch`` of the graph's ``conv``: bias and scale (its
+    weights are the index's key)."""
+    scale, shift = int(op.records.scale[c]), int(op.records.shift[c])
+    graph_shift = int(conv.shift[ch])
+    return (int(op.records.bias[c]) == int(conv.bias[ch]) and graph_shift >= 0
+            and scale << graph_shift == int(conv.multiplier[ch]) << shift)
+
+
+def _first_difference(op: Any, graph: Sequence[GraphConv], index: dict[tuple[tuple[int, ...], bytes],
+                      list[tuple[int, int]]], g: int, offset: int) -> str | None:
+    """The first channel of ``op`` that no graph channel holds in full. A channel whose weights, bias and scale
+    are some graph channel's passes wherever it sits (a stripe of channels need not be contiguous in the graph);
+    a differing one is explained against the channel the operation's offset names, ``g``'s ``c + offset``."""
     import numpy as np
 
+    conv = graph[g]
     for c in range(op.weights.shape[0]):
+        candidates = index.get((op.weights.shape[1:], op.weights[c].tobytes()), [])
+        if any(_equal(op, c, graph[h], ch) for h, ch in candidates):
+            continue
         ch = c + offset
         where = f"{op.op} (the TOSA graph's {conv.name}, output channel {ch})"
         if not 0 <= ch < conv.weights.shape[0]:
             return f"{where}: the graph operation has {conv.weights.shape[0]} output channels"
         mine, theirs = op.weights[c], conv.weights[ch]
-        if mine.shape != theirs.shape or not np.array_equal(mine, theirs):
+        if mine.shape != theirs.shape:
+            return f"{where}: the kernel is {list(mine.shape)} in the program, {list(theirs.shape)} in the graph"
+        if not np.array_equal(mine, theirs):
             at = tuple(int(i) for i in np.argwhere(mine != theirs)[0])
             return (f"{where}: weight {list(at)} (kernel y, x, input channel) is {int(mine[at])} in the program, "
                     f"{int(theirs[at])} in the graph")

@@ -181,7 +181,7 @@ class NpuProgram:
         total = self.constants or {"operations": 0, "values": 0, "unrelated": [], "difference": None}
         total["operations"] += found.operations
         total["values"] += found.values
-        total["unrelated"] += found.unrelated or []
+        total["unrelated"] += found.unrelated
         total["difference"] = found.difference
         self.constants = total
 
@@ -217,9 +217,9 @@ class NpuProgram:
         if self.constants is not None and self.constants["operations"]:  # a program without convolutions has none
             text += (f"; the {self.constants['values']:,} weights, biases and scales of its "
                      f"{self.constants['operations']} convolutions equal the TOSA graph's constants")
-        if self.constants is not None and self.constants["unrelated"]:
-            text += (f"; {len(self.constants['unrelated'])} convolutions not related to a graph operation, checked "
-                     "by the samples alone")
+        if self.constants is not None and (unrelated := len(self.constants["unrelated"])):
+            text += (f"; {unrelated} convolution{'s' if unrelated > 1 else ''} not related to a convolution of the "
+                     "TOSA graph, checked by the samples alone")
         return text
 
     @property
