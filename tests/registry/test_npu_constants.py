@@ -57,3 +57,17 @@ def test_an_operation_no_graph_channel_names_is_counted_not_failed() -> None:
                       ScaleRecords(np.zeros(2, np.int64), np.ones(2, np.int64), np.zeros(2, np.int64)))
     result = compare([own, _op(slice(0, 12))], GRAPH)
     assert (result.operations, result.unrelated, result.difference) == (1, ["CONV at byte 0x200"], None)
+
+
+def test_a_32_bit_ofm_holds_the_identity_scale_not_the_rescale() -> None:
+    """Regor leaves the rescale of a convolution's int32 result to a later operation (ops-mix's MAXIMUM): the
+    op's records hold 1 / 2^0, which is what it must hold; the graph's RESCALE there would be a difference."""
+    ones = ScaleRecords(BIAS[:4].copy(), np.ones(4, np.int64), np.zeros(4, np.int64))
+    wide = OpConstants("CONV at byte 0x180", False, WEIGHTS[:4].copy(), ones, ofm_bits=32)
+    assert compare([wide], GRAPH).difference is None
+    narrow = OpConstants("CONV at byte 0x180", False, WEIGHTS[:4].copy(), ones, ofm_bits=8)
+    assert (compare([narrow], GRAPH).difference or "").endswith(
+        f"the scale is 1 / 2^0 in the program, the RESCALE's {MULTIPLIER[0]} / 2^40 in the graph")
+    wide.records.scale[1] = 2
+    assert (compare([wide], GRAPH).difference or "").endswith(
+        "output channel 1): the scale is 2 / 2^0 in the program, 1 / 2^0 of a 32-bit OFM")

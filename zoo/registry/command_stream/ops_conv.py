@@ -50,6 +50,8 @@ class OpConstants:
     weights: np.ndarray[Any, Any]
     """(O, H, W, I), I = 1 for a depthwise; as the hardware multiplies them (less the weight zero point)."""
     records: ScaleRecords
+    ofm_bits: int = 8
+    """32: the op writes its accumulators, scale 1 and shift 0 (:func:`conv` refuses others), the rescale elsewhere."""
 
 
 def conv_constants(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *,
@@ -57,7 +59,7 @@ def conv_constants(regs: Registers, memory: Memory, ofm_ublock: int, decoder: De
     """The op's decoded weight and scale streams, read through its registers as :func:`conv` reads them."""
     op = block_op(regs, memory, ofm_bits=(8, 32), upscale=(ZEROS,))
     weights, records = _constants(regs, memory, op, decoder, ofm_ublock, _cores(regs), depthwise=depthwise)
-    return OpConstants(regs.op, depthwise, weights, records)
+    return OpConstants(regs.op, depthwise, weights, records, op.ofm.precision.bits)
 
 
 def conv(regs: Registers, memory: Memory, ofm_ublock: int, decoder: Decoder, *, depthwise: bool = False) -> None:

@@ -132,13 +132,24 @@ def compare(program: Sequence[Any], graph: Sequence[GraphConv]) -> Comparison:
     return result
 
 
+def _scale(op: Any, conv: GraphConv, ch: int) -> tuple[int, int, str]:
+    """The scale the program's ``op`` must hold for graph channel ``ch``: the RESCALE's, or 1 / 2^0 where the op
+    writes a 32-bit OFM (Regor leaves the rescale of such a result to a later operation: ops-mix's MAXIMUM)."""
+    if op.ofm_bits == 32:
+        return 1, 0, "1 / 2^0 of a 32-bit OFM"
+    multiplier, shift = int(conv.multiplier[ch]), int(conv.shift[ch])
+    return multiplier, shift, f"the RESCALE's {multiplier} / 2^{shift} in the graph"
+
+
+def _scale_equal(op: Any, c: int, conv: GraphConv, ch: int) -> bool:
+    multiplier, graph_shift, _ = _scale(op, conv, ch)
+    return graph_shift >= 0 and int(op.records.scale[c]) << graph_shift == multiplier << int(op.records.shift[c])
+
+
 def _equal(op: Any, c: int, conv: GraphConv, ch: int) -> bool:
     """Channel ``c`` of the program's ``op`` holds channel ``ch`` of the graph's ``conv``: bias and scale (its
     weights are the index's key)."""
-    scale, shift = int(op.records.scale[c]), int(op.records.shift[c])
-    graph_shift = int(conv.shift[ch])
-    return (int(op.records.bias[c]) == int(conv.bias[ch]) and graph_shift >= 0
-            and scale << graph_shift == int(conv.multiplier[ch]) << shift)
+    return int(op.records.bias[c]) == int(conv.bias[ch]) and _scale_equal(op, c, conv, ch)
 
 
 def _first_difference(op: Any, graph: Sequence[GraphConv], index: dict[tuple[tuple[int, ...], bytes],
@@ -167,9 +178,7 @@ def _first_difference(op: Any, graph: Sequence[GraphConv], index: dict[tuple[tup
         bias = int(op.records.bias[c])
         if bias != int(conv.bias[ch]):
             return f"{where}: the bias is {bias} in the program, {int(conv.bias[ch])} in the graph"
-        scale, shift = int(op.records.scale[c]), int(op.records.shift[c])
-        multiplier, graph_shift = int(conv.multiplier[ch]), int(conv.shift[ch])
-        if graph_shift < 0 or scale << graph_shift != multiplier << shift:
-            return (f"{where}: the scale is {scale} / 2^{shift} in the program, the RESCALE's "
-                    f"{multiplier} / 2^{graph_shift} in the graph")
+        if not _scale_equal(op, c, conv, ch):
+            return (f"{where}: the scale is {int(op.records.scale[c])} / 2^{int(op.records.shift[c])} in the "
+                    f"program, {_scale(op, conv, ch)[2]}")
     return None
