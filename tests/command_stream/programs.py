@@ -11,6 +11,7 @@ OPCODE0 = {name: code for code, name in CMD0.items()}
 OPCODE1 = {name: code for code, name in CMD1.items()}
 NHWC, NHCWB16 = 0, 1
 U55_128 = 0x00001807  # config_r of mnist's u55-128 program: U55, 2**7 MACs, 24 KiB SHRAM
+U65_512 = 0x10006009  # a u65-512 program's: U65, 2**9 MACs (two cores of 256), 96 KiB SHRAM (48 KiB each)
 
 
 def cmd0(name: str, value: int = 0) -> list[int]:

@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 
 from tests.command_stream.programs import U55_128, cmd0, cmd1, cmd_data
-from zoo.cli.format import _verification_line, verification_lines
+from zoo.cli.format import _verification_line, npu_program_line, verification_lines
 from zoo.registry.checks import Check
 from zoo.registry.npu.memory_fit import fast_scratch
 from zoo.registry.npu.targets import TargetTable
@@ -184,3 +184,42 @@ def test_zoo_report_shows_the_level_and_names_the_stand_in() -> None:
     page = render_html(Report("add", rows))
     assert "<th>NPU program<br><small>on the interpreter, a stand-in for the NPU</small></th>" in page
     assert 'title="Ethos-U85: not implemented' in page
+
+
+def test_a_build_whose_samples_call_no_delegate_is_skipped_never_bit_exact() -> None:
+    """An Ethos-U build in which no delegate ran compared nothing (issue 55): a skip that says why."""
+    level = NpuProgram()
+    for i in range(8):
+        level.start_sample(i)
+    check, record = level.check(), level.record()
+    assert check["skipped"] and check["passed"]
+    assert check["detail"] == ("NPU program (command-stream interpreter, a stand-in for the NPU): skipped, no delegate "
+                               "ran: the samples never called an Ethos-U delegate, so no NPU program was compared; "
+                               "a skipped level does not fail the build")
+    assert (record["outcome"], record["samples"], record["delegate_calls"]) == ("skipped", 0, 0)
+    assert record["skipped"].startswith("no delegate ran")
+    old = {"npu_program": {**record, "outcome": "passed", "samples": 8, "skipped": None}}  # as zoo recorded it before
+    line = npu_program_line(old) or ""
+    assert "bit-exact" not in line and "compared nothing: no delegate call ran" in line
+
+
+def test_zoo_report_all_shows_the_level_in_its_own_column() -> None:
+    """Issue 58, item 3: the catalogue's table has the level's column where a build recorded it."""
+    from zoo.cli.catalogue_render import render_catalogue_text
+    from zoo.registry.report import ReportRow
+    from zoo.registry.report.catalogue import Catalogue, Cell
+
+    fields = {f: None for f in ("model_version", "accelerator", "system_config", "memory_mode",
+                                "sram_budget_bytes", "weights", "pte_bytes", "inference_time_ms",
+                                "inferences_per_second", "sram_bytes", "dram_bytes", "on_chip_flash_bytes",
+                                "off_chip_flash_bytes", "npu_ops", "cpu_ops", "partitions", "built_at")}
+    passed = _run(NpuProgram(), _processed(COPY), samples=8).record()
+    cells = {("add", "-", t): Cell("add", "-", t, ReportRow(model="add", target=t, key=t * 4, extra_flags=(),
+                                                            npu_program=level, **fields))
+             for t, level in (("u55-128", passed), ("portable", None))}
+    text = render_catalogue_text(Catalogue([("add", "-")], ["u55-128", "portable"], cells))
+    header, _, first, second = text.splitlines()[:4]
+    assert "NPU program" in header
+    assert "bit-exact (8 samples)" in first and "bit-exact" not in second
+    plain = render_catalogue_text(Catalogue([("add", "-")], ["portable"], {k: v for k, v in cells.items() if k[2] == "portable"}))
+    assert "NPU program" not in plain

@@ -64,11 +64,14 @@ def counts(catalogue: Catalogue) -> str:
 
 
 def render_catalogue_text(catalogue: Catalogue) -> str:
-    """One line per cell and per failed build; a ``best precision`` column where a cell was built at several."""
+    """One line per cell and per failed build; a ``best precision`` column where a cell was built at several,
+    and the NPU-program level's where a build recorded it (``--verify`` on an Ethos-U55/U65)."""
     best = {id(c): best_precision(c) for c in catalogue.ordered()}
     judged = any(text != "-" for text in best.values())
+    interpreted = any(c.row is not None and c.row.npu_program for c in catalogue.ordered())
     headers = ["task", "model", "weights", "target", "variant", "result", "est. time", "operators", "SRAM", "flash",
-               "CPU operators", "metric", *(["best precision"] if judged else [])]
+               "CPU operators", "metric", *(["NPU program"] if interpreted else []),
+               *(["best precision"] if judged else [])]
     body = []
     for cell in catalogue.ordered():  # grouped by task
         where = [catalogue.task(cell.model), cell.model, cell.weights, cell.target]
@@ -76,10 +79,10 @@ def render_catalogue_text(catalogue: Catalogue) -> str:
             r = cell.row
             body.append([*where, row_variant(r), "built", duration(r.inference_time_ms), operators(r),
                          human_bytes(r.sram_bytes), human_bytes(r.flash_bytes), cpu_ops(r), r.metrics_text,
-                         *([best[id(cell)]] if judged else [])])
+                         *([r.npu_program_text] if interpreted else []), *([best[id(cell)]] if judged else [])])
         for f in catalogue.failed_in(cell.model, cell.weights, cell.target):
             body.append([*where, failure_variant(f), f"FAILED at {f.where}", "-", "-", "-", "-", "-", "-",
-                         *(["-"] if judged else [])])
+                         *(["-"] if interpreted else []), *(["-"] if judged else [])])
     return render(headers, body, width=10**6) + f"\n\n{counts(catalogue)}. {NOTE}"
 
 

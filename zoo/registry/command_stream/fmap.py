@@ -18,6 +18,7 @@ from typing import Any
 
 import numpy as np
 
+from zoo.registry.command_stream import limits
 from zoo.registry.command_stream.errors import NotInterpreted
 from zoo.registry.command_stream.memory import Memory
 from zoo.registry.command_stream.regfile import Registers
@@ -95,6 +96,7 @@ class FeatureMap:
         return np.broadcast_to(base + y * self.stride_y + inner, (h, w, c))
 
     def _byte_addresses(self, h: int, w: int, c: int) -> np.ndarray[Any, Any]:
+        limits.elements((h, w, c), self.name)
         first = self.addresses(h, w, c)
         elem = self.precision.bits // 8
         return first[..., None] + np.arange(elem, dtype=np.int64)
@@ -106,6 +108,8 @@ class FeatureMap:
 
     def write(self, memory: Memory, values: np.ndarray[Any, Any], what: str) -> None:
         h, w, c = values.shape
+        limits.fits(values.size * self.precision.bits // 8, self.region,
+                    memory.size(self.region, f"{what} writing its {self.name}"), f"{what}'s {self.name}")
         raw = np.ascontiguousarray(values.astype(self.precision.dtype)).view(np.uint8).reshape(h, w, c, -1)
         memory.scatter(self.region, self._byte_addresses(h, w, c), raw, f"{what} writing its {self.name}")
 

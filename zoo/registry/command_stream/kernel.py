@@ -19,6 +19,7 @@ from typing import Any
 
 import numpy as np
 
+from zoo.registry.command_stream import limits
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.fmap import FeatureMap, feature_map, ifm_precision, ofm_precision
 from zoo.registry.command_stream.memory import Memory
@@ -49,8 +50,11 @@ class BlockOp:
     """IFM_UPSCALE: 0 (none), NEAREST or ZEROS."""
 
     def read_ifm(self, memory: Memory, what: str) -> np.ndarray[Any, Any]:
-        """The IFM the kernel reads (upscaled where IFM_UPSCALE says), less its zero point."""
+        """The IFM the kernel reads (upscaled where IFM_UPSCALE says), less its zero point; first, the
+        padded IFM is checked against the interpreter's limit."""
         h, w, c = self.ifm_shape
+        top, left, bottom, right = self.pad
+        limits.elements((h + top + bottom, w + left + right, c), f"{what}'s padded IFM")
         if not self.upscale:
             return self.ifm.read(memory, h, w, c, what) - self.ifm_zero_point
         ifm = self.ifm.read(memory, h // 2, w // 2, c, what) - self.ifm_zero_point
@@ -61,7 +65,7 @@ class BlockOp:
         return zeros
 
 
-def block_op(regs: Registers, ifm_bits: tuple[int, ...] = (8,), ofm_bits: tuple[int, ...] = (8,),
+def block_op(regs: Registers, memory: Memory, ifm_bits: tuple[int, ...] = (8,), ofm_bits: tuple[int, ...] = (8,),
              upscale: tuple[int, ...] = ()) -> BlockOp:
     """The registers every block operation (CONV, DEPTHWISE, POOL) reads, checked for what is modelled:
     by default 8-bit maps alone, and the IFM_UPSCALE modes in ``upscale``."""
@@ -92,8 +96,12 @@ def block_op(regs: Registers, ifm_bits: tuple[int, ...] = (8,), ofm_bits: tuple[
     for name, p, bits in (("IFM", ifm_p, ifm_bits), ("OFM", ofm_p, ofm_bits)):
         if p.bits not in bits:
             raise NotInterpreted(f"{regs.op} with a {p.bits}-bit {name}")
+    ofm = feature_map(regs, "OFM", ofm_p)
+    limits.fits(ofm_shape[0] * ofm_shape[1] * ofm_shape[2] * ofm_p.bits // 8, ofm.region,
+                memory.size(ofm.region, f"{regs.op} writing its OFM"), f"{regs.op}'s OFM")
+    limits.elements(ofm_shape, f"{regs.op}'s OFM")
     return BlockOp(
-        ifm=feature_map(regs, "IFM", ifm_p), ofm=feature_map(regs, "OFM", ofm_p), ofm_shape=ofm_shape,
+        ifm=feature_map(regs, "IFM", ifm_p), ofm=ofm, ofm_shape=ofm_shape,
         ifm_shape=(ifm_h, ifm_w, regs["IFM_DEPTH_M1"] + 1), kernel=kernel, stride=stride, dilation=dilation,
         pad=pad, part_kernel=bool(stride_reg & 4), ifm_zero_point=regs["IFM_ZERO_POINT"],
         ofm_zero_point=regs["OFM_ZERO_POINT"], upscale=regs["IFM_UPSCALE"],

@@ -5,7 +5,7 @@ from __future__ import annotations
 from zoo.registry.command_stream.decoder import Decoder
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.memory import Memory
-from zoo.registry.command_stream.ops_conv import conv
+from zoo.registry.command_stream.ops_conv import OpConstants, conv, conv_constants
 from zoo.registry.command_stream.ops_dma import dma
 from zoo.registry.command_stream.ops_elementwise import elementwise
 from zoo.registry.command_stream.ops_pool import pool
@@ -23,13 +23,14 @@ def _ofm_ublock(program: Program) -> int:
     return 4 if program.config.product == 0 and program.config.macs_per_cycle == 32 else 8
 
 
-def execute(program: Program, memory: Memory) -> int:
-    """Run ``program`` to its NPU_OP_STOP; returns the number of operations run."""
+def execute(program: Program, memory: Memory, constants: list[OpConstants] | None = None) -> int:
+    """Run ``program`` to its NPU_OP_STOP; returns the number of operations run. With ``constants``, only the
+    DMAs run, and each CONV and DEPTHWISE appends its decoded weights and scale records instead of computing."""
     with Decoder() as decoder:
-        return _execute(program, memory, decoder)
+        return _execute(program, memory, decoder, constants)
 
 
-def _execute(program: Program, memory: Memory, decoder: Decoder) -> int:
+def _execute(program: Program, memory: Memory, decoder: Decoder, constants: list[OpConstants] | None) -> int:
     regs = Registers()
     ublock = _ofm_ublock(program)
     ran = 0
@@ -44,6 +45,9 @@ def _execute(program: Program, memory: Memory, decoder: Decoder) -> int:
             continue
         if cmd.name == "NPU_OP_DMA_START":
             dma(regs, memory)
+        elif constants is not None:
+            if cmd.name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE"):
+                constants.append(conv_constants(regs, memory, ublock, decoder, depthwise=cmd.name == "NPU_OP_DEPTHWISE"))
         elif cmd.name == "NPU_OP_CONV":
             if cmd.param:
                 raise NotInterpreted(f"{regs.op} with parameter {cmd.param:#x}")

@@ -64,6 +64,9 @@ class Memory:
             raise StreamError(f"{what} reaches bytes {low:#x}..{high:#x} of {name}, which holds "
                               f"{data.size:#x} bytes{hint}")
 
+    def size(self, region: int, what: str) -> int:
+        return int(self._region(region, what).size)
+
     def gather(self, region: int, addresses: np.ndarray[Any, Any], what: str) -> np.ndarray[Any, Any]:
         """The bytes at ``addresses`` (any shape)."""
         data = self._region(region, what)

@@ -25,6 +25,7 @@ from typing import Any
 
 import numpy as np
 
+from zoo.registry.command_stream import limits
 from zoo.registry.command_stream.activation import activation
 from zoo.registry.command_stream.errors import NotInterpreted
 from zoo.registry.command_stream.kernel import NEAREST, BlockOp, block_op, windows
@@ -43,7 +44,7 @@ def pool(regs: Registers, memory: Memory, mode: int) -> None:
     if mode not in (MAX, AVERAGE, REDUCE_SUM):
         raise NotInterpreted(f"POOL mode {mode}")
     name = NAMES[mode]
-    op = block_op(regs, (8, 32), (8, 32)) if mode == REDUCE_SUM else block_op(regs, upscale=(NEAREST,))
+    op = block_op(regs, memory, (8, 32), (8, 32)) if mode == REDUCE_SUM else block_op(regs, memory, upscale=(NEAREST,))
     scale, shift = regs["OFM_SCALE"], regs.param("OFM_SCALE") & 0x3F
     divided = mode == AVERAGE and any(op.pad)
     if (any(op.pad) and mode == REDUCE_SUM) or (divided and (scale, shift) != (1, 0)):
@@ -65,6 +66,7 @@ def pool(regs: Registers, memory: Memory, mode: int) -> None:
     else:
         if ic != op.ofm_shape[2]:
             raise NotInterpreted(f"POOL {name} from {ic} to {op.ofm_shape[2]} channels")
+        limits.macs(op.ofm_shape[0] * op.ofm_shape[1] * ic * op.kernel[0] * op.kernel[1], regs.op)
         ifm = op.read_ifm(memory, regs.op)
         top, left, bottom, right = op.pad
         if any(op.pad):  # MAX: a padded tap is below every value, so no window's maximum is one; AVERAGE adds 0

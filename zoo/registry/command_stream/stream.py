@@ -43,7 +43,13 @@ class Config:
 
     @property
     def shram_kib(self) -> int:
+        """The SHRAM of every core together (Regor's ``ConfigRegister``: the cores times one core's)."""
         return (self.raw >> 8) & 0xFF
+
+    @property
+    def cores(self) -> int:
+        """2 on the U65-512 (two cores of 256 MACs, each with its own SHRAM), else 1."""
+        return 2 if self.product == 1 and self.macs_per_cycle == 512 else 1
 
     def describe(self) -> str:
         name = PRODUCTS.get(self.product, f"product {self.product}")

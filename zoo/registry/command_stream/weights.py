@@ -17,9 +17,10 @@ from typing import Any
 import numpy as np
 
 from zoo.registry.command_stream.decoder import Decoder
-from zoo.registry.command_stream.errors import StreamError
+from zoo.registry.command_stream.errors import NotInterpreted, StreamError
+from zoo.registry.command_stream.limits import MAX_WEIGHT_CHUNKS
 
-__all__ = ["ScaleRecords", "WeightLayout", "brick_order", "conv_weights", "decode_stream", "scale_records", "weights_ohwi"]
+__all__ = ["ScaleRecords", "WeightLayout", "brick_count", "brick_order", "conv_weights", "decode_stream", "scale_records", "weights_ohwi"]
 
 RECORD = 10
 _KEPT_BYTES = 256 << 20
@@ -113,6 +114,38 @@ def brick_order(layout: WeightLayout) -> np.ndarray[Any, Any]:
     return np.concatenate(chunks).astype(np.int64) if chunks else np.zeros(0, dtype=np.int64)
 
 
+def _parts(total: int, step: int) -> list[tuple[int, int]]:
+    """(size, how many) of the blocks of ``step`` that cover ``total``, the last one clipped."""
+    return [(step, total // step)] + ([(total % step, 1)] if total % step else [])
+
+
+def brick_count(layout: WeightLayout) -> int:
+    """``brick_order(layout).size`` without listing it: blocks of one clipped size take the same count."""
+    iu, ou = layout.ifm_ublock, layout.ofm_ublock
+    ifm_block_depth = 16 if (layout.part_kernel or layout.ifm_bits == 16) else 32
+    if layout.depthwise:
+        ifm_blocks = [(iu, 1)]
+    elif layout.part_kernel:
+        ifm_blocks = _parts(layout.ifm_depth, ifm_block_depth)
+    else:
+        ifm_blocks = [(ifm_block_depth, -(-layout.ifm_depth // ifm_block_depth))]
+    count = 0
+    for clipped_ofm, n_ofm in _parts(layout.ofm_depth, layout.ofm_block_depth):
+        for clipped_ifm, n_ifm in ifm_blocks:
+            for sub_h, n_h in _parts(layout.kernel_h, layout.decomp_h):
+                for sub_w, n_w in _parts(layout.kernel_w, layout.decomp_w):
+                    elems = sub_h * sub_w
+                    if layout.part_kernel:
+                        step = 2 if layout.ifm_bits == 16 else 4
+                        elems = -(-elems // step) * step
+                    elif layout.depthwise:
+                        elems = -(-elems // 4) * 4
+                    outer, inner = (clipped_ifm, 1) if layout.part_kernel else (1, clipped_ifm)
+                    per = -(-outer // iu) * -(-clipped_ofm // ou) * elems * -(-inner // iu) * ou * (1 if layout.depthwise else iu)
+                    count += n_ofm * n_ifm * n_h * n_w * per
+    return count
+
+
 def decode_stream(data: bytes, what: str, decoder: Decoder | None = None) -> np.ndarray[Any, Any]:
     """The stream's values, decoded by ``mlw_codec.decode`` (``decoder``'s child, or one of its own);
     a stream it cannot decode is an error naming ``what``."""
@@ -126,15 +159,23 @@ def decode_stream(data: bytes, what: str, decoder: Decoder | None = None) -> np.
 
 
 def weights_ohwi(values: np.ndarray[Any, Any], layout: WeightLayout, what: str) -> np.ndarray[Any, Any]:
-    """Scatter a decoded stream into (O, H, W, I) (I = 1 for depthwise); every position once, every pad zero."""
-    order = brick_order(layout)
-    if values.size != order.size:
+    """Scatter a decoded stream into (O, H, W, I) (I = 1 for depthwise); every position once, every pad zero.
+    The counts come first: the brick order of a huge kernel takes minutes to list."""
+    i_depth = 1 if layout.depthwise else layout.ifm_depth
+    count = brick_count(layout)
+    if values.size != count:
         raise StreamError(f"{what}: the weight stream decodes to {values.size} values, the op's shape and block "
-                          f"depth {layout.ofm_block_depth} take {order.size}")
+                          f"depth {layout.ofm_block_depth} take {count}")
+    ifm_block = 16 if (layout.part_kernel or layout.ifm_bits == 16) else 32
+    chunks = (-(-layout.ofm_depth // layout.ofm_block_depth) * (1 if layout.depthwise else -(-i_depth // ifm_block))
+              * -(-layout.kernel_h // layout.decomp_h) * -(-layout.kernel_w // layout.decomp_w))
+    if chunks > MAX_WEIGHT_CHUNKS:
+        raise NotInterpreted(f"{what}: a brick order of {chunks:,} blocks and sub-kernels, more than the "
+                             f"interpreter's limit of {MAX_WEIGHT_CHUNKS:,}")
+    order = brick_order(layout)
     pads = order < 0
     if values[pads].any():
         raise StreamError(f"{what}: the weight stream has a nonzero value in a padding slot")
-    i_depth = 1 if layout.depthwise else layout.ifm_depth
     flat = np.zeros(layout.ofm_depth * layout.kernel_h * layout.kernel_w * i_depth, dtype=np.int64)
     flat[order[~pads]] = values[~pads]
     return flat.reshape(layout.ofm_depth, layout.kernel_h, layout.kernel_w, i_depth)

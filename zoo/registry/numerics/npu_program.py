@@ -55,11 +55,16 @@ class NpuProgram:
     fast_scratch: Mapping[bytes, int] = field(default_factory=dict)
     """Each payload's (processed bytes') fast-scratch size, region 2: the arena cache of a Dedicated_Sram target."""
     samples: int = SAMPLES
+    graphs: Mapping[bytes, bytes] = field(default_factory=dict)
+    """Each payload's (processed bytes') TOSA graph: where given, the payload's convolution constants are
+    compared with the graph's (``npu_constants.py``), once per payload, whichever samples run."""
     compared_samples: int = 0
     calls: int = 0
     skipped: str | None = None
     error: str | None = None
     difference: Difference | None = None
+    constants: dict[str, Any] | None = None
+    """The constants' comparison over every payload checked: operations, values, unrelated, difference."""
     seconds: float = 0.0
     kept: list[tuple[int, bytes, list[Any], list[Any]]] = field(default_factory=list, repr=False)
     """Each compared call (sample, processed bytes, inputs, reference outputs): a retargeted build runs them again."""
@@ -67,11 +72,13 @@ class NpuProgram:
     _call: int = 0
     _payloads: dict[bytes, Any] = field(default_factory=dict, repr=False)
     _keys: dict[bytes, bytes] = field(default_factory=dict, repr=False)
+    _constants_done: set[bytes] = field(default_factory=set, repr=False)
 
     def rerun(self, payloads: Mapping[bytes, bytes], fast_scratch: Mapping[bytes, int]) -> NpuProgram:
         """The level for the same calls with each payload replaced as ``payloads`` maps it
         (Vela's program for another target of the same TOSA graphs)."""
-        again = NpuProgram(fast_scratch, self.samples)
+        graphs = {payloads[p]: g for p, g in self.graphs.items() if p in payloads}
+        again = NpuProgram(fast_scratch, self.samples, graphs)
         for sample, processed, inputs, outputs in self.kept:
             if sample != again._sample:
                 again.start_sample(sample)
@@ -83,7 +90,8 @@ class NpuProgram:
 
     @property
     def done(self) -> bool:
-        return self.skipped is not None or self.error is not None or self.difference is not None
+        return (self.skipped is not None or self.error is not None or self.difference is not None
+                or (self.constants is not None and self.constants["difference"] is not None))
 
     def start_sample(self, index: int) -> None:
         self._sample, self._call = index, 0
@@ -114,6 +122,9 @@ class NpuProgram:
                     raise PayloadError(f"the delegate holds {len(found)} Vela payloads, not one")
                 self._payloads[processed] = found[0]
             payload = self._payloads[processed]
+            self._check_constants(processed, payload)
+            if self.done:
+                return
             given = [np.ascontiguousarray(a).tobytes() for a in inputs]
             got = run(payload, given, fast_scratch=self.fast_scratch.get(processed, 0))
         except NotInterpreted as e:
@@ -157,34 +168,77 @@ class NpuProgram:
                                              in_program=j is not None)
                 return
 
+    def _check_constants(self, processed: bytes, payload: Any) -> None:
+        """Once per payload with a TOSA graph: its convolutions' constants against the graph's."""
+        if processed not in self.graphs or processed in self._constants_done:
+            return
+        from zoo.registry.command_stream import constants
+        from zoo.registry.numerics.npu_constants import compare, graph_convs
+
+        self._constants_done.add(processed)
+        found = compare(constants(payload, fast_scratch=self.fast_scratch.get(processed, 0)),
+                        graph_convs(self.graphs[processed]))
+        total = self.constants or {"operations": 0, "values": 0, "unrelated": [], "difference": None}
+        total["operations"] += found.operations
+        total["values"] += found.values
+        total["unrelated"] += found.unrelated
+        total["difference"] = found.difference
+        self.constants = total
+
+    @property
+    def skip_reason(self) -> str | None:
+        """Why the level checked nothing: what the interpreter does not model, or no delegate call at all
+        (an Ethos-U build whose program never reaches the NPU is not "bit-exact")."""
+        if self.skipped is not None or self.done:
+            return self.skipped
+        if not self.calls:
+            return "no delegate ran: the samples never called an Ethos-U delegate, so no NPU program was compared"
+        return None
+
     def check(self) -> dict[str, Any]:
         """The level as one of the check's entries: a skipped level passes, and says it was skipped."""
-        passed = self.difference is None and self.error is None
-        return {"name": NAME, "passed": passed, "skipped": self.skipped is not None, "detail": self.detail()}
+        passed = self.difference is None and self.error is None and self._constant_difference is None
+        return {"name": NAME, "passed": passed, "skipped": self.skip_reason is not None, "detail": self.detail()}
 
     def detail(self) -> str:
         head = f"NPU program ({STAND_IN})"
-        if self.skipped is not None:
-            return f"{head}: skipped, {self.skipped}; a skipped level does not fail the build"
+        if (skipped := self.skip_reason) is not None:
+            return f"{head}: skipped, {skipped}; a skipped level does not fail the build"
+        if self._constant_difference is not None:
+            return (f"{head}: a constant differs from the TOSA graph's: {self._constant_difference}: Vela's program "
+                    "does not hold what its TOSA graph does")
         if self.difference is not None:
             return (f"{head}: differs from the TOSA reference model at {self.difference.text()}: "
                     "Vela's program does not compute what its TOSA graph does")
         if self.error is not None:
             return f"{head}: could not run Vela's program: {self.error}"
-        return (f"{head}: bit-exact with the TOSA reference model on {self.compared_samples} samples "
+        text = (f"{head}: bit-exact with the TOSA reference model on {self.compared_samples} samples "
                 f"(the first {self.samples} at most), {self.calls} delegate calls")
+        if self.constants is not None and self.constants["operations"]:  # a program without convolutions has none
+            text += (f"; the {self.constants['values']:,} weights, biases and scales of its "
+                     f"{self.constants['operations']} convolutions equal the TOSA graph's constants")
+        if self.constants is not None and (unrelated := len(self.constants["unrelated"])):
+            text += (f"; {unrelated} convolution{'s' if unrelated > 1 else ''} not related to a convolution of the "
+                     "TOSA graph, checked by the samples alone")
+        return text
+
+    @property
+    def _constant_difference(self) -> str | None:
+        return None if self.constants is None else self.constants["difference"]
 
     def record(self) -> dict[str, Any]:
-        outcome = "skipped" if self.skipped is not None else "passed" if self.check()["passed"] else "failed"
+        skipped = self.skip_reason
+        outcome = "skipped" if skipped is not None else "passed" if self.check()["passed"] else "failed"
         return {
             "method": STAND_IN,
             "outcome": outcome,
-            "samples": self.compared_samples,
+            "samples": 0 if skipped is not None else self.compared_samples,
             "max_samples": self.samples,
             "delegate_calls": self.calls,
             "seconds": round(self.seconds, 3),
-            "skipped": self.skipped,
+            "skipped": skipped,
             "error": self.error,
+            "constants": self.constants,
             "first_difference": None if self.difference is None else {
                 "sample": self.difference.sample, "delegate_call": self.difference.call,
                 "output": self.difference.output, "element": self.difference.element,

@@ -232,7 +232,7 @@ def check_ethosu(
         _input_scales(edge_program) if io is None else [p.scale for p in io.inputs] or None
     )
     to_program = program_input or (lambda s: s)
-    npu = NpuProgram(fast_scratch or {})
+    npu = NpuProgram(fast_scratch or {}, graphs=graphs)
     reference = _Reference(graphs, npu)
     vs_fq: list[compare.Versus] = []
     vs_float: list[compare.Versus] = []

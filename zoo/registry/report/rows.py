@@ -157,6 +157,8 @@ class ReportRow:
         """``bit-exact (8 samples)``, ``skipped`` or ``FAILED``: the level's outcome on the interpreter; ``-`` where not run."""
         level = self.npu_program or {}
         outcome = level.get("outcome")
+        if outcome == "passed" and not level.get("delegate_calls"):  # a record from before zoo said so
+            return "skipped"
         if outcome == "passed":
             return f"bit-exact ({level.get('samples')} samples)"
         return {"skipped": "skipped", "failed": "FAILED"}.get(str(outcome), "-")

@@ -1,0 +1,73 @@
+"""numerics/npu_constants.py on hand-made constants: how a program operation is related to the graph's, and
+which changes fail (issue 58, item 3). The real programs are in tests/command_stream/test_constants_level.py."""
+
+from __future__ import annotations
+
+import numpy as np
+
+from zoo.registry.command_stream import OpConstants
+from zoo.registry.command_stream.weights import ScaleRecords
+from zoo.registry.numerics.npu_constants import GraphConv, compare
+
+RNG = np.random.default_rng(11)
+WEIGHTS = RNG.integers(-127, 128, size=(12, 3, 3, 4)).astype(np.int64)
+BIAS = RNG.integers(-9000, 9000, size=12).astype(np.int64)
+MULTIPLIER = RNG.integers(1 << 29, 1 << 30, size=12).astype(np.int64) * 2
+SHIFT = np.full(12, 40, dtype=np.int64)
+GRAPH = [GraphConv("CONV2D 'conv' (operator 3)", WEIGHTS, BIAS, MULTIPLIER, SHIFT)]
+
+
+def _op(channels: slice | list[int], name: str = "CONV at byte 0x100") -> OpConstants:
+    """The graph's ``channels`` as a program operation writes them: Regor's scale halved, the shift one less."""
+    return OpConstants(name, False, WEIGHTS[channels].copy(),
+                       ScaleRecords(BIAS[channels].copy(), MULTIPLIER[channels] // 2, SHIFT[channels] - 1))
+
+
+def test_stripes_and_an_exact_rational_scale_are_equal() -> None:
+    result = compare([_op(slice(0, 8)), _op(slice(8, 12), "CONV at byte 0x140")], GRAPH)
+    assert (result.operations, result.unrelated, result.difference) == (2, [], None)
+    assert result.values == 12 * 36 + 3 * 12
+
+
+def test_channels_need_not_be_contiguous() -> None:
+    """A channel passes wherever it sits when its weights, bias and scale are some graph channel's."""
+    assert compare([_op([0, 2, 4, 6])], GRAPH).difference is None
+
+
+def test_a_changed_weight_bias_or_scale_fails_naming_the_channel() -> None:
+    op = _op(slice(4, 12))
+    op.weights[2, 1, 0, 3] += 1
+    assert compare([op], GRAPH).difference == (
+        "CONV at byte 0x100 (the TOSA graph's CONV2D 'conv' (operator 3), output channel 6): weight [1, 0, 3] "
+        f"(kernel y, x, input channel) is {WEIGHTS[6, 1, 0, 3] + 1} in the program, {WEIGHTS[6, 1, 0, 3]} in the graph")
+    op = _op(slice(4, 12))
+    op.records.bias[0] -= 1
+    assert compare([op], GRAPH).difference == (
+        "CONV at byte 0x100 (the TOSA graph's CONV2D 'conv' (operator 3), output channel 4): the bias is "
+        f"{BIAS[4] - 1} in the program, {BIAS[4]} in the graph")
+    op = _op(slice(4, 12))
+    op.records.scale[7] += 1
+    difference = compare([op], GRAPH).difference or ""
+    assert difference.startswith("CONV at byte 0x100 (the TOSA graph's CONV2D 'conv' (operator 3), output channel 11): "
+                                 f"the scale is {MULTIPLIER[11] // 2 + 1} / 2^39 in the program")
+
+
+def test_an_operation_no_graph_channel_names_is_counted_not_failed() -> None:
+    own = OpConstants("CONV at byte 0x200", False, np.ones((2, 1, 1, 4), dtype=np.int64),
+                      ScaleRecords(np.zeros(2, np.int64), np.ones(2, np.int64), np.zeros(2, np.int64)))
+    result = compare([own, _op(slice(0, 12))], GRAPH)
+    assert (result.operations, result.unrelated, result.difference) == (1, ["CONV at byte 0x200"], None)
+
+
+def test_a_32_bit_ofm_holds_the_identity_scale_not_the_rescale() -> None:
+    """Regor leaves the rescale of a convolution's int32 result to a later operation (ops-mix's MAXIMUM): the
+    op's records hold 1 / 2^0, which is what it must hold; the graph's RESCALE there would be a difference."""
+    ones = ScaleRecords(BIAS[:4].copy(), np.ones(4, np.int64), np.zeros(4, np.int64))
+    wide = OpConstants("CONV at byte 0x180", False, WEIGHTS[:4].copy(), ones, ofm_bits=32)
+    assert compare([wide], GRAPH).difference is None
+    narrow = OpConstants("CONV at byte 0x180", False, WEIGHTS[:4].copy(), ones, ofm_bits=8)
+    assert (compare([narrow], GRAPH).difference or "").endswith(
+        f"the scale is 1 / 2^0 in the program, the RESCALE's {MULTIPLIER[0]} / 2^40 in the graph")
+    wide.records.scale[1] = 2
+    assert (compare([wide], GRAPH).difference or "").endswith(
+        "output channel 1): the scale is 2 / 2^0 in the program, 1 / 2^0 of a 32-bit OFM")
