@@ -9,13 +9,11 @@ from zoo_sensors.series_models import SPEAKER_ID
 
 from zoo import Zoo
 
-from .conftest import sensors_registry
-
 pytestmark = pytest.mark.compile
 
 
-def test_speaker_id_lowers_whole_and_its_int8_top1_is_within_its_declared_drop() -> None:
-    artifact = Zoo(registry=sensors_registry()).fetch(SPEAKER_ID.name, "u55-128", verify=True)
+def test_speaker_id_lowers_whole_and_its_int8_top1_is_within_its_declared_drop(sensors_zoo: Zoo) -> None:
+    artifact = sensors_zoo.fetch(SPEAKER_ID.name, "u55-128", verify=True)
     manifest = artifact.manifest.to_json()
     n = (artifact.manifest.verification or {})["numerics"]
     assert n["passed"] and n["method"] == "tosa_reference_model"
