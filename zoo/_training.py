@@ -30,6 +30,7 @@ __all__ = [
     "classifier_accuracy",
     "pin_numerics",
     "save_weights",
+    "train_autoencoder",
     "train_classifier",
     "train_shipped_weights",
 ]
@@ -46,8 +47,8 @@ def pin_numerics() -> None:
 
 @dataclass(frozen=True)
 class TrainingRecipe:
-    """How `train_classifier` trains: AdamW (torch's, but for its square root) with a cosine
-    schedule over ``epochs``, cross-entropy, batches of ``batch`` in an order drawn from ``seed``,
+    """How `train_classifier` (and `train_autoencoder`) trains: AdamW (torch's, but for its square
+    root) with a cosine schedule over ``epochs``, cross-entropy (mean squared error), batches of ``batch`` in an order drawn from ``seed``,
     and the network built from ``seed``. (Not a quantization `zoo.Recipe`.)"""
 
     epochs: int
@@ -86,22 +87,39 @@ def train_classifier(new_network: Callable[[int], Any], inputs: Any, labels: Any
 
     if len(inputs) != len(labels):
         raise SpecError(f"{where}: {len(inputs)} inputs but {len(labels)} labels; give one label per input")
+    return _reproducibly(new_network, inputs, labels, recipe, torch.nn.CrossEntropyLoss(), where)
+
+
+def train_autoencoder(new_network: Callable[[int], Any], inputs: Any, recipe: TrainingRecipe,
+                      *, where: str = "training") -> Any:
+    """Train ``new_network(recipe.seed)`` to reconstruct ``inputs`` (one tensor, samples along the
+    first axis; the network's output has the input's shape), by mean squared error, and return
+    it in eval mode: `train_classifier`'s recipe, numerics and guarantees, for an autoencoder
+    trained on normal data only."""
+    import torch
+
+    return _reproducibly(new_network, inputs, inputs, recipe, torch.nn.MSELoss(), where)
+
+
+def _reproducibly(new_network: Callable[[int], Any], inputs: Any, targets: Any, recipe: TrainingRecipe,
+                  loss_fn: Any, where: str) -> Any:
+    import torch
+
     deterministic = torch.are_deterministic_algorithms_enabled()
     with reproducible.numerics(torch, where), torch.random.fork_rng(devices=[]):
         torch.manual_seed(recipe.seed)
         torch.use_deterministic_algorithms(True)
         try:
-            return _train(new_network(recipe.seed).train(), inputs, labels, recipe).eval()
+            return _train(new_network(recipe.seed).train(), inputs, targets, recipe, loss_fn).eval()
         finally:
             torch.use_deterministic_algorithms(deterministic)
 
 
-def _train(model: Any, inputs: Any, labels: Any, recipe: TrainingRecipe) -> Any:
+def _train(model: Any, inputs: Any, labels: Any, recipe: TrainingRecipe, loss_fn: Any) -> Any:
     import torch
 
     optimiser = _adamw_class()(model.parameters(), lr=recipe.learning_rate, weight_decay=recipe.weight_decay)
     schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimiser, T_max=recipe.epochs)
-    loss_fn = torch.nn.CrossEntropyLoss()
     shuffle = torch.Generator().manual_seed(recipe.seed)
     for _ in range(recipe.epochs):
         order = torch.randperm(inputs.shape[0], generator=shuffle)
