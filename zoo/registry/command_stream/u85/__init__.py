@@ -15,7 +15,7 @@ from zoo.registry.command_stream.memory import SHRAM, Memory, Writers
 from zoo.registry.command_stream.stream import Command, Config, decode_words, split
 from zoo.registry.command_stream.u85.machine import execute
 from zoo.registry.command_stream.u85.ops_block import Accelerator
-from zoo.registry.command_stream.u85.regs import CMD0, CMD1
+from zoo.registry.command_stream.u85.regs import CMD0, CMD1, bits
 from zoo.registry.command_stream.u85.stage import LUT_RAM
 from zoo.registry.pte.vela_payload import VelaPayload
 
@@ -33,7 +33,7 @@ def is_u85(payload: VelaPayload) -> bool:
 
 def accelerator(config: Config) -> Accelerator:
     """The MACs (bits 0-3, log2) and weight decoders (bits 12-13, log2) of a U85 ``config_r``."""
-    return Accelerator(1 << (config.raw & 0xF), 1 << ((config.raw >> 12) & 3))
+    return Accelerator(1 << bits("config.macs", config.raw), 1 << bits("config.num_wd", config.raw))
 
 
 def commands(cmd_data: bytes) -> tuple[Config, list[Command]]:

@@ -16,22 +16,25 @@ from zoo.registry.command_stream.u85.maps import Chains
 from zoo.registry.command_stream.u85.ops_block import Accelerator, conv, pool
 from zoo.registry.command_stream.u85.ops_elementwise import elementwise
 from zoo.registry.command_stream.u85.regfile import U85Registers
+from zoo.registry.command_stream.u85.regs import bits
 
 __all__ = ["execute"]
 
 _NO_EFFECT = {"NPU_OP_DMA_WAIT", "NPU_OP_KERNEL_WAIT", "NPU_OP_PMU_MASK"}
-INTERNAL = 1 << 8
 
 
 def _dma(regs: U85Registers, memory: Memory) -> None:
     ends = []
     for end in ("SRC", "DST"):
         value = regs[f"DMA0_{end}_REGION"]
-        if value & ~(0x7 | INTERNAL):
+        if bits("dma.stride_mode", value) or bits("dma.idx_mode", value):
             raise NotInterpreted(f"{regs.op} with DMA0_{end}_REGION {value:#x} (2-D or 3-D strides, or an index)")
-        if value & INTERNAL and end == "SRC":
+        if value & ~0xF07:
+            raise StreamError(f"{regs.op}: NPU_SET_DMA0_{end}_REGION {value:#x} has reserved bits set")
+        internal = bits("dma.region_mode", value)
+        if internal and end == "SRC":
             raise NotInterpreted(f"{regs.op} from the LUT memory")
-        ends.append(SHRAM if value & INTERNAL else value & 7)
+        ends.append(SHRAM if internal else bits("dma.region", value))
     length = regs.address("DMA0_LEN")
     data = memory.read(ends[0], regs.address("DMA0_SRC"), length, f"{regs.op} reading its source")
     memory.write(ends[1], regs.address("DMA0_DST"), data, f"{regs.op} writing its destination")
@@ -61,9 +64,9 @@ def execute(commands: list[Command], memory: Memory, accelerator: Accelerator) -
                     raise NotInterpreted(f"{regs.op} with its weights from IFM2 (MATMUL)")
                 conv(regs, memory, chains, accelerator, decoder, depthwise=cmd.name == "NPU_OP_DEPTHWISE")
             elif cmd.name == "NPU_OP_POOL":
-                pool(regs, memory, chains, cmd.param)
+                pool(regs, memory, chains, bits("pool.mode", cmd.param))
             elif cmd.name == "NPU_OP_ELEMENTWISE":
-                elementwise(regs, memory, chains, cmd.param)
+                elementwise(regs, memory, chains, bits("elementwise.mode", cmd.param))
             else:
                 raise NotInterpreted(f"{cmd.name.removeprefix('NPU_OP_')} ({regs.op})")
             ran += 1

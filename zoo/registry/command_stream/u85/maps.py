@@ -24,6 +24,7 @@ from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.fmap import FeatureMap, Precision, feature_map
 from zoo.registry.command_stream.memory import Memory
 from zoo.registry.command_stream.u85.regfile import U85Registers
+from zoo.registry.command_stream.u85.regs import bits
 
 __all__ = ["CHAINED", "NONE", "TILE2X2", "Chains", "Map", "Reader", "ifm_map", "ofm_map", "reader", "write_ofm"]
 
@@ -52,18 +53,18 @@ class Map:
         return self.precision.dtype
 
 
-def _precision(value: int, bits_lsb: int, what: str) -> tuple[Precision, int]:
-    code = (value >> bits_lsb) & 3
+def _precision(value: int, prefix: str, what: str) -> tuple[Precision, int]:
+    code = bits(f"{prefix}.precision", value)
     if code not in _BITS:
         raise NotInterpreted(f"{what} precision B64")
-    layout = (value >> 6) & 3
+    layout = bits(f"{prefix}.format", value)
     if layout > 1:
         raise StreamError(f"{what} format {layout} is reserved")
-    return Precision(bool(value & 1), _BITS[code], layout, 0, 0), (value >> 14) & 3
+    return Precision(bool(bits(f"{prefix}.type", value)), _BITS[code], layout, 0, 0), bits(f"{prefix}.storage", value)
 
 
 def ifm_map(regs: U85Registers, name: str = "IFM") -> Map:
-    precision, storage = _precision(regs[f"{name}_PRECISION"], 2, name)
+    precision, storage = _precision(regs[f"{name}_PRECISION"], "ifm", name)
     if storage == TILE3X1:
         raise NotInterpreted(f"{regs.op} with its {name} in storage TILE3X1")
     region = regs[f"{name}_REGION"]
@@ -74,15 +75,15 @@ def ifm_map(regs: U85Registers, name: str = "IFM") -> Map:
 def ofm_map(regs: U85Registers) -> tuple[Map, bool]:
     """The OFM, and whether its scale is global (else per channel, from the scale stream)."""
     value = regs["OFM_PRECISION"]
-    precision, storage = _precision(value, 1, "OFM")
-    transpose = (value >> 11) & 7
+    precision, storage = _precision(value, "ofm", "OFM")
+    transpose = bits("ofm.transpose", value)
     if transpose not in _TRANSPOSES:
         raise StreamError(f"{regs.op}: OFM transpose {transpose} is reserved")
     if storage == TILE3X1:
         raise NotInterpreted(f"{regs.op} with its OFM in storage TILE3X1")
     fm = feature_map(regs, "OFM", precision) if storage == TILE2X2 else None
     return Map("OFM", precision, storage, regs["OFM_REGION"] & 7, fm, _TRANSPOSES[transpose],
-               (value >> 9) & 3), bool((value >> 8) & 1)
+               bits("ofm.reverse", value)), bool(bits("ofm.scale_mode", value))
 
 
 def reader(regs: U85Registers, memory: Memory, chains: Chains, m: Map) -> Reader:

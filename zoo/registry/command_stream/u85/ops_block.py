@@ -28,6 +28,7 @@ from zoo.registry.command_stream.memory import Memory
 from zoo.registry.command_stream.u85 import weights as w85
 from zoo.registry.command_stream.u85.maps import Chains, Map, ifm_map, ofm_map, reader, write_ofm
 from zoo.registry.command_stream.u85.regfile import U85Registers
+from zoo.registry.command_stream.u85.regs import bits
 from zoo.registry.command_stream.u85.stage import activation, ofm_scale, stage
 from zoo.registry.command_stream.weights import decode_stream
 
@@ -60,9 +61,9 @@ class _Kernel:
 def _accumulator(regs: U85Registers) -> int:
     """The micro-block's (height, width) code, after checking the accumulator is the one modelled."""
     value = regs["ACC_FORMAT"]
-    if value & 3 or (value >> 4) & 3 or (value >> 6) & 1:
+    if bits("acc.format", value) or bits("acc.input", value) or bits("acc.output", value):
         raise NotInterpreted(f"{regs.op} with ACC_FORMAT {value:#x} (a 48-bit, kept or IFM2 accumulator, or no output)")
-    return (value >> 8) & 7
+    return bits("acc.microblock", value)
 
 
 def _kernel(regs: U85Registers) -> _Kernel:
@@ -71,10 +72,11 @@ def _kernel(regs: U85Registers) -> _Kernel:
     if regs.values.get("IFM_BROADCAST", 0):
         raise NotInterpreted(f"{regs.op} with IFM_BROADCAST {regs['IFM_BROADCAST']:#x}")
     s = regs["KERNEL_STRIDE"]
-    if s & (1 << 5):
+    if bits("kernel.decomposition", s):
         raise NotInterpreted(f"{regs.op} with 4x4 kernel decomposition")
-    stride = (((s >> 1) & 1 | ((s >> 9) & 1) << 1) + 1, ((s & 1) | ((s >> 6) & 1) << 1) + 1)
-    dilation = (((s >> 4) & 1) + 1, ((s >> 3) & 1) + 1)
+    stride = ((bits("kernel.stride_y_lsb", s) | bits("kernel.stride_y_msb", s) << 1) + 1,
+              (bits("kernel.stride_x_lsb", s) | bits("kernel.stride_x_msb", s) << 1) + 1)
+    dilation = (bits("kernel.dilation_y", s) + 1, bits("kernel.dilation_x", s) + 1)
     extent = (regs["KERNEL_HEIGHT_M1"], regs["KERNEL_WIDTH_M1"])
     if extent[0] % dilation[0] or extent[1] % dilation[1]:
         raise StreamError(f"{regs.op}: the kernel's extent {extent[0] + 1}x{extent[1] + 1} does not fit its dilation")
@@ -85,7 +87,7 @@ def _kernel(regs: U85Registers) -> _Kernel:
     if ifm_h < 1 or ifm_w < 1:
         raise StreamError(f"{regs.op}: the padding ({pad}) covers the whole input window")
     return _Kernel(ofm, (ifm_h, ifm_w, regs["IFM_DEPTH_M1"] + 1),
-                   (extent[0] // dilation[0] + 1, extent[1] // dilation[1] + 1), stride, dilation, pad, bool(s & 4))
+                   (extent[0] // dilation[0] + 1, extent[1] // dilation[1] + 1), stride, dilation, pad, bool(bits("kernel.weight_order", s)))
 
 
 def _windows(k: _Kernel, padded: np.ndarray[Any, Any]) -> list[tuple[int, int, np.ndarray[Any, Any]]]:
@@ -106,7 +108,7 @@ def _layout(regs: U85Registers, acc: Accelerator, k: _Kernel, depthwise: bool, i
     fmt = regs["WEIGHT_FORMAT"]
     if fmt & ~0x11:
         raise StreamError(f"{regs.op}: NPU_SET_WEIGHT_FORMAT {fmt:#x} has reserved bits set")
-    sparse = bool(fmt & 0x10)
+    sparse = bool(bits("weights.sparsity", fmt))
     h, w = _MICROBLOCKS.get(_accumulator(regs), (0, 0))
     if not h:
         raise StreamError(f"{regs.op}: ACC_FORMAT micro-block {_accumulator(regs)} is reserved")
@@ -127,7 +129,7 @@ def _layout(regs: U85Registers, acc: Accelerator, k: _Kernel, depthwise: bool, i
 
 
 def _weights(regs: U85Registers, memory: Memory, layout: w85.Layout, decoder: Decoder) -> np.ndarray[Any, Any]:
-    fwd = bool(regs["WEIGHT_FORMAT"] & 1)
+    fwd = bool(bits("weights.format", regs["WEIGHT_FORMAT"]))
     if fwd and layout.traversal == w85.DEPTHWISE:
         raise StreamError(f"{regs.op}: depthwise weights in the FWD format, which Regor never writes")
     orders = w85.brick_order(layout, fwd)

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-__all__ = ["CMD0", "CMD1", "SIGNED", "Field", "field"]
+__all__ = ["CMD0", "CMD1", "FIELDS", "SIGNED", "Field", "bits", "field"]
 
 _CMD0_OPS = {0: "STOP", 1: "IRQ", 2: "CONV", 3: "DEPTHWISE", 5: "POOL", 6: "ELEMENTWISE", 7: "RESIZE",
              16: "DMA_START", 17: "DMA_WAIT", 18: "KERNEL_WAIT", 19: "PMU_MASK"}
@@ -63,7 +63,7 @@ class Field:
         return (value >> self.lsb) & ((1 << self.width) - 1)
 
 
-_FIELDS = {
+FIELDS: dict[str, tuple[str, int, int]] = {
     # IFM_PRECISION and IFM2_PRECISION
     "ifm.type": ("IFM_PRECISION", 0, 1), "ifm.precision": ("IFM_PRECISION", 2, 2),
     "ifm.format": ("IFM_PRECISION", 6, 2), "ifm.storage": ("IFM_PRECISION", 14, 2),
@@ -94,11 +94,20 @@ _FIELDS = {
     "dma.stride_mode": ("DMA0_SRC_REGION", 9, 2), "dma.idx_mode": ("DMA0_SRC_REGION", 11, 1),
     # the 40-bit addresses: the parameter holds bits 32-39
     "address.hi": ("IFM_BASE0", 0, 8),
+    # config_r (not a command): MACs per cycle (log2) and weight decoders (log2)
+    "config.macs": ("CONFIG", 0, 4), "config.num_wd": ("CONFIG", 12, 2),
+    # NPU_OP_POOL and NPU_OP_ELEMENTWISE: the mode in the parameter
+    "pool.mode": ("NPU_OP_POOL", 0, 3), "elementwise.mode": ("NPU_OP_ELEMENTWISE", 0, 6),
 }
 
 
 def field(name: str) -> Field:
     """The named field (``"ofm.transpose"``); the register named is the one the field was read from
     in the register map, and the same layout holds for its twins (IFM2_PRECISION, IFM2_SCALE, ...)."""
-    register, lsb, width = _FIELDS[name]
+    register, lsb, width = FIELDS[name]
     return Field(register, lsb, width)
+
+
+def bits(name: str, value: int) -> int:
+    """The named field of a register's ``value``."""
+    return field(name).of(value)

@@ -24,6 +24,7 @@ from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.memory import SHRAM, Memory
 from zoo.registry.command_stream.output import NATURAL, scaled
 from zoo.registry.command_stream.u85.regfile import U85Registers
+from zoo.registry.command_stream.u85.regs import bits
 
 __all__ = ["LUT_RAM", "activation", "ofm_scale", "stage"]
 
@@ -39,9 +40,9 @@ def ofm_scale(regs: U85Registers, name: str = "OFM_SCALE") -> tuple[int, int, in
     value, param = regs[name], regs.param(name)
     if value >> 31:
         raise StreamError(f"{regs.op}: NPU_SET_{name} has its reserved bit 31 set")
-    if (param >> 6) & 0x1F:
-        raise NotInterpreted(f"{regs.op} with {name} dbl_rnd {(param >> 6) & 0x1F}")
-    return value, param & 0x3F, (param >> 13) & 7
+    if bits("scale.dbl_rnd", param):
+        raise NotInterpreted(f"{regs.op} with {name} dbl_rnd {bits('scale.dbl_rnd', param)}")
+    return value, bits("scale.shift", param), bits("ofm_scale.round", param)
 
 
 def stage(acc: np.ndarray[Any, Any], scale: np.ndarray[Any, Any], shift: np.ndarray[Any, Any], round_mode: int,
@@ -63,7 +64,7 @@ def stage(acc: np.ndarray[Any, Any], scale: np.ndarray[Any, Any], shift: np.ndar
 
 def activation(regs: U85Registers, memory: Memory, dtype: np.dtype[Any]) -> Activation:
     value = regs["ACTIVATION"]
-    function, table, clip_none = value & 0x1F, (value >> 5) & 7, (value >> 12) & 1
+    function, table, clip_none = bits("act.function", value), bits("act.table", value), bits("act.clip_range", value)
     if value & ~0x10FF:
         raise StreamError(f"{regs.op}: NPU_SET_ACTIVATION {value:#x} has reserved bits set")
     info = np.iinfo(dtype)
