@@ -9,9 +9,11 @@ over 8 over its area) and on the IFM block depth, which no register holds: Regor
 fixes it at 16 for part-kernel-first weights, 32 for a 32-bit IFM or a 16-deep micro-block on the
 U85-128 and U85-256 (not sparse), 128 for 2:4 sparse 8-bit weights and 64 otherwise.
 
-POOL MAX takes the largest ``ifm - ifm_zp`` of each window (padding left out), AVERAGE and SUM the
-window's sum; then the output stage with ``OFM_SCALE``. A padded AVERAGE, REDUCE_SUM, MIN and the
-ARGMAX modes are not modelled. Only a reset 32-bit accumulator (``ACC_FORMAT`` I32, input RESET,
+POOL MAX takes the largest ``ifm - ifm_zp`` of each window (padding left out), SUM the window's sum,
+AVERAGE the sum divided by the taps, rounded half up (Regor writes AVERAGE for kernels up to 8x8 with
+``OFM_SCALE`` 1, shift 0, and SUM with the division folded into the scale above: ``GetPoolingMode``);
+then the output stage with ``OFM_SCALE``. A padded AVERAGE or SUM, an AVERAGE with another scale,
+REDUCE_SUM, MIN and the ARGMAX modes are not modelled. Only a reset 32-bit accumulator (``ACC_FORMAT`` I32, input RESET,
 output ENABLE) is modelled, and neither ``IFM_UPSCALE`` nor an IFM broadcast.
 """
 
@@ -203,6 +205,14 @@ def pool(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> None:
     taps = [w for _, _, w in _windows(k, values)]
     total = np.maximum.reduce(taps) if mode == MAX else np.add.reduce(taps)
     scale, shift, round_mode = ofm_scale(regs)
+    count = k.kernel[0] * k.kernel[1]
+    if mode == AVERAGE and count > 1:
+        if (scale, shift) != (1, 0):
+            raise NotInterpreted(f"POOL AVERAGE of {count} taps with OFM_SCALE {scale:#x} shift {shift}")
+        if ((total < 0) & (2 * (total % count) == count)).any():
+            raise NotInterpreted(f"{regs.op}: an AVERAGE of a negative sum exactly between two values "
+                                 "(the hardware's tie direction is not settled)")
+        total = (2 * total + count) // (2 * count)
     out = stage(total, np.asarray(scale), np.asarray(shift), round_mode, regs["OFM_ZERO_POINT"],
                 activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
     write_ofm(memory, chains, ofm, out, regs.op)

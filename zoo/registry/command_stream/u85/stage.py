@@ -4,7 +4,8 @@ then the activation (a clamp, or a table in the LUT memory).
 ``OFM_SCALE``: the shift in parameter bits 0-5, ``dbl_rnd`` in 6-10, the rounding mode in 13-15; the
 scale is the payload's low 31 bits. Of the six rounding modes NATURAL (1: add half, shift
 arithmetically, TOSA's ``apply_scale_32`` without double rounding) and TRUNCATE_TO_LOWER (5: shift
-arithmetically) are modelled; the others stop the run, as does a nonzero ``dbl_rnd``.
+arithmetically) are modelled, and any mode with shift 0 (exact: Regor's copies and transposes, 1x1 pools
+with scale 1, write DOUBLE_SYMMETRIC); the others stop the run, as does a nonzero ``dbl_rnd``.
 
 ``ACTIVATION``: the function in bits 0-4, the table in 5-7, the clip range in bit 12. B16 (0) clamps
 to ``[ACTIVATION_MIN, ACTIVATION_MAX]`` (``MIN`` signed; ``MAX`` unsigned, Regor writes up to 65535)
@@ -51,7 +52,7 @@ def stage(acc: np.ndarray[Any, Any], scale: np.ndarray[Any, Any], shift: np.ndar
     if acc.size and (acc.min() < _INT32[0] or acc.max() > _INT32[1]):
         raise NotInterpreted(f"{what}: a 32-bit accumulator overflows ({int(acc.min())}..{int(acc.max())})")
     scale, shift = np.asarray(scale, dtype=np.int64), np.asarray(shift, dtype=np.int64)
-    if round_mode == U85_NATURAL:
+    if round_mode == U85_NATURAL or not shift.any():  # without a shift every mode is exact
         v = scaled(acc, scale, shift, NATURAL)
     elif round_mode == TRUNCATE_TO_LOWER:
         v = scaled(acc, scale, np.zeros_like(shift), NATURAL) >> shift
