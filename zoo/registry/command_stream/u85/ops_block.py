@@ -13,7 +13,8 @@ POOL MAX takes the largest ``ifm - ifm_zp`` of each window (padding left out), S
 AVERAGE the sum divided by the taps, rounded half up (Regor writes AVERAGE for kernels up to 8x8 with
 ``OFM_SCALE`` 1, shift 0, and SUM with the division folded into the scale above: ``GetPoolingMode``);
 then the output stage with ``OFM_SCALE``. A padded AVERAGE or SUM, an AVERAGE with another scale,
-REDUCE_SUM, MIN and the ARGMAX modes are not modelled. Only a reset 32-bit accumulator (``ACC_FORMAT`` I32, input RESET,
+REDUCE_SUM sums each position's channels into one (a 1x1 kernel, from and into 8- or 32-bit maps:
+Regor's softmax); MIN and the ARGMAX modes are not modelled. Only a reset 32-bit accumulator (``ACC_FORMAT`` I32, input RESET,
 output ENABLE) is modelled, and neither ``IFM_UPSCALE`` nor an IFM broadcast.
 """
 
@@ -39,7 +40,7 @@ __all__ = ["Accelerator", "conv", "pool"]
 _MICROBLOCKS = {0: (1, 1), 1: (1, 2), 2: (1, 4), 3: (2, 2), 4: (2, 4), 5: (4, 4)}
 _STREAMS = ("WEIGHT", "WEIGHT1", "WEIGHT2", "WEIGHT3")
 POOL_MODES = ("MAX", "AVERAGE", "REDUCE_SUM", "SUM", "NONE", "MIN", "ARGMAX_X", "ARGMAX_Y")
-MAX, AVERAGE, SUM = 0, 1, 3
+MAX, AVERAGE, REDUCE_SUM, SUM = 0, 1, 2, 3
 
 
 @dataclass(frozen=True)
@@ -184,6 +185,9 @@ def conv(regs: U85Registers, memory: Memory, chains: Chains, acc: Accelerator, d
 
 
 def pool(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> None:
+    if mode == REDUCE_SUM:
+        _reduce_sum(regs, memory, chains)
+        return
     if mode not in (MAX, AVERAGE, SUM):
         name = POOL_MODES[mode] if mode < len(POOL_MODES) else str(mode)
         raise NotInterpreted(f"POOL {name}")
@@ -215,4 +219,21 @@ def pool(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> None:
         total = (2 * total + count) // (2 * count)
     out = stage(total, np.asarray(scale), np.asarray(shift), round_mode, regs["OFM_ZERO_POINT"],
                 activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
+    write_ofm(memory, chains, ofm, out, regs.op)
+
+
+def _reduce_sum(regs: U85Registers, memory: Memory, chains: Chains) -> None:
+    """Each position's channels summed (less the IFM zero point) into a one-channel OFM, from and into 8- or 32-bit maps."""
+    _accumulator(regs)
+    k = _kernel(regs)
+    ofm, global_scale = ofm_map(regs)
+    if k.kernel != (1, 1) or k.stride != (1, 1) or any(k.pad) or k.ofm_shape[2] != 1 or not global_scale:
+        raise NotInterpreted(f"POOL REDUCE_SUM with kernel {k.kernel}, stride {k.stride}, padding {k.pad} into "
+                             f"{k.ofm_shape[2]} channels (a 1x1 sum into one channel, global scale, is modelled)")
+    ifm, values = _ifm(regs, memory, chains, k)
+    if ifm.precision.bits == 16 or ofm.precision.bits == 16:
+        raise NotInterpreted(f"{regs.op} with 16-bit maps")
+    scale, shift, round_mode = ofm_scale(regs)
+    out = stage(values.sum(axis=2, keepdims=True), np.asarray(scale), np.asarray(shift), round_mode,
+                regs["OFM_ZERO_POINT"], activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
     write_ofm(memory, chains, ofm, out, regs.op)

@@ -1,5 +1,5 @@
-"""U85 NPU_OP_ELEMENTWISE ADD, SUB, MUL, MIN and MAX of 8-bit operands, each a tensor, a chained OFM, a broadcast
-or a scalar.
+"""U85 NPU_OP_ELEMENTWISE ADD, SUB, MUL, MIN and MAX of 8- or 32-bit operands into 8- or 32-bit maps, each
+operand a tensor, a chained OFM, a broadcast or a scalar.
 
 Each operand less its zero point is rescaled by its own register first, ``IFM_SCALE`` and ``IFM2_SCALE``
 (the shift in parameter bits 0-5, ``dbl_rnd`` in 6-10, the rounding in bit 13: DOUBLE_SYMMETRIC 0,
@@ -7,13 +7,13 @@ NATURAL 1; the 31-bit scale in the payload): ``a' = round(a * scale >> shift)``.
 every elementwise operation (``GenerateScalingForElementwise``), for TOSA's int8 ADD the rescales
 ExecuTorch's lowering puts before it: the larger-scale operand times ``2**19``, shift 0, and the other
 rounded NATURAL (mv2 on u85-256). The operation then adds, subtracts, multiplies or takes the smaller or
-larger value, and the output stage applies ``OFM_SCALE`` (``stage.py``). A MUL, MIN or MAX with an
-operand scale other than 1 (shift 0) is not modelled.
+larger value, and the output stage applies ``OFM_SCALE`` (``stage.py``). A MUL, MIN or MAX, or any
+operation on 32-bit operands, with an operand scale other than 1 (shift 0) is not modelled (Regor's
+softmax writes 32-bit SUBs with scale 1).
 
 ``IFM_BROADCAST``/``IFM2_BROADCAST`` (bits 0-3): H 1, W 2, C 4 read the operand at y, x or c = 0;
 SCALAR 8 gives it as ``OP_SCALAR`` (its storage NONE). ``ACC_FORMAT``'s micro-block does not change the
-result; a 48-bit, kept or IFM2 accumulator is not modelled, nor are 16- and 32-bit operands and the
-modes LRELU, ABS, CLZ, SHR, SHL, LSR, DIV, the comparisons and the bitwise ones.
+result; a 48-bit, kept or IFM2 accumulator is not modelled, nor are 16-bit operands and the modes LRELU, ABS, CLZ, SHR, SHL, LSR, DIV, the comparisons and the bitwise ones.
 """
 
 from __future__ import annotations
@@ -88,13 +88,12 @@ def elementwise(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -
         raise StreamError(f"{regs.op}: an elementwise operation with per-channel scales (it has no scale stream)")
     shape = (regs["OFM_HEIGHT_M1"] + 1, regs["OFM_WIDTH_M1"] + 1, regs["OFM_DEPTH_M1"] + 1)
     ifm, ifm2 = ifm_map(regs), ifm_map(regs, "IFM2")
-    for m in (ifm, ifm2):
-        if m.precision.bits != 8:
-            raise NotInterpreted(f"ELEMENTWISE {name} of a {m.precision.bits}-bit {m.name}")
-    if ofm.precision.bits != 8:
-        raise NotInterpreted(f"ELEMENTWISE {name} into a {ofm.precision.bits}-bit OFM")
-    a = _rescaled(regs, _operand(regs, memory, chains, ifm, shape), "IFM_SCALE", name)
-    b = _rescaled(regs, _operand(regs, memory, chains, ifm2, shape), "IFM2_SCALE", name)
+    wide = ifm.precision.bits == 32
+    if ifm.precision.bits != ifm2.precision.bits or ifm.precision.bits == 16 or ofm.precision.bits == 16:
+        raise NotInterpreted(f"ELEMENTWISE {name} of a {ifm.precision.bits}-bit IFM and a {ifm2.precision.bits}-bit "
+                             f"IFM2 into a {ofm.precision.bits}-bit OFM")
+    a = _rescaled(regs, _operand(regs, memory, chains, ifm, shape), "IFM_SCALE", "32-bit " * wide + name)
+    b = _rescaled(regs, _operand(regs, memory, chains, ifm2, shape), "IFM2_SCALE", "32-bit " * wide + name)
     if mode == ADD:
         total = a + b
     elif mode == SUB:
