@@ -4,6 +4,7 @@ orders' bijection onto OHWI, the scale records, and the streams Vela 5.1.0 wrote
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -98,7 +99,7 @@ def test_scale_records_of_both_accumulators() -> None:
         w85.scale_records(acc32[:7] + bytes([0x80, 63, 0]), 1, False, "test")
 
 
-def _stored() -> dict[str, np.ndarray]:
+def _stored() -> dict[str, np.ndarray[Any, Any]]:
     with np.load(DATA) as data:
         return {k: data[k] for k in data.files}
 
