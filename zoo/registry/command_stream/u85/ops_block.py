@@ -20,6 +20,7 @@ output ENABLE) is modelled, and neither ``IFM_UPSCALE`` nor an IFM broadcast.
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from dataclasses import dataclass
 from typing import Any
 
@@ -37,6 +38,9 @@ from zoo.registry.command_stream.weights import decode_stream
 
 __all__ = ["Accelerator", "conv", "pool"]
 
+_KEPT_BYTES = 256 << 20
+_kept: OrderedDict[tuple[tuple[bytes, ...], w85.Layout, bool], np.ndarray[Any, Any]] = OrderedDict()
+"""Each convolution's weights by its streams' bytes and layout, for the next sample (as the U55's ``conv_weights``)."""
 _MICROBLOCKS = {0: (1, 1), 1: (1, 2), 2: (1, 4), 3: (2, 2), 4: (2, 4), 5: (4, 4)}
 _STREAMS = ("WEIGHT", "WEIGHT1", "WEIGHT2", "WEIGHT3")
 POOL_MODES = ("MAX", "AVERAGE", "REDUCE_SUM", "SUM", "NONE", "MIN", "ARGMAX_X", "ARGMAX_Y")
@@ -136,19 +140,26 @@ def _weights(regs: U85Registers, memory: Memory, layout: w85.Layout, decoder: De
     if fwd and layout.traversal == w85.DEPTHWISE:
         raise StreamError(f"{regs.op}: depthwise weights in the FWD format, which Regor never writes")
     orders = w85.brick_order(layout, fwd)
-    region = regs["WEIGHT_REGION"] & 7
-    values = []
-    for k, order in enumerate(orders):
-        name = _STREAMS[k]
-        data = memory.read(region, regs.address(f"{name}_BASE"), regs.address(f"{name}_LENGTH"),
-                           f"{regs.op}'s weight stream {k}")
-        what = f"{regs.op}'s weight stream {k}"
-        values.append(w85.fwd_values(data, order.size, what) if fwd else decode_stream(data, what, decoder))
     for name in _STREAMS[len(orders):]:
         if regs.values.get(f"{name}_LENGTH", 0):
             raise StreamError(f"{regs.op}: NPU_SET_{name}_LENGTH is set, but this op's weights are {len(orders)} stream(s)")
+    region = regs["WEIGHT_REGION"] & 7
+    streams = tuple(memory.read(region, regs.address(f"{name}_BASE"), regs.address(f"{name}_LENGTH"),
+                                f"{regs.op}'s weight stream {k}") for k, name in enumerate(_STREAMS[:len(orders)]))
+    key = (streams, layout, fwd)
+    if (kept := _kept.get(key)) is not None:
+        _kept.move_to_end(key)
+        return kept
+    values = [w85.fwd_values(data, order.size, f"{regs.op}'s weight stream {k}") if fwd
+              else decode_stream(data, f"{regs.op}'s weight stream {k}", decoder)
+              for k, (data, order) in enumerate(zip(streams, orders, strict=True))]
     shape = (layout.ofm_depth, layout.kernel_h, layout.kernel_w, layout.ifm_depth)
-    return w85.scatter(values, orders, shape, regs.op)
+    weights = w85.scatter(values, orders, shape, regs.op)
+    weights.flags.writeable = False
+    _kept[key] = weights
+    while sum(w.nbytes for w in _kept.values()) > _KEPT_BYTES and len(_kept) > 1:
+        _kept.popitem(last=False)
+    return weights
 
 
 def conv(regs: U85Registers, memory: Memory, chains: Chains, acc: Accelerator, decoder: Decoder,
