@@ -66,11 +66,16 @@ class _Kernel:
 
 
 def _accumulator(regs: U85Registers) -> int:
-    """The micro-block's (height, width) code, after checking the accumulator is the one modelled."""
+    """The micro-block's (height, width) code, after checking the accumulator is reset and output."""
     value = regs["ACC_FORMAT"]
-    if bits("acc.format", value) or bits("acc.input", value) or bits("acc.output", value):
-        raise NotInterpreted(f"{regs.op} with ACC_FORMAT {value:#x} (a 48-bit, kept or IFM2 accumulator, or no output)")
+    if bits("acc.format", value) > 1 or bits("acc.input", value) or bits("acc.output", value):
+        raise NotInterpreted(f"{regs.op} with ACC_FORMAT {value:#x} (a kept or IFM2 accumulator, or no output)")
     return bits("acc.microblock", value)
+
+
+def _acc48(regs: U85Registers) -> bool:
+    """``ACC_FORMAT`` I48 (Regor's choice for 16-bit IFMs): scale records with a 48-bit bias and a 15-bit scale."""
+    return bits("acc.format", regs["ACC_FORMAT"]) == 1
 
 
 def _kernel(regs: U85Registers) -> _Kernel:
@@ -169,8 +174,8 @@ def conv(regs: U85Registers, memory: Memory, chains: Chains, acc: Accelerator, d
     if global_scale:
         raise NotInterpreted(f"{regs.op} with a global OFM scale")
     ifm, values = _ifm(regs, memory, chains, k)
-    if ifm.precision.bits != 8 or ofm.precision.bits not in (8, 32):
-        raise NotInterpreted(f"{regs.op} from a {ifm.precision.bits}-bit IFM to a {ofm.precision.bits}-bit OFM")
+    if ifm.precision.bits not in (8, 16) or (ifm.precision.bits == 16) != _acc48(regs):
+        raise NotInterpreted(f"{regs.op} from a {ifm.precision.bits}-bit IFM with ACC_FORMAT {regs['ACC_FORMAT']:#x}")
     oh, ow, oc = k.ofm_shape
     ic = k.ifm_shape[2]
     if depthwise and ic != oc:
@@ -179,7 +184,7 @@ def conv(regs: U85Registers, memory: Memory, chains: Chains, acc: Accelerator, d
     weights = _weights(regs, memory, layout, decoder)
     scale_data = memory.read(regs["SCALE_REGION"] & 7, regs.address("SCALE_BASE"), regs.address("SCALE_LENGTH"),
                              f"{regs.op}'s scale stream")
-    records = w85.scale_records(scale_data, oc, False, regs.op)
+    records = w85.scale_records(scale_data, oc, _acc48(regs), regs.op)
     top, left, bottom, right = k.pad
     padded = np.pad(values, ((top, bottom), (left, right), (0, 0)))
     total = np.zeros((oh, ow, oc), dtype=np.int64)
@@ -191,7 +196,7 @@ def conv(regs: U85Registers, memory: Memory, chains: Chains, acc: Accelerator, d
     total += records.bias
     _, _, round_mode = ofm_scale(regs)
     out = stage(total, records.scale, records.shift, round_mode, regs["OFM_ZERO_POINT"],
-                activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
+                activation(regs, memory, ofm.dtype), ofm.dtype, regs.op, acc_bits=48 if _acc48(regs) else 32)
     write_ofm(memory, chains, ofm, out, regs.op)
 
 
@@ -212,8 +217,9 @@ def pool(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> None:
     if mode != MAX and any(k.pad):
         raise NotInterpreted(f"POOL {POOL_MODES[mode]} with padding {k.pad}")
     ifm, values = _ifm(regs, memory, chains, k)
-    if ifm.precision.bits != 8 or ofm.precision.bits != 8:
-        raise NotInterpreted(f"{regs.op} from a {ifm.precision.bits}-bit IFM to a {ofm.precision.bits}-bit OFM")
+    if ifm.precision.bits == 32 or ofm.precision.bits == 32 or _acc48(regs):
+        raise NotInterpreted(f"{regs.op} from a {ifm.precision.bits}-bit IFM to a {ofm.precision.bits}-bit OFM, "
+                             f"ACC_FORMAT {regs['ACC_FORMAT']:#x}")
     top, left, bottom, right = k.pad
     if any(k.pad):  # a padded tap is below every value: no window's maximum is one
         values = np.pad(values, ((top, bottom), (left, right), (0, 0)), constant_values=np.iinfo(np.int64).min)

@@ -33,7 +33,6 @@ U85_NATURAL, TRUNCATE_TO_LOWER = 1, 5
 ROUND_NAMES = ("DOUBLE_SYMMETRIC", "NATURAL", "DOUBLE_ASYMMETRIC", "SYMMETRIC", "TRUNCATE_TO_ZERO", "TRUNCATE_TO_LOWER")
 LUT_NONE, LUT_U8_U8, LUT_S8_S8 = 0, 1, 4
 LUT_RAM = 2048
-_INT32 = (-(1 << 31), (1 << 31) - 1)
 
 
 def ofm_scale(regs: U85Registers, name: str = "OFM_SCALE") -> tuple[int, int, int]:
@@ -47,10 +46,12 @@ def ofm_scale(regs: U85Registers, name: str = "OFM_SCALE") -> tuple[int, int, in
 
 
 def stage(acc: np.ndarray[Any, Any], scale: np.ndarray[Any, Any], shift: np.ndarray[Any, Any], round_mode: int,
-          zero_point: int, act: Activation, dtype: np.dtype[Any], what: str) -> np.ndarray[Any, Any]:
-    """``acc`` (..., C) int64 to OFM values; ``scale`` and ``shift`` per channel or scalars."""
-    if acc.size and (acc.min() < _INT32[0] or acc.max() > _INT32[1]):
-        raise NotInterpreted(f"{what}: a 32-bit accumulator overflows ({int(acc.min())}..{int(acc.max())})")
+          zero_point: int, act: Activation, dtype: np.dtype[Any], what: str, acc_bits: int = 32) -> np.ndarray[Any, Any]:
+    """``acc`` (..., C) int64 to OFM values; ``scale`` and ``shift`` per channel or scalars; ``acc_bits``
+    the accumulator's width (32, or 48 with ``ACC_FORMAT`` I48), whose saturation is not modelled."""
+    low, high = -(1 << (acc_bits - 1)), (1 << (acc_bits - 1)) - 1
+    if acc.size and (acc.min() < low or acc.max() > high):
+        raise NotInterpreted(f"{what}: a {acc_bits}-bit accumulator overflows ({int(acc.min())}..{int(acc.max())})")
     scale, shift = np.asarray(scale, dtype=np.int64), np.asarray(shift, dtype=np.int64)
     if round_mode == U85_NATURAL or not shift.any():  # without a shift every mode is exact
         v = scaled(acc, scale, shift, NATURAL)
