@@ -16,7 +16,7 @@ then the output stage with ``OFM_SCALE``. A padded AVERAGE or SUM, an AVERAGE wi
 REDUCE_SUM sums each position's channels into one (a 1x1 kernel, from and into 8- or 32-bit maps:
 Regor's softmax); MIN and the ARGMAX modes are not modelled. The accumulator is reset and output
 (``ACC_FORMAT`` input RESET, output ENABLE), 32 bits wide for 8-bit IFMs and 48 for a 16-bit
-convolution (I48: mnist at a16w8 on u85-256 is bit-exact); ``IFM_UPSCALE`` and an IFM broadcast
+CONV (I48: mnist at a16w8 on u85-256 is bit-exact; a 16-bit DEPTHWISE is not modelled); ``IFM_UPSCALE`` and an IFM broadcast
 are not modelled.
 """
 
@@ -180,6 +180,8 @@ def conv(regs: U85Registers, memory: Memory, chains: Chains, acc: Accelerator, d
         raise NotInterpreted(f"{regs.op} from a {ifm.precision.bits}-bit IFM with ACC_FORMAT {regs['ACC_FORMAT']:#x}")
     oh, ow, oc = k.ofm_shape
     ic = k.ifm_shape[2]
+    if depthwise and ifm.precision.bits == 16:
+        raise NotInterpreted(f"{regs.op} of a 16-bit IFM (its weight padding is not settled on a program)")
     if depthwise and ic != oc:
         raise NotInterpreted(f"{regs.op} from {ic} to {oc} channels (a depth multiplier)")
     layout = _layout(regs, acc, k, depthwise, ifm.precision.bits)
