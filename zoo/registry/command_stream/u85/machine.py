@@ -68,6 +68,6 @@ def execute(commands: list[Command], memory: Memory, accelerator: Accelerator) -
             elif cmd.name == "NPU_OP_ELEMENTWISE":
                 elementwise(regs, memory, chains, bits("elementwise.mode", cmd.param))
             else:
-                raise NotInterpreted(f"{cmd.name.removeprefix('NPU_OP_')} ({regs.op})")
+                raise NotInterpreted(regs.op)
             ran += 1
     raise StreamError("the command stream ends without NPU_OP_STOP")
