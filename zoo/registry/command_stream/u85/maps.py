@@ -8,8 +8,9 @@ numbered by the map's ``*_REGION``: the OFM of one operation, kept for an IFM or
 ``NONE`` an IFM given as the scalar ``OP_SCALAR``, or an OFM not written.
 
 The OFM's size registers give its shape before the transpose, its tile and stride registers the
-transposed map's: an element at (y, x, c) goes to the transposed position (``CHW``: (c, y, x)),
-reversed first along H, W or C where ``reverse`` says.
+transposed map's: an element at (y, x, c) goes to the transposed position (``CHW``: (c, y, x);
+settled on mnist's CHW and mv2's WCH). A reversal (``reverse``) is not modelled: no program measured
+has one. A chained map is read whole, in the shape it was written.
 """
 
 from __future__ import annotations
@@ -90,19 +91,19 @@ def reader(regs: U85Registers, memory: Memory, chains: Chains, m: Map) -> Reader
     """A function of (h, w, c) giving the map's first (h, w, c) elements as int64 (a scalar map: OP_SCALAR, signed as the map is)."""
     def read(h: int, w: int, c: int) -> np.ndarray[Any, Any]:
         if m.storage == NONE:
-            bits = m.precision.bits
-            value = regs["OP_SCALAR"] & ((1 << bits) - 1) if bits < 32 else regs["OP_SCALAR"]
-            if m.precision.signed and value >> (bits - 1):
-                value -= 1 << bits
+            width = m.precision.bits
+            value = regs["OP_SCALAR"] & ((1 << width) - 1)
+            if m.precision.signed and value >> (width - 1):
+                value -= 1 << width
             return np.full((h, w, c), value, dtype=np.int64)
         if m.storage == CHAINED:
             held = chains.pop(m.region, None)
             if held is None:
                 raise StreamError(f"{regs.op} reads its {m.name} from chaining buffer {m.region}, which no operation filled")
-            if held.shape[0] < h or held.shape[1] < w or held.shape[2] < c:
-                raise StreamError(f"{regs.op} reads a {h}x{w}x{c} {m.name} from chaining buffer {m.region}, which "
-                                  f"holds {held.shape}")
-            return held[:h, :w, :c]
+            if held.shape != (h, w, c):
+                raise NotInterpreted(f"{regs.op} reading a {h}x{w}x{c} {m.name} from chaining buffer {m.region}, "
+                                     f"which holds {held.shape[0]}x{held.shape[1]}x{held.shape[2]}")
+            return held
         assert m.memory_map is not None
         return m.memory_map.read(memory, h, w, c, regs.op)
     return read
@@ -118,7 +119,7 @@ def write_ofm(memory: Memory, chains: Chains, ofm: Map, values: np.ndarray[Any, 
         chains[ofm.region] = values
         return
     if ofm.reverse:
-        values = np.flip(values, axis=_REVERSE_AXES[ofm.reverse])
+        raise NotInterpreted(f"{what}: an OFM reversed along {'HWC'[_REVERSE_AXES[ofm.reverse]]} (not settled on a program)")
     if ofm.transpose != "HWC":
         values = values.transpose(["HWC".index(a) for a in ofm.transpose])
     assert ofm.memory_map is not None
