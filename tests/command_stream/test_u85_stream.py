@@ -129,3 +129,20 @@ def test_what_is_not_modelled_stops_the_run() -> None:
         changed = words[:at] + what + words[at + len(cut):]
         with pytest.raises(NotInterpreted, match=r"not implemented: (POOL ARGMAX_X|.*OFM rounding DOUBLE_SYMMETRIC)"):
             run(payload(changed, config=U85_256, scratch=0x200, inputs=[inp], outputs=[inp]), [bytes(24)])
+
+
+def test_a_scalar_operand_needs_no_region() -> None:
+    """ELEMENTWISE MUL of the IFM and the scalar OP_SCALAR (IFM2 storage NONE, broadcast SCALAR): Regor never sets
+    IFM2_REGION for it (ops-chanmean on u85-256), so the interpreter must not read it."""
+    shape = (2, 3, 4)
+    ifm = np.arange(-12, 12, dtype=np.int8).reshape(shape)
+    words = _pool(1 | 1 << 8 | 6 << 11, shape)[:-2]  # the pool's registers, without its POOL and STOP
+    words += c0("NPU_SET_IFM2_PRECISION", 1 | 3 << 14) + c0("NPU_SET_IFM_BROADCAST", 0)
+    words += c0("NPU_SET_IFM2_BROADCAST", 8) + c0("NPU_SET_IFM2_ZERO_POINT", 0) + c1("NPU_SET_OP_SCALAR", -3)
+    words += c1("NPU_SET_IFM_SCALE", 1, 1 << 13) + c1("NPU_SET_IFM2_SCALE", 1, 1 << 13)
+    words += c0("NPU_OP_ELEMENTWISE", 0) + c0("NPU_OP_STOP", 0xFFFF)
+    inp = TensorInfo(region=1, offset=0, shape=shape, element_size=1)
+    out = TensorInfo(region=1, offset=0x100, shape=(4, 2, 3), element_size=1)
+    (got,) = run(payload(words, config=U85_256, scratch=0x200, inputs=[inp], outputs=[out]), [ifm.tobytes()])
+    want = np.clip(ifm.astype(np.int64) * -3, -128, 127).transpose(2, 0, 1).reshape(-1)
+    assert np.frombuffer(got, np.int8).tolist() == want.tolist()

@@ -68,9 +68,9 @@ def ifm_map(regs: U85Registers, name: str = "IFM") -> Map:
     precision, storage = _precision(regs[f"{name}_PRECISION"], "ifm", name)
     if storage == TILE3X1:
         raise NotInterpreted(f"{regs.op} with its {name} in storage TILE3X1")
-    region = regs[f"{name}_REGION"]
+    region = 0 if storage == NONE else regs[f"{name}_REGION"] & 7  # a scalar has no region: Regor may never set it
     fm = feature_map(regs, name, precision) if storage == TILE2X2 else None
-    return Map(name, precision, storage, region & 7, fm)
+    return Map(name, precision, storage, region, fm)
 
 
 def ofm_map(regs: U85Registers) -> tuple[Map, bool]:

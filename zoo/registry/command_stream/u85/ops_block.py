@@ -10,9 +10,10 @@ fixes it at 16 for part-kernel-first weights, 32 for a 32-bit IFM or a 16-deep m
 U85-128 and U85-256 (not sparse), 128 for 2:4 sparse 8-bit weights and 64 otherwise.
 
 POOL MAX takes the largest ``ifm - ifm_zp`` of each window (padding left out), SUM the window's sum,
-AVERAGE the sum divided by the taps, rounded half up (Regor writes AVERAGE for kernels up to 8x8 with
+AVERAGE the sum divided by the taps inside the IFM (the padding left out: torch's
+``count_include_pad=False``, where Regor moves both zero points to -128), rounded half up (Regor writes AVERAGE for kernels up to 8x8 with
 ``OFM_SCALE`` 1, shift 0, and SUM with the division folded into the scale above: ``GetPoolingMode``);
-then the output stage with ``OFM_SCALE``. A padded AVERAGE or SUM, an AVERAGE with another scale,
+then the output stage with ``OFM_SCALE``. A padded SUM, an AVERAGE with another scale,
 REDUCE_SUM sums each position's channels into one (a 1x1 kernel, from and into 8- or 32-bit maps:
 Regor's softmax); MIN and the ARGMAX modes are not modelled. The accumulator is reset and output
 (``ACC_FORMAT`` input RESET, output ENABLE), 32 bits wide for 8-bit IFMs and 48 for a 16-bit
@@ -218,22 +219,27 @@ def pool(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> None:
         raise NotInterpreted(f"{regs.op} with per-channel scales")
     if k.dilation != (1, 1) or k.ifm_shape[2] != k.ofm_shape[2]:
         raise NotInterpreted(f"{regs.op} with dilation {k.dilation}, from {k.ifm_shape[2]} to {k.ofm_shape[2]} channels")
-    if mode != MAX and any(k.pad):
-        raise NotInterpreted(f"POOL {POOL_MODES[mode]} with padding {k.pad}")
+    if mode == SUM and any(k.pad):
+        raise NotInterpreted(f"POOL SUM with padding {k.pad}")
     ifm, values = _ifm(regs, memory, chains, k)
     if ifm.precision.bits == 32 or ofm.precision.bits == 32 or _acc48(regs):
         raise NotInterpreted(f"{regs.op} from a {ifm.precision.bits}-bit IFM to a {ofm.precision.bits}-bit OFM, "
                              f"ACC_FORMAT {regs['ACC_FORMAT']:#x}")
     top, left, bottom, right = k.pad
-    if any(k.pad):  # a padded tap is below every value: no window's maximum is one
-        values = np.pad(values, ((top, bottom), (left, right), (0, 0)), constant_values=np.iinfo(np.int64).min)
+    if any(k.pad):  # MAX: a padded tap is below every value, so no window's maximum is one; AVERAGE adds 0
+        low = np.iinfo(np.int64).min if mode == MAX else 0
+        values = np.pad(values, ((top, bottom), (left, right), (0, 0)), constant_values=low)
     taps = [w for _, _, w in _windows(k, values)]
     total = np.maximum.reduce(taps) if mode == MAX else np.add.reduce(taps)
     scale, shift, round_mode = ofm_scale(regs)
-    count = k.kernel[0] * k.kernel[1]
-    if mode == AVERAGE and count > 1:
+    if any(k.pad):  # the taps inside the IFM: the padding is left out of an average too
+        inside = np.pad(np.ones((*k.ifm_shape[:2], 1), dtype=np.int64), ((top, bottom), (left, right), (0, 0)))
+        count: Any = np.add.reduce([w for _, _, w in _windows(k, inside)])
+    else:
+        count = k.kernel[0] * k.kernel[1]
+    if mode == AVERAGE and k.kernel != (1, 1):
         if (scale, shift) != (1, 0):
-            raise NotInterpreted(f"POOL AVERAGE of {count} taps with OFM_SCALE {scale:#x} shift {shift}")
+            raise NotInterpreted(f"POOL AVERAGE of {k.kernel} taps with OFM_SCALE {scale:#x} shift {shift}")
         if ((total < 0) & (2 * (total % count) == count)).any():
             raise NotInterpreted(f"{regs.op}: an AVERAGE of a negative sum exactly between two values "
                                  "(the hardware's tie direction is not settled)")
