@@ -67,7 +67,7 @@ def _operand(regs: U85Registers, memory: Memory, chains: Chains, m: Map, shape: 
 def _rescaled(regs: U85Registers, values: np.ndarray[Any, Any], name: str, mode: str) -> np.ndarray[Any, Any]:
     scale, shift, _ = ofm_scale(regs, name)
     round_mode = bits("ifm_scale.round", regs.param(name))
-    if regs.param(name) & 0x0C00 or regs.param(name) >> 14:
+    if regs.param(name) & 0x1800 or regs.param(name) >> 14:  # bits 11-12 and 14-15
         raise StreamError(f"{regs.op}: NPU_SET_{name} has reserved parameter bits set")
     if (scale, shift) == (1, 0):
         return values
