@@ -111,7 +111,7 @@ class NpuProgram:
         self.kept.append((self._sample, processed, [np.array(a) for a in inputs], [np.array(o) for o in outputs]))
         if self.done:
             return
-        from zoo.registry.command_stream import NotInterpreted, StreamError, Writers, run
+        from zoo.registry.command_stream import NotInterpreted, StreamError, Writers
         from zoo.registry.pte.vela_payload import PayloadError, find_payloads
 
         started = time.perf_counter()
@@ -126,7 +126,7 @@ class NpuProgram:
             if self.done:
                 return
             given = [np.ascontiguousarray(a).tobytes() for a in inputs]
-            got = run(payload, given, fast_scratch=self.fast_scratch.get(processed, 0))
+            got = _runner(payload)(payload, given, fast_scratch=self.fast_scratch.get(processed, 0))
         except NotInterpreted as e:
             self.skipped = _skip_reason(e)
             self.compared_samples = 0
@@ -161,7 +161,7 @@ class NpuProgram:
                 if j is not None:
                     # Once, on the way out: the same run again, learning which command wrote each byte.
                     writers = Writers()
-                    run(payload, given, fast_scratch=self.fast_scratch.get(processed, 0), writers=writers)
+                    _runner(payload)(payload, given, fast_scratch=self.fast_scratch.get(processed, 0), writers=writers)
                     info = payload.outputs[j]
                     written_by = writers.of(info.region, info.offset + i * size)
                 self.difference = Difference(self._sample, call, k, i, int(mine[i]), int(ref[i]), written_by,
@@ -261,6 +261,15 @@ def _match_outputs(program: Sequence[int], graph: Sequence[int]) -> list[int | N
         else:
             matched.append(None)
     return matched if j == len(program) else None
+
+
+def _runner(payload: Any) -> Any:
+    """The interpreter of the payload's NPU (``config_r``'s product): the U85's, or the U55/U65's."""
+    from zoo.registry.command_stream import run
+    from zoo.registry.command_stream.u85 import is_u85
+    from zoo.registry.command_stream.u85 import run as run_u85
+
+    return run_u85 if is_u85(payload) else run
 
 
 def _skip_reason(e: Any) -> str:

@@ -1,0 +1,266 @@
+"""U85 NPU_OP_CONV, NPU_OP_DEPTHWISE and NPU_OP_POOL: the kernel registers, the weights and the arithmetic.
+
+The kernel, padding and IFM extent are read as on the U55 (``kernel.py``: the IFM extent is what the
+OFM, kernel, stride and padding read; ``KERNEL_STRIDE`` keeps its bits). CONV and DEPTHWISE take their
+weights from ``WEIGHT_BASE``..``WEIGHT3_BASE`` in the format ``WEIGHT_FORMAT`` names (bit 0 FWD, bit 4
+2:4 sparse; ``weights.py``) and their per-channel scales from the scale stream; the brick order depends
+on the micro-block (``ACC_FORMAT`` bits 8-10: 1x1, 1x2, 1x4, 2x2, 2x4, 4x4, whose depth is the MACs
+over 8 over its area) and on the IFM block depth, which no register holds: Regor's ``FindBlockConfig``
+fixes it at 16 for part-kernel-first weights, 32 for a 32-bit IFM or a 16-deep micro-block on the
+U85-128 and U85-256 (not sparse), 128 for 2:4 sparse 8-bit weights and 64 otherwise.
+
+POOL MAX takes the largest ``ifm - ifm_zp`` of each window (padding left out), SUM the window's sum,
+AVERAGE the sum divided by the taps inside the IFM (the padding left out: torch's
+``count_include_pad=False``, where Regor moves both zero points to -128), rounded half up (Regor writes AVERAGE for kernels up to 8x8 with
+``OFM_SCALE`` 1, shift 0, and SUM with the division folded into the scale above: ``GetPoolingMode``);
+then the output stage with ``OFM_SCALE``. A padded SUM, an AVERAGE with another scale,
+REDUCE_SUM sums each position's channels into one (a 1x1 kernel, from and into 8- or 32-bit maps:
+Regor's softmax); MIN and the ARGMAX modes are not modelled. The accumulator is reset and output
+(``ACC_FORMAT`` input RESET, output ENABLE), 32 bits wide for 8-bit IFMs and 48 for a 16-bit
+CONV (I48: mnist at a16w8 on u85-256 is bit-exact; a 16-bit DEPTHWISE is not modelled); ``IFM_UPSCALE`` and an IFM broadcast
+are not modelled.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+
+from zoo.registry.command_stream.decoder import Decoder
+from zoo.registry.command_stream.errors import NotInterpreted, StreamError
+from zoo.registry.command_stream.memory import Memory
+from zoo.registry.command_stream.u85 import weights as w85
+from zoo.registry.command_stream.u85.maps import Chains, Map, ifm_map, ofm_map, reader, write_ofm
+from zoo.registry.command_stream.u85.regfile import U85Registers
+from zoo.registry.command_stream.u85.regs import bits
+from zoo.registry.command_stream.u85.stage import activation, ofm_scale, stage
+from zoo.registry.command_stream.weights import decode_stream
+
+__all__ = ["Accelerator", "conv", "pool"]
+
+_KEPT_BYTES = 256 << 20
+_kept: OrderedDict[tuple[tuple[bytes, ...], w85.Layout, bool], np.ndarray[Any, Any]] = OrderedDict()
+"""Each convolution's weights by its streams' bytes and layout, for the next sample (as the U55's ``conv_weights``)."""
+_MICROBLOCKS = {0: (1, 1), 1: (1, 2), 2: (1, 4), 3: (2, 2), 4: (2, 4), 5: (4, 4)}
+_STREAMS = ("WEIGHT", "WEIGHT1", "WEIGHT2", "WEIGHT3")
+POOL_MODES = ("MAX", "AVERAGE", "REDUCE_SUM", "SUM", "NONE", "MIN", "ARGMAX_X", "ARGMAX_Y")
+MAX, AVERAGE, REDUCE_SUM, SUM = 0, 1, 2, 3
+
+
+@dataclass(frozen=True)
+class Accelerator:
+    macs: int
+    cores: int
+    """Weight decoders (``config_r`` bits 12-13): one SWD stream each."""
+
+
+@dataclass(frozen=True)
+class _Kernel:
+    ofm_shape: tuple[int, int, int]
+    ifm_shape: tuple[int, int, int]
+    kernel: tuple[int, int]
+    stride: tuple[int, int]
+    dilation: tuple[int, int]
+    pad: tuple[int, int, int, int]
+    part_kernel: bool
+
+
+def _accumulator(regs: U85Registers) -> int:
+    """The micro-block's (height, width) code, after checking the accumulator is reset and output."""
+    value = regs["ACC_FORMAT"]
+    if bits("acc.format", value) > 1 or bits("acc.input", value) or bits("acc.output", value):
+        raise NotInterpreted(f"{regs.op} with ACC_FORMAT {value:#x} (a kept or IFM2 accumulator, or no output)")
+    return bits("acc.microblock", value)
+
+
+def _acc48(regs: U85Registers) -> bool:
+    """``ACC_FORMAT`` I48 (Regor's choice for 16-bit IFMs): scale records with a 48-bit bias and a 15-bit scale."""
+    return bits("acc.format", regs["ACC_FORMAT"]) == 1
+
+
+def _kernel(regs: U85Registers) -> _Kernel:
+    if regs["IFM_UPSCALE"]:
+        raise NotInterpreted(f"{regs.op} with IFM_UPSCALE {regs['IFM_UPSCALE']}")
+    if regs.values.get("IFM_BROADCAST", 0):
+        raise NotInterpreted(f"{regs.op} with IFM_BROADCAST {regs['IFM_BROADCAST']:#x}")
+    s = regs["KERNEL_STRIDE"]
+    if bits("kernel.decomposition", s):
+        raise NotInterpreted(f"{regs.op} with 4x4 kernel decomposition")
+    stride = ((bits("kernel.stride_y_lsb", s) | bits("kernel.stride_y_msb", s) << 1) + 1,
+              (bits("kernel.stride_x_lsb", s) | bits("kernel.stride_x_msb", s) << 1) + 1)
+    dilation = (bits("kernel.dilation_y", s) + 1, bits("kernel.dilation_x", s) + 1)
+    extent = (regs["KERNEL_HEIGHT_M1"], regs["KERNEL_WIDTH_M1"])
+    if extent[0] % dilation[0] or extent[1] % dilation[1]:
+        raise StreamError(f"{regs.op}: the kernel's extent {extent[0] + 1}x{extent[1] + 1} does not fit its dilation")
+    pad = (regs["IFM_PAD_TOP"], regs["IFM_PAD_LEFT"], regs["IFM_PAD_BOTTOM"], regs["IFM_PAD_RIGHT"])
+    ofm = (regs["OFM_HEIGHT_M1"] + 1, regs["OFM_WIDTH_M1"] + 1, regs["OFM_DEPTH_M1"] + 1)
+    ifm_h = (ofm[0] - 1) * stride[0] + extent[0] + 1 - pad[0] - pad[2]
+    ifm_w = (ofm[1] - 1) * stride[1] + extent[1] + 1 - pad[1] - pad[3]
+    if ifm_h < 1 or ifm_w < 1:
+        raise StreamError(f"{regs.op}: the padding ({pad}) covers the whole input window")
+    return _Kernel(ofm, (ifm_h, ifm_w, regs["IFM_DEPTH_M1"] + 1),
+                   (extent[0] // dilation[0] + 1, extent[1] // dilation[1] + 1), stride, dilation, pad, bool(bits("kernel.weight_order", s)))
+
+
+def _windows(k: _Kernel, padded: np.ndarray[Any, Any]) -> list[tuple[int, int, np.ndarray[Any, Any]]]:
+    oh, ow, _ = k.ofm_shape
+    (sy, sx), (dy, dx) = k.stride, k.dilation
+    return [(ky, kx, padded[ky * dy:ky * dy + (oh - 1) * sy + 1:sy, kx * dx:kx * dx + (ow - 1) * sx + 1:sx, :])
+            for ky in range(k.kernel[0]) for kx in range(k.kernel[1])]
+
+
+def _ifm(regs: U85Registers, memory: Memory, chains: Chains, k: _Kernel) -> tuple[Map, np.ndarray[Any, Any]]:
+    ifm = ifm_map(regs)
+    if ifm.storage not in (0, 2):
+        raise NotInterpreted(f"{regs.op} with a scalar IFM")
+    return ifm, reader(regs, memory, chains, ifm)(*k.ifm_shape) - regs["IFM_ZERO_POINT"]
+
+
+def _layout(regs: U85Registers, acc: Accelerator, k: _Kernel, depthwise: bool, ifm_bits: int) -> w85.Layout:
+    fmt = regs["WEIGHT_FORMAT"]
+    if fmt & ~0x11:
+        raise StreamError(f"{regs.op}: NPU_SET_WEIGHT_FORMAT {fmt:#x} has reserved bits set")
+    sparse = bool(bits("weights.sparsity", fmt))
+    h, w = _MICROBLOCKS.get(_accumulator(regs), (0, 0))
+    if not h:
+        raise StreamError(f"{regs.op}: ACC_FORMAT micro-block {_accumulator(regs)} is reserved")
+    ublock_depth = acc.macs // 8 // (h * w)
+    traversal = w85.DEPTHWISE if depthwise else w85.PART_KERNEL if k.part_kernel else w85.DEPTH_FIRST
+    if traversal == w85.PART_KERNEL:
+        ifm_block = 16
+    elif ifm_bits == 32 or (acc.macs in (128, 256) and ublock_depth == 16 and not sparse):
+        ifm_block = 32
+    elif sparse and ifm_bits == 8:
+        ifm_block = 128
+    else:
+        ifm_block = 64
+    oc = k.ofm_shape[2]
+    return w85.Layout(oc, k.kernel[0], k.kernel[1], 1 if depthwise else k.ifm_shape[2],
+                      min(regs["OFM_BLK_DEPTH_M1"] + 1, oc), ifm_block, ublock_depth, traversal, ifm_bits, k.stride,
+                      k.dilation, sparse, acc.cores, acc.macs)
+
+
+def _weights(regs: U85Registers, memory: Memory, layout: w85.Layout, decoder: Decoder) -> np.ndarray[Any, Any]:
+    fwd = bool(bits("weights.format", regs["WEIGHT_FORMAT"]))
+    if fwd and layout.traversal == w85.DEPTHWISE:
+        raise StreamError(f"{regs.op}: depthwise weights in the FWD format, which Regor never writes")
+    orders = w85.brick_order(layout, fwd)
+    for name in _STREAMS[len(orders):]:
+        if regs.values.get(f"{name}_LENGTH", 0):
+            raise StreamError(f"{regs.op}: NPU_SET_{name}_LENGTH is set, but this op's weights are {len(orders)} stream(s)")
+    region = regs["WEIGHT_REGION"] & 7
+    streams = tuple(memory.read(region, regs.address(f"{name}_BASE"), regs.address(f"{name}_LENGTH"),
+                                f"{regs.op}'s weight stream {k}") for k, name in enumerate(_STREAMS[:len(orders)]))
+    key = (streams, layout, fwd)
+    if (kept := _kept.get(key)) is not None:
+        _kept.move_to_end(key)
+        return kept
+    values = [w85.fwd_values(data, order.size, f"{regs.op}'s weight stream {k}") if fwd
+              else decode_stream(data, f"{regs.op}'s weight stream {k}", decoder)
+              for k, (data, order) in enumerate(zip(streams, orders, strict=True))]
+    shape = (layout.ofm_depth, layout.kernel_h, layout.kernel_w, layout.ifm_depth)
+    weights = w85.scatter(values, orders, shape, regs.op)
+    weights.flags.writeable = False
+    _kept[key] = weights
+    while sum(w.nbytes for w in _kept.values()) > _KEPT_BYTES and len(_kept) > 1:
+        _kept.popitem(last=False)
+    return weights
+
+
+def conv(regs: U85Registers, memory: Memory, chains: Chains, acc: Accelerator, decoder: Decoder,
+         *, depthwise: bool = False) -> None:
+    k = _kernel(regs)
+    ofm, global_scale = ofm_map(regs)
+    if global_scale:
+        raise NotInterpreted(f"{regs.op} with a global OFM scale")
+    ifm, values = _ifm(regs, memory, chains, k)
+    if ifm.precision.bits not in (8, 16) or (ifm.precision.bits == 16) != _acc48(regs):
+        raise NotInterpreted(f"{regs.op} from a {ifm.precision.bits}-bit IFM with ACC_FORMAT {regs['ACC_FORMAT']:#x}")
+    oh, ow, oc = k.ofm_shape
+    ic = k.ifm_shape[2]
+    if depthwise and ifm.precision.bits == 16:
+        raise NotInterpreted(f"{regs.op} of a 16-bit IFM (its weight padding is not settled on a program)")
+    if depthwise and ic != oc:
+        raise NotInterpreted(f"{regs.op} from {ic} to {oc} channels (a depth multiplier)")
+    layout = _layout(regs, acc, k, depthwise, ifm.precision.bits)
+    weights = _weights(regs, memory, layout, decoder)
+    scale_data = memory.read(regs["SCALE_REGION"] & 7, regs.address("SCALE_BASE"), regs.address("SCALE_LENGTH"),
+                             f"{regs.op}'s scale stream")
+    records = w85.scale_records(scale_data, oc, _acc48(regs), regs.op)
+    top, left, bottom, right = k.pad
+    padded = np.pad(values, ((top, bottom), (left, right), (0, 0)))
+    total = np.zeros((oh, ow, oc), dtype=np.int64)
+    for ky, kx, window in _windows(k, padded):
+        if depthwise:
+            total += window * weights[:, ky, kx, 0]
+        else:
+            total += window.reshape(oh * ow, ic).dot(weights[:, ky, kx, :].T).reshape(oh, ow, oc)
+    total += records.bias
+    _, _, round_mode = ofm_scale(regs)
+    out = stage(total, records.scale, records.shift, round_mode, regs["OFM_ZERO_POINT"],
+                activation(regs, memory, ofm.dtype), ofm.dtype, regs.op, acc_bits=48 if _acc48(regs) else 32)
+    write_ofm(memory, chains, ofm, out, regs.op)
+
+
+def pool(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> None:
+    if mode == REDUCE_SUM:
+        _reduce_sum(regs, memory, chains)
+        return
+    if mode not in (MAX, AVERAGE, SUM):
+        name = POOL_MODES[mode] if mode < len(POOL_MODES) else str(mode)
+        raise NotInterpreted(f"POOL {name}")
+    _accumulator(regs)
+    k = _kernel(regs)
+    ofm, global_scale = ofm_map(regs)
+    if not global_scale:
+        raise NotInterpreted(f"{regs.op} with per-channel scales")
+    if k.dilation != (1, 1) or k.ifm_shape[2] != k.ofm_shape[2]:
+        raise NotInterpreted(f"{regs.op} with dilation {k.dilation}, from {k.ifm_shape[2]} to {k.ofm_shape[2]} channels")
+    if mode == SUM and any(k.pad):
+        raise NotInterpreted(f"POOL SUM with padding {k.pad}")
+    ifm, values = _ifm(regs, memory, chains, k)
+    if ifm.precision.bits == 32 or ofm.precision.bits == 32 or _acc48(regs):
+        raise NotInterpreted(f"{regs.op} from a {ifm.precision.bits}-bit IFM to a {ofm.precision.bits}-bit OFM, "
+                             f"ACC_FORMAT {regs['ACC_FORMAT']:#x}")
+    top, left, bottom, right = k.pad
+    if any(k.pad):  # MAX: a padded tap is below every value, so no window's maximum is one; AVERAGE adds 0
+        low = np.iinfo(np.int64).min if mode == MAX else 0
+        values = np.pad(values, ((top, bottom), (left, right), (0, 0)), constant_values=low)
+    taps = [w for _, _, w in _windows(k, values)]
+    total = np.maximum.reduce(taps) if mode == MAX else np.add.reduce(taps)
+    scale, shift, round_mode = ofm_scale(regs)
+    if any(k.pad):  # the taps inside the IFM: the padding is left out of an average too
+        inside = np.pad(np.ones((*k.ifm_shape[:2], 1), dtype=np.int64), ((top, bottom), (left, right), (0, 0)))
+        count: Any = np.add.reduce([w for _, _, w in _windows(k, inside)])
+    else:
+        count = k.kernel[0] * k.kernel[1]
+    if mode == AVERAGE and k.kernel != (1, 1):
+        if (scale, shift) != (1, 0):
+            raise NotInterpreted(f"POOL AVERAGE of {k.kernel} taps with OFM_SCALE {scale:#x} shift {shift}")
+        if ((total < 0) & (2 * (total % count) == count)).any():
+            raise NotInterpreted(f"{regs.op}: an AVERAGE of a negative sum exactly between two values "
+                                 "(the hardware's tie direction is not settled)")
+        total = (2 * total + count) // (2 * count)
+    out = stage(total, np.asarray(scale), np.asarray(shift), round_mode, regs["OFM_ZERO_POINT"],
+                activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
+    write_ofm(memory, chains, ofm, out, regs.op)
+
+
+def _reduce_sum(regs: U85Registers, memory: Memory, chains: Chains) -> None:
+    """Each position's channels summed (less the IFM zero point) into a one-channel OFM, from and into 8- or 32-bit maps."""
+    _accumulator(regs)
+    k = _kernel(regs)
+    ofm, global_scale = ofm_map(regs)
+    if k.kernel != (1, 1) or k.stride != (1, 1) or any(k.pad) or k.ofm_shape[2] != 1 or not global_scale:
+        raise NotInterpreted(f"POOL REDUCE_SUM with kernel {k.kernel}, stride {k.stride}, padding {k.pad} into "
+                             f"{k.ofm_shape[2]} channels (a 1x1 sum into one channel, global scale, is modelled)")
+    ifm, values = _ifm(regs, memory, chains, k)
+    if ifm.precision.bits == 16 or ofm.precision.bits == 16:
+        raise NotInterpreted(f"{regs.op} with 16-bit maps")
+    scale, shift, round_mode = ofm_scale(regs)
+    out = stage(values.sum(axis=2, keepdims=True), np.asarray(scale), np.asarray(shift), round_mode,
+                regs["OFM_ZERO_POINT"], activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
+    write_ofm(memory, chains, ofm, out, regs.op)
