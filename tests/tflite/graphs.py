@@ -118,3 +118,24 @@ def interpret(data: bytes, inputs: list[np.ndarray]) -> list[np.ndarray]:
         it.set_tensor(d["index"], x)
     it.invoke()
     return [it.get_tensor(d["index"]).copy() for d in it.get_output_details()]
+
+
+def small_net() -> Graph:
+    """A 16×16 RGB classifier's shape: convolution, depthwise convolution, residual add, mean,
+    fully connected; SAME padding with stride 2 (asymmetric)."""
+    rng = np.random.default_rng(7)
+
+    def w(*shape: int) -> np.ndarray:
+        return (rng.standard_normal(shape) * 0.3).astype(np.float32)
+
+    g = Graph()
+    x = g.input([1, 16, 16, 3])
+    (a,) = g.op(OP.CONV_2D, [x, g.const(w(8, 3, 3, 3)), g.const(w(8))], [[1, 8, 8, 8]],
+                *options("Conv2DOptions", padding=0, strideW=2, strideH=2, fusedActivationFunction=3))
+    (b,) = g.op(OP.DEPTHWISE_CONV_2D, [a, g.const(w(1, 3, 3, 8)), g.const(w(8))], [[1, 8, 8, 8]],
+                *options("DepthwiseConv2DOptions", padding=0, strideW=1, strideH=1, depthMultiplier=1))
+    (c,) = g.op(OP.ADD, [a, b], [[1, 8, 8, 8]], *options("AddOptions", fusedActivationFunction=1))
+    (d,) = g.op(OP.MEAN, [c, g.const([1, 2], "int32")], [[1, 8]], *options("ReducerOptions", keepDims=False))
+    g.outputs = g.op(OP.FULLY_CONNECTED, [d, g.const(w(4, 8)), g.const(w(4))], [[1, 4]],
+                     *options("FullyConnectedOptions"))
+    return g

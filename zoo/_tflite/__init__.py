@@ -16,7 +16,7 @@ from typing import Any
 
 from zoo._errors import SpecError
 
-__all__ = ["TfliteInput", "load", "module_from_model", "read_tflite", "reader_identity", "supported_operators"]
+__all__ = ["TfliteInput", "load", "module_from_model", "read_tflite", "supported_operators", "tflite_reader_identity"]
 
 
 @dataclass(frozen=True)
@@ -68,7 +68,7 @@ def module_from_model(model: Any) -> Any:
     return build(model, {**TABLE_OPS, **TABLE_NN})
 
 
-def reader_identity() -> str:
+def tflite_reader_identity() -> str:
     """``tflite-reader sha256:…`` of this package's source: a plugin that builds with
     ``read_tflite`` puts it in its weights' identity, so that a change to the reader builds again."""
     h = hashlib.sha256()
