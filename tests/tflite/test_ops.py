@@ -170,6 +170,7 @@ CASES: dict[str, Callable[[], Graph]] = {
     "average_pool-same-asymmetric": _pool(OP.AVERAGE_POOL_2D, 0, 3, 2, [1, 3, 3, 4]),
     "average_pool-same-symmetric": _pool(OP.AVERAGE_POOL_2D, 0, 3, 1, [1, 6, 6, 4]),
     "average_pool-valid": _pool(OP.AVERAGE_POOL_2D, 1, 2, 2, [1, 3, 3, 4]),
+    "average_pool-global": _pool(OP.AVERAGE_POOL_2D, 1, 6, 1, [1, 1, 1, 4]),
     "max_pool-same-2x2": _pool(OP.MAX_POOL_2D, 0, 2, 2, [1, 3, 3, 4]),
     "max_pool-same-3x3-asymmetric": _pool(OP.MAX_POOL_2D, 0, 3, 2, [1, 3, 3, 4]),
     "max_pool-valid": _pool(OP.MAX_POOL_2D, 1, 3, 1, [1, 4, 4, 4]),
@@ -261,3 +262,16 @@ def test_an_int8_file_reads_as_its_float_model() -> None:
         got = module_from_model(model)(torch.from_numpy(x)).numpy()
     assert np.abs(got - expected).max() <= 4 * 0.05  # a few output steps of 0.05
     assert np.abs(got - expected).max() > 0  # and not TFLite's integer arithmetic
+
+
+def test_a_global_average_pool_exports_as_a_mean() -> None:
+    """zoo's pipeline lowers a spatial mean as a pool only where the target takes the kernel;
+    an avg_pool2d of a 64×64 window would fall to the CPU on U55."""
+    import torch
+
+    from zoo._tflite import load, module_from_model
+
+    module = module_from_model(load(CASES["average_pool-global"]().to_bytes(), "global"))
+    program = torch.export.export(module, (torch.zeros(X),))
+    targets = {str(n.target) for n in program.graph.nodes if n.op == "call_function"}
+    assert "aten.mean.dim" in targets and not any("avg_pool" in t for t in targets)

@@ -177,6 +177,9 @@ class Pool(nn.Module):
         super().__init__()
         self.kind, self.kernel, self.stride, self.act = kind, kernel, stride, act
         top, bottom, left, right = pads
+        # A window over the whole image is a mean: zoo's compile pipeline lowers it as a pool where
+        # the target takes that kernel, and as a sum elsewhere (U55's pools stop at small kernels).
+        self.global_mean = kind == "avg" and kernel == in_hw and not any(pads)
         fits = top == bottom and left == right and 2 * top <= kernel[0] and 2 * left <= kernel[1]
         self.padding = (top, left) if fits else (0, 0)
         self.pad_first = None if fits else (left, right, top, bottom)
@@ -187,6 +190,8 @@ class Pool(nn.Module):
             self.register_buffer("count_scale", (kernel[0] * kernel[1]) / counts)
 
     def forward(self, x: Any) -> Any:
+        if self.global_mean:
+            return activation(torch.mean(x, dim=(2, 3), keepdim=True), self.act)
         if self.kind == "max":
             if self.pad_first is not None:
                 x = F.pad(x, self.pad_first, value=float(torch.finfo(torch.float32).min))
