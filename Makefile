@@ -3,6 +3,7 @@ VENV ?= .venv
 PY := $(VENV)/bin/python
 MTCNN_WEIGHTS := $(VENV)/mtcnn-weights
 SENSORS_DATA := $(VENV)/zoo-sensors-data
+MEDIAPIPE := $(VENV)/mediapipe
 PYTHON ?= python3
 
 .PHONY: setup arm-toolchain chromium espeak-ng demo test coverage lint bench tflite-venv clean
@@ -42,7 +43,7 @@ $(SENSORS_DATA)/PLAID_TEST.ts: $(VENV)/.installed
 	rm $(SENSORS_DATA).tmp/*.whl && mv $(SENSORS_DATA).tmp $(SENSORS_DATA)
 
 # Everything the tests use, system tools included (as root).
-setup: $(VENV)/.installed-dev $(MTCNN_WEIGHTS)/onet.pt arm-toolchain chromium espeak-ng
+setup: $(VENV)/.installed-dev $(MTCNN_WEIGHTS)/onet.pt $(MEDIAPIPE)/.extracted arm-toolchain chromium espeak-ng
 
 # MTCNN's facenet weights for the vision pack's test of them: the .pt files inside the facenet-pytorch
 # 2.6.0 wheel (which pins torch < 2.3, so it is never installed; zoo_vision.mtcnn checks each file's sha256).
@@ -53,6 +54,15 @@ $(MTCNN_WEIGHTS)/onet.pt: $(VENV)/.installed
 		[open(f'$(MTCNN_WEIGHTS).tmp/{n}.pt', 'wb').write(z.read(f'facenet_pytorch/data/{n}.pt')) for n in ('pnet', 'rnet', 'onet')]" \
 		$(MTCNN_WEIGHTS).tmp/facenet_pytorch-2.6.0-py3-none-any.whl
 	rm $(MTCNN_WEIGHTS).tmp/*.whl && mv $(MTCNN_WEIGHTS).tmp $(MTCNN_WEIGHTS)
+
+# MediaPipe's float .tflite networks for the TFLite reader's benchmark (benchmarks/tflite_exactness.py):
+# the files inside the mediapipe 0.10.14 wheel (which pins protobuf < 5, jax and opencv, so it is never
+# installed), each checked by sha256 (scripts/mediapipe_tflite.py lists them).
+$(MEDIAPIPE)/.extracted: $(VENV)/.installed scripts/mediapipe_tflite.py
+	rm -rf $(MEDIAPIPE) $(MEDIAPIPE).tmp && mkdir -p $(MEDIAPIPE).tmp
+	$(PY) -m pip download -q --no-deps mediapipe==0.10.14 -d $(MEDIAPIPE).tmp
+	$(PY) scripts/mediapipe_tflite.py $(MEDIAPIPE).tmp/mediapipe-0.10.14-*.whl $(MEDIAPIPE).tmp
+	rm $(MEDIAPIPE).tmp/*.whl && touch $(MEDIAPIPE).tmp/.extracted && mv $(MEDIAPIPE).tmp $(MEDIAPIPE)
 
 # The Cortex-M55 tests (tests/firmware/test_c_header.py links, tests/firmware/ runs in QEMU's
 # mps3-an547, and builds ExecuTorch's runtime with cmake and ninja) need Debian's bare-metal gcc,

@@ -47,6 +47,7 @@ if _TYPE_CHECKING:
         Sample,
         WeightsVariant,
     )
+    from zoo._tflite import read_tflite, tflite_reader_identity
     from zoo._training import (
         TrainedWeights,
         TrainingRecipe,
@@ -127,6 +128,7 @@ _LAZY = {
                      "train_autoencoder", "train_classifier", "train_shipped_weights"], "zoo._training"),
     "hub_checkpoint": "zoo.registry.model_files.hub_checkpoint",
     **dict.fromkeys(["read_onnx", "reader_identity"], "zoo._onnx"),
+    **dict.fromkeys(["read_tflite", "tflite_reader_identity"], "zoo._tflite"),
 }
 
 
@@ -197,6 +199,7 @@ __all__ = [
     "precision_at",
     "raw_pitch_accuracy",
     "read_onnx",
+    "read_tflite",
     "reader_identity",
     "recall_at",
     "reconstruction_roc_auc",
@@ -204,6 +207,7 @@ __all__ = [
     "roc_auc",
     "save_weights",
     "seeded_network",
+    "tflite_reader_identity",
     "top1",
     "train_autoencoder",
     "train_classifier",

@@ -100,7 +100,7 @@ def _version() -> str:
               help="Load a plugin module by import path (like pytest -p). Also ZOO_PLUGINS.")
 @click.option("--model-file", "model_files", multiple=True, type=click.Path(path_type=Path),
               help="An aot_arm_compiler-style .py file defining ModelUnderTest and ModelInputs, "
-                   "or an .onnx file (dynamic input dims declared in FILE.onnx.json).")
+                   "an .onnx file (dynamic input dims declared in FILE.onnx.json), or a .tflite file.")
 @click.option("--strict", is_flag=True, help="Fail on a broken plugin instead of skipping it. Also ZOO_STRICT_PLUGINS=1.")
 @click.option("--config", type=click.Path(path_type=Path, dir_okay=False), help="Use this zoo.toml.")
 @click.option("--debug", is_flag=True, help="Show the traceback behind an error, a plugin's included. Also ZOO_DEBUG=1.")

@@ -1,5 +1,5 @@
 """Turn an ExecuTorch ``aot_arm_compiler``-style model file into a ModelSpec
-(an ``.onnx`` file goes to ``onnx_model_file``).
+(an ``.onnx`` file goes to ``onnx_file``, a ``.tflite`` one to ``tflite_file``).
 
 The file defines ``ModelUnderTest`` (an ``nn.Module`` instance) and
 ``ModelInputs`` (a tuple of example tensors), and may define
@@ -53,9 +53,11 @@ def spec_from_model_file(path: Path) -> ModelSpec:
     path = Path(path).expanduser().resolve()
     if path.is_file() and path.suffix.lower() == ".onnx":
         return _spec_from_onnx_file(path)
+    if path.is_file() and path.suffix.lower() == ".tflite":
+        return _spec_from_tflite_file(path)
     if not path.is_file() or path.suffix != ".py":
         raise UsageError(f"--model-file {path}: expected an existing .py file defining ModelUnderTest and "
-                         "ModelInputs, or an .onnx file")
+                         "ModelInputs, an .onnx file or a .tflite file")
     from zoo.registry.request import reproducible
     reproducible.pin()  # the file's own module-level torch code runs in the build's numerics mode
     try:
@@ -130,6 +132,26 @@ def _spec_from_onnx_file(path: Path) -> ModelSpec:
 
     read = load_onnx_file(path)
     # Listing reads only what is above; the module and the samples are made when a build asks.
+    return ModelSpec(
+        name=model_name_for(path),
+        version=read.version,
+        description=read.description,
+        task="custom",
+        inputs=read.inputs,
+        build=lambda _weights: read.module(),
+        example_inputs=lambda: read.samples()[0],
+        calibration=Dataset(RANDOM_SAMPLES, f"{RANDOM_SAMPLES} random standard-normal inputs (torch seed 0); "
+                            "give --calibration-dir for a real quantization",
+                            lambda: list(read.samples()), read.samples_digest),
+        weights=(WeightsVariant("file", f"the weights in {path.name}", str(path), "unknown", lambda: read.identity),),
+        calibration_from_dir=lambda d: calibration_from_pt_dir(d, [i.shape for i in read.inputs]),
+    )
+
+
+def _spec_from_tflite_file(path: Path) -> ModelSpec:
+    from zoo.registry.model_files.tflite_file import RANDOM_SAMPLES, load_tflite_file
+
+    read = load_tflite_file(path)
     return ModelSpec(
         name=model_name_for(path),
         version=read.version,
