@@ -157,8 +157,10 @@ def test_sparse24_fine_tuned_keeps_two_of_four_in_the_lowered_program(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     from zoo.registry.compile.tosa_weights import convolution_weights, is_sparse24
+    from zoo.registry.npu.vela_report import weight_formats
 
     built = _build(monkeypatch, tmp_path, "u85-256", weights_transform="sparse24", qat=20)
+    built_target = Zoo().target("u85-256")
     assert built.numerics is not None and built.numerics.passed  # type: ignore[attr-defined]
     record = built.calibration  # type: ignore[attr-defined]
     assert record["qat"]["steps"] == 20 and len(record["weights_transform"]["layers"]) == 3
@@ -166,3 +168,6 @@ def test_sparse24_fine_tuned_keeps_two_of_four_in_the_lowered_program(
     weights = [w for g in built.tosa_graphs for w in convolution_weights(g)]  # type: ignore[attr-defined]
     assert len(weights) == 3 and all(is_sparse24(w) for w in weights)
     assert all((w.values == 0).mean() >= 0.3 for w in weights)
+    # Vela's word: every layer's weights encoded 2:4 sparse, which the U85's MACs skip.
+    formats = [f for g in built.tosa_graphs for f in weight_formats(g, built_target)]  # type: ignore[attr-defined]
+    assert formats == ["Default|Sparse2_4"] * 3
