@@ -113,6 +113,14 @@ def test_a_target_that_cannot_benefit_is_refused_naming_the_ones_that_can(rgb: Z
         rgb.request("rgb-tiny", "u55-128", weights_transform="palette4")
 
 
+def test_the_cli_refuses_a_transform_for_a_target_that_cannot_benefit() -> None:
+    from tests.conftest import run_zoo
+
+    env = {"ZOO_PLUGINS": "tests.rgb_plugin", "PYTHONPATH": str(Path(__file__).parents[1])}
+    result = run_zoo("fetch", "rgb-tiny", "-t", "u55-128", "--weights-transform", "sparse24", "--no-build", env=env)
+    assert result.returncode != 0 and "sparse24 is for Ethos-U85 targets" in result.stderr, result.stderr
+
+
 def test_a_recipe_file_may_hold_a_transform(rgb: Zoo, tmp_path: Path) -> None:
     path = tmp_path / "fast.json"
     path.write_text(json.dumps({"default": "int8", "weights": "palette8"}))
