@@ -36,19 +36,24 @@ Array = npt.NDArray[np.float64]
 
 def palette_levels(normalised: Array, count: int) -> Array:
     """At most ``count`` integer levels in [-127, 127], ±127 among them, for ``normalised`` values:
-    1-D k-means (Lloyd) started at the values' quantiles, the two ends held fixed."""
-    values = np.asarray(normalised, dtype=np.float64).ravel()
+    1-D k-means (Lloyd) started at the values' quantiles, the two ends held fixed. In one dimension
+    each cluster is a run of the sorted values, so its sum is a difference of one running sum
+    (sequential, the same bits on every CPU) and memory stays that of the layer."""
+    values = np.sort(np.asarray(normalised, dtype=np.float64).ravel())
+    running = np.concatenate([[0.0], np.cumsum(values)])
     fixed = np.array([-QMAX, QMAX], dtype=np.float64)
     free = count - len(fixed)
     levels = np.quantile(values, (np.arange(free) + 0.5) / free) if free > 0 and values.size else np.zeros(0)
     for _ in range(_KMEANS_ITERATIONS):
         every = np.concatenate([fixed, levels])
-        nearest = np.argmin(np.abs(values[:, None] - every[None, :]), axis=1)
-        moved = levels.copy()
-        for i in range(len(levels)):
-            members = values[nearest == i + len(fixed)]
-            if members.size:
-                moved[i] = members.mean()
+        order = np.argsort(every, kind="stable")
+        ordered = every[order]
+        ends = np.searchsorted(values, (ordered[1:] + ordered[:-1]) / 2, side="right")  # ties: the lower level
+        starts, stops = np.concatenate([[0], ends]), np.concatenate([ends, [values.size]])
+        sizes = stops - starts
+        means = np.empty_like(every)
+        means[order] = np.where(sizes > 0, (running[stops] - running[starts]) / np.maximum(sizes, 1), ordered)
+        moved = means[len(fixed):]
         if np.array_equal(moved, levels):
             break
         levels = moved
@@ -56,7 +61,8 @@ def palette_levels(normalised: Array, count: int) -> Array:
 
 
 def _nearest(normalised: Array, levels: Array) -> Array:
-    return cast(Array, levels[np.argmin(np.abs(normalised[..., None] - levels), axis=-1)])
+    """Each value's nearest of the sorted ``levels``; a value midway takes the lower level."""
+    return levels[np.searchsorted((levels[1:] + levels[:-1]) / 2, normalised, side="left")]
 
 
 def _scales(weight: Array, per_channel: bool) -> Array:
