@@ -175,8 +175,16 @@ def apply(prepared: Any, transform: str, per_channel: bool, where: str) -> list[
 def _onto_palette(levels: Array, per_channel: bool) -> Callable[[Any], Any]:
     import torch
 
+    last: list[Any] = [None, None]
+    """The last tensor's identity and version, and its projection: QAT's forward passes, a sample at a
+    time, read the same weights until the optimiser steps (which bumps their version)."""
+
     def project(t: Any) -> Any:  # not differentiable: QAT passes the gradient straight through
-        return torch.from_numpy(project_palette(t.detach().double().numpy(), levels, per_channel)).to(t.dtype)
+        key = (id(t), t.data_ptr(), t._version, tuple(t.shape), t.dtype)
+        if last[0] != key:
+            last[0], last[1] = key, torch.from_numpy(project_palette(t.detach().double().numpy(), levels,
+                                                                     per_channel)).to(t.dtype)
+        return last[1]
     return project
 
 
