@@ -179,3 +179,37 @@ def test_sparse24_fine_tuned_keeps_two_of_four_in_the_lowered_program(
     # Vela's word: every layer's weights encoded 2:4 sparse, which the U85's MACs skip.
     formats = [f for g in built.tosa_graphs for f in weight_formats(g, built_target)]  # type: ignore[attr-defined]
     assert formats == ["Default|Sparse2_4"] * 3
+
+
+@pytest.mark.compile
+def test_fine_tuning_keeps_the_palette() -> None:
+    """--qat with a palette: the converted graph's int8 weights still take at most N values per
+    layer after training (no lowering: seconds)."""
+    import torch
+
+    from tests import rgb_plugin
+    from zoo.registry.compile import qat
+    from zoo.registry.compile.export import _export, _quantize
+    from zoo.registry.compile.retarget import ethosu_compile_spec
+    from zoo.registry.request.precision import Precision
+    from zoo.registry.request.reproducible import numerics
+
+    def int8_weights(converted: torch.fx.GraphModule) -> list[torch.Tensor]:
+        tensors = [getattr(converted, str(n.args[0].target)) for n in converted.graph.nodes
+                   if "dequantize_per_channel" in str(n.target) and getattr(n.args[0], "op", None) == "get_attr"]
+        return [t for t in tensors if t.dtype == torch.int8]  # not the int32 biases
+
+    with numerics(torch, "test"):
+        model = rgb_plugin.two_conv_classifier(3, 5, seed=7)
+        samples = rgb_plugin._images()
+        spec = ethosu_compile_spec(Zoo().target("u55-128"))
+        plain = Precision("int8").with_transform("palette8")
+        converted = []
+        tuning = qat.Training(model, rgb_plugin._images(seed=4))
+        for precision, training in ((plain, None), (plain.with_qat(10), tuning)):
+            graph = _export(model, samples[0]).module(check_guards=False)
+            converted.append(_quantize(graph, samples, spec, "test", lambda *_: None, precision=precision, training=training))
+    before, after = (int8_weights(c) for c in converted)
+    assert len(before) == len(after) == 3
+    assert all(len(torch.unique(w)) <= 8 for w in before + after)
+    assert tuning.record["steps"] == 10 and tuning.record["loss"]["kept"] <= tuning.record["loss"]["ptq"]
