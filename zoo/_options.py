@@ -49,6 +49,9 @@ class Choices:
     """A recipe file (JSON, ``zoo._recipe.Recipe``) instead of ``precision``."""
     qat: int | None = None
     """Steps of quantization-aware training on the model's training data; None: the recipe's, else none."""
+    weights_transform: str | None = None
+    """``palette8``, ``palette16``, ``palette32`` (U55, U65) or ``sparse24`` (U85): weights the NPU reads
+    faster (``zoo._recipe.WEIGHT_TRANSFORMS``); None: the recipe's, else the weights as trained."""
 
     def __post_init__(self) -> None:
         check_types(self)
@@ -156,6 +159,7 @@ class BuildChoices(TypedDict, total=False):
     precision: str | None
     recipe: Path | None
     qat: int | None
+    weights_transform: str | None
 
 
 CHOICE_NAMES = tuple(f.name for f in dataclasses.fields(Choices))

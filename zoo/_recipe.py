@@ -22,6 +22,11 @@ PARTS = (*BASES, "float")
 OBSERVERS = ("histogram", "minmax", "moving_average", "percentile")
 """How activation ranges are observed in calibration, Arm's default (histogram) first: the
 running min/max, its moving average, or the 0.01 %/99.99 % percentiles of each sample."""
+WEIGHT_TRANSFORMS = {"palette8": ("u55", "u65"), "palette16": ("u55", "u65"), "palette32": ("u55", "u65"),
+                     "sparse24": ("u85",)}
+"""What a recipe's ``weights`` (``--weights-transform``) may be, and the NPU families each speeds up:
+N shared int8 values per layer, which Vela's weight codec packs as a palette on the U55 and U65,
+or 2:4 structured sparsity, whose zeros the U85's MACs skip (``zoo.registry.compile.weight_transforms``)."""
 ROOT = "."
 """The module name for the operators the model's own ``forward`` runs, outside every submodule."""
 
@@ -42,6 +47,8 @@ class Recipe:
     """Steps of quantization-aware training (``--qat``); 0 for none."""
     observer: str = "histogram"
     """How activation ranges are observed (``OBSERVERS``); weights' always take their min/max."""
+    weights: str = ""
+    """A weight transform (``WEIGHT_TRANSFORMS``), or "" for the weights as trained."""
 
     def problems(self) -> list[str]:
         out = []
@@ -60,6 +67,8 @@ class Recipe:
             out.append(f"qat must be a number of training steps (0 for none), not {self.qat!r}")
         if self.observer not in OBSERVERS:
             out.append(f"observer {self.observer!r} must be one of {', '.join(OBSERVERS)}")
+        if self.weights != "" and (not isinstance(self.weights, str) or self.weights not in WEIGHT_TRANSFORMS):
+            out.append(f"weights {self.weights!r} must be one of {', '.join(WEIGHT_TRANSFORMS)} (or left out)")
         if not isinstance(self.description, str):
             out.append(f"description must be a string, not {self.description!r}")
         return out
@@ -67,7 +76,8 @@ class Recipe:
     def to_json(self) -> dict[str, Any]:
         return {"default": self.default, "modules": dict(sorted(self.modules.items())),
                 "per_channel": self.per_channel, **({"qat": self.qat} if self.qat else {}),
-                **({"observer": self.observer} if self.observer != OBSERVERS[0] else {}), "description": self.description}
+                **({"observer": self.observer} if self.observer != OBSERVERS[0] else {}),
+                **({"weights": self.weights} if self.weights else {}), "description": self.description}
 
     def dumps(self) -> str:
         return json.dumps(self.to_json(), indent=2) + "\n"
@@ -77,13 +87,14 @@ class Recipe:
         """``data`` as a recipe; UsageError naming ``where`` and what is wrong."""
         if not isinstance(data, dict):
             raise UsageError(f"{where}: a recipe is a JSON object with 'default' and 'modules', not {type(data).__name__}")
-        unknown = sorted(set(data) - {"default", "modules", "per_channel", "qat", "observer", "description"})
+        unknown = sorted(set(data) - {"default", "modules", "per_channel", "qat", "observer", "weights", "description"})
         if unknown:
             raise UsageError(f"{where}: unknown key(s) {', '.join(map(repr, unknown))}; a recipe has 'default', "
-                             "'modules', 'per_channel', 'qat', 'observer' and 'description'")
+                             "'modules', 'per_channel', 'qat', 'observer', 'weights' and 'description'")
         recipe = cls(default=data.get("default", "int8"), modules=data.get("modules") or {},
                      per_channel=data.get("per_channel", True), description=data.get("description", ""),
-                     qat=data.get("qat", 0), observer=data.get("observer", OBSERVERS[0]))
+                     qat=data.get("qat", 0), observer=data.get("observer", OBSERVERS[0]),
+                     weights=data.get("weights", ""))
         problems = recipe.problems()
         if problems:
             raise UsageError(f"{where}: " + "; ".join(problems))

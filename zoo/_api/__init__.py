@@ -186,7 +186,8 @@ class Zoo:
         try:
             return BuildRequest.create(spec, resolved, weights=chosen.weights, calibration=calibration,
                                        io=io or configured_io, layout=chosen.layout, precision=chosen.precision,
-                                       recipe=chosen.recipe, qat=chosen.qat)
+                                       recipe=chosen.recipe, qat=chosen.qat,
+                                       weights_transform=chosen.weights_transform)
         except (SpecError, UsageError) as exc:
             if configured_io is None:
                 raise UsageError(str(exc)) from None

@@ -128,7 +128,7 @@ def _cpu_text(m: Manifest) -> str:
     boundary = int(m.delegation.get("cpu_quantize_ops") or 0)
     text = f"{'?' if run is None else run} on the CPU"
     if boundary:  # what --io int8 saves has a line of its own (io_saving)
-        hint = "" if m.precision.split("+qat")[0] == "int8" else f"; {m.precision} takes --io float only"
+        hint = "" if m.precision.split("+")[0] == "int8" else f"; {m.precision} takes --io float only"
         text += f" ({boundary} quantize/dequantize at the boundary{hint})"
     short = [k.split("::")[-1] for k in kernels]
     return text + (f"; kernels to link: {', '.join(short)}" if kernels else "; no kernels to link")

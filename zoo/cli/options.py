@@ -9,6 +9,7 @@ from typing import Any, TypeVar, get_args
 import click
 
 from zoo._options import CHOICE_NAMES, IO_MODES, PRECISIONS, Choices, ExecutorName
+from zoo._recipe import WEIGHT_TRANSFORMS
 from zoo._spec import LAYOUTS
 
 F = TypeVar("F", bound=Callable[..., Any])
@@ -64,6 +65,10 @@ def fetch_options(f: F) -> F:
                      help="Quantization-aware training: fine-tune STEPS batches with fake quantization until the "
                           "program matches the float model on the model's training data (models that declare it). "
                           "[default: the recipe's, else none]"),
+        click.option("--weights-transform", type=click.Choice(list(WEIGHT_TRANSFORMS)), default=None,
+                     help="Weights the NPU reads faster: paletteN (U55, U65) gives each layer N shared int8 values, "
+                          "sparse24 (U85) prunes 2 of every 4 input channels' weights, fine-tuned (--qat, 300 steps "
+                          "by default) where the model has training data. [default: the recipe's, else none]"),
         click.option("--weights", help="Weights variant (see 'zoo info MODEL')."),
         click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="Calibrate on your own samples instead of the model's default set."),
         click.option("--eval-dir", type=click.Path(path_type=Path, file_okay=False), help=EVAL_DIR_HELP),

@@ -10,6 +10,7 @@ import click
 
 from zoo._errors import UnknownModelError
 from zoo._options import IO_MODES, PRECISIONS, choice_args
+from zoo._recipe import WEIGHT_TRANSFORMS
 from zoo._spec import LAYOUTS
 from zoo.cli.context import _dump, _zoo, echo
 from zoo.cli.format import verification_lines
@@ -42,6 +43,7 @@ def _names_a_file(ctx: click.Context, arg: str) -> bool:
 @click.option("--precision", metavar="|".join(PRECISIONS) + "|RECIPE", default=None, help="The precision the artifact was built at.")
 @click.option("--recipe", type=click.Path(path_type=Path, dir_okay=False), default=None, help="The recipe file the artifact was built with.")
 @click.option("--qat", type=click.IntRange(min=0), metavar="STEPS", default=None, help="The quantization-aware training steps the artifact was built with.")
+@click.option("--weights-transform", type=click.Choice(list(WEIGHT_TRANSFORMS)), default=None, help="The weight transform the artifact was built with.")
 @click.option("--weights", help="Weights variant (see 'zoo info MODEL').")
 @click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="The calibration folder the artifact was built with.")
 @click.option("--eval-dir", type=click.Path(path_type=Path, file_okay=False), help=EVAL_DIR_HELP)

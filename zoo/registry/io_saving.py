@@ -115,7 +115,7 @@ def saving(m: Manifest, info: PteInfo, layouts: Sequence[str]) -> Saving | None:
         return None
     io = m.io or {}
     # a16w8 takes --io float only (precision.py).
-    integer_io = io.get("mode", "float") == "float" and m.precision.split("+qat")[0] == "int8"
+    integer_io = io.get("mode", "float") == "float" and m.precision.split("+")[0] == "int8"
     cpu = boundary_kernels(info) if integer_io else 0
     suggested = "int8" if cpu else None
     if io.get("layout", "nchw") == "nchw" and "nhwc" in layouts:

@@ -11,7 +11,7 @@ from typing import Any
 from zoo._errors import BuildError
 from zoo._recipe import ROOT
 from zoo._spec import ModelSpec, Sample
-from zoo.registry.compile import qat
+from zoo.registry.compile import qat, weight_transforms
 from zoo.registry.compile.blame import _stage
 from zoo.registry.compile.boundary import configure_quantizer
 from zoo.registry.compile.observers import with_observer
@@ -46,10 +46,11 @@ def _export(model: Any, example: Sample) -> Any:
 def _quantize(
     graph: Any, samples: list[Sample], compile_spec: Any, where: str, report: Progress,
     boundary: Boundary | None = None, precision: Precision = DEFAULT_PRECISION, modules: Sequence[str] = (),
-    training: qat.Training | None = None,
+    training: qat.Training | None = None, transformed: list[dict[str, Any]] | None = None,
 ) -> Any:
     """``modules``: the model's module names, which a recipe's must be among. ``training``:
-    the float model and its training inputs, for ``precision.qat`` steps of QAT (``qat.py``)."""
+    the float model and its training inputs, for ``precision.qat`` steps of QAT (``qat.py``).
+    ``transformed`` receives a record per layer of ``precision.transform`` (``weight_transforms.py``)."""
     from executorch.backends.arm import quantizer as arm_quantizer
     from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e, prepare_qat_pt2e
 
@@ -78,11 +79,19 @@ def _quantize(
         # passes (FoldScalarMulIntoConvPass scales conv weights with copy_) write them in place.
         graph = copy.deepcopy(graph)
         prepared = (prepare_qat_pt2e if precision.qat else prepare_pt2e)(graph, quantizer)
+    if precision.transform:
+        with _stage(where, f"weight transform {precision.transform}"):
+            patterns = weight_transforms.apply(prepared, precision.transform, precision.per_channel, where)
+        if training is not None:
+            training.patterns = patterns
+        if transformed is not None:
+            transformed.extend(p.record for p in patterns)
     if precision.qat and training is not None:
         from torchao.quantization.pt2e import move_exported_model_to_eval
 
         qat.calibrate(prepared, samples, where, report)
-        training.record = qat.train(prepared, training.teacher, training.samples, precision.qat, where, report)
+        training.record = qat.train(prepared, training.teacher, training.samples, precision.qat, where, report,
+                                    training.patterns)
         move_exported_model_to_eval(prepared)
     else:
         for i, sample in enumerate(samples):

@@ -142,9 +142,10 @@ def _lower_ethosu(
         pool_spatial_means(graph)  # before quantizing, so a global mean is annotated as MobileNetV2's pool
         fuse_hard_activations(graph)  # before folding: a hard-sigmoid's scale and shift then fold into its conv
         fold_into_convolutions(graph)
+    transformed: list[dict[str, Any]] = []
     quantized = _quantize(graph, program_samples, compile_spec, where, report, boundary, precision,
                           modules=[name for name, _ in program_model.named_modules() if name],
-                          training=training_run)
+                          training=training_run, transformed=transformed)
     with _stage(where, "quantize"):
         exported = _export(quantized, program_example)
         constants = before_lowering(exported, boundary)
@@ -179,6 +180,9 @@ def _lower_ethosu(
     with _LOWERING, _lowering_errors(where):
         program = edge.to_executorch()
     warnings = []
+    if precision.transform and not precision.qat:
+        warnings.append(f"weights transformed ({precision.transform}) after training, without fine-tuning"
+                        + ("" if spec.training else ": the model declares no training data"))
     if len(samples) != dataset.size:
         warnings.append(
             f"calibrated on {len(samples)} sample(s); the calibration set declares {dataset.size}"
@@ -201,7 +205,9 @@ def _lower_ethosu(
         ordered=ordered,
         delegation=delegation,
         calibration={"samples": len(samples), "sha256": digest_samples(samples),
-                     **({"qat": training_run.record} if training_run else {})},
+                     **({"qat": training_run.record} if training_run else {}),
+                     **({"weights_transform": {"name": precision.transform, "layers": transformed}}
+                        if precision.transform else {})},
         warnings=warnings,
         numerics=checked,
         io=io,

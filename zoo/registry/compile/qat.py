@@ -23,6 +23,7 @@ from typing import Any
 
 from zoo._errors import BuildError
 from zoo._spec import Sample
+from zoo.registry.compile import weight_transforms
 from zoo.registry.compile.blame import _stage
 from zoo.registry.events import Progress
 from zoo.registry.numerics.data import flat_outputs
@@ -35,6 +36,8 @@ class Training:
 
     teacher: Any
     samples: list[Sample]
+    patterns: list[weight_transforms.Pattern] = field(default_factory=list)
+    """A weight transform's, kept while training (``weight_transforms.py``)."""
     record: dict[str, Any] = field(default_factory=dict)
     """What training did (``train``'s record), for the manifest's ``calibration.qat``."""
 
@@ -61,6 +64,11 @@ def _fake_quantize_class() -> Any:
         seconds per sample."""
 
         def forward(self, x: Any) -> Any:
+            pattern = getattr(self, "weight_pattern", None)  # a weight transform's (weight_transforms.py)
+            if pattern is not None:
+                projected = pattern(x)
+                # A projection torch cannot differentiate (a palette's) passes the gradient straight through.
+                x = projected if projected.requires_grad or not x.requires_grad else x + (projected - x).detach()
             if self.fake_quant_enabled[0] == 1:
                 return super().forward(x)
             if self.observer_enabled[0] == 1:
@@ -110,12 +118,13 @@ def calibrate(prepared: Any, samples: Sequence[Sample], where: str, report: Prog
 
 
 def train(prepared: Any, teacher: Any, samples: Sequence[Sample], steps: int, where: str,
-          report: Progress) -> dict[str, Any]:
+          report: Progress, patterns: Sequence[weight_transforms.Pattern] = ()) -> dict[str, Any]:
     """``steps`` SGD steps on ``samples`` towards ``teacher``'s (the float model's) outputs, the
     learning rate falling linearly to 0. Every ``QAT["check_every"]`` steps, and at the start and
     the end, the loss over all of ``samples`` is measured; the weights with the lowest are kept,
     so training never leaves the program further from float on its own data than PTQ's.
-    Returns that record."""
+    ``patterns``: a weight transform's, onto which the kept weights are projected at the end
+    (during training the weights' fake quantizers project them). Returns that record."""
     import torch
 
     _, weight_quantizers = _quantizers(prepared)
@@ -171,6 +180,7 @@ def train(prepared: Any, teacher: Any, samples: Sequence[Sample], steps: int, wh
     with torch.no_grad(), _stage(where, "quantization-aware training: the weights kept"):
         for p, value in zip(params, kept, strict=True):
             p.copy_(value)
+        weight_transforms.finish(list(patterns))
         observe_weights()  # conversion reads the weights' ranges from their observers
         prepared(*samples[0])
     return {"steps": steps, "samples": len(samples), "loss": {"ptq": start, "kept": best}, "kept_step": best_step}

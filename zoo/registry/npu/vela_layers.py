@@ -20,7 +20,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from typing import Any
 
-__all__ = ["DEBUG_DB_FLAG", "GRAPH_INPUT", "input_transposes", "read_tables"]
+__all__ = ["DEBUG_DB_FLAG", "GRAPH_INPUT", "input_transposes", "read_tables", "weight_formats"]
 
 DEBUG_DB_FLAG = "--enable-debug-db"
 """Vela writes ``<network>_debug.xml``; it changes no figure and no byte of the command stream."""
@@ -62,3 +62,18 @@ def input_transposes(tables: dict[str, list[dict[str, str]]]) -> list[dict[str, 
                 for row in perf if row["source_id"] in boundary]
     except (KeyError, ValueError) as exc:
         raise ValueError(f"Vela's optimisation database is not as zoo reads it: {type(exc).__name__} {exc}") from None
+
+
+def weight_formats(path: Path) -> list[str]:
+    """How Vela encoded each weighted operator's weights, in its order, from ``perf_debug``'s
+    ``weight_format`` column of the database at ``path``: ``Default``, ``Default|Sparse2_4`` (the U85's
+    2:4 sparse weights), … ValueError naming what is missing."""
+    try:
+        root = ET.parse(path).getroot()
+    except (OSError, ET.ParseError) as exc:
+        raise ValueError(f"cannot read Vela's optimisation database {path.name}: {exc}") from None
+    for table in root.iter("table"):
+        if table.get("name") == "perf_debug":
+            rows = list(csv.DictReader((table.text or "").strip().splitlines()))
+            return [row["weight_format"] for row in rows if row.get("weight_format")]
+    raise ValueError(f"Vela's optimisation database {path.name} has no perf_debug table")

@@ -81,6 +81,22 @@ def run_vela(tosa: bytes, target: Target, *, extra_flags: Sequence[str] = ()) ->
     return report
 
 
+def weight_formats(tosa: bytes, target: Target) -> list[str]:
+    """How Vela encodes each weighted operator of ``tosa`` for ``target`` (``vela_layers.weight_formats``):
+    ``Default|Sparse2_4`` where the U85 reads 2:4 sparse weights."""
+    from ethosu.vela import vela
+
+    with tempfile.TemporaryDirectory(prefix="zoo-vela-") as tmp:
+        network = Path(tmp) / "partition.tosa"
+        network.write_bytes(tosa)
+        _run_in_process(vela.main, [*vela_flags(target), vela_layers.DEBUG_DB_FLAG, f"--output-dir={tmp}/out",
+                                    str(network)], target)
+        try:
+            return vela_layers.weight_formats(Path(tmp) / "out" / f"{network.stem}_debug.xml")
+        except ValueError as exc:
+            raise BuildError(f"Vela's per-layer figures for target {target.name!r}: {exc}") from None
+
+
 def _run_in_process(main: Any, argv: list[str], target: Target) -> str:
     """Call ``vela.main`` with its printout captured.
 

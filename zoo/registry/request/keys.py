@@ -85,12 +85,12 @@ class BuildRequest:
     def create(
         cls, spec: ModelSpec, target: Target, *, weights: str | None = None, calibration: Dataset | None = None,
         io: str | None = None, layout: str | None = None, precision: str | None = None, recipe: Path | None = None,
-        qat: int | None = None,
+        qat: int | None = None, weights_transform: str | None = None,
     ) -> BuildRequest:
         """Raises UsageError for an I/O mode, layout or precision ``spec`` cannot be built with for ``target``."""
         boundary = choose(spec, target, io, layout)
         return cls(spec, target, spec.weights_variant(weights), calibration or spec.calibration, boundary,
-                   _precision.choose(spec, target, precision, recipe, boundary.mode, qat))
+                   _precision.choose(spec, target, precision, recipe, boundary.mode, qat, weights_transform))
 
     def key_inputs(self) -> dict[str, Any]:
         quantized = self.spec.quantize and not self.target.is_portable

@@ -20,7 +20,7 @@ from typing import Any
 
 from zoo._errors import UsageError
 from zoo._options import PRECISIONS
-from zoo._recipe import OBSERVERS, Recipe
+from zoo._recipe import OBSERVERS, WEIGHT_TRANSFORMS, Recipe
 from zoo._spec import ModelSpec
 from zoo.registry.checks import Check
 from zoo.registry.npu.targets import Target
@@ -38,6 +38,17 @@ QAT: dict[str, Any] = {
     "check_every": 50, "kept": "the weights with the lowest loss on the whole training set, PTQ's included",
 }
 """How ``--qat STEPS`` fine-tunes (``zoo.registry.compile.qat``); in the build key of a QAT build."""
+TRANSFORM: dict[str, Any] = {
+    "palette": "1-D k-means (Lloyd, quantile start, float64) of each layer's per-channel normalised weights "
+               "into N integer levels in [-127, 127], both ends fixed",
+    "sparse24": "2 largest magnitudes kept in each 4 consecutive input channels (ties: the lower channel); "
+                "convolutions with groups=1 and fully connected layers",
+    "qat": "projected in the weights' fake quantizers (palette: straight-through) and after training",
+}
+"""How ``--weights-transform`` changes the weights (``zoo.registry.compile.weight_transforms``); in its build key."""
+SPARSE24_QAT = 300
+"""The fine-tuning steps ``sparse24`` takes where the model has training data and no ``--qat`` is given:
+2:4 pruning without it costs whole points of accuracy."""
 _FLOAT_OPS = {"a16w8": ("sqrt",)}
 """Operators left unquantized, in float on the CPU: ExecuTorch 1.5.1 lowers an int16 sqrt to a
 TOSA TABLE whose interpolation is hundreds of steps off near 0 (docs/upstream.md)."""
@@ -57,6 +68,8 @@ class Precision:
     """Steps of quantization-aware training; 0 for post-training quantization alone."""
     observer: str = OBSERVERS[0]
     """How activation ranges are observed (``zoo._recipe.OBSERVERS``)."""
+    transform: str = ""
+    """A weight transform (``zoo._recipe.WEIGHT_TRANSFORMS``), or "" for the weights as trained."""
 
     def __post_init__(self) -> None:
         if not self.base:
@@ -73,16 +86,23 @@ class Precision:
             raise UsageError(f"the recipe name {name!r} reads as a preset's; a recipe's name has no '+' and is no "
                              f"precision's ({', '.join(PRECISIONS)})")
         return cls(name, recipe.default, tuple(sorted(recipe.modules.items())), recipe.per_channel, recipe.qat,
-                   recipe.observer)
+                   recipe.observer, recipe.weights)
 
     def with_qat(self, steps: int) -> Precision:
         """This precision fine-tuned for ``steps`` (``--qat``), named e.g. ``int8+qat200``."""
         name = self.name.split("+qat")[0] if self.qat else self.name
         return replace(self, name=f"{name}+qat{steps}", base=self.base, qat=steps)
 
+    def with_transform(self, transform: str) -> Precision:
+        """This precision with its weights transformed (``--weights-transform``), named e.g. ``int8+palette16``."""
+        name = self.name.split("+qat")[0]
+        if self.transform:
+            name = name.removesuffix("+" + self.transform)
+        return replace(self, name=f"{name}+{transform}" + (f"+qat{self.qat}" if self.qat else ""), transform=transform)
+
     @property
     def is_recipe(self) -> bool:
-        return (self.name.split("+qat")[0] not in PRECISIONS or bool(self.modules) or not self.per_channel
+        return (self.name.split("+")[0] not in PRECISIONS or bool(self.modules) or not self.per_channel
                 or self.observer != OBSERVERS[0])
 
     @property
@@ -112,7 +132,8 @@ class Precision:
             fields["recipe"] = {"default": self.base, "modules": dict(self.modules)}
         return {**fields, "precision": self.name, **({"float_ops": list(self.float_ops)} if self.float_ops else {}),
                 **({"qat": {"steps": self.qat, **QAT}} if self.qat else {}),
-                **({"observer": self.observer} if self.observer != OBSERVERS[0] else {})}
+                **({"observer": self.observer} if self.observer != OBSERVERS[0] else {}),
+                **({"weights_transform": {"name": self.transform, **TRANSFORM}} if self.transform else {})}
 
     @classmethod
     def from_key(cls, quantization: dict[str, Any] | None) -> Precision | None:
@@ -123,15 +144,17 @@ class Precision:
         qat = quantization.get("qat")
         steps = int(qat.get("steps") or 0) if isinstance(qat, dict) else 0
         observer = str(quantization.get("observer") or OBSERVERS[0])
+        weights = quantization.get("weights_transform")
+        transform = str(weights.get("name") or "") if isinstance(weights, dict) else ""
         recipe = quantization.get("recipe")
         if isinstance(recipe, dict):
             modules = recipe.get("modules")
             modules = modules if isinstance(modules, dict) else {}
             return cls(name, str(recipe.get("default") or "int8"),
                        tuple(sorted((str(k), str(v)) for k, v in modules.items())),
-                       bool(quantization.get("is_per_channel", True)), steps, observer)
-        preset = name.split("+qat")[0]  # int8+qat300 is int8's config, a16w8+qat300 a16w8's
-        return cls(name, preset if preset in PRECISIONS else "int8", qat=steps, observer=observer)
+                       bool(quantization.get("is_per_channel", True)), steps, observer, transform)
+        preset = name.split("+")[0]  # int8+qat300 is int8's config, a16w8+palette16 a16w8's
+        return cls(name, preset if preset in PRECISIONS else "int8", qat=steps, observer=observer, transform=transform)
 
 
 DEFAULT = Precision()
@@ -172,10 +195,10 @@ def _suggested(stem: str) -> str:
 
 
 def choose(spec: ModelSpec, target: Target, precision: str | None, recipe: Path | None, io_mode: str,
-           qat: int | None = None) -> Precision:
+           qat: int | None = None, transform: str | None = None) -> Precision:
     """The precision ``spec`` is built at for ``target``: a preset, one of its recipes, or a
-    recipe file, with ``qat`` steps of quantization-aware training (else the recipe's);
-    UsageError says what cannot be built and why."""
+    recipe file, with ``qat`` steps of quantization-aware training (else the recipe's) and its
+    weights ``transform``ed (else the recipe's); UsageError says what cannot be built and why."""
     if precision is not None and recipe is not None:
         raise UsageError(f"give --precision {precision} or --recipe {recipe}, not both")
     if recipe is not None:
@@ -187,16 +210,30 @@ def choose(spec: ModelSpec, target: Target, precision: str | None, recipe: Path 
     if qat is not None and qat < 0:
         raise UsageError(f"--qat {qat}: give a number of training steps, at least 1 (e.g. --qat 200), or 0 for none")
     steps = chosen.qat if qat is None else qat
-    chosen = replace(chosen, qat=0)
+    if transform is not None and transform not in WEIGHT_TRANSFORMS:
+        raise UsageError(f"--weights-transform {transform!r} is not a weight transform: choose one of "
+                         f"{', '.join(WEIGHT_TRANSFORMS)}")
+    from_recipe = chosen.transform
+    transform = transform or from_recipe
+    chosen = replace(chosen, qat=0, transform="")
+    if transform:  # a recipe's own transform is named by the recipe; one asked on top of it is named
+        chosen = replace(chosen, transform=transform) if transform == from_recipe else chosen.with_transform(transform)
+        if transform == "sparse24" and qat is None and not steps and spec.training is not None:
+            steps = SPARSE24_QAT  # 2:4 pruning is fine-tuned where it can be: it is the recipe, not an option
     if steps:
         chosen = chosen.with_qat(steps)
     if chosen == DEFAULT:
         return chosen
     asked = (f"--recipe {recipe}" if recipe is not None else f"--precision {precision}" if precision is not None
-             else f"--qat {steps}")
+             else f"--weights-transform {transform}" if transform else f"--qat {steps}")
     if target.is_portable or not spec.quantize:
         raise UsageError(f"{asked}: {target.name!r} runs {spec.name!r} in float on the CPU, "
                          "so it takes no precision; leave it out")
+    if transform and target.family not in WEIGHT_TRANSFORMS[transform]:
+        takes = [t for t, families in WEIGHT_TRANSFORMS.items() if target.family in families]
+        raise UsageError(f"weights transform {transform}: {target.name!r} does not benefit from it: {transform} is for "
+                         f"Ethos-{'/'.join(f.upper() for f in WEIGHT_TRANSFORMS[transform])} targets"
+                         + (f", and {target.name!r} takes {', '.join(takes)}" if takes else ""))
     if steps and spec.training is None:
         raise UsageError(f"--qat {steps}: {spec.name!r} declares no training data (its plugin's ModelSpec.training), "
                          "so there is nothing to fine-tune on; build it without --qat")
