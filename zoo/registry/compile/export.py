@@ -11,7 +11,7 @@ from typing import Any
 from zoo._errors import BuildError
 from zoo._recipe import ROOT
 from zoo._spec import ModelSpec, Sample
-from zoo.registry.compile import qat, weight_transforms
+from zoo.registry.compile import qat
 from zoo.registry.compile.blame import _stage
 from zoo.registry.compile.boundary import configure_quantizer
 from zoo.registry.compile.observers import with_observer
@@ -80,6 +80,8 @@ def _quantize(
         graph = copy.deepcopy(graph)
         prepared = (prepare_qat_pt2e if precision.qat else prepare_pt2e)(graph, quantizer)
     if precision.transform:
+        from zoo.registry.compile import weight_transforms  # numpy, only for a transform
+
         with _stage(where, f"weight transform {precision.transform}"):
             patterns = weight_transforms.apply(prepared, precision.transform, precision.per_channel, where)
         if training is not None:

@@ -19,15 +19,17 @@ import math
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cache
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from zoo._errors import BuildError
 from zoo._spec import Sample
-from zoo.registry.compile import weight_transforms
 from zoo.registry.compile.blame import _stage
 from zoo.registry.events import Progress
 from zoo.registry.numerics.data import flat_outputs
 from zoo.registry.request.precision import QAT
+
+if TYPE_CHECKING:  # numpy loads with the transform, not with the pipeline (tests/test_pipeline.py)
+    from zoo.registry.compile import weight_transforms
 
 
 @dataclass
@@ -180,7 +182,10 @@ def train(prepared: Any, teacher: Any, samples: Sequence[Sample], steps: int, wh
     with torch.no_grad(), _stage(where, "quantization-aware training: the weights kept"):
         for p, value in zip(params, kept, strict=True):
             p.copy_(value)
-        weight_transforms.finish(list(patterns))
+        if patterns:
+            from zoo.registry.compile.weight_transforms import finish
+
+            finish(list(patterns))
         observe_weights()  # conversion reads the weights' ranges from their observers
         prepared(*samples[0])
     return {"steps": steps, "samples": len(samples), "loss": {"ptq": start, "kept": best}, "kept_step": best_step}
