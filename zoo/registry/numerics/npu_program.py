@@ -22,8 +22,6 @@ NAME = "npu_program"
 SAMPLES = 8
 """The interpreter runs on the first samples only: about 30 ms a sample for mnist, 0.6 s for mv2."""
 STAND_IN = "command-stream interpreter, a stand-in for the NPU"
-NOT_COMPARED_U85 = ("the constants of an Ethos-U85 program are not compared with the TOSA graph's "
-                    "(not implemented: only the samples check them)")
 
 
 @dataclass(frozen=True)
@@ -177,14 +175,8 @@ class NpuProgram:
         from zoo.registry.numerics.npu_constants import compare, graph_convs
 
         self._constants_done.add(processed)
-        total = self.constants or {"operations": 0, "values": 0, "unrelated": [], "difference": None,
-                                   "not_compared": None}
-        decoder = _constants_decoder(payload)
-        if decoder is None:
-            total["not_compared"] = NOT_COMPARED_U85
-            self.constants = total
-            return
-        found = compare(decoder(payload, fast_scratch=self.fast_scratch.get(processed, 0)),
+        total = self.constants or {"operations": 0, "values": 0, "unrelated": [], "difference": None}
+        found = compare(_constants_decoder(payload)(payload, fast_scratch=self.fast_scratch.get(processed, 0)),
                         graph_convs(self.graphs[processed]))
         total["operations"] += found.operations
         total["values"] += found.values
@@ -224,8 +216,6 @@ class NpuProgram:
         if self.constants is not None and self.constants["operations"]:  # a program without convolutions has none
             text += (f"; the {self.constants['values']:,} weights, biases and scales of its "
                      f"{self.constants['operations']} convolutions equal the TOSA graph's constants")
-        if self.constants is not None and (not_compared := self.constants.get("not_compared")):
-            text += f"; {not_compared}"
         if self.constants is not None and (unrelated := len(self.constants["unrelated"])):
             text += (f"; {unrelated} convolution{'s' if unrelated > 1 else ''} not related to a convolution of the "
                      "TOSA graph, checked by the samples alone")
@@ -282,12 +272,12 @@ def _runner(payload: Any) -> Any:
 
 
 def _constants_decoder(payload: Any) -> Any:
-    """The constants' decoder of the payload's NPU, picked as :func:`_runner` picks the interpreter:
-    the U55/U65's; None for a U85 program, whose constants are not decoded yet."""
+    """The constants' decoder of the payload's NPU, picked as :func:`_runner` picks the interpreter."""
     from zoo.registry.command_stream import constants
+    from zoo.registry.command_stream.u85 import constants as constants_u85
     from zoo.registry.command_stream.u85 import is_u85
 
-    return None if is_u85(payload) else constants
+    return constants_u85 if is_u85(payload) else constants
 
 
 def _skip_reason(e: Any) -> str:
