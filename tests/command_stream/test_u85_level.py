@@ -1,6 +1,7 @@
 """The NPU-program level on an Ethos-U85 build: mnist for u85-256 with int8 I/O, verified, with its bundle
 (one build, about a minute). Its Vela program runs on the U85 interpreter bit-exact with the TOSA reference
-model; one weight byte or one register value changed fails the level; a byte nobody reads changes nothing."""
+model, and every weight, bias and scale its convolutions read equals the TOSA graph's constants; one weight
+byte or one register value changed fails the level; a byte nobody reads changes nothing."""
 
 from __future__ import annotations
 
@@ -25,11 +26,27 @@ FC2_SCALES = 0x1A9C0  # SCALE_BASE of the last CONV: 10 channels' records, padde
 
 
 @pytest.fixture(scope="module")
-def mnist_u85(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Artifact:
+def built_u85(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Artifact, NpuProgram]:
+    """The build, and the level its check ran (which holds the TOSA graph Vela compiled)."""
     from zoo import Zoo
+    from zoo.registry.numerics import reference
 
-    with in_shared_cache(shared_cache, tmp_path_factory.mktemp("mnist-u85")):
-        return Zoo().fetch("mnist", "u85-256", verify=True, io="int8", bundle=True)
+    levels: list[NpuProgram] = []
+
+    def recorded(*args: Any, **kwargs: Any) -> NpuProgram:
+        levels.append(NpuProgram(*args, **kwargs))
+        return levels[-1]
+
+    with in_shared_cache(shared_cache, tmp_path_factory.mktemp("mnist-u85")), pytest.MonkeyPatch.context() as mp:
+        mp.setattr(reference, "NpuProgram", recorded)
+        art = Zoo().fetch("mnist", "u85-256", verify=True, io="int8", bundle=True)
+    assert len(levels) == 1, "the build was a cache hit: no check ran in this process"
+    return art, levels[0]
+
+
+@pytest.fixture(scope="module")
+def mnist_u85(built_u85: tuple[Artifact, NpuProgram]) -> Artifact:
+    return built_u85[0]
 
 
 def _level(art: Artifact) -> tuple[dict[str, Any], dict[str, Any]]:
@@ -42,8 +59,10 @@ def test_mnist_on_u85_256_is_bit_exact(mnist_u85: Artifact) -> None:
     check, record = _level(mnist_u85)
     assert check["passed"] and not check["skipped"]
     assert check["detail"] == (f"{STAND_IN}: bit-exact with the TOSA reference model on 8 samples "
-                               "(the first 8 at most), 8 delegate calls")
+                               "(the first 8 at most), 8 delegate calls; the 106,110 weights, biases and scales of "
+                               "its 4 convolutions equal the TOSA graph's constants")
     assert record["outcome"] == "passed" and record["samples"] == 8
+    assert record["constants"] == {"operations": 4, "values": 106_110, "unrelated": [], "difference": None}
 
 
 def _checked(art: Artifact) -> tuple[NpuProgram, bytes, bytes]:
@@ -94,3 +113,22 @@ def test_a_byte_nobody_reads_changes_nothing(mnist_u85: Artifact) -> None:
     assert weights[at] == 0
     mutated = level.rerun({processed: _changed(processed, weights, at, b"\x55")}, {})
     assert mutated.record()["outcome"] == "passed" and mutated.calls == 3
+
+
+def test_a_flipped_weight_byte_is_a_constants_difference_naming_the_operation(
+        built_u85: tuple[Artifact, NpuProgram]) -> None:
+    """The same byte as above, now found by the constants' comparison (the rerun keeps the TOSA graph)."""
+    from zoo.registry.command_stream.u85 import constants
+
+    _, level = built_u85
+    (processed,) = level.graphs
+    (payload,) = find_payloads(processed)
+    weights = payload.data["weight_data"]
+    second = constants(payload)[1]
+    assert second.weights.shape == (32, 3, 3, 16)
+    at = CONV2_WEIGHTS + 32 + 5
+    mutated = level.rerun({processed: _changed(processed, weights, at, bytes([weights[at] ^ 0x40]))}, {})
+    difference = mutated.record()["constants"]["difference"]
+    assert mutated.record()["outcome"] == "failed" and not mutated.check()["passed"]
+    assert difference.startswith(f"{second.op} (the TOSA graph's CONV2D "), difference
+    assert " in the program, " in difference and "a constant differs from the TOSA graph's" in mutated.detail()

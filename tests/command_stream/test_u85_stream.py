@@ -146,3 +146,37 @@ def test_a_scalar_operand_needs_no_region() -> None:
     (got,) = run(payload(words, config=U85_256, scratch=0x200, inputs=[inp], outputs=[out]), [ifm.tobytes()])
     want = np.clip(ifm.astype(np.int64) * -3, -128, 127).transpose(2, 0, 1).reshape(-1)
     assert np.frombuffer(got, np.int8).tolist() == want.tolist()
+
+
+def test_constants_decodes_a_convolutions_weights_and_scales_where_a_dma_put_them() -> None:
+    """A 1x1 CONV of 8 channels into 8, its FWD (raw) weights and its scale records copied from the weight data
+    into the scratch by a DMA first: ``constants`` runs the DMA and decodes what the CONV reads, in (O, H, W, I)
+    and per channel; the scratch holds zeros before the DMA, which would decode to all-zero weights."""
+    from zoo.registry.command_stream.u85 import constants
+    from zoo.registry.command_stream.u85 import weights as w85
+
+    rng = np.random.default_rng(58)
+    weights = rng.integers(-127, 128, size=(8, 1, 1, 8))
+    bias, scale, shift = rng.integers(-(1 << 20), 1 << 20, 8), rng.integers(1 << 29, 1 << 30, 8), rng.integers(20, 40, 8)
+    layout = w85.Layout(8, 1, 1, 8, 8, 64, 8, w85.DEPTH_FIRST, 8, (1, 1), (1, 1), False, 1, 256)
+    (order,) = w85.brick_order(layout, True)
+    stream = bytes([1] + [0] * 31) + np.where(order < 0, 0, weights.reshape(-1)[order]).astype(np.int8).tobytes()
+    stream += bytes(-len(stream) % 32)
+    records = b"".join(int(b).to_bytes(4, "little", signed=True) + int(s).to_bytes(4, "little") + bytes([int(t), 0])
+                       for b, s, t in zip(bias, scale, shift, strict=True)) + bytes(80)
+    data = stream + records
+    words = _pool(1, (1, 1, 8))[:-4]  # the pool's registers, less its OFM scale, POOL and STOP
+    words += c0("NPU_SET_OFM_HEIGHT0_M1", 0) + c0("NPU_SET_OFM_HEIGHT1_M1", 0) + c0("NPU_SET_OFM_WIDTH0_M1", 0)
+    words += c0("NPU_SET_OFM_BLK_DEPTH_M1", 7) + c0("NPU_SET_WEIGHT_FORMAT", 1)
+    words += c0("NPU_SET_DMA0_SRC_REGION", 0) + c0("NPU_SET_DMA0_DST_REGION", 1)
+    words += c1("NPU_SET_DMA0_SRC", 0) + c1("NPU_SET_DMA0_DST", 0x100) + c1("NPU_SET_DMA0_LEN", len(data))
+    words += c0("NPU_OP_DMA_START") + c0("NPU_OP_DMA_WAIT")
+    words += c0("NPU_SET_WEIGHT_REGION", 1) + c1("NPU_SET_WEIGHT_BASE", 0x100) + c1("NPU_SET_WEIGHT_LENGTH", len(stream))
+    words += c0("NPU_SET_SCALE_REGION", 1) + c1("NPU_SET_SCALE_BASE", 0x100 + len(stream))
+    words += c1("NPU_SET_SCALE_LENGTH", len(records))
+    words += c0("NPU_OP_CONV") + c0("NPU_OP_STOP", 0xFFFF)
+    (found,) = constants(payload(words, weights=data, config=U85_256, scratch=0x1000))
+    assert found.op == f"CONV at byte {4 * (len(words) - 2):#x}" and not found.depthwise and found.ofm_bits == 8
+    assert found.weights.tolist() == weights.tolist()
+    assert (found.records.bias.tolist(), found.records.scale.tolist(), found.records.shift.tolist()) == (
+        bias.tolist(), scale.tolist(), shift.tolist())

@@ -172,13 +172,12 @@ class NpuProgram:
         """Once per payload with a TOSA graph: its convolutions' constants against the graph's."""
         if processed not in self.graphs or processed in self._constants_done:
             return
-        from zoo.registry.command_stream import constants
         from zoo.registry.numerics.npu_constants import compare, graph_convs
 
         self._constants_done.add(processed)
-        found = compare(constants(payload, fast_scratch=self.fast_scratch.get(processed, 0)),
-                        graph_convs(self.graphs[processed]))
         total = self.constants or {"operations": 0, "values": 0, "unrelated": [], "difference": None}
+        found = compare(_constants_decoder(payload)(payload, fast_scratch=self.fast_scratch.get(processed, 0)),
+                        graph_convs(self.graphs[processed]))
         total["operations"] += found.operations
         total["values"] += found.values
         total["unrelated"] += found.unrelated
@@ -270,6 +269,15 @@ def _runner(payload: Any) -> Any:
     from zoo.registry.command_stream.u85 import run as run_u85
 
     return run_u85 if is_u85(payload) else run
+
+
+def _constants_decoder(payload: Any) -> Any:
+    """The constants' decoder of the payload's NPU, picked as :func:`_runner` picks the interpreter."""
+    from zoo.registry.command_stream import constants
+    from zoo.registry.command_stream.u85 import constants as constants_u85
+    from zoo.registry.command_stream.u85 import is_u85
+
+    return constants_u85 if is_u85(payload) else constants
 
 
 def _skip_reason(e: Any) -> str:

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.memory import SHRAM, Memory, Writers
+from zoo.registry.command_stream.ops_conv import OpConstants
 from zoo.registry.command_stream.stream import Command, Config, decode_words, split
 from zoo.registry.command_stream.u85.machine import execute
 from zoo.registry.command_stream.u85.ops_block import Accelerator
@@ -19,7 +20,7 @@ from zoo.registry.command_stream.u85.regs import CMD0, CMD1, bits
 from zoo.registry.command_stream.u85.stage import LUT_RAM
 from zoo.registry.pte.vela_payload import VelaPayload
 
-__all__ = ["U85", "accelerator", "commands", "is_u85", "run"]
+__all__ = ["U85", "accelerator", "commands", "constants", "is_u85", "run"]
 
 U85 = 2
 SCRATCH, FAST_SCRATCH = 1, 2
@@ -43,19 +44,36 @@ def commands(cmd_data: bytes) -> tuple[Config, list[Command]]:
     return config, decode_words(words, CMD0, CMD1, "Ethos-U85")
 
 
-def run(payload: VelaPayload, inputs: list[bytes], *, fast_scratch: int = 0,
-        writers: Writers | None = None) -> list[bytes]:
-    """Each output's bytes after running the payload's U85 command stream on ``inputs``
-    (the U55/U65 interpreter's ``run``, for the U85)."""
+def _program(payload: VelaPayload) -> tuple[Config, list[Command]]:
     if "cmd_data" not in payload.data:
         raise StreamError("the Vela payload has no cmd_data block")
     if "cmd_data" in payload.external or "weight_data" in payload.external:
         raise NotInterpreted("a command stream or weights stored as named data")
-    config, program = commands(payload.data["cmd_data"])
+    return commands(payload.data["cmd_data"])
+
+
+def _memory(payload: VelaPayload, fast_scratch: int, writers: Writers | None = None) -> Memory:
+    return Memory({0: payload.data.get("weight_data", b""), SCRATCH: bytes(payload.scratch_size),
+                   FAST_SCRATCH: bytes(fast_scratch), SHRAM: bytes(LUT_RAM)}, writers=writers)
+
+
+def constants(payload: VelaPayload, *, fast_scratch: int = 0) -> list[OpConstants]:
+    """Every CONV's and DEPTHWISE's weights (SWD, 2:4 sparse or FWD, every core's streams) and scale records,
+    in stream order, decoded as the program's DMAs leave them (the U55/U65 interpreter's ``constants``)."""
+    config, program = _program(payload)
+    found: list[OpConstants] = []
+    execute(program, _memory(payload, fast_scratch), accelerator(config), found)
+    return found
+
+
+def run(payload: VelaPayload, inputs: list[bytes], *, fast_scratch: int = 0,
+        writers: Writers | None = None) -> list[bytes]:
+    """Each output's bytes after running the payload's U85 command stream on ``inputs``
+    (the U55/U65 interpreter's ``run``, for the U85)."""
+    config, program = _program(payload)
     if len(inputs) != len(payload.inputs):
         raise StreamError(f"the program takes {len(payload.inputs)} input(s), {len(inputs)} given")
-    memory = Memory({0: payload.data.get("weight_data", b""), SCRATCH: bytes(payload.scratch_size),
-                     FAST_SCRATCH: bytes(fast_scratch), SHRAM: bytes(LUT_RAM)}, writers=writers)
+    memory = _memory(payload, fast_scratch, writers)
     for i, (given, info) in enumerate(zip(inputs, payload.inputs, strict=True)):
         size = info.elements * info.element_size
         if len(given) != size:

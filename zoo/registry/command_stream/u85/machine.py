@@ -11,9 +11,10 @@ from __future__ import annotations
 from zoo.registry.command_stream.decoder import Decoder
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.memory import SHRAM, Memory
+from zoo.registry.command_stream.ops_conv import OpConstants
 from zoo.registry.command_stream.stream import Command
 from zoo.registry.command_stream.u85.maps import Chains
-from zoo.registry.command_stream.u85.ops_block import Accelerator, conv, pool
+from zoo.registry.command_stream.u85.ops_block import Accelerator, conv, conv_constants, pool
 from zoo.registry.command_stream.u85.ops_elementwise import elementwise
 from zoo.registry.command_stream.u85.regfile import U85Registers
 from zoo.registry.command_stream.u85.regs import bits
@@ -40,8 +41,11 @@ def _dma(regs: U85Registers, memory: Memory) -> None:
     memory.write(ends[1], regs.address("DMA0_DST"), data, f"{regs.op} writing its destination")
 
 
-def execute(commands: list[Command], memory: Memory, accelerator: Accelerator) -> int:
-    """Run ``commands`` to their NPU_OP_STOP; returns the number of operations run."""
+def execute(commands: list[Command], memory: Memory, accelerator: Accelerator,
+            constants: list[OpConstants] | None = None) -> int:
+    """Run ``commands`` to their NPU_OP_STOP; returns the number of operations run. With ``constants``, only the
+    DMAs run, and each CONV and DEPTHWISE appends its decoded weights and scale records instead of computing
+    (a MATMUL, whose weights are its IFM2, holds none)."""
     regs = U85Registers()
     chains: Chains = {}
     ran = 0
@@ -59,6 +63,10 @@ def execute(commands: list[Command], memory: Memory, accelerator: Accelerator) -
                 continue
             if cmd.name == "NPU_OP_DMA_START":
                 _dma(regs, memory)
+            elif constants is not None:
+                if cmd.name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE") and not cmd.param:
+                    constants.append(conv_constants(regs, memory, accelerator, decoder,
+                                                    depthwise=cmd.name == "NPU_OP_DEPTHWISE"))
             elif cmd.name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE"):
                 if cmd.param:
                     raise NotInterpreted(f"{regs.op} with its weights from IFM2 (MATMUL)")

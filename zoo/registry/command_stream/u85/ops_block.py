@@ -32,14 +32,15 @@ import numpy as np
 from zoo.registry.command_stream.decoder import Decoder
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.memory import Memory
+from zoo.registry.command_stream.ops_conv import OpConstants
 from zoo.registry.command_stream.u85 import weights as w85
 from zoo.registry.command_stream.u85.maps import Chains, Map, ifm_map, ofm_map, reader, write_ofm
 from zoo.registry.command_stream.u85.regfile import U85Registers
 from zoo.registry.command_stream.u85.regs import bits
 from zoo.registry.command_stream.u85.stage import activation, ofm_scale, stage
-from zoo.registry.command_stream.weights import decode_stream
+from zoo.registry.command_stream.weights import ScaleRecords, decode_stream
 
-__all__ = ["Accelerator", "conv", "pool"]
+__all__ = ["Accelerator", "conv", "conv_constants", "pool"]
 
 _KEPT_BYTES = 256 << 20
 _kept: OrderedDict[tuple[tuple[bytes, ...], w85.Layout, bool], np.ndarray[Any, Any]] = OrderedDict()
@@ -170,6 +171,34 @@ def _weights(regs: U85Registers, memory: Memory, layout: w85.Layout, decoder: De
     return weights
 
 
+def _constants(regs: U85Registers, memory: Memory, acc: Accelerator, decoder: Decoder, k: _Kernel, ifm_bits: int,
+               depthwise: bool) -> tuple[np.ndarray[Any, Any], ScaleRecords]:
+    """The op's OHWI weights (every core's streams, SWD or FWD) and its per-channel scale records (one stream)."""
+    if ifm_bits not in (8, 16) or (ifm_bits == 16) != _acc48(regs):
+        raise NotInterpreted(f"{regs.op} from a {ifm_bits}-bit IFM with ACC_FORMAT {regs['ACC_FORMAT']:#x}")
+    ic, oc = k.ifm_shape[2], k.ofm_shape[2]
+    if depthwise and ifm_bits == 16:
+        raise NotInterpreted(f"{regs.op} of a 16-bit IFM (its weight padding is not settled on a program)")
+    if depthwise and ic != oc:
+        raise NotInterpreted(f"{regs.op} from {ic} to {oc} channels (a depth multiplier)")
+    weights = _weights(regs, memory, _layout(regs, acc, k, depthwise, ifm_bits), decoder)
+    scale_data = memory.read(regs["SCALE_REGION"] & 7, regs.address("SCALE_BASE"), regs.address("SCALE_LENGTH"),
+                             f"{regs.op}'s scale stream")
+    return weights, w85.scale_records(scale_data, oc, _acc48(regs), regs.op)
+
+
+def conv_constants(regs: U85Registers, memory: Memory, acc: Accelerator, decoder: Decoder, *,
+                   depthwise: bool = False) -> OpConstants:
+    """What a CONV or DEPTHWISE reads besides its IFM, read through its registers as :func:`conv` reads it;
+    its IFM is not read (it may be a chaining buffer no operation filled in this mode)."""
+    k = _kernel(regs)
+    ofm, global_scale = ofm_map(regs)
+    if global_scale:
+        raise NotInterpreted(f"{regs.op} with a global OFM scale")
+    weights, records = _constants(regs, memory, acc, decoder, k, ifm_map(regs).precision.bits, depthwise)
+    return OpConstants(regs.op, depthwise, weights, records, ofm.precision.bits)
+
+
 def conv(regs: U85Registers, memory: Memory, chains: Chains, acc: Accelerator, decoder: Decoder,
          *, depthwise: bool = False) -> None:
     k = _kernel(regs)
@@ -177,19 +206,9 @@ def conv(regs: U85Registers, memory: Memory, chains: Chains, acc: Accelerator, d
     if global_scale:
         raise NotInterpreted(f"{regs.op} with a global OFM scale")
     ifm, values = _ifm(regs, memory, chains, k)
-    if ifm.precision.bits not in (8, 16) or (ifm.precision.bits == 16) != _acc48(regs):
-        raise NotInterpreted(f"{regs.op} from a {ifm.precision.bits}-bit IFM with ACC_FORMAT {regs['ACC_FORMAT']:#x}")
+    weights, records = _constants(regs, memory, acc, decoder, k, ifm.precision.bits, depthwise)
     oh, ow, oc = k.ofm_shape
     ic = k.ifm_shape[2]
-    if depthwise and ifm.precision.bits == 16:
-        raise NotInterpreted(f"{regs.op} of a 16-bit IFM (its weight padding is not settled on a program)")
-    if depthwise and ic != oc:
-        raise NotInterpreted(f"{regs.op} from {ic} to {oc} channels (a depth multiplier)")
-    layout = _layout(regs, acc, k, depthwise, ifm.precision.bits)
-    weights = _weights(regs, memory, layout, decoder)
-    scale_data = memory.read(regs["SCALE_REGION"] & 7, regs.address("SCALE_BASE"), regs.address("SCALE_LENGTH"),
-                             f"{regs.op}'s scale stream")
-    records = w85.scale_records(scale_data, oc, _acc48(regs), regs.op)
     top, left, bottom, right = k.pad
     padded = np.pad(values, ((top, bottom), (left, right), (0, 0)))
     total = np.zeros((oh, ow, oc), dtype=np.int64)
