@@ -1,0 +1,14 @@
+"""The ``mediapipe`` entry point: registers the pack's models, torch- and numpy-free (the
+files' digests are constants; no ``.tflite`` is read until a model is built)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from zoo import ModelSpec, hookimpl
+from zoo_mediapipe import blazeface
+
+
+@hookimpl
+def register_models(register: Callable[[ModelSpec], None]) -> None:
+    register(blazeface.spec())

@@ -1,0 +1,105 @@
+"""The MediaPipe pack, fast tier: what it registers, MediaPipe's anchors and box decoding, weighted
+NMS, the sha256 check of the wheel's files, and that registering it stays light."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import json
+from pathlib import Path
+
+import pytest
+from zoo_mediapipe import blazeface, files, ssd
+
+from tests.conftest import run_probed
+from zoo import BuildError, Zoo
+
+
+def test_blazeface_declares_its_input_outputs_metrics_and_licence(mediapipe_zoo: Zoo) -> None:
+    spec = mediapipe_zoo.model(blazeface.NAME)
+    assert spec.task == "face-detection"
+    (image,) = spec.inputs
+    assert (image.shape, image.range) == ((1, 128, 128, 3), (-1.0, 1.0))
+    assert spec.outputs == ("regressors", "classificators")
+    assert [m.name for m in spec.metrics] == ["recall50", "precision50", "ap50"]
+    assert all(m.unit_text == "%" and m.higher_is_better for m in spec.metrics)
+    weights = spec.weights_variant(None)
+    assert weights.name == "mediapipe" and weights.licence.startswith("Apache-2.0")
+    assert files.FILES["face_detection_short_range"][1] in weights.identity()
+    assert "tflite-reader sha256:" in weights.identity()
+    assert spec.evaluation is not None and spec.evaluation.size == 60 and spec.calibration.size == 32
+
+
+def test_the_short_range_anchors_are_mediapipes_896() -> None:
+    centres = ssd.anchors(blazeface.ANCHORS)
+    assert len(centres) == 896
+    # Stride 8: a 16×16 grid, two anchors a cell; then the three stride-16 layers merged, six a cell on 8×8.
+    assert centres[0] == centres[1] == (0.5 / 16, 0.5 / 16)
+    assert centres[2] == (1.5 / 16, 0.5 / 16)
+    assert centres[511] == (15.5 / 16, 15.5 / 16)
+    assert centres[512] == centres[517] == (0.5 / 8, 0.5 / 8)
+    assert centres[518] == (1.5 / 8, 0.5 / 8) and centres[-1] == (7.5 / 8, 7.5 / 8)
+
+
+def test_one_anchor_decodes_to_a_known_box_exactly() -> None:
+    import numpy as np
+
+    centres = ssd.anchors(blazeface.ANCHORS)
+    regressors = np.zeros((1, 896, 16), dtype=np.float32)
+    logits = np.full((1, 896, 1), -50.0, dtype=np.float32)
+    # Anchor 600 (stride 16): centre ((600 - 512) // 6 % 8 + 0.5) / 8 = 6.5 / 8 across, 1.5 / 8 down.
+    assert centres[600] == (6.5 / 8, 1.5 / 8)
+    regressors[0, 600, :4] = (-8.0, 4.0, 40.0, 24.0)  # the centre moved (-8, +4) px, 40×24 px
+    logits[0, 600, 0] = 2.0
+    (found,) = ssd.decode(regressors, logits, centres, 128, score_threshold=0.5, nms_threshold=0.3)
+    cx, cy = 6.5 / 8 * 128 - 8.0, 1.5 / 8 * 128 + 4.0
+    assert found[:4] == pytest.approx((cx - 20.0, cy - 12.0, cx + 20.0, cy + 12.0), abs=1e-9)
+    assert found[4] == pytest.approx(1.0 / (1.0 + np.exp(-2.0))) and found[5] == 0
+    logits[0, 600, 0] = -0.1  # sigmoid below 0.5: nothing
+    assert ssd.decode(regressors, logits, centres, 128, score_threshold=0.5, nms_threshold=0.3) == []
+
+
+def test_weighted_nms_merges_overlapping_boxes_by_score_and_keeps_the_others() -> None:
+    a = (0.0, 0.0, 10.0, 10.0, 0.9, 0)
+    b = (1.0, 1.0, 11.0, 11.0, 0.3, 0)  # IoU with a: 81 / 119 > 0.3
+    far = (50.0, 50.0, 60.0, 60.0, 0.6, 0)
+    kept = ssd.weighted_nms([b, far, a], 0.3)
+    assert len(kept) == 2
+    assert kept[0] == pytest.approx((0.25, 0.25, 10.25, 10.25, 0.9, 0))  # (0.9·a + 0.3·b) / 1.2, a's score
+    assert kept[1] == far
+    flat = (5.0, 5.0, 5.0, 9.0, 0.7, 0)  # zero area: overlaps nothing, still kept once
+    assert ssd.weighted_nms([flat, flat], 0.3) == [flat, flat]
+
+
+def test_a_file_with_other_bytes_is_refused_and_a_missing_one_names_make_setup(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv(files.ENV, str(tmp_path))
+    with pytest.raises(BuildError, match=r"face_detection_short_range\.tflite is missing: run `make setup`"):
+        blazeface.build("mediapipe")
+    (tmp_path / "face_detection_short_range.tflite").write_bytes(b"TFL3 but not MediaPipe's")
+    with pytest.raises(BuildError) as caught:
+        blazeface.build("mediapipe")
+    text = str(caught.value)
+    assert files.FILES["face_detection_short_range"][1] in text and "refusing other bytes" in text, text
+    assert text.startswith(f"{blazeface.NAME}: ") and files.ENV in text, text
+    with pytest.raises(BuildError, match="no weights variant 'random'; choose mediapipe"):
+        blazeface.build("random")
+
+
+def test_the_default_folder_is_the_virtualenvs_mediapipe(monkeypatch: pytest.MonkeyPatch) -> None:
+    import sys
+
+    monkeypatch.delenv(files.ENV, raising=False)
+    assert files.folder() == Path(sys.prefix) / "mediapipe"
+
+
+def test_zoo_list_with_the_pack_imports_neither_torch_nor_numpy() -> None:
+    try:
+        importlib.metadata.distribution("zoo-mediapipe")
+        plugin: tuple[str, ...] = ()
+    except importlib.metadata.PackageNotFoundError:  # not installed: load the module by name
+        plugin = ("-p", "zoo_mediapipe.plugin")
+    probed = run_probed(*plugin, "list", "--json", watch=("torch", "numpy", "PIL", "zoo._tflite.build"))
+    assert probed.returncode == 0, probed.stderr
+    assert probed.loaded == []
+    listed = {m["name"]: m["task"] for m in json.loads(probed.stdout)}
+    assert listed.get(blazeface.NAME) == "face-detection", sorted(listed)
