@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from zoo_mediapipe import blazeface, files, ssd
+from zoo_mediapipe import blazeface, files, selfie, ssd
 
 from tests.conftest import run_probed
 from zoo import BuildError, Zoo
@@ -27,6 +27,33 @@ def test_blazeface_declares_its_input_outputs_metrics_and_licence(mediapipe_zoo:
     assert files.FILES["face_detection_short_range"][1] in weights.identity()
     assert "tflite-reader sha256:" in weights.identity()
     assert spec.evaluation is not None and spec.evaluation.size == 60 and spec.calibration.size == 32
+
+
+def test_selfie_segmentation_declares_its_input_mask_and_agreement_metrics(mediapipe_zoo: Zoo) -> None:
+    spec = mediapipe_zoo.model(selfie.NAME)
+    (image,) = spec.inputs
+    assert (spec.task, image.shape, image.range, spec.outputs) == ("segmentation", (1, 256, 256, 3), (0.0, 1.0),
+                                                                   ("mask",))
+    assert [m.name for m in spec.metrics] == ["mask-agreement", "face-coverage-gap"]
+    assert spec.metrics[0].description.startswith("agreement, not accuracy")
+    assert spec.weights_variant(None).licence.startswith("Apache-2.0")
+    assert spec.evaluation is not None and spec.evaluation.size == 40 + len(selfie.PHOTOS)
+
+
+def test_the_mask_metrics_pool_iou_against_float_and_compare_the_face_and_non_face_boxes() -> None:
+    import numpy as np
+
+    side = selfie.SIDE
+    ref = np.zeros((1, side, side, 1), dtype=np.float32)
+    ref[0, :100, :100] = 0.9  # 10,000 px
+    mine = np.zeros_like(ref)
+    mine[0, 50:150, :100] = 0.7  # 10,000 px, half of them the reference's
+    labels = [(0, 0, 100, 100, 200, 200, 256, 256)]
+    assert selfie.AGREEMENT([[mine]], labels, reference=[[ref]]) == pytest.approx(100.0 * 5000 / 15000)
+    assert selfie.COVERAGE_GAP([[ref]], labels) == pytest.approx(100.0)  # face box all in, the other all out
+    assert selfie.COVERAGE_GAP([[mine]], labels) == pytest.approx(50.0)
+    assert selfie.COVERAGE_GAP([[ref], [ref]], [(), *labels]) == pytest.approx(100.0)  # a photo has no boxes
+    assert selfie.AGREEMENT.check_label("face") is not None and selfie.AGREEMENT.check_label(()) is None
 
 
 def test_the_short_range_anchors_are_mediapipes_896() -> None:
@@ -102,4 +129,4 @@ def test_zoo_list_with_the_pack_imports_neither_torch_nor_numpy() -> None:
     assert probed.returncode == 0, probed.stderr
     assert probed.loaded == []
     listed = {m["name"]: m["task"] for m in json.loads(probed.stdout)}
-    assert listed.get(blazeface.NAME) == "face-detection", sorted(listed)
+    assert (listed.get(blazeface.NAME), listed.get(selfie.NAME)) == ("face-detection", "segmentation"), sorted(listed)

@@ -47,11 +47,11 @@ def build(variant: str) -> Any:
 
 
 def _calibration() -> list[tuple[Any, ...]]:
-    return [(image,) for image, _ in scenes.scenes("calibration", SIDE, CALIBRATION_SIZES)]
+    return [(image,) for image, _, _ in scenes.scenes("calibration", SIDE, CALIBRATION_SIZES)]
 
 
 def _evaluation() -> list[tuple[tuple[Any, ...], Any]]:
-    return [((image,), boxes) for image, boxes in scenes.scenes("held_out", SIDE, EVAL_SIZES)]
+    return [((image,), boxes) for image, boxes, _ in scenes.scenes("held_out", SIDE, EVAL_SIZES)]
 
 
 def spec() -> ModelSpec:

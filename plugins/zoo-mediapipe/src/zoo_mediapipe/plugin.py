@@ -6,9 +6,10 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zoo import ModelSpec, hookimpl
-from zoo_mediapipe import blazeface
+from zoo_mediapipe import blazeface, selfie
 
 
 @hookimpl
 def register_models(register: Callable[[ModelSpec], None]) -> None:
     register(blazeface.spec())
+    register(selfie.spec())
