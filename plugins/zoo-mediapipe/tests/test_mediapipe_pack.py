@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from zoo_mediapipe import blazeface, files, selfie, ssd
+from zoo_mediapipe import blazeface, files, palm, selfie, ssd
 
 from tests.conftest import run_probed
 from zoo import BuildError, Zoo
@@ -54,6 +54,28 @@ def test_the_mask_metrics_pool_iou_against_float_and_compare_the_face_and_non_fa
     assert selfie.COVERAGE_GAP([[mine]], labels) == pytest.approx(50.0)
     assert selfie.COVERAGE_GAP([[ref], [ref]], [(), *labels]) == pytest.approx(100.0)  # a photo has no boxes
     assert selfie.AGREEMENT.check_label("face") is not None and selfie.AGREEMENT.check_label(()) is None
+
+
+def test_palm_detection_declares_its_anchors_and_an_agreement_metric(mediapipe_zoo: Zoo) -> None:
+    spec = mediapipe_zoo.model(palm.NAME)
+    (image,) = spec.inputs
+    assert (image.shape, image.range, spec.outputs) == ((1, 192, 192, 3), (0.0, 1.0), ("regressors", "classificators"))
+    (metric,) = spec.metrics
+    assert metric.name == "box-agreement" and metric.description.startswith("agreement, not accuracy")
+    # 24×24 cells × 2 at stride 8, then 12×12 × 6 for the three stride-16 layers.
+    assert len(palm.centres()) == 2016 and palm.centres()[1152] == (0.5 / 12, 0.5 / 12)
+
+
+def test_top_keeps_the_best_anchors_before_suppression() -> None:
+    import numpy as np
+
+    centres = ssd.anchors(palm.ANCHORS)
+    regressors = np.zeros((1, 2016, 18), dtype=np.float32)
+    regressors[0, :, 2:4] = 10.0  # 10×10 px boxes on each anchor's centre
+    logits = np.linspace(-5.0, 5.0, 2016, dtype=np.float32).reshape(1, 2016, 1)
+    found = ssd.decode(regressors, logits, centres, 192, score_threshold=0.0, nms_threshold=0.3, top=3)
+    # Anchors 2015, 2014 and 2013 share a cell: one merged box with the best score.
+    assert len(found) == 1 and found[0][4] == pytest.approx(1.0 / (1.0 + np.exp(-5.0)))
 
 
 def test_the_short_range_anchors_are_mediapipes_896() -> None:
@@ -129,4 +151,5 @@ def test_zoo_list_with_the_pack_imports_neither_torch_nor_numpy() -> None:
     assert probed.returncode == 0, probed.stderr
     assert probed.loaded == []
     listed = {m["name"]: m["task"] for m in json.loads(probed.stdout)}
-    assert (listed.get(blazeface.NAME), listed.get(selfie.NAME)) == ("face-detection", "segmentation"), sorted(listed)
+    assert [listed.get(m.NAME) for m in (blazeface, selfie, palm)] == [
+        "face-detection", "segmentation", "object-detection"], sorted(listed)

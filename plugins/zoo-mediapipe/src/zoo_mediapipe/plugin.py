@@ -6,10 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zoo import ModelSpec, hookimpl
-from zoo_mediapipe import blazeface, selfie
+from zoo_mediapipe import blazeface, palm, selfie
 
 
 @hookimpl
 def register_models(register: Callable[[ModelSpec], None]) -> None:
     register(blazeface.spec())
     register(selfie.spec())
+    register(palm.spec())

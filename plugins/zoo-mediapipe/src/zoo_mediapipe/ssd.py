@@ -55,10 +55,11 @@ def iou(a: Sequence[float], b: Sequence[float]) -> float:
 
 
 def decode(regressors: Any, scores: Any, centres: Sequence[tuple[float, float]], side: int, *,
-           score_threshold: float, nms_threshold: float) -> list[Detection]:
+           score_threshold: float, nms_threshold: float, top: int | None = None) -> list[Detection]:
     """One sample's raw ``(1, N, 4 + 2K)`` regressors and ``(1, N, 1)`` logits as detections in pixels:
     x, y, w, h each over ``side`` (MediaPipe's x/y/w/h_scale) around the anchor, score the logit's
-    sigmoid (clipped at ±100), those at ``score_threshold`` or above merged by `weighted_nms`."""
+    sigmoid (clipped at ±100), those at ``score_threshold`` or above (only the ``top`` best, if
+    given) merged by `weighted_nms`."""
     import numpy as np
 
     raw = np.asarray(regressors, dtype=np.float64).reshape(len(centres), -1)
@@ -70,6 +71,8 @@ def decode(regressors: Any, scores: Any, centres: Sequence[tuple[float, float]],
     w, h = raw[:, 2] / side, raw[:, 3] / side
     boxes = np.stack([cx - w / 2, cy - h / 2, cx + w / 2, cy + h / 2], axis=1) * side
     keep = np.flatnonzero(probability >= score_threshold)
+    if top is not None:
+        keep = keep[np.argsort(-probability[keep], kind="stable")[:top]]
     found = [(*(float(v) for v in boxes[i]), float(probability[i]), 0) for i in keep]
     return weighted_nms(found, nms_threshold)  # type: ignore[arg-type]
 
