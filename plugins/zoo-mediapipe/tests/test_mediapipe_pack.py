@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from zoo_mediapipe import blazeface, files, palm, selfie, ssd
+from zoo_mediapipe import blazeface, files, hand, palm, selfie, ssd
 
 from tests.conftest import run_probed
 from zoo import BuildError, Zoo
@@ -76,6 +76,22 @@ def test_top_keeps_the_best_anchors_before_suppression() -> None:
     found = ssd.decode(regressors, logits, centres, 192, score_threshold=0.0, nms_threshold=0.3, top=3)
     # Anchors 2015, 2014 and 2013 share a cell: one merged box with the best score.
     assert len(found) == 1 and found[0][4] == pytest.approx(1.0 / (1.0 + np.exp(-5.0)))
+
+
+def test_hand_landmarks_are_judged_by_pck_against_float_named_agreement(mediapipe_zoo: Zoo) -> None:
+    import numpy as np
+
+    spec = mediapipe_zoo.model(hand.NAME)
+    assert spec.outputs == ("landmarks", "presence", "handedness", "world_landmarks")
+    assert spec.metrics[0].name == "pck05-agreement" and "agreement, not accuracy" in spec.metrics[0].description
+    ref = np.zeros((1, 63))
+    ref[0, 0::3] = np.arange(21) * 5.0  # x from 0 to 100 px: the box's larger side is 100
+    moved = ref.copy()
+    moved[0, 0:15:3] += 4.9  # five keypoints 4.9 px off: within 0.05 × 100
+    moved[0, 15:30:3] += 5.1  # five 5.1 px off: not
+    assert hand.PCK([[moved]], [None], reference=[[ref]]) == pytest.approx(100.0 * 16 / 21)
+    with pytest.raises(ValueError, match="collapse to one point"):
+        hand.PCK([[ref]], [None], reference=[[np.zeros((1, 63))]])
 
 
 def test_the_short_range_anchors_are_mediapipes_896() -> None:
@@ -151,5 +167,5 @@ def test_zoo_list_with_the_pack_imports_neither_torch_nor_numpy() -> None:
     assert probed.returncode == 0, probed.stderr
     assert probed.loaded == []
     listed = {m["name"]: m["task"] for m in json.loads(probed.stdout)}
-    assert [listed.get(m.NAME) for m in (blazeface, selfie, palm)] == [
-        "face-detection", "segmentation", "object-detection"], sorted(listed)
+    assert [listed.get(m.NAME) for m in (blazeface, selfie, palm, hand)] == [
+        "face-detection", "segmentation", "object-detection", "keypoints"], sorted(listed)

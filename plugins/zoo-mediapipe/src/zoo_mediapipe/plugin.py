@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zoo import ModelSpec, hookimpl
-from zoo_mediapipe import blazeface, palm, selfie
+from zoo_mediapipe import blazeface, hand, palm, selfie
 
 
 @hookimpl
@@ -14,3 +14,4 @@ def register_models(register: Callable[[ModelSpec], None]) -> None:
     register(blazeface.spec())
     register(selfie.spec())
     register(palm.spec())
+    register(hand.spec())
