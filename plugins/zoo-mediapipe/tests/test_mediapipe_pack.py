@@ -8,7 +8,8 @@ import json
 from pathlib import Path
 
 import pytest
-from zoo_mediapipe import blazeface, files, hand, palm, selfie, ssd
+from zoo_mediapipe import blazeface, detectors, files, hand, selfie, ssd
+from zoo_mediapipe.detectors import PALM, POSE
 
 from tests.conftest import run_probed
 from zoo import BuildError, Zoo
@@ -56,20 +57,25 @@ def test_the_mask_metrics_pool_iou_against_float_and_compare_the_face_and_non_fa
     assert selfie.AGREEMENT.check_label("face") is not None and selfie.AGREEMENT.check_label(()) is None
 
 
-def test_palm_detection_declares_its_anchors_and_an_agreement_metric(mediapipe_zoo: Zoo) -> None:
-    spec = mediapipe_zoo.model(palm.NAME)
-    (image,) = spec.inputs
-    assert (image.shape, image.range, spec.outputs) == ((1, 192, 192, 3), (0.0, 1.0), ("regressors", "classificators"))
-    (metric,) = spec.metrics
-    assert metric.name == "box-agreement" and metric.description.startswith("agreement, not accuracy")
-    # 24×24 cells × 2 at stride 8, then 12×12 × 6 for the three stride-16 layers.
-    assert len(palm.centres()) == 2016 and palm.centres()[1152] == (0.5 / 12, 0.5 / 12)
+def test_the_palm_and_pose_detectors_declare_their_anchors_and_an_agreement_metric(mediapipe_zoo: Zoo) -> None:
+    for detector, shape, value_range, anchors in ((PALM, (1, 192, 192, 3), (0.0, 1.0), 2016),
+                                                  (POSE, (1, 224, 224, 3), (-1.0, 1.0), 2254)):
+        spec = mediapipe_zoo.model(detector.name)
+        (image,) = spec.inputs
+        assert (image.shape, image.range, spec.outputs) == (shape, value_range, ("regressors", "classificators"))
+        (metric,) = spec.metrics
+        assert metric.name == "box-agreement" and metric.description.startswith("agreement, not accuracy")
+        assert len(detectors.centres(detector)) == anchors
+        assert files.FILES[detector.file][1] in spec.weights_variant(None).identity()
+    # Palm: 24×24 cells × 2 at stride 8, then 12×12 × 6. Pose: 28×28 × 2, 14×14 × 2, then 7×7 × 6.
+    assert detectors.centres(PALM)[1152] == (0.5 / 12, 0.5 / 12)
+    assert detectors.centres(POSE)[1568] == (0.5 / 14, 0.5 / 14) and detectors.centres(POSE)[1960] == (0.5 / 7, 0.5 / 7)
 
 
 def test_top_keeps_the_best_anchors_before_suppression() -> None:
     import numpy as np
 
-    centres = ssd.anchors(palm.ANCHORS)
+    centres = ssd.anchors(PALM.anchors)
     regressors = np.zeros((1, 2016, 18), dtype=np.float32)
     regressors[0, :, 2:4] = 10.0  # 10×10 px boxes on each anchor's centre
     logits = np.linspace(-5.0, 5.0, 2016, dtype=np.float32).reshape(1, 2016, 1)
@@ -167,5 +173,5 @@ def test_zoo_list_with_the_pack_imports_neither_torch_nor_numpy() -> None:
     assert probed.returncode == 0, probed.stderr
     assert probed.loaded == []
     listed = {m["name"]: m["task"] for m in json.loads(probed.stdout)}
-    assert [listed.get(m.NAME) for m in (blazeface, selfie, palm, hand)] == [
-        "face-detection", "segmentation", "object-detection", "keypoints"], sorted(listed)
+    assert [listed.get(name) for name in (blazeface.NAME, selfie.NAME, PALM.name, POSE.name, hand.NAME)] == [
+        "face-detection", "segmentation", "object-detection", "object-detection", "keypoints"], sorted(listed)

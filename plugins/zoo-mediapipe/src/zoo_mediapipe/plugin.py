@@ -6,12 +6,13 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zoo import ModelSpec, hookimpl
-from zoo_mediapipe import blazeface, hand, palm, selfie
+from zoo_mediapipe import blazeface, detectors, hand, selfie
 
 
 @hookimpl
 def register_models(register: Callable[[ModelSpec], None]) -> None:
     register(blazeface.spec())
     register(selfie.spec())
-    register(palm.spec())
+    for detector in detectors.DETECTORS.values():
+        register(detectors.spec(detector))
     register(hand.spec())
