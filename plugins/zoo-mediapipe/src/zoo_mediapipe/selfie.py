@@ -1,0 +1,146 @@
+"""``selfie-segmentation``: MediaPipe's person segmentation (256×256, general model), its real
+weights read from the wheel's selfie_segmentation.tflite by ``zoo.read_tflite`` (the file's custom
+``Convolution2DTransposeBias`` included).
+
+Output, as the file gives it: ``mask`` (1, 256, 256, 1), the per-pixel person probability (the
+network ends in a sigmoid); MediaPipe's graph thresholds it, here at 0.5. No data set with person
+masks ships in a wheel, so the int8 program is judged against the float model (agreement) and by
+how much more of a face crop than of a non-face crop its mask covers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cache
+from typing import Any
+
+import zoo
+from zoo import BuildError, Dataset, Evaluator, InputSpec, Metric, ModelSpec, WeightsVariant
+from zoo_mediapipe import files, images, scenes
+
+__all__ = ["NAME", "PHOTOS", "spec"]
+
+NAME = "selfie-segmentation"
+VERSION = "1"
+FILE = "selfie_segmentation"
+SIDE = 256
+THRESHOLD = 0.5
+PHOTOS = ("astronaut.png", "camera.png", "chelsea.png", "coffee.png", "coins.png", "motorcycle_left.png")
+SIZES = {"calibration": (112,), "held_out": (96, 128)}
+PREPROCESSING = "RGB, NHWC, pixels scaled to [0, 1] (p / 255), as MediaPipe's selfie segmentation graph feeds it"
+
+
+def build(variant: str) -> Any:
+    if variant != "mediapipe":
+        raise BuildError(f"{NAME} has no weights variant {variant!r}; choose mediapipe")
+    return zoo.read_tflite(files.model_file(FILE, NAME))
+
+
+def _nhwc(image: Any) -> Any:
+    return image.permute(1, 2, 0)[None].contiguous()
+
+
+Label = tuple[int, ...]
+"""A scene's face box and non-face box, (x1, y1, x2, y2) each, in pixels; () for a photo."""
+
+
+@cache
+def _items(split: str) -> tuple[tuple[Any, Label], ...]:
+    """`zoo_mediapipe.scenes` of lfw_subset's ``split`` at 256×256 in [0, 1] with their two boxes, then
+    the photos (mirrored for calibration) with ``()``."""
+    out: list[tuple[Any, Label]] = [((image + 1.0) / 2.0, (*boxes[0][:4], *other))
+                                    for image, boxes, other in scenes.scenes(split, SIDE, SIZES[split])]
+    for name in PHOTOS:
+        view = images.resized(images.load(name), SIDE)
+        out.append((_nhwc(view.flip(2).contiguous() if split == "calibration" else view), ()))
+    return tuple(out)
+
+
+def _check(label: Any) -> str | None:
+    ok = isinstance(label, tuple) and len(label) in (0, 8) and all(isinstance(v, int) for v in label)
+    return None if ok else f"{label!r} is not () or a face box and a non-face box (8 ints)"
+
+
+def _masks(outputs: Sequence[Sequence[Any]]) -> list[Any]:
+    import numpy as np
+
+    return [np.asarray(o[0].detach().numpy() if hasattr(o[0], "detach") else o[0]).reshape(SIDE, SIDE) >= THRESHOLD
+            for o in outputs]
+
+
+def _agreement(outputs: Sequence[Sequence[Any]], labels: Sequence[Any], *,
+               reference: Sequence[Sequence[Any]]) -> float:
+    inter = union = 0
+    for mine, theirs in zip(_masks(outputs), _masks(reference), strict=True):
+        inter += int((mine & theirs).sum())
+        union += int((mine | theirs).sum())
+    if union == 0:
+        raise ValueError(f"{NAME}'s float mask is empty on every sample: nothing to agree on")
+    return 100.0 * inter / union
+
+
+def _coverage_gap(outputs: Sequence[Sequence[Any]], labels: Sequence[Any]) -> float:
+    gaps = []
+    for mask, label in zip(_masks(outputs), labels, strict=True):
+        if label:
+            fx1, fy1, fx2, fy2, ox1, oy1, ox2, oy2 = label
+            gaps.append(float(mask[fy1:fy2, fx1:fx2].mean()) - float(mask[oy1:oy2, ox1:ox2].mean()))
+    if not gaps:
+        raise ValueError("the coverage gap needs scenes with a face box and a non-face box")
+    return 100.0 * sum(gaps) / len(gaps)
+
+
+AGREEMENT = Evaluator("mask IoU vs float", _agreement, unit="%", wants_float=True,
+                      label_format="() or 8 ints (the float model's mask is the reference)", check_label=_check)
+COVERAGE_GAP = Evaluator("face coverage gap", _coverage_gap, unit="%",
+                         label_format="() for a photo, or a scene's face box and non-face box (8 ints)",
+                         check_label=_check)
+
+
+def spec() -> ModelSpec:
+    from zoo_vision import lfw
+
+    faces = {part: n // 2 for part, n in lfw.snapshot()["split"].items()}
+
+    def data(part: str) -> str:
+        return f"{scenes.identity(part, SIDE, SIZES[part])};[0,1];{images.identity(PHOTOS)};mirrored:{part == 'calibration'}"
+
+    photos = f"{len(PHOTOS)} scikit-image photos ({', '.join(p.removesuffix('.png') for p in PHOTOS)})"
+    count = {part: faces[part] * len(SIZES[part]) for part in SIZES}
+    held_out = (f"{count['held_out']} scenes of the {faces['held_out']} held-out lfw_subset faces at {SIZES['held_out']} px "
+                f"on {SIDE}×{SIDE} backgrounds, each beside a non-face crop, and {photos}")
+    return ModelSpec(
+        name=NAME,
+        version=VERSION,
+        description=(f"MediaPipe's selfie segmentation (general, {SIDE}×{SIDE}×3 NHWC), real weights; output: the "
+                     f"person probability mask (1, {SIDE}, {SIDE}, 1), thresholded at {THRESHOLD}. Input: {PREPROCESSING}."),
+        task="segmentation",
+        inputs=(InputSpec("image", (1, SIDE, SIDE, 3), "float32", range=(0.0, 1.0)),),
+        outputs=("mask",),
+        build=build,
+        example_inputs=lambda: (_items("calibration")[0][0],),
+        calibration=Dataset(count["calibration"] + len(PHOTOS),
+                            f"{count['calibration']} scenes of the calibration lfw_subset faces at {SIZES['calibration']} "
+                            f"px and the mirrored {photos}",
+                            lambda: [(image,) for image, _ in _items("calibration")], lambda: data("calibration")),
+        evaluation=Dataset(count["held_out"] + len(PHOTOS), held_out,
+                           lambda: [((image,), label) for image, label in _items("held_out")],
+                           lambda: data("held_out")),
+        weights=(WeightsVariant(
+            name="mediapipe",
+            description=f"MediaPipe {files.VERSION}'s {FILE}.tflite, read by zoo.read_tflite, checked by sha256",
+            origin=f"${files.ENV}/{FILE}.tflite from {files.ORIGIN}",
+            licence=files.LICENCE,
+            identity=lambda: files.identity(FILE),
+        ),),
+        metrics=(
+            Metric("mask-agreement", AGREEMENT, higher_is_better=True, max_drop=15.0,
+                   description=(f"agreement, not accuracy: IoU of the program's mask (≥ {THRESHOLD}) with the float "
+                                f"model's, pooled over the {held_out}; float is 100 by construction")),
+            Metric("face-coverage-gap", COVERAGE_GAP, higher_is_better=True, max_drop=15.0,
+                   description=(f"on the {count['held_out']} scenes: the share of the face's box the mask covers minus "
+                                "the share of the non-face crop's box, averaged, in percentage points")),
+        ),
+        labels=("background", "person"),
+        default_weights="mediapipe",
+    )
