@@ -33,7 +33,7 @@ SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-o
 def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The model and its decoder, with the harness, as the firmware compiles them (-Werror) plus the sanitizers."""
     out = tmp_path_factory.mktemp("npu_model") / "npu_model_host"
-    build = subprocess.run(["gcc", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", *SANITIZE, f"-I{TEMPLATES}",
+    build = subprocess.run(["gcc", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", *SANITIZE, f"-I{TEMPLATES}", f"-I{HERE}",
                             str(TEMPLATES / "npu_model.c"), str(TEMPLATES / "npu_mlw.c"), str(HERE / "npu_model_host.c"),
                             "-o", str(out)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr

@@ -31,7 +31,7 @@ def standin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # -Wno-format: the stand-in prints a size_t with %u, which is the target's unsigned int.
     build = subprocess.run(["gcc", "-std=gnu11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-Wno-format",
                             "-fsanitize=address,undefined", "-fno-sanitize-recover=all", f"-I{TEMPLATES}",
-                            f"-I{HERE / 'host_driver'}", str(HERE / "npu_standin_host.c"), str(TEMPLATES / "npu_model.c"),
+                            f"-I{HERE / 'host_driver'}", f"-I{HERE}", str(HERE / "npu_standin_host.c"), str(TEMPLATES / "npu_model.c"),
                             str(TEMPLATES / "npu_mlw.c"), "-o", str(out)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     return out
