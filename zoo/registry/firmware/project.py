@@ -28,6 +28,7 @@ from zoo.registry.firmware.boards import (
 )
 from zoo.registry.firmware.macros import c_escaped
 from zoo.registry.firmware.method_allocator import ILP32
+from zoo.registry.firmware.npu_sizes import npu_model_sizes
 from zoo.registry.firmware.readme import readme
 
 __all__ = ["RUNTIME_RECIPE", "Samples", "arm_runner_options", "render_project"]
@@ -76,6 +77,8 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
     if delegates:
         for name in ("npu_standin.c", "npu_standin.h", "npu_model.c", "npu_model.h", "npu_mlw.c"):
             out[name] = template(name)
+        pte = next(data for name, data in model_files.items() if name.endswith(".pte"))
+        out["npu_model_sizes.h"] = npu_model_sizes(pte).header().encode()
     out["zoo_inputs.h"], out["zoo_inputs.c"] = _inputs(stem, prefix, samples, inputs)
     out["arm_executor_runner.cmake"] = arm_runner_options(macros, inputs).encode()
     out["README.md"] = readme(values, board, delegates).encode()
