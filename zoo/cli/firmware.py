@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import click
 
 from zoo.cli.context import _zoo, notice
-from zoo.cli.options import _model_name
+from zoo.cli.options import _model_name, choice_options, choices_of
 
 
 @click.command()
@@ -22,24 +23,23 @@ from zoo.cli.options import _model_name
               help="The memory map and CPU (default: the target's board, else the Corstone of its NPU).")
 @click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
               help="Evaluation samples the firmware runs (the model's own evaluation set).")
-@click.option("--weights", help="Weights variant (see 'zoo info MODEL').")
-@click.option("--io", type=click.Choice(["float", "int8", "uint8"]), default=None,
-              help="The program's inputs and outputs (see 'zoo fetch --help').")
+@choice_options
 @click.option("--offline", is_flag=True, help="Never touch the network (also ZOO_OFFLINE=1).")
 @click.pass_context
 def firmware(ctx: click.Context, /, model: str, target: str | None, out_dir: Path, board: str | None, samples: int,
-             weights: str | None, io: str | None, offline: bool, force: bool) -> None:
+             offline: bool, force: bool, **kw: Any) -> None:
     """Write MODEL's firmware project: ExecuTorch's runtime, its Ethos-U backend and Arm's core driver,
-    a main that runs the program on evaluation samples, and a linker script for the board."""
+    a main that runs the program on evaluation samples, and a linker script for the board. The build choices
+    (--io, --layout, --precision, ...) are zoo fetch's: the project holds the artifact zoo fetch hands out."""
     from zoo._api.firmware import write_firmware
-    from zoo._options import FetchOptions
+    from zoo._options import FetchOptions, choice_args
     from zoo.registry.firmware.boards import board_for, in_qemu
     from zoo.registry.firmware.readme import STANDIN
 
     zoo = _zoo(ctx, offline=offline)
     name = _model_name(ctx, model)
     (target_name,) = zoo.target_names(target)
-    options = FetchOptions(weights=weights, io=io, offline=offline or None)
+    options = FetchOptions(**choice_args(choices_of(kw)), offline=offline or None)
     art, folder = write_firmware(zoo, name, target_name, out_dir, options, board=board, samples=samples,
                                  force=force)
     click.echo(str(folder))

@@ -18,30 +18,10 @@ EVAL_DIR_HELP = ("Measure float and int8 top-1 on your labelled images (implies 
                  "named by its label or index (e.g. DIR/7/*.png). Recorded with the data's digest.")
 
 
-def fetch_options(f: F) -> F:
-    """The arguments and options ``zoo fetch`` and ``zoo build`` both take."""
-    opts = [
-        click.argument("model", required=False),
-        click.option("-t", "--target", help="Target or board, e.g. u55-128, ethos-u85-256, imx93, portable; "
-                     "a comma-separated list, or 'all' (every Ethos-U accelerator)."),
-        click.option("--all-models", is_flag=True, help="Every model in 'zoo list' instead of one MODEL."),
-        click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
-                     help="Compile in up to N processes (one per model and TOSA specification)."),
-        click.option("--executor", type=click.Choice(get_args(ExecutorName)), default=None,
-                     help="Where builds run: inline, processes (the default with --jobs > 1), or ray: one Ray task per "
-                          "model and TOSA specification on a cluster (pip install 'ethosu-zoo[ray]'). "
-                          "[default: zoo.toml's [executor] name]"),
-        click.option("--ray-address", metavar="ADDR", help="The Ray cluster for --executor ray (implies it), e.g. "
-                     "ray://head:10001 or auto. [default: RAY_ADDRESS, a running local cluster, else a new one]"),
-        click.option("--ray-results", metavar="REMOTE", help="Ray tasks publish their artifacts here and the driver "
-                     "downloads and checks them (implies --executor ray): a directory every node mounts, "
-                     "s3://BUCKET/PREFIX or hf://ORG/REPO; best a scratch prefix, not the remote you release to. "
-                     "[default: zoo.toml's [executor] ray_results, else through Ray's object store]"),
-        click.option("--shard", metavar="K/N", help="Build only shard K of N: a deterministic, balanced 1/N of the "
-                     "(model, TOSA specification) units, for a CI matrix of N jobs."),
-        click.option("--keep-going", is_flag=True,
-                     help="Build everything else when a build fails; report every failure at the end. Failures that "
-                          "would recur are recorded, so 'fetch' does not compile them again ('build' does)."),
+def choice_option_list() -> list[Callable[[Any], Any]]:
+    """The options of the build choices (``zoo._options.Choices``): what ``zoo fetch`` takes to pick the artifact,
+    and every command that hands one out takes too (``zoo firmware``)."""
+    return [
         click.option("--system-config", help="Vela system config (default: the target's)."),
         click.option("--memory-mode", help="Vela memory mode (default: the target's)."),
         click.option("--sram-budget", metavar="SIZE", help="Pick the fastest Vela options whose SRAM need fits SIZE "
@@ -71,6 +51,41 @@ def fetch_options(f: F) -> F:
                           "by default) where the model has training data. [default: the recipe's, else none]"),
         click.option("--weights", help="Weights variant (see 'zoo info MODEL')."),
         click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="Calibrate on your own samples instead of the model's default set."),
+    ]
+
+
+def choice_options(f: F) -> F:
+    """``choice_option_list`` as one decorator; the command reads them back with ``choices_of``."""
+    for opt in reversed(choice_option_list()):
+        f = opt(f)
+    return f
+
+
+def fetch_options(f: F) -> F:
+    """The arguments and options ``zoo fetch`` and ``zoo build`` both take."""
+    opts = [
+        click.argument("model", required=False),
+        click.option("-t", "--target", help="Target or board, e.g. u55-128, ethos-u85-256, imx93, portable; "
+                     "a comma-separated list, or 'all' (every Ethos-U accelerator)."),
+        click.option("--all-models", is_flag=True, help="Every model in 'zoo list' instead of one MODEL."),
+        click.option("-j", "--jobs", type=click.IntRange(min=1), default=1, show_default=True,
+                     help="Compile in up to N processes (one per model and TOSA specification)."),
+        click.option("--executor", type=click.Choice(get_args(ExecutorName)), default=None,
+                     help="Where builds run: inline, processes (the default with --jobs > 1), or ray: one Ray task per "
+                          "model and TOSA specification on a cluster (pip install 'ethosu-zoo[ray]'). "
+                          "[default: zoo.toml's [executor] name]"),
+        click.option("--ray-address", metavar="ADDR", help="The Ray cluster for --executor ray (implies it), e.g. "
+                     "ray://head:10001 or auto. [default: RAY_ADDRESS, a running local cluster, else a new one]"),
+        click.option("--ray-results", metavar="REMOTE", help="Ray tasks publish their artifacts here and the driver "
+                     "downloads and checks them (implies --executor ray): a directory every node mounts, "
+                     "s3://BUCKET/PREFIX or hf://ORG/REPO; best a scratch prefix, not the remote you release to. "
+                     "[default: zoo.toml's [executor] ray_results, else through Ray's object store]"),
+        click.option("--shard", metavar="K/N", help="Build only shard K of N: a deterministic, balanced 1/N of the "
+                     "(model, TOSA specification) units, for a CI matrix of N jobs."),
+        click.option("--keep-going", is_flag=True,
+                     help="Build everything else when a build fails; report every failure at the end. Failures that "
+                          "would recur are recorded, so 'fetch' does not compile them again ('build' does)."),
+        *choice_option_list(),
         click.option("--eval-dir", type=click.Path(path_type=Path, file_okay=False), help=EVAL_DIR_HELP),
         click.option("-o", "--output", "out_dir", type=click.Path(path_type=Path, file_okay=False), help="Copy the artifacts into this directory."),
         click.option("--header-name", default="model_pte", show_default=True, help="C array name in the header."),
