@@ -288,3 +288,81 @@ def test_the_c_weight_decoder_takes_what_vela_decodes_but_the_documented_reserve
     assert seen == {"both decode": 321, ZERO_RUN: 414, WEIGHT: 43, MODE: 64, FIRST: 75, LONG: 24, "vela refuses": 311}, seen
     docs = " ".join((HERE.parents[1] / "docs" / "firmware-run.md").read_text().split())
     assert all(what in docs for what in (ZERO_RUN, WEIGHT, MODE, FIRST, LONG)), "docs/firmware-run.md lists what npu_mlw.c refuses"
+
+
+def _elementwise(rng: np.random.Generator) -> tuple[VelaPayload, int]:
+    """One ELEMENTWISE of random mode, maps (8- or 32-bit IFMs, 8-, 16- or 32-bit OFMs, NHWC or NHCWB16), IFM2
+    form (a tensor, broadcast in any of H, W, C, or a scalar; reversed or not), zero points, operand and OFM
+    scales, rounding and clamp (its low end above its high end too), optionally through a LUT that a DMA puts
+    in the SHRAM; the inputs fill the IFM and IFM2. Returns the program and its input's size."""
+    mode = int(rng.choice([0, 1, 2, 3, 4, 6]))
+    bits = int(rng.choice([8, 32], p=[0.7, 0.3]))
+    ofm_bits = int(rng.choice([8, 16, 32], p=[0.6, 0.2, 0.2]))
+    shape = (int(rng.integers(1, 5)), int(rng.integers(1, 5)), int(rng.integers(1, 21)))
+    broadcast = int(rng.integers(8)) * bool(rng.integers(2)) | int(rng.choice([0, 0x40])) | int(rng.choice([0, 0, 0x80]))
+    ifm2 = (1 if broadcast & 1 else shape[0], 1 if broadcast & 2 else shape[1], 1 if broadcast & 4 else shape[2])
+    e = bits // 8
+    sizes = [shape[0] * shape[1] * 16 * -(-shape[2] // 16) * e, ifm2[0] * ifm2[1] * 16 * -(-ifm2[2] // 16) * e]
+    lut = bits == 8 and ofm_bits == 8 and rng.integers(4) == 0
+    at = [0, sizes[0], sizes[0] + sizes[1]]
+
+    def zp() -> int:
+        return 0 if bits == 32 else int(rng.integers(-300, 300))
+
+    words = []
+    if lut:  # a table in slot 3 of u55-128's 24 KiB SHRAM: its last 2 KiB hold the 8 slots
+        words += cmd0("NPU_SET_DMA0_SRC_REGION", 0) + cmd1("NPU_SET_DMA0_SRC", 0) + cmd0("NPU_SET_DMA0_DST_REGION", 0x103)
+        words += cmd1("NPU_SET_DMA0_DST", 24 * 1024 - 2048 + 3 * 256) + cmd1("NPU_SET_DMA0_LEN", 256)
+        words += cmd0("NPU_OP_DMA_START") + cmd0("NPU_OP_DMA_WAIT")
+    layouts = [int(rng.integers(2)) for _ in range(3)]
+    words += fm("IFM", at[0], shape, layouts[0], zp(), bits) + fm("IFM2", at[1], ifm2, layouts[1], zp(), bits)
+    words += fm("OFM", at[2], shape, layouts[2], int(rng.integers(-20, 20)) if ofm_bits < 32 else 0, ofm_bits)
+    scale_mode = int(rng.choice([0, 1, 2], p=[0.2, 0.4, 0.4]))
+    round_mode = int(rng.choice([0, 2], p=[0.2, 0.8]))
+    words += cmd0("NPU_SET_IFM_PRECISION", 1 | layouts[0] << 6 | {8: 0, 32: 2}[bits] << 2 | scale_mode << 8 | round_mode << 14)
+    ofm_code = {8: 0, 16: 1, 32: 2}[ofm_bits]
+    words += cmd0("NPU_SET_OFM_PRECISION", 1 | ofm_code << 1 | layouts[2] << 6 | int(mode not in (3, 4)) << 8 | round_mode << 14)
+    words += cmd0("NPU_SET_IFM2_BROADCAST", broadcast) + cmd0("NPU_SET_IFM2_SCALAR", int(rng.integers(0, 1 << 16)))
+    words += cmd1("NPU_SET_OPA_SCALE", int(rng.integers(1 << 20, 1 << 31)), int(rng.integers(16, 40)))
+    words += cmd1("NPU_SET_OPB_SCALE", 1 if scale_mode == 0 or rng.integers(4) else 3)
+    scaled_down = ofm_bits == 32 or mode in (3, 4)
+    words += cmd1("NPU_SET_OFM_SCALE", 1 if scaled_down else int(rng.integers(1 << 20, 1 << 31)),
+                  0 if scaled_down else int(rng.integers(20 if mode else 40, 45 if mode else 60)))
+    if ofm_bits == 32 and not lut:
+        low, high = -32768, 32767
+    elif lut:
+        low, high = -128, 127
+    else:
+        low, high = sorted(int(v) for v in rng.integers(-200, 200, size=2))[::int(rng.choice([1, 1, 1, -1]))]
+    words += cmd0("NPU_SET_ACTIVATION", (16 + 3) if lut else 0) + cmd0("NPU_SET_ACTIVATION_MIN", low)
+    words += cmd0("NPU_SET_ACTIVATION_MAX", high) + cmd0("NPU_SET_ACC_FORMAT") + cmd0("NPU_OP_ELEMENTWISE", mode)
+    ofm = shape[0] * shape[1] * 16 * -(-shape[2] // 16) * ofm_bits // 8
+    table = rng.integers(0, 256, size=256, dtype=np.uint8).tobytes()
+    program = payload(words + cmd0("NPU_OP_STOP", 0xFFFF), weights=table, scratch=at[2] + ofm,
+                      inputs=[io(0, (at[2],))], outputs=[io(at[2], (ofm,))])
+    return program, at[2]
+
+
+def test_random_elementwise_operations_compute_as_on_the_host_interpreter(model: Path, tmp_path: Path) -> None:
+    """160 ELEMENTWISE operations of every mode and operand form the host interpreter models (issue 58): where it
+    computes, the C model computes the same bytes; where it refuses, the C model refuses too; no sanitizer error."""
+    from zoo.registry.command_stream import NotInterpreted
+
+    rng = np.random.default_rng(58)
+    seen: dict[str, int] = {}
+    for i in range(160):
+        program, size = _elementwise(rng)
+        given = [rng.integers(0, 256, size=size, dtype=np.uint8).tobytes()]
+        try:
+            want: list[bytes] | None = run(program, given)
+        except (StreamError, NotInterpreted) as e:
+            want, why = None, str(e)
+        verdict, got = c_run(model, program, given, tmp_path)
+        if want is None:
+            assert not verdict.startswith("computed"), (i, why, verdict)
+        else:
+            assert verdict in ("computed 1", "computed 2"), (i, verdict)
+            assert got == want, i
+        kind = "refused" if want is None else "computed"
+        seen[kind] = seen.get(kind, 0) + 1
+    assert seen["computed"] >= 100 and seen["refused"] >= 20, seen
