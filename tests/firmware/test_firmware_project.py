@@ -390,14 +390,34 @@ def test_a_program_on_u55_runs_on_the_stand_ins_model_of_the_npu_as_on_the_host_
 
 def test_a_command_the_stand_ins_model_lacks_leaves_the_outputs_marked_not_computed(
         shared_cache: Path, sources: dict[str, str], runtime_cache: Path, tmp_path: Path) -> None:
-    """add on u55-128 is one ELEMENTWISE ADD, which npu_model does not model (the host interpreter does): the
-    stand-in says so in a record, and every line of the run says its outputs were not computed, with no top-1."""
-    _project("add", "u55-128", tmp_path / "fw", shared_cache, samples=2)
-    run = _qemu(_build(tmp_path / "fw", sources, runtime_cache, "-DZOO_NPU_STANDIN=ON"))
+    """add on u55-128 is one ELEMENTWISE ADD, which npu_model computes (issue 58; before, it stopped there). With
+    its mode changed to CLZ in the .pte the firmware links, which neither npu_model nor the host interpreter
+    models, the stand-in says so in a record, and every line of the run says its outputs were not computed, with
+    no top-1."""
+    from zoo.registry.pte.vela_payload import find_payloads
+
+    art = _project("add", "u55-128", tmp_path / "fw", shared_cache, samples=2)
+    elf = _build(tmp_path / "fw", sources, runtime_cache, "-DZOO_NPU_STANDIN=ON")
+    run = _qemu(elf)
+    assert run.returncode == 0 and "npu_standin failures: 0" in run.stdout, run.stdout[-3000:]
+    assert [r["computed"] for r in _records(run.stdout) if "result" in r] == [True, True]
+    assert "samples 2, top-1" in run.stdout, run.stdout[-2000:]
+
+    pte = art.pte.read_bytes()
+    (payload,) = find_payloads(pte)
+    cmd = payload.data["cmd_data"]
+    add, clz = struct.pack("<I", 6 | 1 << 16), struct.pack("<I", 6 | 7 << 16)  # NPU_OP_ELEMENTWISE ADD, CLZ
+    assert cmd.count(add) == 1
+    at = pte.index(cmd)
+    (tmp_path / "fw" / "model" / art.pte.name).write_bytes(pte[:at] + cmd.replace(add, clz) + pte[at + len(cmd):])
+    build = subprocess.run(["cmake", "--build", str(tmp_path / "fw" / "build")], capture_output=True, text=True, timeout=600)
+    assert build.returncode == 0, build.stdout[-4000:]
+    run = _qemu(elf)
     assert run.returncode == 0 and "npu_standin failures: 0" in run.stdout, run.stdout[-3000:]
     records = _records(run.stdout)
     stops = [r for r in records if "not_implemented" in r]
-    assert len(stops) == 2 and all(re.fullmatch(r"ELEMENTWISE at byte 0x[0-9a-f]+: ELEMENTWISE ADD", r["not_implemented"])
+    assert len(stops) == 2 and all(re.fullmatch(r"ELEMENTWISE at byte 0x[0-9a-f]+: ELEMENTWISE CLZ \(ADD, SUB, MUL, "
+                                                r"MIN, MAX and ABS are modelled\)", r["not_implemented"])
                                    and r["operations"] == 0 for r in stops), stops
     assert [r["computed"] for r in records if "result" in r] == [False, False]
     results = [line for line in run.stdout.splitlines() if line.startswith(("Y ", "A "))]
