@@ -130,6 +130,7 @@ def test_single_style_hands_out_one_header_with_the_array(fake_compile: FakeComp
 def test_a_firmware_project_is_rendered_from_the_headers_figures(add_entry: Artifact, tmp_path: Path) -> None:
     """Every pool and option comes from the header's macros, no number typed by hand; the samples are exact."""
     from zoo.registry.firmware.boards import BOARDS, board_for
+    from zoo.registry.firmware.npu_sizes import npu_model_sizes
     from zoo.registry.firmware.project import Samples, arm_runner_options, render_project
 
     macros = add_entry.manifest.header["macros"]
@@ -138,6 +139,9 @@ def test_a_firmware_project_is_rendered_from_the_headers_figures(add_entry: Arti
                              samples=Samples([[[0.1], [-2.5]], [[float("inf")], [1e-40]]], [None, 3]),
                              board=board_for("ethos-u55-128", "ethos-u55-128", None), runtime_cache=tmp_path)
     assert {"CMakeLists.txt", "main.cpp", "corstone-300.ld", "npu_standin.c", "model/add_u55-128.pte"} <= set(project)
+    # The stand-in's model of the NPU is sized from the program: add's one ELEMENTWISE (issue 58).
+    sizes = npu_model_sizes(add_entry.pte.read_bytes())
+    assert project["npu_model_sizes.h"] == sizes.header().encode() and sizes.operations == 1
     assert not any(b"@" + k.encode() + b"@" in v for v in project.values() for k in ("STEM", "BOARD", "FEED"))
     main = project["main.cpp"].decode()
     assert "static uint8_t planned0[MODEL_PTE_PLANNED_BUFFER0_BYTES]" in main

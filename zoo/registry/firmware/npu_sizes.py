@@ -10,16 +10,16 @@ A stream this walk cannot read (a U85's, a malformed one) adds nothing: the mode
 
 from __future__ import annotations
 
+import contextlib
 from dataclasses import dataclass
 
 from zoo.registry.command_stream import NotInterpreted, StreamError, parse
 from zoo.registry.command_stream.weights import WeightLayout, brick_count
 from zoo.registry.pte.vela_payload import find_payloads
 
-__all__ = ["NpuModelSizes", "npu_model_sizes"]
+__all__ = ["NpuModelSizes", "npu_model_sizes", "program_sizes"]
 
 _OPERATIONS = ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE")
-_NEEDED = ("KERNEL_STRIDE", "KERNEL_HEIGHT_M1", "KERNEL_WIDTH_M1", "OFM_HEIGHT_M1", "OFM_WIDTH_M1", "OFM_DEPTH_M1")
 
 
 @dataclass(frozen=True)
@@ -58,18 +58,25 @@ def npu_model_sizes(pte: bytes) -> NpuModelSizes:
     sizes = NpuModelSizes()
     for payload in find_payloads(pte):
         cmd_data = payload.data.get("cmd_data")
-        if cmd_data is None:
-            continue
-        try:
-            program = parse(cmd_data)
-        except (StreamError, NotInterpreted):
-            continue
-        ublock = 4 if program.config.product == 0 and program.config.macs_per_cycle == 32 else 8
-        regs: dict[str, int] = {}
-        for cmd in program.commands:
-            if cmd.name.startswith("NPU_SET_"):
-                regs[cmd.name.removeprefix("NPU_SET_")] = cmd.value if cmd.payload is None else cmd.payload
-            elif cmd.name in _OPERATIONS and all(name in regs for name in _NEEDED):
+        if cmd_data is not None and "cmd_data" not in payload.external:
+            sizes = sizes.larger(program_sizes(cmd_data))
+    return sizes
+
+
+def program_sizes(cmd_data: bytes) -> NpuModelSizes:
+    """The sizes one command stream (a payload's ``cmd_data``) needs."""
+    sizes = NpuModelSizes()
+    try:
+        program = parse(cmd_data)
+    except (StreamError, NotInterpreted):
+        return sizes
+    ublock = 4 if program.config.product == 0 and program.config.macs_per_cycle == 32 else 8
+    regs: dict[str, int] = {}
+    for cmd in program.commands:
+        if cmd.name.startswith("NPU_SET_"):
+            regs[cmd.name.removeprefix("NPU_SET_")] = cmd.value if cmd.payload is None else cmd.payload
+        elif cmd.name in _OPERATIONS:
+            with contextlib.suppress(KeyError):  # a register never set: the model stops there itself
                 sizes = sizes.larger(_operation(regs, cmd.name, cmd.param, ublock))
     return sizes
 
