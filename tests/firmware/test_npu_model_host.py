@@ -366,3 +366,31 @@ def test_random_elementwise_operations_compute_as_on_the_host_interpreter(model:
         kind = "refused" if want is None else "computed"
         seen[kind] = seen.get(kind, 0) + 1
     assert seen["computed"] >= 100 and seen["refused"] >= 20, seen
+
+
+@pytest.mark.parametrize(("channels", "depthwise"), [(20, False), (19, False), (1, False), (20, True)])
+def test_a_convolution_split_over_the_u65_512s_two_cores_gives_the_host_interpreters_bytes(
+        model: Path, tmp_path: Path, channels: int, depthwise: bool) -> None:
+    """PARALLEL_MODE DUAL_CORE_DEPTH, each core's weight and scale streams (tests/command_stream/test_dual_core.py's
+    programs): the model stopped at it as not implemented before issue 58."""
+    from tests.command_stream.programs import U65_512
+    from tests.command_stream.test_dual_core import _program, _streams
+
+    rng = np.random.default_rng(channels)
+    x = rng.integers(-128, 128, size=(4, 5, channels if depthwise else 3)).astype(np.int8)
+    w = rng.integers(-127, 128, size=(channels, 3, 3, 1 if depthwise else 3)).astype(np.int16)
+    bias = rng.integers(-5000, 5000, size=channels)
+    words, data = _program(x, _streams(w, bias, 1 << 30, 36, 2, depthwise), channels, 2,
+                           "NPU_OP_DEPTHWISE" if depthwise else "NPU_OP_CONV")
+    program = payload(words, weights=data, scratch=1024, inputs=[io(0, x.shape)], outputs=[io(256, (4, 5, channels))],
+                      config=U65_512)
+    (want,) = run(program, [x.tobytes()])
+    assert c_run(model, program, [x.tobytes()], tmp_path) == ("computed 1", [want])
+    bad = payload(words[:-2] + cmd1("NPU_SET_WEIGHT1_LENGTH", 16) + words[-2:], weights=data, scratch=1024,
+                  inputs=[io(0, x.shape)], config=U65_512)
+    if channels == 1:  # core 1 has no channel: its streams must be empty, in both
+        with pytest.raises(StreamError, match="core 1 has no OFM channel"):
+            run(bad, [x.tobytes()])
+        verdict, _ = c_run(model, bad, [x.tobytes()], tmp_path)
+        assert re.fullmatch(r"stream_error 0 CONV at byte 0x[0-9a-f]+: core 1 has no OFM channel, yet its stream "
+                            r"lengths are not 0", verdict), verdict
