@@ -18,49 +18,6 @@ EVAL_DIR_HELP = ("Measure float and int8 top-1 on your labelled images (implies 
                  "named by its label or index (e.g. DIR/7/*.png). Recorded with the data's digest.")
 
 
-def choice_option_list() -> list[Callable[[Any], Any]]:
-    """The options of the build choices (``zoo._options.Choices``): what ``zoo fetch`` takes to pick the artifact,
-    and every command that hands one out takes too (``zoo firmware``)."""
-    return [
-        click.option("--system-config", help="Vela system config (default: the target's)."),
-        click.option("--memory-mode", help="Vela memory mode (default: the target's)."),
-        click.option("--sram-budget", metavar="SIZE", help="Pick the fastest Vela options whose SRAM need fits SIZE "
-                     "(e.g. 512KiB, 1MiB; default: the board's SRAM, if the target is a board that states it)."),
-        click.option("--io", type=click.Choice(IO_MODES), default=None,
-                     help="The program's inputs and outputs. float: ExecuTorch's default, the CPU quantizes the input "
-                          "and dequantizes the output. int8/uint8: the quantized tensors themselves, nothing left on the "
-                          "CPU (scales in the header). pixels: raw uint8 image bytes, normalised on the NPU. "
-                          "[default: zoo.toml's default_io, else float]"),
-        click.option("--layout", type=click.Choice(LAYOUTS), default=None,
-                     help="Image input layout: nchw (planar) or nhwc (channels last, as a camera writes it). "
-                          "[default: the model's; pixels: nhwc where the model allows]"),
-        click.option("--precision", metavar="|".join(PRECISIONS) + "|RECIPE", default=None,
-                     help="What the program is quantized at. int8: int8 activations and weights. a16w8: int16 "
-                          "activations, int8 weights; less quantization noise for more SRAM and NPU time, with "
-                          "--io float only. Or a recipe the model declares ('zoo info MODEL'). [default: int8]"),
-        click.option("--recipe", type=click.Path(path_type=Path, dir_okay=False), default=None,
-                     help="A recipe file (JSON: the whole model's precision and each module's that differs), "
-                          "e.g. one 'zoo tune' wrote."),
-        click.option("--qat", type=click.IntRange(min=0), metavar="STEPS", default=None,
-                     help="Quantization-aware training: fine-tune STEPS batches with fake quantization until the "
-                          "program matches the float model on the model's training data (models that declare it). "
-                          "[default: the recipe's, else none]"),
-        click.option("--weights-transform", type=click.Choice(list(WEIGHT_TRANSFORMS)), default=None,
-                     help="Weights the NPU reads faster: paletteN (U55, U65) gives each layer N shared int8 values, "
-                          "sparse24 (U85) prunes 2 of every 4 input channels' weights, fine-tuned (--qat, 300 steps "
-                          "by default) where the model has training data. [default: the recipe's, else none]"),
-        click.option("--weights", help="Weights variant (see 'zoo info MODEL')."),
-        click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="Calibrate on your own samples instead of the model's default set."),
-    ]
-
-
-def choice_options(f: F) -> F:
-    """``choice_option_list`` as one decorator; the command reads them back with ``choices_of``."""
-    for opt in reversed(choice_option_list()):
-        f = opt(f)
-    return f
-
-
 def fetch_options(f: F) -> F:
     """The arguments and options ``zoo fetch`` and ``zoo build`` both take."""
     opts = [
@@ -107,6 +64,49 @@ def fetch_options(f: F) -> F:
         click.option("-q", "--quiet", is_flag=True, help="Print only the paths."),
     ]
     for opt in reversed(opts):
+        f = opt(f)
+    return f
+
+
+def choice_option_list() -> list[Callable[[Any], Any]]:
+    """The options of the build choices (``zoo._options.Choices``): what ``zoo fetch`` takes to pick the artifact,
+    and every command that hands one out takes too (``zoo firmware``)."""
+    return [
+        click.option("--system-config", help="Vela system config (default: the target's)."),
+        click.option("--memory-mode", help="Vela memory mode (default: the target's)."),
+        click.option("--sram-budget", metavar="SIZE", help="Pick the fastest Vela options whose SRAM need fits SIZE "
+                     "(e.g. 512KiB, 1MiB; default: the board's SRAM, if the target is a board that states it)."),
+        click.option("--io", type=click.Choice(IO_MODES), default=None,
+                     help="The program's inputs and outputs. float: ExecuTorch's default, the CPU quantizes the input "
+                          "and dequantizes the output. int8/uint8: the quantized tensors themselves, nothing left on the "
+                          "CPU (scales in the header). pixels: raw uint8 image bytes, normalised on the NPU. "
+                          "[default: zoo.toml's default_io, else float]"),
+        click.option("--layout", type=click.Choice(LAYOUTS), default=None,
+                     help="Image input layout: nchw (planar) or nhwc (channels last, as a camera writes it). "
+                          "[default: the model's; pixels: nhwc where the model allows]"),
+        click.option("--precision", metavar="|".join(PRECISIONS) + "|RECIPE", default=None,
+                     help="What the program is quantized at. int8: int8 activations and weights. a16w8: int16 "
+                          "activations, int8 weights; less quantization noise for more SRAM and NPU time, with "
+                          "--io float only. Or a recipe the model declares ('zoo info MODEL'). [default: int8]"),
+        click.option("--recipe", type=click.Path(path_type=Path, dir_okay=False), default=None,
+                     help="A recipe file (JSON: the whole model's precision and each module's that differs), "
+                          "e.g. one 'zoo tune' wrote."),
+        click.option("--qat", type=click.IntRange(min=0), metavar="STEPS", default=None,
+                     help="Quantization-aware training: fine-tune STEPS batches with fake quantization until the "
+                          "program matches the float model on the model's training data (models that declare it). "
+                          "[default: the recipe's, else none]"),
+        click.option("--weights-transform", type=click.Choice(list(WEIGHT_TRANSFORMS)), default=None,
+                     help="Weights the NPU reads faster: paletteN (U55, U65) gives each layer N shared int8 values, "
+                          "sparse24 (U85) prunes 2 of every 4 input channels' weights, fine-tuned (--qat, 300 steps "
+                          "by default) where the model has training data. [default: the recipe's, else none]"),
+        click.option("--weights", help="Weights variant (see 'zoo info MODEL')."),
+        click.option("--calibration-dir", type=click.Path(path_type=Path, file_okay=False), help="Calibrate on your own samples instead of the model's default set."),
+    ]
+
+
+def choice_options(f: F) -> F:
+    """``choice_option_list`` as one decorator; the command reads them back with ``choices_of``."""
+    for opt in reversed(choice_option_list()):
         f = opt(f)
     return f
 
