@@ -1,0 +1,163 @@
+"""npu_model_u85.c and npu_mlw_u85.c, the stand-in's C model of the Ethos-U85 (issue 58): its copy of the U85's
+opcode numbers is the host interpreter's table (zoo/registry/command_stream/u85/regs.py), and, built with the
+host's gcc under the sanitizers (tests/firmware/npu_model_host.c), it runs the U85 programs the suite already
+builds (mnist and mv2 for u85-256) bit-equal to the host U85 interpreter on the same input bytes. The QEMU run
+of tests/firmware/test_firmware_project.py checks the same model inside the Cortex-M55 firmware."""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from tests.conftest import in_shared_cache
+from tests.firmware.test_npu_model_host import HERE, NPU_MODEL_SOURCES, SANITIZE, TEMPLATES, c_run
+from zoo import Artifact
+from zoo.registry.command_stream.u85 import run as u85_run
+from zoo.registry.command_stream.u85.regs import CMD0, CMD1, SIGNED
+from zoo.registry.pte.vela_payload import VelaPayload, find_payloads
+
+SOURCE = (TEMPLATES / "npu_model_u85.c").read_text()
+
+
+def _enum() -> dict[str, int]:
+    """The first enum's names and values (``C1 + n`` is a cmd1 register), implicit increments included."""
+    body = re.search(r"^enum \{\n(.*?)^\};", SOURCE, re.S | re.M)
+    assert body is not None
+    out, value = {}, -1
+    for item in filter(None, (s.strip() for s in re.sub(r"/\*.*?\*/", "", body.group(1), flags=re.S).split(","))):
+        name, _, given = (part.strip() for part in item.partition("="))
+        value = eval(given, {}, out) if given else value + 1  # a number, or C1 + n: Python reads it alike
+        out[name] = value
+    return out
+
+
+def test_every_u85_register_and_opcode_name_has_the_host_tables_number() -> None:
+    names = {k: v for k, v in _enum().items() if k != "C1"}
+    assert len(names) > 60
+    for name, value in names.items():
+        if value >= 1024:
+            assert CMD1.get(value - 1024) == f"NPU_SET_{name}", name
+        elif name.startswith("OP_"):
+            assert CMD0.get(value) == f"NPU_{name}", name
+        else:
+            assert CMD0.get(value) == f"NPU_SET_{name}", name
+
+
+def test_the_u85_opcodes_it_accepts_and_its_signed_registers_are_the_host_tables() -> None:
+    found = re.search(r"static const uint16_t cmd0\[\] = \{(.*?)\};", SOURCE, re.S)
+    assert found is not None
+    assert {int(v) for v in found.group(1).replace("\n", " ").split(",")} == set(CMD0)
+    ranges = re.search(r"if \(control\)\n\s*return (.*?);", SOURCE, re.S)
+    assert ranges is not None
+    condition = " ".join(ranges.group(1).split()).replace("||", " or ").replace("&&", " and ")
+    assert {n for n in range(1024) if eval(condition, {}, {"op": n})} == set(CMD1)
+    signed = re.search(r"int signed_reg = (.*?);", SOURCE, re.S)
+    assert signed is not None
+    enum = _enum()
+    assert {CMD0[enum[t]] for t in re.findall(r"opcode == (\w+)", signed.group(1))} == SIGNED
+
+
+# The rest runs real programs: compile tier (the suite's session builds, shared through its cache).
+needs_gcc = pytest.mark.skipif(shutil.which("gcc") is None, reason="no host gcc")
+
+
+@pytest.fixture(scope="module")
+def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """Both models with their decoders and the harness, as the firmware compiles them (-Werror) plus the sanitizers."""
+    out = tmp_path_factory.mktemp("npu_model_u85") / "npu_model_host"
+    build = subprocess.run(["gcc", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", *SANITIZE, f"-I{TEMPLATES}",
+                            *(str(TEMPLATES / f) for f in NPU_MODEL_SOURCES), str(HERE / "npu_model_host.c"),
+                            "-o", str(out)], capture_output=True, text=True)
+    assert build.returncode == 0, build.stderr
+    return out
+
+
+@pytest.fixture(scope="module")
+def u85_builds(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Artifact]:
+    """mnist and mv2 (random weights) for u85-256, verified: the ``built`` fixture's keys, found in the run's cache
+    (built here only if this module runs first, and then found there by ``built``)."""
+    from zoo import Zoo
+
+    with in_shared_cache(shared_cache, tmp_path_factory.mktemp("u85-builds")):
+        zoo = Zoo()
+        return {"mnist": zoo.fetch("mnist", "u85-256", verify=True),
+                "mv2": zoo.fetch("mv2", "u85-256", weights="random", verify=True)}
+
+
+def _program(art: Artifact) -> VelaPayload:
+    (payload,) = find_payloads(art.pte.read_bytes())
+    return payload
+
+
+@needs_gcc
+@pytest.mark.compile
+@pytest.mark.parametrize(("name", "samples"), [("mnist", 3), ("mv2", 1)])
+def test_a_u85_program_computes_on_the_c_model_as_on_the_host_interpreter(
+        model: Path, u85_builds: dict[str, Artifact], tmp_path: Path, name: str, samples: int) -> None:
+    """Every operation computed (mnist: 2:4 sparse SWD and FWD weights, pools into a CHW transpose; mv2: 65, with
+    chaining into residual ADDs, a SUM pool, depthwise weights) and every output byte the host U85 interpreter's."""
+    program = _program(u85_builds[name])
+    rng = np.random.default_rng(58)
+    for _ in range(samples):
+        given = [rng.integers(0, 256, size=i.elements * i.element_size, dtype=np.uint8).tobytes() for i in program.inputs]
+        want = u85_run(program, given)
+        verdict, got = c_run(model, program, given, tmp_path, timeout=300)
+        assert verdict == f"computed {6 if name == 'mnist' else 65}", verdict
+        assert got == want, f"C model {list(got[0][:12])}..., host interpreter {list(want[0][:12])}..."
+        assert len(set(want[0])) > 3  # the outputs are not all clamped
+
+
+def _second_conv(program: VelaPayload) -> tuple[int, int]:
+    """The second CONV's WEIGHT_BASE (its weights FWD, raw: a 32-byte header, then a byte a weight), and the byte
+    of cmd_data holding the first NPU_SET_OFM_SCALE's parameter."""
+    from zoo.registry.command_stream.stream import split
+    from zoo.registry.command_stream.u85 import commands
+
+    _, words = split(program.data["cmd_data"])
+    header = len(program.data["cmd_data"]) - 4 * len(words)
+    _, cmds = commands(program.data["cmd_data"])
+    regs: dict[str, int] = {}
+    convs = []
+    for cmd in cmds:
+        if cmd.name.startswith("NPU_SET_"):
+            regs[cmd.name] = cmd.payload if cmd.payload is not None else cmd.param
+        elif cmd.name == "NPU_OP_CONV":
+            convs.append((regs["NPU_SET_WEIGHT_BASE"], regs["NPU_SET_WEIGHT_FORMAT"]))
+    scale = next(c.offset for c in cmds if c.name == "NPU_SET_OFM_SCALE")
+    assert convs[1][1] == 1, "the second CONV's weights are not FWD"
+    return convs[1][0], header + scale + 2
+
+
+@needs_gcc
+@pytest.mark.compile
+def test_a_changed_weight_or_register_changes_both_alike(model: Path, u85_builds: dict[str, Artifact],
+                                                         tmp_path: Path) -> None:
+    """mnist's program with one weight byte of its FWD convolution flipped: the C model computes the host's new
+    outputs; with its first OFM_SCALE's rounding set to SYMMETRIC, which neither models, both refuse it."""
+    from dataclasses import replace
+
+    from zoo.registry.command_stream import NotInterpreted
+
+    program = _program(u85_builds["mnist"])
+    weight_base, scale_param = _second_conv(program)
+    given = [bytes(range(256)) * 3 + bytes(16)]
+    clean = u85_run(program, given)
+    weights = bytearray(program.data["weight_data"])
+    weights[weight_base + 32 + 40] ^= 0x10
+    flipped = replace(program, data={**program.data, "weight_data": bytes(weights)})
+    want = u85_run(flipped, given)
+    verdict, got = c_run(model, flipped, given, tmp_path)
+    assert verdict == "computed 6" and got == want != clean
+
+    cmd = bytearray(program.data["cmd_data"])
+    cmd[scale_param + 1] = (cmd[scale_param + 1] & 0x1F) | (3 << 5)  # rounding SYMMETRIC: parameter bits 13-15
+    odd = replace(program, data={**program.data, "cmd_data": bytes(cmd)})
+    with pytest.raises(NotInterpreted, match="SYMMETRIC"):
+        u85_run(odd, given)
+    verdict, _ = c_run(model, odd, given, tmp_path)
+    assert re.fullmatch(r"not_implemented \d+ CONV at byte 0x[0-9a-f]+: OFM rounding SYMMETRIC", verdict), verdict
