@@ -11,8 +11,10 @@ extern "C" {
 #endif
 
 /* The buffers' sizes, fixed at compile time (no heap), in .bss.zoo_npu_model (BULK memory, DDR): 2 Mi weights
-   (their order as int32, decoded and OHWI as int16, a placed flag: 18 MiB), two maps of 2 Mi int32 values (the
-   IFM and IFM2 of one operation: 16 MiB), four chaining buffers of 256 Ki values (4 MiB), 4096 channels. */
+   of one operation (their order as int32, decoded and OHWI as int16, a placed flag: 18 MiB), two maps of 2 Mi
+   int32 values (its IFM and IFM2: 16 MiB), eight chaining buffers of 128 Ki values (4 MiB; mv2's largest chained
+   map is 75,264), 4096 channels. The catalogue's largest: mv2's fully connected layer, 1.28 Mi weights; its
+   first depthwise IFM, 112 x 112 x 96 = 1.2 Mi values. An operation larger than one stops the run, saying which. */
 #ifndef NPU_MODEL_U85_WEIGHT_VALUES
 #define NPU_MODEL_U85_WEIGHT_VALUES (1L << 21)
 #endif
@@ -20,7 +22,7 @@ extern "C" {
 #define NPU_MODEL_U85_MAP_VALUES (1L << 21)
 #endif
 #ifndef NPU_MODEL_U85_CHAIN_VALUES
-#define NPU_MODEL_U85_CHAIN_VALUES (1L << 18)
+#define NPU_MODEL_U85_CHAIN_VALUES (1L << 17)
 #endif
 #ifndef NPU_MODEL_U85_CHANNELS
 #define NPU_MODEL_U85_CHANNELS 4096
