@@ -161,3 +161,64 @@ def test_a_changed_weight_or_register_changes_both_alike(model: Path, u85_builds
         u85_run(odd, given)
     verdict, _ = c_run(model, odd, given, tmp_path)
     assert re.fullmatch(r"not_implemented \d+ CONV at byte 0x[0-9a-f]+: OFM rounding SYMMETRIC", verdict), verdict
+
+
+def _elementwise(mode: int, *, ifm2: int = 0, scales: tuple[tuple[int, int], ...] = ((1, 0), (1, 0), (1, 0)),
+                 rounding: int = 1, activation: tuple[int, int, int] = (0, -128, 127), lut: bool = False) -> VelaPayload:
+    """An ELEMENTWISE of the (2, 3, 4) int8 IFM at scratch 0 and an IFM2 at 0x80 (broadcast mode ``ifm2``: H 1, W 2,
+    C 4, SCALAR 8), IFM, IFM2 and OFM scales ``scales`` (scale, shift), the OFM rounded ``rounding`` and written
+    channels first at 0x100; ``lut``: a DMA first puts the weights' 256 bytes into LUT table 1."""
+    from tests.command_stream.programs import payload
+    from tests.command_stream.test_u85_stream import U85_256, _pool, c0, c1
+    from zoo.registry.pte.vela_payload import TensorInfo
+
+    words = c1("NPU_SET_DMA0_SRC", 0) + c1("NPU_SET_DMA0_DST", 256) + c1("NPU_SET_DMA0_LEN", 256)
+    words = words + c0("NPU_SET_DMA0_SRC_REGION", 0) + c0("NPU_SET_DMA0_DST_REGION", 1 << 8) + c0("NPU_OP_DMA_START") \
+        if lut else []
+    words += _pool(1 | 1 << 8 | 6 << 11, (2, 3, 4))[:-2]
+    storage = 3 << 14 if ifm2 == 8 else 0
+    words += c0("NPU_SET_IFM2_PRECISION", 1 | storage) + c0("NPU_SET_IFM_BROADCAST", 0)
+    words += c0("NPU_SET_IFM2_BROADCAST", ifm2) + c0("NPU_SET_IFM2_ZERO_POINT", -7) + c1("NPU_SET_OP_SCALAR", -3)
+    words += c0("NPU_SET_IFM2_REGION", 1) + c1("NPU_SET_IFM2_BASE0", 0x80)
+    words += [w for i in (1, 2, 3) for w in c1(f"NPU_SET_IFM2_BASE{i}", 0)]
+    words += c0("NPU_SET_IFM2_HEIGHT0_M1", 1) + c0("NPU_SET_IFM2_HEIGHT1_M1", 1) + c0("NPU_SET_IFM2_WIDTH0_M1", 2)
+    words += c1("NPU_SET_IFM2_STRIDE_Y", 12) + c1("NPU_SET_IFM2_STRIDE_X", 4) + c1("NPU_SET_IFM2_STRIDE_C", 1)
+    (a, a_shift), (b, b_shift), (o, o_shift) = scales
+    words += c1("NPU_SET_IFM_SCALE", a, 1 << 13 | a_shift) + c1("NPU_SET_IFM2_SCALE", b, 1 << 13 | b_shift)
+    words += c1("NPU_SET_OFM_SCALE", o, rounding << 13 | o_shift) + c0("NPU_SET_IFM_ZERO_POINT", 5)
+    words += c0("NPU_SET_OFM_ZERO_POINT", -2) + c0("NPU_SET_ACTIVATION", activation[0])
+    words += c0("NPU_SET_ACTIVATION_MIN", activation[1]) + c0("NPU_SET_ACTIVATION_MAX", activation[2])
+    words += c0("NPU_OP_ELEMENTWISE", mode) + c0("NPU_OP_STOP", 0xFFFF)
+    table = bytes((i * 7 + 3) % 256 for i in range(256))
+    return payload(words, config=U85_256, scratch=0x200, weights=table if lut else b"",
+                   inputs=[TensorInfo((2, 3, 4), 1, 0, 1), TensorInfo((2, 3, 4), 1, 0x80, 1)],
+                   outputs=[TensorInfo((4, 2, 3), 1, 0x100, 1)])
+
+
+ELEMENTWISE_FORMS = {
+    "ADD, both operands rescaled, NATURAL": dict(mode=1, scales=((3, 1), (5, 2), (1 << 14, 15))),
+    "SUB of an IFM2 broadcast along C": dict(mode=2, ifm2=4, scales=((1, 0), (1, 0), (3, 1))),
+    "MUL, TRUNCATE_TO_LOWER": dict(mode=0, scales=((1, 0), (1, 0), (5, 3)), rounding=5),
+    "MIN of an IFM2 broadcast along H and W": dict(mode=3, ifm2=3),
+    "MAX of the IFM and a scalar": dict(mode=4, ifm2=8, scales=((7, 2), (1, 0), (1, 0))),
+    "ABS": dict(mode=6, scales=((1, 0), (1, 0), (3, 1))),
+    "ADD through an 8-bit LUT the DMA filled": dict(mode=1, activation=(4 | 1 << 5 | 1 << 12, 0, 0), lut=True),
+    "ADD with a crossed clamp": dict(mode=1, activation=(0, 20, 10)),
+}
+
+
+@needs_gcc
+@pytest.mark.slow  # the module's gcc build under the sanitizers, 2 to 4 s on two busy cores
+@pytest.mark.parametrize("form", list(ELEMENTWISE_FORMS))
+def test_each_elementwise_form_computes_as_on_the_host_interpreter(model: Path, tmp_path: Path, form: str) -> None:
+    """The forms the catalogue's U85 programs have beyond mnist and mv2 (each operand's rescale, broadcasts, a
+    scalar, the other modes, TRUNCATE_TO_LOWER, a LUT in its own memory, the clamp): the C model's bytes are the
+    host's, and those are not all one value."""
+    program = _elementwise(**ELEMENTWISE_FORMS[form])  # type: ignore[arg-type]
+    rng = np.random.default_rng(sum(map(ord, form)))
+    given = [rng.integers(0, 256, size=24, dtype=np.uint8).tobytes() for _ in range(2)]
+    want = u85_run(program, given)
+    verdict, got = c_run(model, program, given, tmp_path)
+    assert verdict == f"computed {2 if ELEMENTWISE_FORMS[form].get('lut') else 1}", verdict
+    assert got == want, f"C model {list(got[0])}, host interpreter {list(want[0])}"
+    assert len(set(want[0])) > 1 or form == "ADD with a crossed clamp"
