@@ -266,7 +266,8 @@ def test_a_u85_program_for_the_corstone_300_says_it_runs_on_the_stand_in_and_bui
     assert 'if (sizeof "" > 1)' in u55["main.cpp"].decode() and U85_IN_QEMU not in u55["README.md"].decode()
     board = " ".join(_add_project(add_entry, tmp_path, target="ethos-u85-256", board="corstone-320")["README.md"]
                      .decode().split())
-    assert "QEMU has no Cortex-M85 either: `zoo firmware ... --board corstone-300`" in board
+    assert f"`zoo firmware ... --board corstone-300` writes the project that runs this U85 program in QEMU instead: " \
+           f"{U85_IN_QEMU}." in board
 
 
 @pytest.mark.stack  # zoo firmware reads add's samples for the program through torch

@@ -161,7 +161,7 @@ def _run_section(board: BoardLayout, accelerator: str, delegates: int, u85_in_qe
         parts.append(f"Not in QEMU: its `mps3-an547` is a Corstone-300, without the memories this image is linked "
                      f"for {board.name} (it locks up there).")
         if accelerator.startswith("ethos-u85") and delegates:
-            parts.append("QEMU has no Cortex-M85 either: `zoo firmware ... --board corstone-300` writes the project "
-                         f"that runs this U85 program there, as {U85_IN_QEMU}.")
+            parts.append("`zoo firmware ... --board corstone-300` writes the project that runs this U85 program in "
+                         f"QEMU instead: {U85_IN_QEMU}.")
     parts.append(f"In Arm's Corstone FVP (from Arm's site; `num_macs` is the NPU's):\n\n```sh\n{fvp}\n```")
     return "\n\n".join(parts)
