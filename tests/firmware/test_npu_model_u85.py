@@ -222,3 +222,49 @@ def test_each_elementwise_form_computes_as_on_the_host_interpreter(model: Path, 
     assert verdict == f"computed {2 if ELEMENTWISE_FORMS[form].get('lut') else 1}", verdict
     assert got == want, f"C model {list(got[0])}, host interpreter {list(want[0])}"
     assert len(set(want[0])) > 1 or form == "ADD with a crossed clamp"
+
+
+def _chained() -> VelaPayload:
+    """ADD of the two inputs into chaining buffer 0; ABS of that buffer back into buffer 0 (an operation whose IFM
+    and OFM are one buffer); MAX of it and a scalar into memory, channels first."""
+    from tests.command_stream.programs import cmd_data
+    from tests.command_stream.test_u85_stream import U85_256, c0, c1
+    from zoo.registry.command_stream.stream import split
+
+    program = _elementwise(1, scales=((3, 1), (5, 2), (1 << 14, 15)))
+    first = list(split(program.data["cmd_data"])[1])[:-2]  # the ADD's registers, without its ELEMENTWISE and STOP
+    chain = c0("NPU_SET_OFM_PRECISION", 1 | 1 << 8 | 2 << 14) + c0("NPU_SET_OFM_REGION", 0)
+    ops = first + chain + c0("NPU_OP_ELEMENTWISE", 1)
+    ops += c0("NPU_SET_IFM_PRECISION", 1 | 2 << 14) + c0("NPU_SET_IFM_REGION", 0) + c0("NPU_SET_IFM_ZERO_POINT", 0)
+    ops += c1("NPU_SET_IFM_SCALE", 1, 1 << 13) + c1("NPU_SET_OFM_SCALE", 1, 1 << 13) + c0("NPU_OP_ELEMENTWISE", 6)
+    ops += c0("NPU_SET_OFM_PRECISION", 1 | 1 << 8 | 6 << 11) + c0("NPU_SET_OFM_REGION", 1)
+    ops += c0("NPU_SET_IFM2_PRECISION", 1 | 3 << 14) + c0("NPU_SET_IFM2_BROADCAST", 8) + c1("NPU_SET_IFM2_SCALE", 1, 1 << 13)
+    ops += c0("NPU_OP_ELEMENTWISE", 4) + c0("NPU_OP_STOP", 0xFFFF)
+    program.data = {**program.data, "cmd_data": cmd_data(ops, U85_256)}
+    return program
+
+
+@needs_gcc
+@pytest.mark.slow
+def test_chaining_buffers_carry_a_map_between_operations_as_on_the_host(model: Path, tmp_path: Path) -> None:
+    """Three operations through chaining buffer 0, the middle one reading and writing it: the host's bytes; a
+    fourth operation reading the emptied buffer is malformed on both sides."""
+    from tests.command_stream.programs import cmd_data
+    from tests.command_stream.test_u85_stream import U85_256, c0
+    from zoo.registry.command_stream import StreamError
+    from zoo.registry.command_stream.stream import split
+
+    program = _chained()
+    given = [bytes(range(0, 240, 10)), bytes(range(255, 135, -5))]
+    want = u85_run(program, given)
+    verdict, got = c_run(model, program, given, tmp_path)
+    assert verdict == "computed 3" and got == want and len(set(want[0])) > 4, (verdict, list(got[0]), list(want[0]))
+    words = list(split(program.data["cmd_data"])[1])
+    again = words[:-1] + c0("NPU_SET_OFM_PRECISION", 1 | 1 << 8) + c0("NPU_OP_ELEMENTWISE", 6) + words[-1:]
+    broken = _chained()
+    broken.data = {**broken.data, "cmd_data": cmd_data(again, U85_256)}
+    with pytest.raises(StreamError, match="chaining buffer 0, which no operation filled"):
+        u85_run(broken, given)
+    verdict, _ = c_run(model, broken, given, tmp_path)
+    assert re.fullmatch(r"stream_error 3 ELEMENTWISE at byte 0x[0-9a-f]+: reads its IFM from chaining buffer 0, which "
+                        r"no operation filled", verdict), verdict

@@ -276,7 +276,6 @@ static void open_ofm(stage_t *s, int oh, int ow, int oc, int64_t taps)
         if (elements > NPU_MODEL_U85_CHAIN_VALUES)
             NOT_IMPLEMENTED("a chained OFM of %dx%dx%d, more than the model's buffer (NPU_MODEL_U85_CHAIN_VALUES %ld)", oh, ow,
                             oc, (long)NPU_MODEL_U85_CHAIN_VALUES);
-        chain_shape[s->ofm.region][0] = oh, chain_shape[s->ofm.region][1] = ow, chain_shape[s->ofm.region][2] = oc;
     } else if (s->ofm.storage == TILE2X2) {
         (void)region(s->ofm.region, 0, 0, 1, "writing its OFM");
         if ((uint64_t)elements > mem_size[s->ofm.region])
@@ -287,9 +286,12 @@ static void open_ofm(stage_t *s, int oh, int ow, int oc, int64_t taps)
                         "%lld multiply-accumulates)", (long long)elements, (long long)taps, (long long)NPU_MODEL_WORK_LIMIT);
 }
 
+/* A chained OFM is held once the operation is done: its IFM may have come from the same buffer. */
 static void close_ofm(stage_t *s)
 {
-    if (s->ofm.storage == CHAINED) chain_full[s->ofm.region] = 1;
+    if (s->ofm.storage != CHAINED) return;
+    int *shape = chain_shape[s->ofm.region];
+    shape[0] = s->oh, shape[1] = s->ow, shape[2] = s->oc, chain_full[s->ofm.region] = 1;
 }
 
 /* --- ops_block.py: the kernel registers. */
