@@ -175,14 +175,14 @@ static int32_t map_a[NPU_MODEL_U85_MAP_VALUES] NPU_MODEL_BUFFER, map_b[NPU_MODEL
 /* maps.py's reader: the map's first (h, w, c) values less `zp` into `out` (a scalar map: OP_SCALAR, signed as the map). */
 static void read_map(const map_t *m, int h, int w, int c, int32_t zp, int32_t *out)
 {
-    long n = (long)h * w * c;
+    int64_t n = (int64_t)h * w * c; /* 64-bit: long is 32 on the Cortex-M */
     if (n > NPU_MODEL_U85_MAP_VALUES)
         NOT_IMPLEMENTED("an %s of %dx%dx%d, more than the model's buffer (NPU_MODEL_U85_MAP_VALUES %ld)", m->name, h, w, c,
                         (long)NPU_MODEL_U85_MAP_VALUES);
     if (m->storage == NONE) {
         int32_t v = (int32_t)(R(OP_SCALAR) & 0xFF);
         if (m->signed_ && v >= 128) v -= 256;
-        for (long i = 0; i < n; i++) out[i] = v - zp;
+        for (int64_t i = 0; i < n; i++) out[i] = v - zp;
         return;
     }
     if (m->storage == CHAINED) {
@@ -192,7 +192,7 @@ static void read_map(const map_t *m, int h, int w, int c, int32_t zp, int32_t *o
         if (chain_shape[b][0] != h || chain_shape[b][1] != w || chain_shape[b][2] != c)
             NOT_IMPLEMENTED("reading a %dx%dx%d %s from chaining buffer %d, which holds %dx%dx%d", h, w, c, m->name, b,
                             chain_shape[b][0], chain_shape[b][1], chain_shape[b][2]);
-        for (long i = 0; i < n; i++) out[i] = chain[b][i] - zp;
+        for (int64_t i = 0; i < n; i++) out[i] = chain[b][i] - zp;
         return;
     }
     char what[32];
@@ -205,7 +205,8 @@ static void read_map(const map_t *m, int h, int w, int c, int32_t zp, int32_t *o
             }
 }
 
-/* --- stage.py: the output stage, then maps.py's write_ofm, one element at a time. */
+/* --- stage.py: the output stage, one element at a time; maps.py's write_ofm when the operation ends. */
+static uint8_t ofm_buf[NPU_MODEL_U85_MAP_VALUES] NPU_MODEL_BUFFER;
 typedef struct {
     map_t ofm;
     int oh, ow, oc, round_mode, zp, low, high, any_shift;
@@ -258,14 +259,8 @@ static void emit(stage_t *s, int y, int x, int c, int64_t acc, uint32_t scale, i
     v = v < s->low ? s->low : v; /* numpy's clip: the upper bound wins where they cross */
     v = v > s->high ? s->high : v;
     if (s->table) v = s->ofm.signed_ ? (int8_t)s->table[v + 128] : s->table[v];
-    if (s->ofm.storage == NONE) return;
-    if (s->ofm.storage == CHAINED) {
-        chain[s->ofm.region][((long)y * s->ow + x) * s->oc + c] = (int32_t)v;
-        return;
-    }
-    uint32_t p3[3];
-    p3[s->ofm.perm[0]] = (uint32_t)y, p3[s->ofm.perm[1]] = (uint32_t)x, p3[s->ofm.perm[2]] = (uint32_t)c;
-    *region(s->ofm.region, address(&s->ofm, p3[0], p3[1], p3[2]), 1, 1, "writing its OFM") = (uint8_t)v;
+    if (s->ofm.storage == CHAINED) chain[s->ofm.region][((long)y * s->ow + x) * s->oc + c] = (int32_t)v;
+    else if (s->ofm.storage == TILE2X2) ofm_buf[((long)y * s->ow + x) * s->oc + c] = (uint8_t)v;
 }
 
 static void open_ofm(stage_t *s, int oh, int ow, int oc, int64_t taps)
@@ -277,6 +272,9 @@ static void open_ofm(stage_t *s, int oh, int ow, int oc, int64_t taps)
             NOT_IMPLEMENTED("a chained OFM of %dx%dx%d, more than the model's buffer (NPU_MODEL_U85_CHAIN_VALUES %ld)", oh, ow,
                             oc, (long)NPU_MODEL_U85_CHAIN_VALUES);
     } else if (s->ofm.storage == TILE2X2) {
+        if (elements > NPU_MODEL_U85_MAP_VALUES)
+            NOT_IMPLEMENTED("an OFM of %dx%dx%d, more than the model's buffer (NPU_MODEL_U85_MAP_VALUES %ld)", oh, ow, oc,
+                            (long)NPU_MODEL_U85_MAP_VALUES);
         (void)region(s->ofm.region, 0, 0, 1, "writing its OFM");
         if ((uint64_t)elements > mem_size[s->ofm.region])
             MALFORMED("its OFM is %lld bytes, more than region %d holds", (long long)elements, s->ofm.region);
@@ -286,12 +284,26 @@ static void open_ofm(stage_t *s, int oh, int ow, int oc, int64_t taps)
                         "%lld multiply-accumulates)", (long long)elements, (long long)taps, (long long)NPU_MODEL_WORK_LIMIT);
 }
 
-/* A chained OFM is held once the operation is done: its IFM may have come from the same buffer. */
+/* The operation's OFM, once computed: a chained one is held (its IFM may have come from the same buffer); one in
+   memory is written in the order of the transposed map's elements, as the host's scatter writes them, so that
+   where two elements share an address (a stream whose tiles or strides overlap) the same one is left. */
 static void close_ofm(stage_t *s)
 {
-    if (s->ofm.storage != CHAINED) return;
-    int *shape = chain_shape[s->ofm.region];
-    shape[0] = s->oh, shape[1] = s->ow, shape[2] = s->oc, chain_full[s->ofm.region] = 1;
+    if (s->ofm.storage == CHAINED) {
+        int *shape = chain_shape[s->ofm.region];
+        shape[0] = s->oh, shape[1] = s->ow, shape[2] = s->oc, chain_full[s->ofm.region] = 1;
+        return;
+    }
+    if (s->ofm.storage != TILE2X2) return;
+    int size[3] = {s->oh, s->ow, s->oc}, d[3], i[3];
+    for (int k = 0; k < 3; k++) d[s->ofm.perm[k]] = size[k];
+    for (i[0] = 0; i[0] < d[0]; i[0]++)
+        for (i[1] = 0; i[1] < d[1]; i[1]++)
+            for (i[2] = 0; i[2] < d[2]; i[2]++) {
+                long y = i[s->ofm.perm[0]], x = i[s->ofm.perm[1]], c = i[s->ofm.perm[2]];
+                *region(s->ofm.region, address(&s->ofm, (uint32_t)i[0], (uint32_t)i[1], (uint32_t)i[2]), 1, 1,
+                        "writing its OFM") = ofm_buf[(y * s->ow + x) * s->oc + c];
+            }
 }
 
 /* --- ops_block.py: the kernel registers. */
@@ -364,10 +376,11 @@ static void weights(const kernel_t *k, int depthwise)
     for (int s = streams; s < 4; s++)
         if (is_set[WEIGHT1_BASE + 2 * (s - 1) + 1] && reg[WEIGHT1_BASE + 2 * (s - 1) + 1])
             MALFORMED("WEIGHT%d_LENGTH is set, but this op's weights are %d stream(s)", s, streams);
-    long total = (long)l.ofm_depth * l.kh * l.kw * l.ifm_depth;
-    if (total > NPU_MODEL_U85_WEIGHT_VALUES)
-        NOT_IMPLEMENTED("%ld weights, more than the model's buffer (NPU_MODEL_U85_WEIGHT_VALUES %ld)", total,
+    int64_t total64 = (int64_t)l.ofm_depth * l.kh * l.kw * l.ifm_depth;
+    if (total64 > NPU_MODEL_U85_WEIGHT_VALUES)
+        NOT_IMPLEMENTED("%lld weights, more than the model's buffer (NPU_MODEL_U85_WEIGHT_VALUES %ld)", (long long)total64,
                         (long)NPU_MODEL_U85_WEIGHT_VALUES);
+    long total = (long)total64;
     memset(placed, 0, (size_t)total);
     memset(ohwi, 0, (size_t)total * sizeof ohwi[0]);
     int wregion = R(WEIGHT_REGION) & 7;
