@@ -268,3 +268,53 @@ def test_chaining_buffers_carry_a_map_between_operations_as_on_the_host(model: P
     verdict, _ = c_run(model, broken, given, tmp_path)
     assert re.fullmatch(r"stream_error 3 ELEMENTWISE at byte 0x[0-9a-f]+: reads its IFM from chaining buffer 0, which "
                         r"no operation filled", verdict), verdict
+
+
+@needs_gcc
+@pytest.mark.compile
+def test_mutated_u85_streams_compute_alike_or_are_refused_on_both_sides(model: Path, u85_builds: dict[str, Artifact],
+                                                                        tmp_path: Path) -> None:
+    """mnist's program with one OFM width left stale, and 80 copies with one to three bits flipped in its command or
+    weight stream (seeded): under
+    the sanitizers, where both compute the bytes are equal, where the interpreter refuses the model does too, and
+    the model refuses what the interpreter computes only for a map wider than 8 bits, which it does not model."""
+    import random
+    from dataclasses import replace
+
+    from zoo.registry.command_stream import NotInterpreted, StreamError
+    from zoo.registry.command_stream.stream import split
+    from zoo.registry.command_stream.u85 import commands
+
+    program = _program(u85_builds["mnist"])
+    rng = random.Random(58)
+    given = [bytes(rng.randrange(256) for _ in range(program.inputs[0].elements))]
+    # Targeted: the last pool's NPU_SET_OFM_WIDTH_M1 turned into NPU_SET_DMA0_DST_REGION (one bit), so the pool keeps
+    # the width before, twice its own: OFM elements then share addresses, and the last written must be the host's.
+    cmds = commands(program.data["cmd_data"])[1]
+    pool = max(i for i, c in enumerate(cmds) if c.name == "NPU_OP_POOL")
+    width = max(i for i, c in enumerate(cmds[:pool]) if c.name == "NPU_SET_OFM_WIDTH_M1")
+    at = len(program.data["cmd_data"]) - 4 * len(split(program.data["cmd_data"])[1]) + cmds[width].offset
+    stale = bytearray(program.data["cmd_data"])
+    stale[at] ^= 0x20  # opcode 273 (0x111) -> 305 (0x131): bit 5 of the command's first byte
+    seen = set()
+    for n in range(81):
+        which = "cmd_data" if n == 0 or rng.random() < 0.6 else "weight_data"
+        data = bytearray(stale if n == 0 else program.data[which])
+        for _ in range(0 if n == 0 else rng.choice((1, 1, 2, 3))):
+            at = rng.randrange(32 if which == "cmd_data" else 0, len(data))  # past the driver actions
+            data[at] ^= 1 << rng.randrange(8)
+        mutated = replace(program, data={**program.data, which: bytes(data)})
+        try:
+            want: list[bytes] | None = u85_run(mutated, given)
+        except (StreamError, NotInterpreted):
+            want = None
+        verdict, got = c_run(model, mutated, given, tmp_path)
+        seen.add((want is not None, verdict.split()[0]))
+        assert n or (verdict, want is not None) == ("computed 6", True)
+        if want is None:
+            assert not verdict.startswith("computed"), verdict
+        elif verdict.startswith("computed"):
+            assert got == want, verdict
+        else:
+            assert re.search(r"a (16|32)-bit (IFM|IFM2|OFM)", verdict), verdict
+    assert {(True, "computed"), (False, "stream_error")} <= seen, seen
