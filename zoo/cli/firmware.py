@@ -46,11 +46,11 @@ def firmware(ctx: click.Context, /, model: str, target: str | None, out_dir: Pat
     click.echo(str(folder))
     m = art.manifest
     layout = board_for(m.target, m.target_options.accelerator, board)
-    qemu = ""
+    qemu, standin = "", ""
     if int(m.header["macros"].get("delegates") or 0) and in_qemu(layout):
         qemu = f". QEMU has no NPU: to run it there, add -DZOO_NPU_STANDIN=ON, which links {STANDIN}"
         if u85_in_qemu(m.target_options.accelerator, layout):
-            qemu = f". It is {U85_IN_QEMU}, and builds only with -DZOO_NPU_STANDIN=ON"
+            qemu, standin = f". It is {U85_IN_QEMU}", " -DZOO_NPU_STANDIN=ON"
     notice(f"{m.model} for {m.target}: firmware project in {folder}; build it with "
            f"cmake -S {folder} -B {folder}/build -G Ninja -DEXECUTORCH_SOURCE_DIR=... -DETHOS_U_DRIVER_DIR=... "
-           f"-DCMSIS_DIR=...{qemu}. See {folder}/README.md")
+           f"-DCMSIS_DIR=...{standin}{qemu}. See {folder}/README.md")
