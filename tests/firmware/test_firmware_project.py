@@ -448,6 +448,46 @@ def test_mv2_on_u85_links_for_the_corstone_320s_cortex_m85(shared_cache: Path, s
     assert " T ethosu_invoke_v3" in nm
 
 
+@pytest.mark.parametrize(("model", "samples"), [("mnist", SAMPLES), ("mv2", 1)])
+def test_a_u85_program_runs_on_the_stand_ins_model_in_the_cortex_m55_firmware(
+        model: str, samples: int, shared_cache: Path, sources: dict[str, str], runtime_cache: Path, tmp_path: Path) -> None:
+    """QEMU has no Cortex-M85: the suite's u85-256 build (mnist; mv2 at random weights), laid out for the
+    Corstone-300, runs in the Cortex-M55 machine on npu_model's U85 model, and the run and the README say so.
+    Every delegate output is bit-equal to the host U85 interpreter's on the input bytes the firmware handed the
+    NPU (printed by -DZOO_NPU_STANDIN_BYTES=ON, checked against their hash); without the stand-in the project
+    refuses to configure, saying why."""
+    from zoo.registry.command_stream.u85 import run as u85_run
+    from zoo.registry.firmware.readme import U85_IN_QEMU
+    from zoo.registry.pte.vela_payload import find_payloads
+
+    folder = tmp_path / "fw"
+    art = _project(model, "u85-256", folder, shared_cache, weights="random" if model == "mv2" else None,
+                   board="corstone-300", samples=samples)
+    assert U85_IN_QEMU in (folder / "README.md").read_text()
+    args = [f"-D{k}={v}" for k, v in sources.items()] + [f"-DZOO_RUNTIME_CACHE={runtime_cache}"]
+    refused = subprocess.run(["cmake", "-S", str(folder), "-B", str(tmp_path / "refused"), "-G", "Ninja", *args],
+                             capture_output=True, text=True, timeout=600)
+    said = " ".join(refused.stderr.split())  # CMake reflows a message's lines
+    assert refused.returncode != 0 and "ethos-u85-256 on corstone-300: no board carries" in said, said[-2000:]
+    assert "add -DZOO_NPU_STANDIN=ON" in said and not (tmp_path / "refused" / "build.ninja").exists()
+    run = _qemu(_build(folder, sources, runtime_cache, "-DZOO_NPU_STANDIN=ON", "-DZOO_NPU_STANDIN_BYTES=ON"))
+    assert run.returncode == 0 and "npu_standin failures: 0" in run.stdout, run.stdout[-3000:]
+    assert f"zoo: {U85_IN_QEMU}\n" in run.stdout
+    results = [line for line in run.stdout.splitlines() if line.startswith(("Y ", "A "))]
+    assert len(results) == 2 * samples and all(line.endswith(COMPUTED) for line in results), results
+
+    (payload,) = find_payloads(art.pte.read_bytes())
+    records = _records(run.stdout)
+    handed = [r["inputs"] for r in records if "inputs" in r]
+    left = [r["outputs"] for r in records if "outputs" in r]
+    assert len(handed) == len(left) == samples
+    assert all(r["operations"] == (6 if model == "mnist" else 65) for r in records if "model" in r)
+    for inputs, outputs in zip(handed, left, strict=True):
+        given = [bytes.fromhex(t["hex"]) for t in inputs]
+        assert [_fnv1a(g) for g in given] == [t["fnv1a"] for t in inputs]
+        assert [bytes.fromhex(t["hex"]) for t in outputs] == u85_run(payload, given)
+
+
 def test_the_runtime_runs_the_lost_output_program_that_zoo_refuses(sources: dict[str, str], runtime_cache: Path,
                                                                     tmp_path: Path) -> None:
     """tests/lost_output_model.py on u55-128, compiled past zoo's refusal for this test only: its first

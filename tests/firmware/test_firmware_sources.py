@@ -155,8 +155,10 @@ def test_a_firmware_project_is_rendered_from_the_headers_figures(add_entry: Arti
     assert "# The NPU's scratch and the kernels' metadata while the method loads" in runner
     assert "# No NPU: the kernels' metadata while the method loads" in arm_runner_options({**macros, "delegates": 0}, 2)
     assert board_for("ethos-u85-256", "ethos-u85-256", None) is BOARDS["corstone-320"]
-    with pytest.raises(ValueError, match="does not sit on corstone-300"):
-        board_for("ethos-u85-256", "ethos-u85-256", "corstone-300")
+    with pytest.raises(ValueError, match="ethos-u55-128 does not sit on corstone-320: use corstone-300"):
+        board_for("ethos-u55-128", "ethos-u55-128", "corstone-320")
+    # Asked for by name, a U85 program goes into the Corstone-300's firmware for QEMU (stand-in only).
+    assert board_for("ethos-u85-256", "ethos-u85-256", "corstone-300") is BOARDS["corstone-300"]
 
 
 def _add_project(art: Artifact, runtime_cache: Path, python: str | None = None, *, target: str = "ethos-u55-128",
@@ -245,6 +247,31 @@ def test_the_readme_builds_the_stand_in_for_qemu_and_the_driver_for_the_fvp(add_
     assert "QEMU has no NPU: to run there, build with -DZOO_NPU_STANDIN=ON" in main[failed:failed + 400]
     u85 = _add_project(add_entry, tmp_path, target="ethos-u85-256", board="corstone-320")["README.md"].decode()
     assert "ZOO_NPU_STANDIN" not in u85 and "build-qemu" not in u85
+
+
+def test_a_u85_program_for_the_corstone_300_says_it_runs_on_the_stand_in_and_builds_only_with_it(
+        add_entry: Artifact, tmp_path: Path) -> None:
+    """QEMU has no Cortex-M85: a U85 program laid out for the Corstone-300 runs in the Cortex-M55 machine on the
+    stand-in's model. Its CMake refuses a build without the stand-in, its main says what runs first, its README
+    says so and builds and runs it in QEMU only; the Corstone-320 project's README points to it."""
+    from zoo.registry.firmware.readme import U85_IN_QEMU
+
+    project = _add_project(add_entry, tmp_path, target="ethos-u85-256", board="corstone-300")
+    cmake = project["CMakeLists.txt"].decode()
+    assert "if(ON AND NOT ZOO_NPU_STANDIN)" in cmake and "add -DZOO_NPU_STANDIN=ON" in cmake
+    assert f'std::printf("zoo: %s\\n", "{U85_IN_QEMU}");' in project["main.cpp"].decode()
+    readme = " ".join(project["README.md"].decode().split())
+    build, run = readme[readme.index("## Build"):readme.index("## Run")], readme[readme.index("## Run"):]
+    assert f"This project is {U85_IN_QEMU}." in build and "-DZOO_NPU_STANDIN=ON cmake --build build-qemu" in build
+    assert "cmake -S . -B build " not in build
+    assert "-kernel build-qemu/firmware.elf" in run and "FVP_" not in run and "Not on an FVP" in run
+    u55 = _add_project(add_entry, tmp_path)
+    assert "if(OFF AND NOT ZOO_NPU_STANDIN)" in u55["CMakeLists.txt"].decode()
+    assert 'if (sizeof "" > 1)' in u55["main.cpp"].decode() and U85_IN_QEMU not in u55["README.md"].decode()
+    board = " ".join(_add_project(add_entry, tmp_path, target="ethos-u85-256", board="corstone-320")["README.md"]
+                     .decode().split())
+    assert f"`zoo firmware ... --board corstone-300` writes the project that runs this U85 program in QEMU instead: " \
+           f"{U85_IN_QEMU}." in board
 
 
 @pytest.mark.stack  # zoo firmware reads add's samples for the program through torch

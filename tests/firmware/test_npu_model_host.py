@@ -26,6 +26,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("gcc") is None, 
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE.parents[1] / "zoo" / "registry" / "firmware" / "templates"
+NPU_MODEL_SOURCES = ("npu_model.c", "npu_mlw.c", "npu_model_u85.c", "npu_mlw_u85.c")
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
 
 
@@ -34,7 +35,7 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The model and its decoder, with the harness, as the firmware compiles them (-Werror) plus the sanitizers."""
     out = tmp_path_factory.mktemp("npu_model") / "npu_model_host"
     build = subprocess.run(["gcc", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", *SANITIZE, f"-I{TEMPLATES}", f"-I{HERE}",
-                            str(TEMPLATES / "npu_model.c"), str(TEMPLATES / "npu_mlw.c"), str(HERE / "npu_model_host.c"),
+                            *(str(TEMPLATES / f) for f in NPU_MODEL_SOURCES), str(HERE / "npu_model_host.c"),
                             "-o", str(out)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     return out

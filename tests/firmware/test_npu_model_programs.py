@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from tests.firmware.test_npu_model_host import HERE, SANITIZE, TEMPLATES, c_run
+from tests.firmware.test_npu_model_host import HERE, NPU_MODEL_SOURCES, SANITIZE, TEMPLATES, c_run
 from zoo import Artifact
 from zoo.registry.command_stream import NotInterpreted, StreamError, parse, run
 from zoo.registry.firmware.npu_sizes import NpuModelSizes, npu_model_sizes
@@ -53,7 +53,7 @@ def model(built: dict[tuple[str, str], Artifact], tmp_path_factory: pytest.TempP
     (folder / "npu_model_sizes.h").write_text(sizes.header())
     out = folder / "npu_model_host"
     build = subprocess.run(["gcc", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", *SANITIZE, f"-I{TEMPLATES}",
-                            f"-I{folder}", str(TEMPLATES / "npu_model.c"), str(TEMPLATES / "npu_mlw.c"),
+                            f"-I{folder}", *(str(TEMPLATES / f) for f in NPU_MODEL_SOURCES),
                             str(HERE / "npu_model_host.c"), "-o", str(out)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     return out

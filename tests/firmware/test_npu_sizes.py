@@ -13,7 +13,14 @@ import numpy as np
 import pytest
 
 from tests.command_stream.programs import block, cmd0, fm, payload
-from tests.firmware.test_npu_model_host import HERE, SANITIZE, TEMPLATES, _big_pool, c_run
+from tests.firmware.test_npu_model_host import (
+    HERE,
+    NPU_MODEL_SOURCES,
+    SANITIZE,
+    TEMPLATES,
+    _big_pool,
+    c_run,
+)
 from zoo.registry.command_stream import run
 from zoo.registry.firmware.npu_sizes import NpuModelSizes, program_sizes
 
@@ -43,7 +50,7 @@ def test_a_model_built_with_a_programs_sizes_computes_it_and_refuses_a_larger_op
     (tmp_path / "npu_model_sizes.h").write_text(sizes.header())
     model = tmp_path / "npu_model_host"
     build = subprocess.run(["gcc", "-std=c11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", *SANITIZE, f"-I{TEMPLATES}",
-                            f"-I{tmp_path}", str(TEMPLATES / "npu_model.c"), str(TEMPLATES / "npu_mlw.c"),
+                            f"-I{tmp_path}", *(str(TEMPLATES / f) for f in NPU_MODEL_SOURCES),
                             str(HERE / "npu_model_host.c"), "-o", str(model)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     given = np.random.default_rng(3).integers(0, 256, size=39 * 39).astype(np.uint8).tobytes()

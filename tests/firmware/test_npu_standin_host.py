@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from tests.command_stream.programs import cmd0, cmd1, cmd_data
+from tests.firmware.test_npu_model_host import NPU_MODEL_SOURCES
 
 # slow: the module's first test builds the C sources with the sanitizers, 2 to 4 s on two busy cores.
 pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("gcc") is None, reason="no host gcc")]
@@ -31,8 +32,8 @@ def standin(tmp_path_factory: pytest.TempPathFactory) -> Path:
     # -Wno-format: the stand-in prints a size_t with %u, which is the target's unsigned int.
     build = subprocess.run(["gcc", "-std=gnu11", "-O1", "-g", "-Wall", "-Wextra", "-Werror", "-Wno-format",
                             "-fsanitize=address,undefined", "-fno-sanitize-recover=all", f"-I{TEMPLATES}",
-                            f"-I{HERE / 'host_driver'}", f"-I{HERE}", str(HERE / "npu_standin_host.c"), str(TEMPLATES / "npu_model.c"),
-                            str(TEMPLATES / "npu_mlw.c"), "-o", str(out)], capture_output=True, text=True)
+                            f"-I{HERE / 'host_driver'}", f"-I{HERE}", str(HERE / "npu_standin_host.c"), *(str(TEMPLATES / f) for f in NPU_MODEL_SOURCES),
+                            "-o", str(out)], capture_output=True, text=True)
     assert build.returncode == 0, build.stderr
     return out
 

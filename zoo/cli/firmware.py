@@ -20,7 +20,8 @@ from zoo.cli.options import _model_name, choice_options, choices_of
 @click.option("--force", is_flag=True,
               help="Write into a folder zoo did not generate: replace the files there that zoo writes, keep the rest.")
 @click.option("--board", type=click.Choice(["corstone-300", "corstone-320", "alif-e8"]), default=None,
-              help="The memory map and CPU (default: the target's board, else the Corstone of its NPU).")
+              help="The memory map and CPU (default: the target's board, else the Corstone of its NPU). "
+                   "corstone-300 for a U85 target runs its program in QEMU's Cortex-M55 on the stand-in's model.")
 @click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
               help="Evaluation samples the firmware runs (the model's own evaluation set).")
 @choice_options
@@ -33,8 +34,8 @@ def firmware(ctx: click.Context, /, model: str, target: str | None, out_dir: Pat
     (--io, --layout, --precision, ...) are zoo fetch's: the project holds the artifact zoo fetch hands out."""
     from zoo._api.firmware import write_firmware
     from zoo._options import FetchOptions, choice_args
-    from zoo.registry.firmware.boards import board_for, in_qemu
-    from zoo.registry.firmware.readme import STANDIN
+    from zoo.registry.firmware.boards import board_for, in_qemu, u85_in_qemu
+    from zoo.registry.firmware.readme import STANDIN, U85_IN_QEMU
 
     zoo = _zoo(ctx, offline=offline)
     name = _model_name(ctx, model)
@@ -45,9 +46,11 @@ def firmware(ctx: click.Context, /, model: str, target: str | None, out_dir: Pat
     click.echo(str(folder))
     m = art.manifest
     layout = board_for(m.target, m.target_options.accelerator, board)
-    qemu = ""
+    qemu, standin = "", ""
     if int(m.header["macros"].get("delegates") or 0) and in_qemu(layout):
         qemu = f". QEMU has no NPU: to run it there, add -DZOO_NPU_STANDIN=ON, which links {STANDIN}"
+        if u85_in_qemu(m.target_options.accelerator, layout):
+            qemu, standin = f". It is {U85_IN_QEMU}", " -DZOO_NPU_STANDIN=ON"
     notice(f"{m.model} for {m.target}: firmware project in {folder}; build it with "
            f"cmake -S {folder} -B {folder}/build -G Ninja -DEXECUTORCH_SOURCE_DIR=... -DETHOS_U_DRIVER_DIR=... "
-           f"-DCMSIS_DIR=...{qemu}. See {folder}/README.md")
+           f"-DCMSIS_DIR=...{standin}{qemu}. See {folder}/README.md")

@@ -25,11 +25,12 @@ from zoo.registry.firmware.boards import (
     EXECUTORCH_COMMIT,
     BoardLayout,
     template,
+    u85_in_qemu,
 )
 from zoo.registry.firmware.macros import c_escaped
 from zoo.registry.firmware.method_allocator import ILP32
 from zoo.registry.firmware.npu_sizes import npu_model_sizes
-from zoo.registry.firmware.readme import readme
+from zoo.registry.firmware.readme import U85_IN_QEMU, readme
 
 __all__ = ["RUNTIME_RECIPE", "Samples", "arm_runner_options", "render_project"]
 
@@ -69,13 +70,16 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
         "PLANNED_POOLS": _planned_pools(prefix, int(macros.get("planned_buffers") or 0)),
         "FEED": "\n".join(_feed(array, prefix, i) for i in range(inputs)),
         "DECODE": _decode(array, macros),
+        "STANDIN_ONLY": "ON" if u85_in_qemu(str(macros["target"]), board) else "OFF",
+        "NPU_NOTE": U85_IN_QEMU if u85_in_qemu(str(macros["target"]), board) and delegates else "",
     }
     out = {f"model/{name}": data for name, data in model_files.items()}
     for name in ("CMakeLists.txt", "runtime.cmake", "toolchain.cmake", "code_placement.cmake", "main.cpp", "startup.c",
                  "zoo_sections.ld", f"{board.name}.ld"):
         out[name] = _render(name, values)
     if delegates:
-        for name in ("npu_standin.c", "npu_standin.h", "npu_model.c", "npu_model.h", "npu_mlw.c"):
+        for name in ("npu_standin.c", "npu_standin.h", "npu_model.c", "npu_model.h", "npu_mlw.c",
+                     "npu_model_u85.c", "npu_model_u85.h", "npu_mlw_u85.c"):
             out[name] = template(name)
         pte = next(data for name, data in model_files.items() if name.endswith(".pte"))
         out["npu_model_sizes.h"] = npu_model_sizes(pte).header().encode()
@@ -86,13 +90,13 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
 
 
 _CMAKE_FILES = frozenset({"CMakeLists.txt", "runtime.cmake", "toolchain.cmake", "code_placement.cmake"})
-_CMAKE_CODE = frozenset({"KERNEL_LIBS", "CPU_FLAGS", "DELEGATES", "KERNEL_REGIONS"})
+_CMAKE_CODE = frozenset({"KERNEL_LIBS", "CPU_FLAGS", "DELEGATES", "KERNEL_REGIONS", "STANDIN_ONLY"})
 """Values a CMake file takes as code (a list, flags, a boolean), not inside a quoted argument."""
 _WHAT = {"RUNTIME_CACHE": "the runtime cache (ZOO_CACHE_DIR)", "PYTHON": "the Python (sys.executable)"}
 
 
 _C_FILES = frozenset({"main.cpp"})
-_C_TEXT = frozenset({"MODEL", "TARGET", "BOARD", "CPU_NAME"})
+_C_TEXT = frozenset({"MODEL", "TARGET", "BOARD", "CPU_NAME", "NPU_NOTE"})
 """Values main.cpp takes as text, in a string literal or a ``//`` comment; the rest of its values are
 code zoo writes (the pools, inputs and decoding) or the headers' file names."""
 _C_FILE_NAMES = frozenset({"HEADER", "IO_HEADER"})

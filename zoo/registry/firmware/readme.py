@@ -19,7 +19,7 @@ from zoo.registry.firmware.boards import (
     template,
 )
 
-__all__ = ["QEMU_RUN", "STANDIN", "readme"]
+__all__ = ["QEMU_RUN", "STANDIN", "U85_IN_QEMU", "readme"]
 
 
 def readme(values: Mapping[str, str], board: BoardLayout, delegates: int) -> str:
@@ -44,7 +44,7 @@ The runtime must read the program: these are the sources zoo is tested with (Exe
 
 ## Build
 
-{_build_section(board, delegates)}
+{_build_section(board, delegates, values.get('STANDIN_ONLY') == 'ON')}
 
 The first configure builds ExecuTorch's runtime for this CPU into `{values['RUNTIME_CACHE']}` (about 2
 minutes on 2 cores, and about 4 more the first time a program calls portable kernels on the CPU); later
@@ -56,7 +56,7 @@ ExecuTorch's codegen (`{values['PYTHON']}`, which needs torch) are the paths of 
 
 ## Run
 
-{_run_section(board, values['NPU_CONFIG'], delegates)}
+{_run_section(board, values['NPU_CONFIG'], delegates, values.get('STANDIN_ONLY') == 'ON')}
 
 `arm_executor_runner.cmake` sizes the pools of ExecuTorch's own Arm runner for this program.
 """
@@ -81,6 +81,9 @@ def _code_section(board: BoardLayout) -> str:
             f"names, e.g. `.my_code : {{ *libmine.a:*(.text* .rodata*) }} > {board.kernel_regions.split()[0]}`.")
 
 
+U85_IN_QEMU = ("an Ethos-U85 program run by npu_model, zoo's C model of the NPU, on a Cortex-M55 in QEMU: a stand-in "
+               "for the NPU; QEMU has no Cortex-M85 (the Corstone-320's CPU)")
+"""What the firmware of a U85 program laid out for the Corstone-300 prints first, and its README says."""
 STANDIN = ("npu_standin, a stand-in for the Ethos-U driver that checks what the backend hands the NPU and runs the "
            "program on npu_model, zoo's model of the NPU (not the NPU)")
 
@@ -91,9 +94,14 @@ def _cmake_lines(build: str, extra: str = "") -> str:
             f"cmake --build {build}\n```")
 
 
-def _build_section(board: BoardLayout, delegates: int) -> str:
+def _build_section(board: BoardLayout, delegates: int, u85_in_qemu: bool = False) -> str:
     if not delegates:
         return f"{_cmake_lines('build')}\n\nEverything runs on the CPU."
+    if u85_in_qemu:
+        return (f"This project is {U85_IN_QEMU}. No board carries an Ethos-U85 beside a Cortex-M55, so it builds "
+                f"only with `-DZOO_NPU_STANDIN=ON`, which links {STANDIN}; each output line says whether that model "
+                "computed it. For the FVP or the board, write the project for corstone-320 (the default for a U85 "
+                f"target).\n\n{_cmake_lines('build-qemu', ' -DZOO_NPU_STANDIN=ON')}")
     real = f"{_cmake_lines('build')}\n\nThis links Arm's Ethos-U core driver, for the FVP or the board."
     if not in_qemu(board):
         return real
@@ -135,8 +143,11 @@ def _fvp(board: str, accelerator: str) -> str | None:
     return None
 
 
-def _run_section(board: BoardLayout, accelerator: str, delegates: int) -> str:
+def _run_section(board: BoardLayout, accelerator: str, delegates: int, u85_in_qemu: bool = False) -> str:
     """How this board's image runs: QEMU only where it models the board, the FVP of its NPU, else the board."""
+    if u85_in_qemu:
+        return (f"In QEMU ({U85_IN_QEMU}):\n\n```sh\n{QEMU_RUN.format(build='build-qemu')}\n```\n\nNot on an FVP: "
+                "Arm's Corstone-300 FVPs carry an Ethos-U55 or U65.")
     fvp = _fvp(board.name, accelerator)
     if fvp is None:
         return (f"No emulator models {board.name} (QEMU's `mps3-an547` is a Corstone-300, and Arm has no FVP of "
@@ -149,5 +160,8 @@ def _run_section(board: BoardLayout, accelerator: str, delegates: int) -> str:
     else:
         parts.append(f"Not in QEMU: its `mps3-an547` is a Corstone-300, without the memories this image is linked "
                      f"for {board.name} (it locks up there).")
+        if accelerator.startswith("ethos-u85") and delegates:
+            parts.append("`zoo firmware ... --board corstone-300` writes the project that runs this U85 program in "
+                         f"QEMU instead: {U85_IN_QEMU}.")
     parts.append(f"In Arm's Corstone FVP (from Arm's site; `num_macs` is the NPU's):\n\n```sh\n{fvp}\n```")
     return "\n\n".join(parts)

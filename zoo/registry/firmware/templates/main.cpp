@@ -152,6 +152,7 @@ int main(void) {
               : ZOO_NPU_STANDIN        ? "npu_standin, a stand-in for the Ethos-U driver running zoo's model of the NPU"
                                        : "Ethos-U core driver");
 #if ZOO_NPU_STANDIN
+  if (sizeof "@NPU_NOTE@" > 1) std::printf("zoo: %s\n", "@NPU_NOTE@");
   npu_standin_pools(model_pte, MODEL_PTE_LEN, temp_pool, sizeof temp_pool);
 #elif MODEL_PTE_DELEGATES > 0
   if (ethosu_init(&npu, (void*)ZOO_NPU_BASE, nullptr, 0, 1, 1) != 0) {

@@ -18,6 +18,7 @@
 #include <string.h>
 
 #include "npu_model.h"
+#include "npu_model_u85.h"
 
 /* Register opcodes (ethosu55_interface.h; zoo's command_stream/regs.py). */
 enum {
@@ -763,6 +764,8 @@ static int execute(const unsigned char *cmd, size_t size)
 int npu_model_run(const unsigned char *cmd_data, size_t cmd_size, unsigned char *const base[3], const size_t size[3],
                   int *ops, char *why, size_t why_size)
 {
+    if (npu_model_is_u85(cmd_data, cmd_size)) /* a U85 program: npu_model_u85.c's model */
+        return npu_model_u85_run(cmd_data, cmd_size, base, size, ops, why, why_size);
     for (int i = 0; i < 3; i++) mem[i] = base[i], mem_size[i] = size[i];
     stop_why = why, stop_why_size = why_size, why[0] = 0, ops_run = 0;
     int kind = setjmp(stop);

@@ -121,8 +121,14 @@ static void print_ios(const char *kind, const unsigned char *b, uint32_t size, c
         uint64_t bytes = io_bytes(io);
         uint32_t offset = rd32(io + 28), region = rd32(io + 32);
         int ok = region == 1 && offset <= scratch_size && bytes <= scratch_size - offset;
-        printf("%s{\"offset\":%" PRIu32 ",\"bytes\":%llu,\"region\":%" PRIu32 ",\"in_scratch\":%d,\"fnv1a\":\"%08" PRIx32 "\"}",
+        printf("%s{\"offset\":%" PRIu32 ",\"bytes\":%llu,\"region\":%" PRIu32 ",\"in_scratch\":%d,\"fnv1a\":\"%08" PRIx32 "\"",
                i ? "," : "", offset, (unsigned long long)bytes, region, ok, ok ? fnv1a(scratch + offset, (size_t)bytes) : 0u);
+#if ZOO_NPU_STANDIN_BYTES /* every byte, in hex, for a test to run the same bytes on the host */
+        printf(",\"hex\":\"");
+        for (uint64_t k = 0; ok && k < bytes; k++) printf("%02x", scratch[offset + k]);
+        printf("\"");
+#endif
+        printf("}");
         bad += !ok;
     }
     printf("]}\n");
