@@ -35,6 +35,7 @@ def test_each_model_declares_its_window_rate_axes_and_normalisation() -> None:
     assert declared["har-cnn-spar"].units == ("g", "g", "g", "rad/s", "rad/s", "rad/s")  # type: ignore[union-attr]
 
 
+@pytest.mark.slow  # reads SPAR's 18 MB file and windows it (about 0.7 s), then gcc
 @pytest.mark.parametrize("dtype", ["int8", "float32"])
 def test_host_gcc_normalises_spars_raw_windows_as_the_pack_does(dtype: str, tmp_path: Path) -> None:
     if shutil.which("gcc") is None:
