@@ -86,6 +86,10 @@ def test_the_header_names_the_window_axes_and_exact_statistics() -> None:
     plain, _ = render_io("m.h", HeaderOptions(), io_macros({"mode": "int8", "layout": "nchw",
                                                             "inputs": [tensor("imu", [1, 6, 1, 200])], "outputs": []}))
     assert "normalise" not in plain
+    with pytest.raises(ValueError, match="input0's sensor normalisation 'z-score' is not one of"):
+        render_io("m.h", HeaderOptions(), {**m, "input0_sensor_normalisation": "z-score"})  # a manifest edited
+    with pytest.raises(ValueError):
+        render_io("m.h", HeaderOptions(), {k: v for k, v in m.items() if k != "input0_sensor_channels"})
 
 
 def test_a_declaration_that_does_not_fit_the_program_is_refused() -> None:

@@ -108,8 +108,10 @@ def sensor_comment(p: str, tensor: str, macros: Mapping[str, object]) -> str:
 def render_normalise(a: str, tensor: str, m: str, dtype: str, macros: Mapping[str, object]) -> str:
     """The helper's definition; ``m`` is the tensor's macro prefix (``MODEL_PTE_INPUT0``)."""
     s, sm = f"{tensor}_sensor_", f"{m}_SENSOR"
-    channels = int(str(macros[s + "channels"]))
-    normalisation = str(macros[s + "normalisation"])
+    channels = int(str(macros.get(s + "channels")))  # ValueError, not KeyError, for a manifest without it
+    normalisation = str(macros.get(s + "normalisation"))
+    if normalisation not in NORMALISATIONS:
+        raise ValueError(f"{tensor}'s sensor normalisation {normalisation!r} is not one of {', '.join(NORMALISATIONS)}")
     channels_last = macros.get(f"{tensor}_layout") == "nhwc"
     index = "t * channels + c" if channels_last else "c * window + t"
     if dtype == "float32":
