@@ -1,4 +1,4 @@
-"""Build a model pack's models (audio or vision) for three Ethos-U targets and print their catalogue as a markdown table.
+"""Build a model pack's models (audio, vision or sensors) for three Ethos-U targets and print their catalogue as a markdown table.
 
 Runs, in a fresh cache unless --cache-dir is given, for each model named (default: every model
 of the pack) and each of its weights variants
@@ -12,8 +12,8 @@ the CPU with the partitions, Vela's estimated time, SRAM and flash, and the metr
 COCO weights offline, MTCNN's facenet weights without ZOO_MTCNN_WEIGHTS) is a failed row at the load stage.
 Tens of minutes on two cores.
 
-    .venv/bin/python benchmarks/pack_catalogue.py {audio,vision} [MODEL ...] [--targets u55-128,u65-256,u85-256]
-        [--cache-dir CACHE] [--report-only] [--matrix full|compact] [--json PATH]
+    .venv/bin/python benchmarks/pack_catalogue.py {audio,vision,sensors} [MODEL ...] [--targets u55-128,u65-256,u85-256]
+        [--cache-dir CACHE] [--report-only] [--no-random] [--matrix full|compact] [--json PATH]
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import Any
 
 ZOO = [sys.executable, "-m", "zoo"]
-PACKS = ("audio", "vision")
+PACKS = ("audio", "vision", "sensors")
 """The entry-point name of each pack in plugins/ (its folder is plugins/zoo-NAME)."""
 
 
@@ -129,6 +129,8 @@ def main() -> int:
     parser.add_argument("--cache-dir", type=Path, help="Reuse this cache (default: a fresh one).")
     parser.add_argument("--json", type=Path, help="Also write zoo report --all --json here.")
     parser.add_argument("--report-only", action="store_true", help="Build nothing: the table of --cache-dir as it is.")
+    parser.add_argument("--no-random", action="store_true",
+                        help="Skip a model's random variant where it has trained or shipped weights.")
     parser.add_argument("--matrix", choices=("full", "compact"),
                         help="Print the model × target grid (one weights variant per model) instead of the long table; "
                              "compact: Vela's ms alone where the NPU runs it whole.")
@@ -144,7 +146,10 @@ def main() -> int:
     print(f"# cache: {cache}", flush=True)
     seconds: dict[str, float] = {}
     for model in [] if args.report_only else models:
-        for variant in weights_of(model, env):
+        variants = weights_of(model, env)
+        if args.no_random and len(variants) > 1:
+            variants = [v for v in variants if v != "random"]
+        for variant in variants:
             # Worker processes (--jobs 2): a crash in native code then fails only its own targets, and is recorded.
             command = [*ZOO, "build", model, "--weights", variant, "-t", args.targets, "--keep-going", "--verify",
                        "--jobs", "2", "-q"]

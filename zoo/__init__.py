@@ -36,6 +36,7 @@ if _TYPE_CHECKING:
     from zoo._options import BuildChoices, Choices, FetchArgs, FetchOptions
     from zoo._recipe import Recipe
     from zoo._samples import labelled_samples, one_input_samples
+    from zoo._sensor import SensorInput
     from zoo._shipped_classifier import ShippedClassifier, load_weights, seeded_network
     from zoo._spec import (
         Board,
@@ -87,6 +88,7 @@ _LAZY = {
                      "UnknownModelError", "UnknownTargetError", "UsageError", "VerificationError",
                      "ZooError"], "zoo._errors"),
     "Recipe": "zoo._recipe",
+    "SensorInput": "zoo._sensor",
     "hookimpl": "zoo._hookspecs",
     "hookspec": "zoo._hookspecs",
     **dict.fromkeys(["BuildChoices", "Choices", "FetchArgs", "FetchOptions"], "zoo._options"),
@@ -160,6 +162,7 @@ __all__ = [
     "RemoteError",
     "RemoteUnavailable",
     "Sample",
+    "SensorInput",
     "ShippedClassifier",
     "Skipped",
     "SpecError",

@@ -15,6 +15,7 @@ from typing import Any
 
 from zoo._errors import SpecError
 from zoo._recipe import Recipe
+from zoo._sensor import SensorInput
 
 _NAME = re.compile(r"^[a-z0-9][a-z0-9_.-]*\Z")
 _IDENTIFIER = re.compile(r"^[a-z][a-z0-9_]*\Z")
@@ -42,6 +43,8 @@ class InputSpec:
     """The axis ``mean`` and ``std`` run along: 1, an image's channels (the default), or
     another, e.g. the last axis of (1, 1, frames, coefficients) for per-coefficient MFCC
     statistics. ``--io pixels`` runs the normalisation on the NPU along this axis."""
+    sensor: SensorInput | None = None
+    """A sensor's window, rate, axes and normalisation: firmware gets ``<array>_normalise_input<i>``."""
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {
@@ -54,6 +57,8 @@ class InputSpec:
         }
         if self.normalise_axis != 1:  # absent for the default, so earlier specs keep their JSON
             out["normalise_axis"] = self.normalise_axis
+        if self.sensor is not None:  # absent when undeclared, so earlier specs keep their JSON (and keys)
+            out["sensor"] = self.sensor.to_json()
         return out
 
     def problems(self) -> list[str]:
@@ -82,6 +87,9 @@ class InputSpec:
             if values is not None and not all(isinstance(v, (int, float)) and math.isfinite(v) for v in values):
                 out.append(f"input {self.name!r}: {what} must hold finite numbers, got {list(values)} "
                            "(a non-finite constant zeroes a channel, and is not JSON)")
+        if self.sensor is not None:
+            out += ([f"input {self.name!r}: sensor: {p}" for p in self.sensor.problems(self.shape)]
+                    if isinstance(self.sensor, SensorInput) else [f"input {self.name!r}: sensor is not a zoo.SensorInput"])
         return out
 
 

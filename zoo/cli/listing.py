@@ -68,6 +68,12 @@ def info(ctx: click.Context, model: str, as_json: bool) -> None:
             if i.normalise_axis != 1:
                 extra += f" along axis {i.normalise_axis}"
         echo(f"  input:       {i.name} {list(i.shape)} {i.dtype}{extra}")
+        if i.sensor is not None:
+            s = i.sensor
+            axes = ", ".join(f"{a} ({u})" for a, u in zip(s.axes, s.units, strict=True)) if s.units else ", ".join(s.axes)
+            features = f"; {len(s.features)} features of the window" if s.features else ""
+            echo(f"  sensor:      {s.window} samples at {s.rate_hz:g} Hz of {axes}{features}; "
+                 f"{s.normalisation} normalisation")
     if spec.outputs:
         echo(f"  outputs:     {', '.join(spec.outputs)}")
     echo(f"  layouts:     {', '.join(spec.layouts)} (--layout; the first is the default)")

@@ -58,6 +58,7 @@ def assemble(
         program, target=target, model=spec.name, model_version=spec.version, weights=request.weights.name,
         precision=precision.of_key(request.key_inputs()["quantization"]),
         build_key=key, tools=tools, vela_total=vela_total, memory_fit=result.memory_fit, io=result.io, decoding=decoding,
+        inputs=request.key_inputs()["inputs"],
     )
     memory = memory_of(program, target, vela_total)
     options = HeaderOptions()

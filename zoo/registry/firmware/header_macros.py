@@ -13,15 +13,16 @@ and every input and output (dtype, shape, layout, quantization). Taken from the 
 because only the build knows them: the model, its version, weights and precision, the build key, the
 tool versions, the target (its Vela flags are checked against the .pte's compile specs),
 Vela's SRAM and arena-cache figures, the SRAM budget, the names the plugin gave the
-inputs and outputs (which must not repeat) and the constants of the CPU's decoding (a pitch
-model's bins, whose count must be the .pte's output size). Torch-free.
+inputs and outputs (which must not repeat), the constants of the CPU's decoding (a pitch
+model's bins, whose count must be the .pte's output size) and a sensor input's window, axes and
+normalisation (from the build key's inputs; its size must be the .pte's input's). Torch-free.
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from zoo.registry.firmware import cpu_kernels, memory_plan
+from zoo.registry.firmware import cpu_kernels, memory_plan, sensor_io
 from zoo.registry.firmware.macros import float32_bits
 from zoo.registry.npu.targets import Target
 from zoo.registry.pte.program import Program
@@ -46,10 +47,13 @@ def header_macros(
     memory_fit: dict[str, Any] | None,
     io: dict[str, Any] | None,
     decoding: dict[str, Any] | None = None,
+    inputs: list[dict[str, Any]] | None = None,
 ) -> Macros:
     """Every macro of the header, in the order the header has them. ``io`` gives the
     boundary's mode, layout and names; its tensors are read from the .pte again. ``decoding``
-    asks for the CPU's decoding helper (``model_io.pitch_macros``); its output size is the .pte's."""
+    asks for the CPU's decoding helper (``model_io.pitch_macros``); its output size is the .pte's.
+    ``inputs``: the build key's inputs, whose sensor declarations give ``INPUT<i>_SENSOR_*``
+    (``sensor_io``); each must fit the .pte's input."""
     from hashlib import sha256
 
     info = program.info
@@ -78,6 +82,8 @@ def header_macros(
         macros["vela_flags"] = " ".join(memory_fit["selected_flags"]) or None
     if io is not None:
         macros.update(io_macros(boundary_of(info, io)))
+        sizes = {i: macros.get(f"input{i}_elements") for i in range(int(str(macros["inputs"])))}
+        macros.update(sensor_io.sensor_macros(inputs or [], sizes))
     if decoding:
         bins, elements = decoding.get("pitch_bins"), macros.get("output0_elements")
         if bins != elements:

@@ -124,6 +124,8 @@ def c_number(value: int | float, name: str = "", *, legacy: bool = False) -> str
         return float_literal(value)
     if name.endswith("_bits") and 0 <= value < (1 << 32):
         return f"0x{value:08x}u"
+    if name.endswith("_bits") and 0 <= value < (1 << 64):  # a double's bits (a sensor's mean and std)
+        return f"0x{value:016x}u"
     if value >= 1 << 63:  # no signed type holds it: a bare literal draws "so large that it is unsigned"
         return f"{value}ull"
     if value == -(1 << 63):  # a bare -9223372036854775808 negates a literal that no signed type holds

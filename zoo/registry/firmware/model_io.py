@@ -20,6 +20,11 @@ a decimal literal cannot move them. A NaN input becomes the zero point (torch's
 result for it is undefined). Float I/O needs no conversion: the helpers copy, so
 firmware calls the same functions whatever ``--io`` the artifact was built with.
 
+For an input that declares a sensor (``zoo.SensorInput``: the ``INPUT<i>_SENSOR_*`` macros),
+``<array>_normalise_input<i>(const float *raw, size_t steps, <array>_input<i>_t *q)`` takes the
+sensor's raw interleaved samples and does the declared normalisation and the quantization in one
+pass (``sensor_io``).
+
 For a pitch estimator (macros ``task`` = ``"pitch"`` and the ``pitch_*`` constants that
 :func:`pitch_macros` gives, which the model header defines), the header also defines ``<array>_pitch_hz(const float
 *salience, float *confidence)``: the weighted argmax of ``zoo.decode_pitch`` in float32,
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from zoo.registry.firmware import sensor_io
 from zoo.registry.firmware.c_header import HeaderOptions
 
 C_TYPES = {"float32": "float", "int8": "int8_t", "uint8": "uint8_t", "int16": "int16_t"}
@@ -78,6 +84,9 @@ def render_io(header_name: str, options: HeaderOptions, macros: Macros, *, c_onl
             if side == "input":
                 decls.append(f"void {a}_quantize_{tensor}(const float *x, {a}_{tensor}_t *q);")
                 defs.append(_quantize(a, tensor, m, dtype, macros))
+                if sensor_io.has_sensor(macros, i):
+                    decls += [sensor_io.sensor_comment(p, tensor, macros), sensor_io.normalise_declaration(a, tensor)]
+                    defs.append(sensor_io.render_normalise(a, tensor, m, dtype, macros))
             else:
                 decls.append(f"void {a}_dequantize_{tensor}(const {a}_{tensor}_t *q, float *x);")
                 decls.append(f"size_t {a}_argmax_{tensor}(const {a}_{tensor}_t *q);")
@@ -105,6 +114,7 @@ def render_io(header_name: str, options: HeaderOptions, macros: Macros, *, c_onl
         f'#include "{io_h}"\n\n'
         "static inline float zoo_float_of_bits(uint32_t bits)\n{\n"
         "    float f;\n    memcpy(&f, &bits, sizeof f);\n    return f;\n}\n\n"
+        + sensor_io.support(macros, int(macros["inputs"] or 0))
         + "\n".join(defs)
     )
     return header, source

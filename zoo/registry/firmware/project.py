@@ -31,6 +31,7 @@ from zoo.registry.firmware.macros import c_escaped
 from zoo.registry.firmware.method_allocator import ILP32
 from zoo.registry.firmware.npu_sizes import npu_model_sizes
 from zoo.registry.firmware.readme import U85_IN_QEMU, readme
+from zoo.registry.firmware.sensor_io import has_sensor
 
 __all__ = ["RUNTIME_RECIPE", "Samples", "arm_runner_options", "render_project"]
 
@@ -72,6 +73,7 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
         "DECODE": _decode(array, macros),
         "STANDIN_ONLY": "ON" if u85_in_qemu(str(macros["target"]), board) else "OFF",
         "NPU_NOTE": U85_IN_QEMU if u85_in_qemu(str(macros["target"]), board) and delegates else "",
+        "SENSOR": "".join(_sensor(array, prefix, macros, i) for i in range(inputs) if has_sensor(macros, i)),
     }
     out = {f"model/{name}": data for name, data in model_files.items()}
     for name in ("CMakeLists.txt", "runtime.cmake", "toolchain.cmake", "code_placement.cmake", "main.cpp", "startup.c",
@@ -176,6 +178,20 @@ def _decode(array: str, macros: Mapping[str, Any]) -> str:
       correct += zoo_labels[s] >= 0 && (int)arg == zoo_labels[s];
       std::printf("A %u %u label %d ticks %" PRIu64 "%s\\n", s, (unsigned)arg, zoo_labels[s], b - a, npu_mark);
     }}"""
+
+
+def _sensor(array: str, prefix: str, macros: Mapping[str, Any], i: int) -> str:
+    """What firmware reading the sensor needs to know of input ``i``, printed at boot from the header's
+    macros (names by macro, so no text of a manifest reaches the code), and the helper that takes it."""
+    m = f"{prefix}_INPUT{i}_SENSOR"
+    rate = float(macros[f"input{i}_sensor_rate_hz"])
+    axes = " ".join(f"{m}_AXIS{k}" for k in range(int(macros[f"input{i}_sensor_axes"])))
+    features = int(macros[f"input{i}_sensor_channels"]) if f"input{i}_sensor_feature0" in macros else 0
+    what = f"{features} features of " if features else ""
+    # The rate is formatted here: printf's %g pulls floating-point formatting into a newlib-nano build.
+    return (f'  std::printf("input {i}: {what}%u samples at {rate:g} Hz of the axes", (unsigned){m}_WINDOW);\n'
+            + "".join(f'  std::printf(" %s", {name});\n' for name in axes.split())
+            + f'  std::printf("; %s normalisation: {array}_normalise_input{i}\\n", {m}_NORMALISATION);\n')
 
 
 def _float(value: float) -> str:

@@ -189,7 +189,7 @@ def manifest_macros(program: Program, m: Manifest) -> Macros:
     return header_macros(
         program, target=m.built_target, model=m.model, model_version=m.model_version, weights=m.weights,
         precision=m.precision, build_key=m.key, tools=dict(m.build.get("tools") or {}), vela_total=dict((m.vela or {}).get("total") or {}),
-        memory_fit=m.memory_fit, io=m.io, decoding=m.header.get("decoding"),
+        memory_fit=m.memory_fit, io=m.io, decoding=m.header.get("decoding"), inputs=m.key_inputs.get("inputs"),
     )
 
 

@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import zoo
-from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, WeightsVariant
+from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, SensorInput, WeightsVariant
 from zoo_sensors import files, net, novelty, snapshot, spar
 
 NAME = "ad-autoencoder-spar"
@@ -80,6 +80,13 @@ def build(variant: str) -> Any:
     return model.eval()
 
 
+def sensor() -> SensorInput:
+    """The window the features are computed from, and the features' standardisation by the normal training windows."""
+    saved = snapshot.read()["spar"]["novelty"]
+    return SensorInput(spar.WINDOW, spar.RATE_HZ, spar.AXES, spar.UNITS, "per-channel", tuple(saved["mean"]),
+                       tuple(saved["std"]), features=spar.FEATURE_NAMES)
+
+
 def spec() -> ModelSpec:
     sizes = snapshot.read()["spar"]["novelty"]["split"]
     novel = snapshot.read()["spar"]["novelty"]["novel_held_out"]
@@ -88,7 +95,7 @@ def spec() -> ModelSpec:
         version=VERSION,
         description=DESCRIPTION,
         task="anomaly-detection",
-        inputs=(InputSpec("features", (1, spar.FEATURE_COUNT), "float32"),),
+        inputs=(InputSpec("features", (1, spar.FEATURE_COUNT), "float32", sensor=sensor()),),
         build=build,
         example_inputs=lambda: _calibration()[0],
         calibration=Dataset(sizes["calibration"], f"{sizes['calibration']} normal windows of subjects 1-8, every "

@@ -6,7 +6,7 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError, InputSpec, Metric, ModelSpec, ShippedClassifier, top1
+from zoo import BuildError, InputSpec, Metric, ModelSpec, SensorInput, ShippedClassifier, top1
 from zoo_sensors import files, net, snapshot, spar
 
 NAME = "har-cnn-spar"
@@ -70,13 +70,20 @@ CLASSIFIER = ShippedClassifier(NAME, network, load, WEIGHTS_FILE, "spar",
                                remedy="the shipped weights are gone; reinstall zoo-sensors", seed=RANDOM_SEED)
 
 
+def sensor() -> SensorInput:
+    """The watch's window as firmware reads it: raw g and rad/s, standardised per axis by the snapshot's statistics."""
+    saved = snapshot.read()["spar"]
+    return SensorInput(spar.WINDOW, spar.RATE_HZ, spar.AXES, spar.UNITS, "per-channel",
+                       tuple(saved["mean"]), tuple(saved["std"]))
+
+
 def spec() -> ModelSpec:
     sizes = snapshot.read()["spar"]["split"]
     return CLASSIFIER.spec(
         version=VERSION,
         description=DESCRIPTION,
         task="activity-recognition",
-        inputs=(InputSpec("imu", (1, len(spar.AXES), 1, spar.WINDOW), "float32"),),
+        inputs=(InputSpec("imu", (1, len(spar.AXES), 1, spar.WINDOW), "float32", sensor=sensor()),),
         labels=spar.EXERCISES,
         data_identity=identity,
         sizes=sizes,

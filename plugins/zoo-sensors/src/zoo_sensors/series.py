@@ -31,6 +31,10 @@ class SeriesData:
     """Standardise each series by its own statistics, not the training split's per channel."""
     calibration_every: int
     origin: str
+    rate_hz: float
+    """Samples (or frames) a second, as the data's source describes them."""
+    axes: tuple[str, ...]
+    units: tuple[str, ...]
 
     @property
     def preprocessing(self) -> str:
@@ -58,12 +62,15 @@ VOWELS = SeriesData(
     "japanese-vowels", "JapaneseVowels_TRAIN.ts", "JapaneseVowels_TEST.ts", 12, 29, False, 5,
     "JapaneseVowels (Kudo, Toyama and Shimbo, 1999; UCI Machine Learning Repository, CC BY 4.0): 9 male speakers "
     "saying /ae/, 12 LPC cepstra a frame, as sktime 1.2.0 (BSD-3-Clause) ships it",
+    # UCI's description of the analysis: 10 kHz audio, 25.6 ms frames every 6.4 ms.
+    1000 / 6.4, tuple(f"c{k}" for k in range(1, 13)), (),
 )
 PLAID = SeriesData(
     "plaid", "PLAID_TRAIN.ts", "PLAID_TEST.ts", 1, 512, True, 5,
     "PLAID (Gao et al., 2014: Plug Load Appliance Identification Dataset, CC BY 4.0), current waveforms of 11 "
     "appliance types as the UEA/UCR archive cut them (Schäfer and Leser, 2017), as sktime 1.2.0 (BSD-3-Clause) "
     "ships it",
+    30_000.0, ("current",), ("A",),  # PLAID1 samples current and voltage at 30 kHz
 )
 
 

@@ -7,8 +7,8 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-from zoo import InputSpec, Metric, ModelSpec, ShippedClassifier, top1
-from zoo_sensors import net
+from zoo import InputSpec, Metric, ModelSpec, SensorInput, ShippedClassifier, top1
+from zoo_sensors import net, snapshot
 from zoo_sensors.series import PLAID, VOWELS, SeriesData, load
 
 WEIGHTS = Path(__file__).parent / "weights"
@@ -45,6 +45,14 @@ class SeriesModel:
                                  self.data.key, remedy="the shipped weights are gone; reinstall zoo-sensors",
                                  seed=RANDOM_SEED)
 
+    def sensor(self) -> SensorInput:
+        """The series as firmware reads it: per-channel by the snapshot's statistics, or by each series' own."""
+        if self.data.per_series:
+            return SensorInput(self.data.length, self.data.rate_hz, self.data.axes, self.data.units, "per-window")
+        saved = snapshot.read()[self.data.key]
+        return SensorInput(self.data.length, self.data.rate_hz, self.data.axes, self.data.units, "per-channel",
+                           tuple(saved["mean"]), tuple(saved["std"]))
+
     def spec(self) -> ModelSpec:
         sizes = self.data.sizes()
         classifier = self.classifier
@@ -57,7 +65,8 @@ class SeriesModel:
                 f"{self.data.length}): {self.data.preprocessing}."
             ),
             task=self.task,
-            inputs=(InputSpec(self.input_name, (1, self.data.channels, 1, self.data.length), "float32"),),
+            inputs=(InputSpec(self.input_name, (1, self.data.channels, 1, self.data.length), "float32",
+                              sensor=self.sensor()),),
             labels=self.labels,
             data_identity=self.data.identity,
             sizes=sizes,

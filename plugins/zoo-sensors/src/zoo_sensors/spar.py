@@ -18,6 +18,7 @@ RATE_HZ = 50
 WINDOW = 200
 STEP = 100
 AXES = ("ax", "ay", "az", "wx", "wy", "wz")
+UNITS = ("g", "g", "g", "rad/s", "rad/s", "rad/s")
 EXERCISES = ("PEN", "ABD", "FEL", "IR", "ER", "TRAP", "ROW")
 SUBJECTS = tuple(range(1, 11))
 FOLDS = ((1, 2), (3, 4), (5, 6), (7, 8), (9, 10))
@@ -85,6 +86,8 @@ BANDS_HZ = ((0.25, 1.0), (1.0, 2.0), (2.0, 5.0))
 FEATURES = ("mean", "std", "min", "max", "p10", "p25", "median", "p75", "p90", "mean |diff|",
             "dominant Hz", *(f"log power {lo:g}-{hi:g} Hz" for lo, hi in BANDS_HZ))
 FEATURE_COUNT = len(FEATURES) * len(AXES)
+FEATURE_NAMES = tuple(f"{axis} {feature}" for axis in AXES for feature in FEATURES)
+"""The 84 in the order ``features`` gives them: axis by axis."""
 FEATURE_RULE = (f"{len(FEATURES)} per axis ({', '.join(FEATURES)}; power from the real FFT of the window "
                 f"less its mean), {FEATURE_COUNT} in all, axis by axis")
 

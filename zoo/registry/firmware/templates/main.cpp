@@ -203,7 +203,7 @@ int main(void) {
     return 1;
   }
 
-  uint64_t total = 0;
+@SENSOR@  uint64_t total = 0;
   unsigned correct = 0, labelled = 0, not_computed = 0;
   for (unsigned s = 0; s < ZOO_SAMPLES; s++) {
 @FEED@

@@ -1,0 +1,83 @@
+"""zoo-sensors' inputs as firmware takes them (issue 57): each model declares its window, rate, axes
+and normalisation, and har-cnn-spar's ``normalise_input0``, compiled by the host's gcc from what
+zoo renders, turns SPAR's raw window bytes into what the pack's Python hands the network."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from zoo_sensors import ad_autoencoder, har, spar
+from zoo_sensors.series_models import APPLIANCE_ID, SPEAKER_ID
+
+from zoo.registry.firmware.c_header import HeaderOptions, pte_header
+from zoo.registry.firmware.header_macros import io_macros
+from zoo.registry.firmware.model_io import io_names, render_io
+from zoo.registry.firmware.sensor_io import sensor_macros
+
+# The input of `zoo fetch har-cnn-spar -t u55-128 --io int8` (pipeline 14), as its manifest records it.
+HAR_SCALE, HAR_ZERO_POINT = 0.06158645823597908, 14
+
+
+def test_each_model_declares_its_window_rate_axes_and_normalisation() -> None:
+    declared = {s.name: s.inputs[0].sensor for s in (har.spec(), ad_autoencoder.spec(), SPEAKER_ID.spec(),
+                                                    APPLIANCE_ID.spec())}
+    got = {name: (s.window, s.rate_hz, len(s.axes), s.normalisation, len(s.channels), s.steps)
+           for name, s in declared.items() if s is not None}
+    assert got == {"har-cnn-spar": (200, 50, 6, "per-channel", 6, 200),
+                   "ad-autoencoder-spar": (200, 50, 6, "per-channel", 84, 1),
+                   "speaker-id-vowels": (29, 156.25, 12, "per-channel", 12, 29),
+                   "appliance-id-plaid": (512, 30_000.0, 1, "per-window", 1, 512)}
+    assert declared["ad-autoencoder-spar"].features == spar.FEATURE_NAMES  # type: ignore[union-attr]
+    assert declared["har-cnn-spar"].units == ("g", "g", "g", "rad/s", "rad/s", "rad/s")  # type: ignore[union-attr]
+
+
+@pytest.mark.slow  # reads SPAR's 18 MB file and windows it (about 0.7 s), then gcc
+@pytest.mark.parametrize("dtype", ["int8", "float32"])
+def test_host_gcc_normalises_spars_raw_windows_as_the_pack_does(dtype: str, tmp_path: Path) -> None:
+    if shutil.which("gcc") is None:
+        pytest.skip("gcc is not installed")
+    spec = har.spec().inputs[0]
+    integer = dtype == "int8"
+    record = {"name": "imu", "dtype": dtype, "shape": [1, 6, 1, 200], "dim_order": [0, 1, 2, 3],
+              "scale": HAR_SCALE if integer else None, "zero_point": HAR_ZERO_POINT if integer else None,
+              "qmin": -128 if integer else None, "qmax": 127 if integer else None}
+    macros = io_macros({"mode": dtype if integer else "float", "layout": "nchw", "inputs": [record], "outputs": []})
+    macros.update(sensor_macros([spec.to_json()], {0: macros["input0_elements"]}))
+    (tmp_path / "m.h").write_text(pte_header(b"\0" * 32, file_name="m.h", options=HeaderOptions(), macros=macros))
+    for name, text in zip(io_names("m.h"), render_io("m.h", HeaderOptions(), macros), strict=True):
+        (tmp_path / name).write_text(text)
+
+    raw = spar.windows()[0]  # (N, 6, 200) float32: the watch's g and rad/s
+    pack = har._prepared()[0][:, :, 0, :]  # what the network is fed, by the pack's own Python
+    picked = np.arange(0, len(raw), 37)  # 61 windows of every subject and exercise
+    interleaved = np.ascontiguousarray(raw[picked].transpose(0, 2, 1))  # sample by sample, as a FIFO gives them
+    (tmp_path / "windows.bin").write_bytes(interleaved.tobytes())
+    ctype = "int8_t" if integer else "float"
+    (tmp_path / "main.c").write_text(
+        '#include <stdio.h>\n#include "m_io.h"\n'
+        "int main(void) {\n"
+        "    static float raw[200 * 6];\n"
+        f"    static {ctype} q[MODEL_PTE_INPUT0_ELEMENTS];\n"
+        "    FILE *in = fopen(\"windows.bin\", \"rb\");\n"
+        "    FILE *out = fopen(\"q.bin\", \"wb\");\n"
+        "    while (fread(raw, sizeof raw, 1, in) == 1) {\n"
+        "        model_pte_normalise_input0(raw, 200, q);\n"
+        "        fwrite(q, sizeof q, 1, out);\n"
+        "    }\n"
+        "    return fclose(out) != 0 || fclose(in) != 0;\n}\n")
+    strict = ["-std=c11", "-Wall", "-Wextra", "-Werror", "-Wdouble-promotion", "-Wfloat-conversion"]
+    subprocess.run(["gcc", *strict, "-O2", "main.c", "m_io.c", "-lm", "-o", "prog"], cwd=tmp_path, check=True)
+    subprocess.run([str(tmp_path / "prog")], cwd=tmp_path, check=True)
+    got = (tmp_path / "q.bin").read_bytes()
+
+    want = pack[picked]
+    if integer:  # torch's quantized_decomposed rule, which the program's quantize runs (model_io)
+        q = np.rint(want * np.float32(1.0 / HAR_SCALE)) + np.float32(HAR_ZERO_POINT)
+        want = np.clip(q, -128, 127).astype(np.int8)
+    assert len(got) == want.nbytes
+    mismatched = int((np.frombuffer(got, want.dtype) != want.ravel()).sum())
+    assert mismatched == 0, f"{mismatched} of {want.size} values differ from the pack's"
