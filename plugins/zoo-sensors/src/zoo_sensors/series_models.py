@@ -2,12 +2,12 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from zoo import InputSpec, Metric, ModelSpec, ShippedClassifier, top1
+from zoo import Dataset, InputSpec, Metric, ModelSpec, ShippedClassifier, one_input_samples, top1
 from zoo_sensors import net
 from zoo_sensors.series import PLAID, VOWELS, SeriesData, load
 
@@ -45,10 +45,17 @@ class SeriesModel:
                                  self.data.key, remedy="the shipped weights are gone; reinstall zoo-sensors",
                                  seed=RANDOM_SEED)
 
+    def training(self) -> Dataset:
+        """The series the weights were trained on, for ``--qat`` and the weight recipes' fine-tuning (labels unused)."""
+        size = self.data.sizes()["train"]
+        return Dataset(size=size, description=f"the {size:,} series of the published training split (labels unused)",
+                       load=lambda: one_input_samples(load(self.data, "train")[0]),
+                       identity=lambda: self.data.identity("train"))
+
     def spec(self) -> ModelSpec:
         sizes = self.data.sizes()
         classifier = self.classifier
-        return classifier.spec(
+        return replace(classifier.spec(
             version="1",
             description=(
                 f"A 1-D CNN: {len(self.widths)} blocks of a 1×{self.kernel} stride-{self.stride} convolution "
@@ -73,7 +80,7 @@ class SeriesModel:
             ),
             metrics=(Metric("top1", top1, higher_is_better=True, max_drop=1.0,
                             description=f"top-1 on the {sizes['held_out']} held-out series"),),
-        )
+        ), training=self.training())
 
 
 SPEAKER_ID = SeriesModel(
