@@ -7,7 +7,16 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, ShippedClassifier, one_input_samples, top1
+from zoo import (
+    BuildError,
+    Dataset,
+    InputSpec,
+    Metric,
+    ModelSpec,
+    ShippedClassifier,
+    one_input_samples,
+    top1,
+)
 from zoo_sensors import files, net, snapshot, spar
 
 NAME = "har-cnn-spar"
