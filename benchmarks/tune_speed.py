@@ -1,7 +1,9 @@
-"""How long ``zoo tune`` takes, end to end, in a fresh cache: the search, then int8, the recipe
-and a16w8 lowered, checked and costed by Vela.
+"""How long ``zoo tune`` takes, end to end, in a fresh cache: the search, then int8, the recipe,
+a16w8 and the weight transforms lowered, checked and costed by Vela, and which is the fastest
+within the goal.
 
-    .venv/bin/python benchmarks/tune_speed.py silero-vad -t u85-256 --max-drop f1=0.01
+    .venv/bin/python benchmarks/tune_speed.py silero-vad -t u85-256 --max-drop f1=0.01 --no-transforms
+    .venv/bin/python benchmarks/tune_speed.py mnist -t u55-128 --transform palette16 --transform palette8
 """
 
 from __future__ import annotations
@@ -40,6 +42,9 @@ def main() -> int:
         vela = "-" if b["vela_ms"] is None else f"{b['vela_ms']:.3f} ms"
         print(f"  {b['label']}: numerics {'passed' if b['numerics_passed'] else 'FAILED'}; {metrics}; Vela {vela}; "
               f"SRAM {b['sram_bytes']} B{'; ' + b['error'] if b['error'] else ''}")
+    fastest = result.get("fastest")
+    print(f"fastest within the goal: {fastest['label']} ({fastest['precision']})" if fastest else
+          "fastest within the goal: none")
     return 0
 
 

@@ -1,31 +1,37 @@
-"""What the weight recipes (issue 59) cost and buy on mnist: ``paletteN`` on a U55, ``sparse24`` on a U85.
+"""What the weight recipes (issue 59) cost and buy on zoo's trained models: ``paletteN`` on a U55
+or U65, ``sparse24`` (fine-tuned on the model's own training data) on a U85.
 
-For each cell it builds mnist (as ``benchmarks/_mnist_training.py``'s twin ``mnist-ft``, which
-declares the digits the weights were trained on, so ``--qat`` can fine-tune) with the numerical
-check, in process, and records Vela's estimate (cycles, time, encoded weight bytes, flash bytes),
-top-1 in float and in the int8 program (the TOSA reference run on the 1,000 held-out digits),
-whether the check passed, the fine-tuning time (first to last QAT step), and what the lowered
-TOSA program holds: the most distinct int8 values in one layer's weights, and how many
-layers' weights are 2:4 sparse. Vela's own word on the encoding comes from its optimisation
-database: the layers it encoded ``SPARSE_2_4`` and ``PALETTE``.
+Each cell builds one model, with ``--io int8`` and the numerical check, for one TOSA family's
+targets (``u55-128+u65-256`` share one lowering; Vela runs for each), in process, and records
+per target: Vela's estimate (cycles, time, encoded weight bytes, the bytes of flash and DRAM the
+program keeps, SRAM), the model's first metric in float and in the int8 program (the TOSA
+reference run on its held-out data), whether the check passed, the fine-tuning time (first to
+last QAT step), and what the lowered TOSA program holds: the most distinct int8 values in one
+layer's weights, how many layers' weights are 2:4 sparse, and the layers Vela's optimisation
+database encoded ``Sparse2_4``.
 
-    PYTHONPATH=. .venv/bin/python benchmarks/weight_recipes.py --markdown
-    PYTHONPATH=. .venv/bin/python benchmarks/weight_recipes.py --cells u85-256:sparse24:0
+    PYTHONPATH=. .venv/bin/python benchmarks/weight_recipes.py --models mnist --json out.json
+    PYTHONPATH=. .venv/bin/python benchmarks/weight_recipes.py --cells ds-cnn-fsdd:u85-256:sparse24:300
+    PYTHONPATH=. .venv/bin/python benchmarks/weight_recipes.py --table benchmarks/results/weight_recipes.json
+
+``--json`` merges into the file: a row is replaced by one of the same model, target, transform
+and steps, so the models can be measured one run at a time into one table.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import os
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
-CELLS = ("u55-128:-:0", "u55-128:palette16:0", "u55-128:palette8:0", "u55-128:palette16:300",
-         "u85-256:-:0", "u85-256:sparse24:0", "u85-256:sparse24:300")
-"""target:transform:QAT steps; ``-`` for zoo's default."""
+MODELS = ("mnist", "vww-mobilenetv1-025", "ds-cnn-fsdd", "har-cnn-spar", "speaker-id-vowels")
+RECIPES = ("u55-128+u65-256:-:0", "u55-128+u65-256:palette16:0", "u55-128+u65-256:palette8:0",
+           "u85-256:-:0", "u85-256:sparse24:300")
+"""targets:transform:QAT steps; ``-`` for zoo's default. Each model's cells are these."""
+RESULTS = Path(__file__).parent / "results" / "weight_recipes.json"
 
 
 def _vela_encodings(graph: bytes, target: Any) -> dict[str, int]:
@@ -36,15 +42,16 @@ def _vela_encodings(graph: bytes, target: Any) -> dict[str, int]:
     return {f: formats.count(f) for f in sorted(set(formats))}
 
 
-def cell(spec: str) -> dict[str, Any]:
+def cell(spec: str) -> list[dict[str, Any]]:
+    """One row per target of ``model:targets:transform:steps``."""
     from zoo import Zoo
     from zoo.registry.compile import compile_targets
     from zoo.registry.compile.tosa_weights import convolution_weights, distinct_values, is_sparse24
 
-    target_name, transform, steps = spec.split(":")
+    model, targets, transform, steps = spec.split(":")
     zoo = Zoo()
-    request = zoo.request("mnist-ft", target_name, io="int8", qat=int(steps),
-                          weights_transform=None if transform == "-" else transform)
+    requests = [zoo.request(model, t, io="int8", qat=int(steps), weights_transform=None if transform == "-" else transform)
+                for t in targets.split("+")]
     seen: dict[str, float] = {}
 
     def progress(stage: str, done: int | None, total: int | None) -> None:
@@ -52,67 +59,88 @@ def cell(spec: str) -> dict[str, Any]:
             seen.setdefault("start", time.perf_counter())
             seen["end"] = time.perf_counter()
 
+    first = requests[0]
     started = time.perf_counter()
-    result = compile_targets(request.spec, [request.target], verify=[True], precision=request.precision,
-                             boundary=request.boundary, progress=progress)[0]
+    results = compile_targets(first.spec, [r.target for r in requests], verify=[True] + [False] * (len(requests) - 1),
+                              precision=first.precision, boundary=first.boundary, progress=progress)
     seconds = time.perf_counter() - started
-    total = result.vela["total"]
-    numerics = result.numerics.record if result.numerics is not None else {}
-    top1 = next((m for m in numerics.get("metrics") or [] if m["name"] == "top1"), {})
-    weights = [w for g in result.tosa_graphs for w in convolution_weights(g)]
-    encodings: dict[str, int] = {}
-    for g in result.tosa_graphs:
-        for name, n in _vela_encodings(g, request.target).items():
-            encodings[name] = encodings.get(name, 0) + n
-    return {
-        "target": target_name, "transform": transform, "qat": int(steps), "precision": request.precision.name,
-        "cycles": int(total["total_cycles"]), "ms": float(total["inference_time_ms"]),
-        "weight_bytes": int(total["weights_encoded_bytes"]), "flash_bytes": int(total["off_chip_flash_bytes"]),
-        "top1_float": top1.get("float"), "top1_int8": top1.get("program"), "passed": numerics.get("passed"),
-        "max_distinct": max(distinct_values(w) for w in weights), "layers": len(weights),
-        "sparse_layers": sum(is_sparse24(w) for w in weights), "vela_encodings": encodings,
-        "fine_tune_s": round(seen["end"] - seen["start"], 1) if seen else 0.0, "build_s": round(seconds, 1),
-        "kept_step": (result.calibration.get("qat") or {}).get("kept_step"),
-    }
+    numerics = results[0].numerics.record if results[0].numerics is not None else {}
+    metric = first.spec.metrics[0].name
+    measured = next((m for m in numerics.get("metrics") or [] if m["name"] == metric), {})
+    weights = [w for g in results[0].tosa_graphs for w in convolution_weights(g)]
+    rows = []
+    for request, result in zip(requests, results, strict=True):
+        total = result.vela["total"]
+        encodings: dict[str, int] = {}
+        for g in result.tosa_graphs:
+            for name, n in _vela_encodings(g, request.target).items():
+                encodings[name] = encodings.get(name, 0) + n
+        rows.append({
+            "model": model, "target": request.target.slug, "transform": transform, "qat": int(steps),
+            "precision": request.precision.name, "key": request.key(),
+            "cycles": int(total["total_cycles"]), "ms": float(total["inference_time_ms"]),
+            "weight_bytes": int(total["weights_encoded_bytes"]),
+            "flash_bytes": int(total["off_chip_flash_bytes"]) + int(total["on_chip_flash_bytes"]),
+            "dram_bytes": int(total["dram_bytes"]), "sram_bytes": int(total["sram_bytes"]),
+            "metric": metric, "float": measured.get("float"), "int8": measured.get("program"),
+            "max_drop": first.spec.metrics[0].max_drop, "passed": numerics.get("passed"),
+            "max_distinct": max(distinct_values(w) for w in weights), "layers": len(weights),
+            "sparse_layers": sum(is_sparse24(w) for w in weights), "vela_encodings": encodings,
+            "fine_tune_s": round(seen["end"] - seen["start"], 1) if seen else 0.0, "build_s": round(seconds, 1),
+            "kept_step": (results[0].calibration.get("qat") or {}).get("kept_step"),
+        })
+    return rows
+
+
+def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
+    return all(a[k] == b[k] for k in ("model", "target", "transform", "qat"))
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    base = {r["target"]: r for r in rows if r["transform"] == "-"}
-    out = ["| target | recipe | cycles (vs default) | Vela time | weights (vs default) | flash | top-1 float → int8 program "
-           "| check | most values in a layer | 2:4 layers (Vela: Sparse2_4) | fine-tuning |",
-           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
-    for r in rows:
-        b = base.get(r["target"])
+    base = {(r["model"], r["target"]): r for r in rows if r["transform"] == "-" and not r["qat"]}
+    out = ["| model | target | recipe | cycles (vs default) | weights (vs default) | flash / DRAM | SRAM "
+           "| metric float → int8 program | check | values in a layer (most) | 2:4 layers (Vela: Sparse2_4) | fine-tuning |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    for r in sorted(rows, key=lambda r: (MODELS.index(r["model"]) if r["model"] in MODELS else len(MODELS), r["model"],
+                                         r["target"], r["transform"] != "-", r["transform"], r["qat"])):
+        b = base.get((r["model"], r["target"]))
         ratio = f" ({r['cycles'] / b['cycles']:.3f})" if b else ""
         wratio = f" ({r['weight_bytes'] / b['weight_bytes'] - 1:+.0%})" if b and r is not b else ""
-        recipe = "default (int8)" if r["transform"] == "-" else r["precision"]
+        recipe = "default (int8)" if r["transform"] == "-" and not r["qat"] else r["precision"]
         tuned = f"{r['fine_tune_s']:.0f} s ({r['qat']} steps, kept {r['kept_step']})" if r["qat"] else "–"
-        out.append(f"| {r['target']} | {recipe} | {r['cycles']:,}{ratio} | {r['ms']:.3f} ms | {r['weight_bytes']:,}{wratio} "
-                   f"| {r['flash_bytes']:,} B | {r['top1_float']} → {r['top1_int8']} % | "
-                   f"{'passed' if r['passed'] else 'FAILED'} | {r['max_distinct']} | {r['sparse_layers']} of {r['layers']} "
-                   f"({sum(n for f, n in r['vela_encodings'].items() if 'Sparse2_4' in f)}) | {tuned} |")
+        store = " / ".join(f"{r[k]:,} B" for k in ("flash_bytes", "dram_bytes"))
+        sparse = sum(n for f, n in r["vela_encodings"].items() if "Sparse2_4" in f)
+        out.append(f"| {r['model']} | {r['target']} | {recipe} | {r['cycles']:,}{ratio} | {r['weight_bytes']:,}{wratio} "
+                   f"| {store} | {r['sram_bytes']:,} B | {r['metric']} {r['float']:.4g} → {r['int8']:.4g} "
+                   f"(drop ≤ {r['max_drop']:g}) | {'passed' if r['passed'] else 'FAILED'} | {r['max_distinct']} "
+                   f"| {r['sparse_layers']} of {r['layers']} ({sparse}) | {tuned} |")
     return "\n".join(out)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cells", default=",".join(CELLS), help="target:transform:steps, comma-separated")
-    parser.add_argument("--json", type=Path, help="also write the rows here")
+    parser.add_argument("--models", default=",".join(MODELS), help="comma-separated; each gets every recipe's cell")
+    parser.add_argument("--cells", help="model:targets:transform:steps, comma-separated, instead of --models")
+    parser.add_argument("--json", type=Path, help="merge the rows into this file; benchmarks/results/weight_recipes.json holds the docs' table")
     parser.add_argument("--markdown", action="store_true")
     parser.add_argument("--table", type=Path, help="only print the table of rows a --json run wrote")
     args = parser.parse_args()
     if args.table:
         print(markdown(json.loads(args.table.read_text())))
         return
-    os.environ.setdefault("ZOO_PLUGINS", "benchmarks._mnist_training")
     sys.path.insert(0, str(Path(__file__).parents[1]))
-    rows = []
-    for spec in args.cells.split(","):
-        rows.append(cell(spec))
-        print(json.dumps(rows[-1]), file=sys.stderr, flush=True)
-        if args.json:  # as it goes: a long run's finished cells are kept
-            args.json.write_text(json.dumps(rows, indent=2) + "\n")
-    print(markdown(rows) if args.markdown else json.dumps(rows, indent=2))
+    cells = args.cells.split(",") if args.cells else [f"{m}:{r}" for m in args.models.split(",") for r in RECIPES]
+    rows: list[dict[str, Any]] = json.loads(args.json.read_text()) if args.json and args.json.exists() else []
+    new: list[dict[str, Any]] = []
+    for spec in cells:
+        for row in cell(spec):
+            print(json.dumps(row), file=sys.stderr, flush=True)
+            new.append(row)
+            rows = [r for r in rows if not _same(r, row)] + [row]
+            if args.json:  # as it goes: a long run's finished cells are kept
+                args.json.parent.mkdir(parents=True, exist_ok=True)
+                args.json.write_text(json.dumps(rows, indent=1) + "\n")
+    print(markdown(new) if args.markdown else json.dumps(new, indent=2))
 
 
 if __name__ == "__main__":

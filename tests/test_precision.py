@@ -327,6 +327,9 @@ def test_tune_refuses_what_it_cannot_search() -> None:
         zoo.tune("mnist", "u55-128", max_drop={"accuracy": 1.0}, build=False)
     with pytest.raises(UsageError, match="--max-drop top1: max_drop must be a finite number ≥ 0 in the metric's unit, got nan"):
         zoo.tune("mnist", "u55-128", max_drop={"top1": float("nan")}, build=False)
+    with pytest.raises(UsageError, match=r"--transform sparse24: 'ethos-u55-128' does not benefit from it; it takes "
+                                         r"palette8, palette16, palette32"):
+        zoo.tune("mnist", "u55-128", transforms=("sparse24",), build=False)
     result = run_zoo("tune", "mnist", "-t", "u55-128", "--max-drop", "top1")
     assert result.returncode == 2 and "give METRIC=DROP, e.g. f1=0.01" in result.stderr
 
@@ -349,6 +352,12 @@ def test_tune_ranks_modules_writes_a_recipe_and_builds_what_it_found(
     built = zoo.tune("rgb-tiny", "u85-256", out=tmp_path / "c.json")
     rows = {b.label: b for b in built.built}
     assert {"int8", "a16w8"} <= set(rows) and all(b.manifest and b.error is None for b in rows.values()), rows
+    # The recipe found (else int8) with the U85's weight transform on top, fine-tuned on the model's training data.
+    [sparse] = [b for label, b in rows.items() if label.endswith("+sparse24")]
+    assert sparse.manifest is not None and sparse.manifest.precision.endswith("+sparse24+qat300")
+    times = {label: b.to_json()["vela_ms"] for label, b in rows.items()}
+    assert built.fastest is not None and times[built.fastest.label] == min(times.values())  # every build passed
+    assert built.to_json()["fastest"]["label"] == built.fastest.label
     for b in rows.values():
         assert b.manifest is not None and (b.manifest.verification or {})["numerics"]["passed"]
     if s.chosen.recipe.modules:  # the recipe file builds to the same artifact as the one tune built

@@ -42,8 +42,8 @@ def test_qat_is_its_own_build_named_by_its_steps_and_keyed_by_its_data(rgb: Zoo)
 
 
 def test_qat_is_refused_where_there_is_nothing_to_train(rgb: Zoo) -> None:
-    with pytest.raises(UsageError, match=r"'mnist' declares no training data .* build it without --qat"):
-        rgb.request("mnist", "u55-128", qat=10)
+    with pytest.raises(UsageError, match=r"'add' declares no training data .* build it without --qat"):
+        rgb.request("add", "u55-128", qat=10)
     with pytest.raises(UsageError, match="--qat 10: 'portable' runs 'rgb-tiny' in float on the CPU"):
         rgb.request("rgb-tiny", "portable", qat=10)
     result = run_zoo("fetch", "rgb-tiny", "-t", "u85-256", "--qat", "-3", "--no-build", env=PLUGIN)

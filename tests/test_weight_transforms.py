@@ -213,3 +213,17 @@ def test_fine_tuning_keeps_the_palette() -> None:
     assert len(before) == len(after) == 3
     assert all(len(torch.unique(w)) <= 8 for w in before + after)
     assert tuning.record["steps"] == 10 and tuning.record["loss"]["kept"] <= tuning.record["loss"]["ptq"]
+
+
+def test_the_docs_table_is_the_benchmarks_own_output() -> None:
+    """docs/weight-recipes.md's measured table is benchmarks/weight_recipes.py's rendering of the rows it
+    wrote to benchmarks/results/weight_recipes.json (which benchmarks/vs_tflite.py joins), never typed."""
+    import importlib.util
+
+    root = Path(__file__).parents[1]
+    loader = importlib.util.spec_from_file_location("weight_recipes", root / "benchmarks" / "weight_recipes.py")
+    assert loader is not None and loader.loader is not None
+    module = importlib.util.module_from_spec(loader)
+    loader.loader.exec_module(module)
+    table = module.markdown(json.loads(module.RESULTS.read_text()))
+    assert table in (root / "docs" / "weight-recipes.md").read_text(encoding="utf-8")

@@ -332,14 +332,17 @@ class Zoo:
 
     def tune(self, model: str, target: str | None = None, *, weights: str | None = None, out: Path | None = None,
              max_layers: int = 8, max_drop: dict[str, float] | None = None, build: bool = True,
-             notice: Notice | None = None) -> Tuning:
+             transforms: Sequence[str] | None = None, notice: Notice | None = None) -> Tuning:
         """Find a quantization recipe for ``model`` on ``target`` (``zoo.registry.tune``), write it to
-        ``out``, then build int8, the recipe and a16w8 with the numerical check and Vela's estimates.
-        ``max_drop`` tightens (or loosens) the model's allowed drops by metric name."""
+        ``out``, then build int8, the recipe and a16w8 with the numerical check and Vela's estimates,
+        and the recipe (else int8) with each weight transform of ``transforms`` (None: every one the
+        target benefits from; sparse24 fine-tuned where the model has training data). ``Tuning.fastest``
+        is the fastest build within the goal. ``max_drop`` tightens (or loosens) the model's allowed
+        drops by metric name."""
         from zoo._api.tuning import tune
 
         return tune(self, model, target, weights=weights, out=out, max_layers=max_layers, max_drop=max_drop,
-                    build=build, say=notice)
+                    build=build, transforms=transforms, say=notice)
 
 
 def _options(options: FetchOptions | None, changes: FetchArgs) -> FetchOptions:

@@ -1,4 +1,5 @@
-"""``zoo tune``: find the fewest modules that need 16-bit activations, then build and cost the result."""
+"""``zoo tune``: find the fewest modules that need 16-bit activations, then build and cost the result
+with the weight transforms the target benefits from, and name the fastest build within the goal."""
 
 from __future__ import annotations
 
@@ -38,19 +39,25 @@ def _drops(_ctx: click.Context, _param: click.Parameter, given: tuple[str, ...])
               help="Promote at most this many modules, most sensitive first.")
 @click.option("--max-drop", "max_drop", multiple=True, metavar="METRIC=DROP", callback=_drops,
               help="Hold a metric to this drop instead of the model's own, e.g. --max-drop f1=0.01 (repeatable).")
+@click.option("--transform", "transforms", multiple=True, metavar="NAME",
+              help="Build the recipe with this weight transform too (repeatable; default: every one the target "
+                   "benefits from, palette8/16/32 on a U55 or U65, sparse24 fine-tuned on a U85).")
+@click.option("--no-transforms", is_flag=True, help="Build no weight transform: precisions only.")
 @click.option("--no-build", is_flag=True, help="Only search (fake quantization); build nothing.")
 @click.option("--json", "as_json", is_flag=True, help="The search and the builds as JSON on stdout.")
 @click.pass_context
 def tune(ctx: click.Context, /, model: str, target: str | None, weights: str | None, out: Path | None,
-         max_layers: int, max_drop: dict[str, float], no_build: bool, as_json: bool) -> None:
+         max_layers: int, max_drop: dict[str, float], transforms: tuple[str, ...], no_transforms: bool,
+         no_build: bool, as_json: bool) -> None:
     """Find a quantization recipe for MODEL on a target: each module with weights promoted to 16-bit
     activations alone (fake quantization, so no Vela yet), then the most sensitive ones together
     until the model meets its goal. Writes the recipe (--recipe FILE takes it), then builds int8,
-    the recipe and a16w8 with the numerical check and Vela's estimates."""
+    the recipe and a16w8, and the recipe with each weight transform, with the numerical check and
+    Vela's estimates, and names the fastest build within the goal."""
     zoo = _zoo(ctx)
     name = _model_name(ctx, model)
     result = zoo.tune(name, target, weights=weights, out=out, max_layers=max_layers, max_drop=max_drop,
-                      build=not no_build,
+                      build=not no_build, transforms=() if no_transforms else (transforms or None),
                       notice=lambda step: notice(f"tune: {step}"))
     if as_json:
         _dump(result.to_json())
@@ -71,6 +78,9 @@ def tune(ctx: click.Context, /, model: str, target: str | None, weights: str | N
     if result.built:
         echo(render(("recipe", "numerics", "metrics / output SQNR", "Vela time", "SRAM"),
                           [_built(b.to_json()) for b in result.built]))
+        fastest = result.fastest
+        echo(f"fastest within the goal: {fastest.label} ({_built(fastest.to_json())[3]})" if fastest
+             else "fastest within the goal: none of the builds meets it")
 
 
 def _trial(t: Any) -> str:

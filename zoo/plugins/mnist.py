@@ -107,6 +107,11 @@ def _evaluation() -> list[tuple[tuple[Any, ...], int]]:
     return [((images[i : i + 1].clone(),), int(labels[i])) for i in range(images.shape[0])]
 
 
+def _training() -> list[tuple[Any, ...]]:
+    images, _ = _mnist5k.load(_mnist5k.train_indices())
+    return [(images[i : i + 1].clone(),) for i in range(images.shape[0])]
+
+
 def _example_inputs() -> tuple[Any, ...]:
     return _calibration()[0]
 
@@ -164,6 +169,12 @@ def spec() -> ModelSpec:
             ),
             load=_evaluation,
             identity=lambda: _data_identity("evaluation"),
+        ),
+        training=Dataset(
+            size=trained,
+            description=f"the {trained:,} MNIST digits the weights were trained on, for --qat (labels unused)",
+            load=_training,
+            identity=lambda: _data_identity("training"),
         ),
         weights=(
             WeightsVariant(

@@ -23,3 +23,14 @@ def test_speaker_id_lowers_whole_and_its_int8_top1_is_within_its_declared_drop(s
     assert acc["passed"] and acc["drop"] <= 1.0
     assert manifest["delegation"]["partitions"] == 1 and manifest["delegation"]["npu_fraction"] == 1.0
     assert manifest["weights_info"]["name"] == "japanese-vowels" and "sktime" in manifest["weights_info"]["licence"]
+
+
+def test_speaker_id_fine_tunes_with_2_4_sparsity_into_a_program_without_batchnorm(sensors_zoo: Zoo) -> None:
+    """Found measuring the weight recipes (issue 59): QAT on a network with BatchNorm (every model of
+    the pack) left BatchNorm's arithmetic as float CPU operators, which --io int8 refuses; it is
+    folded into the convolution before training now, as post-training quantization does."""
+    artifact = sensors_zoo.fetch(SPEAKER_ID.name, "u85-256", io="int8", weights_transform="sparse24", qat=10)
+    manifest = artifact.manifest.to_json()
+    assert artifact.manifest.precision == "int8+sparse24+qat10"
+    assert manifest["delegation"]["partitions"] == 1 and manifest["delegation"]["npu_fraction"] == 1.0
+    assert not manifest["cpu_operators"], manifest["cpu_operators"]

@@ -78,6 +78,8 @@ def _quantize(
         # The float model shares the graph's weights, and both QAT and the Arm quantizer's own
         # passes (FoldScalarMulIntoConvPass scales conv weights with copy_) write them in place.
         graph = copy.deepcopy(graph)
+        if precision.qat:  # as prepare_pt2e does; prepare_qat_pt2e folds only training-mode BatchNorm,
+            qat.fold_batchnorm(graph)  # and an eval-mode one would stay a float operator on the CPU
         prepared = (prepare_qat_pt2e if precision.qat else prepare_pt2e)(graph, quantizer)
     if precision.transform:
         from zoo.registry.compile import weight_transforms  # numpy, only for a transform

@@ -44,6 +44,16 @@ class Training:
     """What training did (``train``'s record), for the manifest's ``calibration.qat``."""
 
 
+def fold_batchnorm(graph: Any) -> None:
+    """Fold each BatchNorm that follows a convolution or linear layer into its weights and bias, in
+    place, as post-training quantization does before annotating: QAT then trains the folded weights
+    (the statistics stay the trained model's), and the converted program holds no BatchNorm."""
+    from torchao.quantization.pt2e.utils import _fuse_conv_bn_, _fuse_linear_bn_
+
+    _fuse_conv_bn_(graph)
+    _fuse_linear_bn_(graph)
+
+
 def config(base: Any) -> Any:
     """``base`` (an Arm quantization config) with each observer inside a fake quantizer."""
     wrap = _fake_quantize_class()

@@ -35,6 +35,7 @@ QAT: dict[str, Any] = {
     "method": "distillation: mean squared error to the float model's outputs, each scaled by its RMS",
     "optimiser": "sgd", "learning_rate": 1e-3, "schedule": "linear to 0", "momentum": 0.9, "batch": 16, "seed": 0,
     "activation_ranges": "calibrated as without --qat, then frozen",
+    "batchnorm": "folded into the convolution or linear layer before training, as without --qat",
     "check_every": 50, "kept": "the weights with the lowest loss on the whole training set, PTQ's included",
 }
 """How ``--qat STEPS`` fine-tunes (``zoo.registry.compile.qat``); in the build key of a QAT build."""

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import InputSpec, Metric, ModelSpec, ShippedClassifier, top1
+from zoo import Dataset, InputSpec, Metric, ModelSpec, ShippedClassifier, one_input_samples, top1
 from zoo_audio import fsdd
 
 NAME = "ds-cnn-fsdd"
@@ -67,9 +68,16 @@ def new_network(seed: int = RANDOM_SEED) -> Any:
     return CLASSIFIER.new_network(seed)
 
 
+def training() -> Dataset:
+    """The clips the weights were trained on, for ``--qat`` and the weight recipes' fine-tuning (labels unused)."""
+    size = fsdd.snapshot()["split"]["train"]
+    return Dataset(size=size, description=f"the {size:,} FSDD clips the weights were trained on (labels unused)",
+                   load=lambda: one_input_samples(fsdd.load("train")[0]), identity=lambda: fsdd.identity("train"))
+
+
 def spec() -> ModelSpec:
     split = fsdd.snapshot()["split"]
-    return CLASSIFIER.spec(
+    return replace(CLASSIFIER.spec(
         version=VERSION,
         description=DESCRIPTION,
         task="keyword-spotting",
@@ -93,4 +101,4 @@ def spec() -> ModelSpec:
             "top1", top1, higher_is_better=True, max_drop=1.0,
             description=f"top-1 on the {split['held_out']} held-out FSDD clips",
         ),),
-    )
+    ), training=training())

@@ -2,11 +2,22 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError, InputSpec, Metric, ModelSpec, SensorInput, ShippedClassifier, top1
+from zoo import (
+    BuildError,
+    Dataset,
+    InputSpec,
+    Metric,
+    ModelSpec,
+    SensorInput,
+    ShippedClassifier,
+    one_input_samples,
+    top1,
+)
 from zoo_sensors import files, net, snapshot, spar
 
 NAME = "har-cnn-spar"
@@ -77,9 +88,16 @@ def sensor() -> SensorInput:
                        tuple(saved["mean"]), tuple(saved["std"]))
 
 
+def training() -> Dataset:
+    """The windows the weights were trained on, for ``--qat`` and the weight recipes' fine-tuning (labels unused)."""
+    size = snapshot.read()["spar"]["split"]["train"]
+    return Dataset(size=size, description=f"the {size:,} windows of subjects 1-8 the weights were trained on (labels unused)",
+                   load=lambda: one_input_samples(load("train")[0]), identity=lambda: identity("train"))
+
+
 def spec() -> ModelSpec:
     sizes = snapshot.read()["spar"]["split"]
-    return CLASSIFIER.spec(
+    return replace(CLASSIFIER.spec(
         version=VERSION,
         description=DESCRIPTION,
         task="activity-recognition",
@@ -100,4 +118,4 @@ def spec() -> ModelSpec:
         ),
         metrics=(Metric("top1", top1, higher_is_better=True, max_drop=1.0,
                         description=f"top-1 on the {sizes['held_out']} windows of the held-out subjects"),),
-    )
+    ), training=training())

@@ -2,12 +2,21 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import partial
 from pathlib import Path
 from typing import Any
 
-from zoo import InputSpec, Metric, ModelSpec, SensorInput, ShippedClassifier, top1
+from zoo import (
+    Dataset,
+    InputSpec,
+    Metric,
+    ModelSpec,
+    SensorInput,
+    ShippedClassifier,
+    one_input_samples,
+    top1,
+)
 from zoo_sensors import net, snapshot
 from zoo_sensors.series import PLAID, VOWELS, SeriesData, load
 
@@ -53,10 +62,17 @@ class SeriesModel:
         return SensorInput(self.data.length, self.data.rate_hz, self.data.axes, self.data.units, "per-channel",
                            tuple(saved["mean"]), tuple(saved["std"]))
 
+    def training(self) -> Dataset:
+        """The series the weights were trained on, for ``--qat`` and the weight recipes' fine-tuning (labels unused)."""
+        size = self.data.sizes()["train"]
+        return Dataset(size=size, description=f"the {size:,} series of the published training split (labels unused)",
+                       load=lambda: one_input_samples(load(self.data, "train")[0]),
+                       identity=lambda: self.data.identity("train"))
+
     def spec(self) -> ModelSpec:
         sizes = self.data.sizes()
         classifier = self.classifier
-        return classifier.spec(
+        return replace(classifier.spec(
             version="1",
             description=(
                 f"A 1-D CNN: {len(self.widths)} blocks of a 1×{self.kernel} stride-{self.stride} convolution "
@@ -82,7 +98,7 @@ class SeriesModel:
             ),
             metrics=(Metric("top1", top1, higher_is_better=True, max_drop=1.0,
                             description=f"top-1 on the {sizes['held_out']} held-out series"),),
-        )
+        ), training=self.training())
 
 
 SPEAKER_ID = SeriesModel(

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import InputSpec, Metric, ModelSpec, ShippedClassifier, top1
+from zoo import Dataset, InputSpec, Metric, ModelSpec, ShippedClassifier, one_input_samples, top1
 from zoo_vision import lfw
 
 NAME = "vww-mobilenetv1-025"
@@ -69,9 +70,16 @@ def new_network(seed: int = RANDOM_SEED) -> Any:
     return CLASSIFIER.new_network(seed)
 
 
+def training() -> Dataset:
+    """The crops the weights were trained on, for ``--qat`` and the weight recipes' fine-tuning (labels unused)."""
+    size = lfw.snapshot()["split"]["train"]
+    return Dataset(size=size, description=f"the {size} lfw_subset crops the weights were trained on (labels unused)",
+                   load=lambda: one_input_samples(lfw.load("train")[0]), identity=lambda: lfw.identity("train"))
+
+
 def spec() -> ModelSpec:
     split = lfw.snapshot()["split"]
-    return CLASSIFIER.spec(
+    return replace(CLASSIFIER.spec(
         version=VERSION,
         description=DESCRIPTION,
         task="visual-wake-words",
@@ -98,4 +106,4 @@ def spec() -> ModelSpec:
         # Channels-last too: a camera's HWC frames, and no input transposes on the NPU (73,978 cycles
         # on u85-256, 20,736 on u55-128 with --io int8; docs/measured.md).
         layouts=("nchw", "nhwc"),
-    )
+    ), training=training())
