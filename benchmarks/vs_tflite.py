@@ -597,13 +597,33 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(lines) + "\n"
 
 
-def side_by_side(rows: list[dict[str, Any]]) -> str:
+def best_recipe(recipes: Sequence[dict[str, Any]], model: str, target: str) -> dict[str, Any] | None:
+    """The fastest weight recipe of ``benchmarks/weight_recipes.py``'s rows for ``model`` on ``target``
+    whose numerical check passed (its int8 metric within the model's declared drop)."""
+    fit = [r for r in recipes if r.get("model") == model and r["target"] == target and r["transform"] != "-"
+           and r.get("passed")]
+    return min(fit, key=lambda r: r["cycles"]) if fit else None
+
+
+def _recipe_cell(recipe: dict[str, Any] | None, tfl: Side) -> str:
+    if recipe is None:
+        return "-"
+    ratio = f" ({recipe['cycles'] / tfl.vela.total['total_cycles']:.3f})" if tfl.vela else ""
+    tuned = f", {recipe['qat']} QAT steps" if recipe.get("qat") else ""
+    flash = (recipe.get("flash_bytes", 0) + recipe.get("dram_bytes", 0)) / 1024
+    return (f"{recipe['transform']}{tuned}: {recipe['cycles']:,}{ratio}, {flash:.1f} KiB, "
+            f"{recipe['metric']} {recipe['int8']:.2f}")
+
+
+def side_by_side(rows: list[dict[str, Any]], recipes: Sequence[dict[str, Any]] | None = None) -> str:
     """Issue 59's table: Vela's cycles, SRAM and flash of zoo's program (``--io int8``, NHWC where
     offered; zoo's default precision, no weight recipe) and of the TFLite flow's, and the model's
-    metric in float and in each int8 program on the same evaluation set."""
+    metric in float and in each int8 program on the same evaluation set. With ``recipes``
+    (``benchmarks/weight_recipes.py --json``), a column for the fastest recipe within the drop."""
     head = ("| model | target | cycles zoo / TFLite (ratio) | SRAM KiB zoo / TFLite | flash KiB zoo / TFLite "
             "| metric (samples) | float: zoo (torch) / TFLite flow (ONNX Runtime) | int8: zoo program / TFLite "
-            "| drop zoo / TFLite |")
+            "| drop zoo / TFLite |" + (" weight recipe within the drop: cycles (vs TFLite), flash, int8 |"
+                                       if recipes is not None else ""))
     lines = [head, "|" + " --- |" * (head.count(" | ") + 1)]
     for r in rows:
         best, tfl = r["best"], r["tflite"]
@@ -618,7 +638,8 @@ def side_by_side(rows: list[dict[str, Any]]) -> str:
             f"| {r['model']} | {r['target']} | {cycles} | {_both(best, tfl, 'sram')} | {_both(best, tfl, 'flash')} "
             f"| {name} | {metric_text(best.metrics, 'float')} / {metric_text(tfl.metrics, 'float')} "
             f"| {metric_text(best.metrics, 'program')} / {metric_text(tfl.metrics, 'program')} "
-            f"| {_drop(best.metrics)} / {_drop(tfl.metrics)} |")
+            f"| {_drop(best.metrics)} / {_drop(tfl.metrics)} |"
+            + (f" {_recipe_cell(best_recipe(recipes, r['model'], r['target']), tfl)} |" if recipes is not None else ""))
     return "\n".join(lines) + "\n"
 
 
@@ -789,7 +810,13 @@ def main() -> int:
                         help="also the model's metric, float and int8, for zoo (its --verify) and the TFLite flow")
     parser.add_argument("--no-defaults", action="store_true", help="skip zoo's float-I/O NCHW build")
     parser.add_argument("--json", type=Path, help="also write the rows here (JSON)")
+    parser.add_argument("--table", type=Path, help="only print the side-by-side table of the rows a --json run wrote")
+    parser.add_argument("--recipes", type=Path, help="with --table: benchmarks/weight_recipes.py's --json rows")
     args = parser.parse_args()
+    if args.table:
+        recipes = json.loads(args.recipes.read_text()) if args.recipes else None
+        print(side_by_side(rows_from_json(json.loads(args.table.read_text())), recipes), end="")
+        return 0
     if args.venv_only:
         print(tflite_python(args.venv))
         return 0

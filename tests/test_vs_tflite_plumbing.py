@@ -57,3 +57,17 @@ def test_a_tflite_output_is_put_back_in_onnxs_layout() -> None:
     q = helper._quantize(np.array([0.0, 1.0, 100.0, -100.0]), detail)
     assert q.tolist() == [-3, -1, 127, -128]
     assert helper._dequantize(q, detail).tolist() == [0.0, 1.0, 65.0, -62.5]
+
+
+def test_the_recipe_column_is_the_fastest_recipe_within_the_drop() -> None:
+    recipes = [
+        {"model": "mnist", "target": "u55-128", "transform": "-", "qat": 0, "cycles": 900, "passed": True},
+        {"model": "mnist", "target": "u55-128", "transform": "palette8", "qat": 0, "cycles": 500, "passed": False},
+        {"model": "mnist", "target": "u55-128", "transform": "palette16", "qat": 0, "cycles": 600, "passed": True,
+         "flash_bytes": 5120, "dram_bytes": 0, "metric": "top1", "int8": 97.3},
+    ]
+    assert vs_tflite.best_recipe(recipes, "mnist", "u85-256") is None
+    rows = [{"model": "mnist", "target": "u55-128", "weights": "mnist", "best": _side("zoo", 900, 97.5),
+             "defaults": Side("zoo defaults", error=vs_tflite.NOT_BUILT), "tflite": _side("TFLite int8", 1000, 97.4)}]
+    table = vs_tflite.side_by_side(rows, recipes)
+    assert table.splitlines()[-1].endswith("| +0.00 / +0.10 | palette16: 600 (0.600), 5.0 KiB, top1 97.30 |")
