@@ -470,7 +470,7 @@ def print_comparison(model: str, target: str, weights: str, best: Side, defaults
     sides = [best, defaults, tfl]
     for s in sides:
         if s.error:
-            print(f"{s.label}: FAILED: {s.error}")
+            print(f"{s.label}: {s.error}" if s.error == NOT_BUILT else f"{s.label}: FAILED: {s.error}")
     ok = [s for s in sides if s.vela]
     if ok:
         _totals(ok)
