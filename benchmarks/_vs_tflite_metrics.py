@@ -82,10 +82,10 @@ def zoo_metrics(result: Any) -> list[dict[str, Any]]:
 
 
 def metric_text(metrics: list[dict[str, Any]], which: str) -> str:
-    """``top1 97.50 %`` for the first metric's ``float`` or ``program`` figure; ``-`` without one."""
+    """``97.50 %`` (a percentage) or ``0.9512`` (another unit) for the first metric's ``float`` or ``program`` figure; ``-`` without one."""
     if not metrics:
         return "-"
     m = metrics[0]
     unit = m.get("unit") or ""
     value = float(m[which])
-    return f"{value:.2f}{' ' + unit if unit == '%' else unit}"
+    return f"{value:.2f} %" if unit == "%" else f"{value:.4f}{unit}"  # a ROC-AUC needs its 4 places

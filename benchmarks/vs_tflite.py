@@ -648,7 +648,7 @@ def _drop(metrics: list[dict[str, Any]]) -> str:
         return "-"
     m = metrics[0]
     drop = (m["float"] - m["program"]) if m.get("higher_is_better", True) else (m["program"] - m["float"])
-    return f"{drop:+.2f}"
+    return f"{drop:+.2f}" if m.get("unit") == "%" else f"{drop:+.4f}"
 
 
 _NOISE = re.compile(r"^(WARNING|[IWE]\d{4} |Call arguments|•|File \"|in user code:|lambda |.*Exception encountered when calling)")
