@@ -29,6 +29,10 @@ and TensorFlow Lite's interpreter (its int8 ``.tflite``), computed by the model'
 takes, on u55-128, u65-256 and u85-256; ``--no-defaults`` skips zoo's float-I/O NCHW build.
 
     python benchmarks/vs_tflite.py --trained --no-defaults --markdown out/vs_tflite_trained.md --json out/vs_tflite_trained.json
+    python benchmarks/vs_tflite.py --table out/vs_tflite_trained.json --recipes out/weight_recipes.json  # the table again
+
+``--recipes`` adds a column: the fastest of ``benchmarks/weight_recipes.py --json``'s recipes whose
+numerical check passed, for each model and target.
 
 Run with zoo's venv, under ``nice -n 19`` on a shared machine. ``--weights`` defaults to the
 model's own weights where they load offline, else ``random``; both sides always get the same.
