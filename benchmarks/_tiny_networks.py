@@ -90,9 +90,13 @@ def _spec(name: str, description: str, shape: tuple[int, ...], build: Callable[[
     )
 
 
+def _regnet(width: int, full: bool) -> Callable[[str], Any]:
+    return lambda variant: regnet_block(width, full)
+
+
 def specs() -> list[ModelSpec]:
     out = [_spec(name, f"RegNet's first block, groups of {width}" + (" as full-width convolutions" if full else ""),
-                 (1, 3, 224, 224), lambda variant, w=width, f=full: regnet_block(w, f))
+                 (1, 3, 224, 224), _regnet(width, full))
            for name, (width, full) in REGNET.items()]
     out.append(_spec("tiny-convt", "a 2×2 stride-2 transposed convolution 56×56×24 → 112×112×24, then a ReLU",
                      (1, 24, 56, 56), lambda variant: transposed_convolution()))
