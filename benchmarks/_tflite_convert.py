@@ -3,9 +3,17 @@
 ONNX → onnx2tf (a SavedModel, NHWC) → TensorFlow's converter, full-integer int8 with int8
 input and output, calibrated on the given samples → ``.tflite``. Prints one JSON object on
 its last line of stdout: the input's and output's quantization and the operators, or
-``{"error": ...}`` with the converter's message (exit status 1).
+``{"error": ...}`` with the converter's message (exit status 1). Before each stage it prints
+``zoo-stage: STAGE`` to stderr, so that a process TensorFlow aborts (a signal, no JSON) is named
+by the stage it died in.
 
-    .venv-tflite/bin/python benchmarks/_tflite_convert.py MODEL.onnx CALIBRATION.npz OUT.tflite
+With ``--evaluate EVAL.npz --outputs OUT.npz`` it also runs the int8 ``.tflite`` (TensorFlow Lite's
+interpreter, ai-edge-litert) and the ONNX file (ONNX Runtime, float) on every evaluation sample
+and saves their outputs, dequantized, in ONNX's layout: ``tflite_J`` and ``onnx_J`` for output J,
+each (samples, *shape). The caller computes the model's metric on them with zoo's evaluators.
+
+    .venv-tflite/bin/python benchmarks/_tflite_convert.py MODEL.onnx CALIBRATION.npz OUT.tflite \
+        [--evaluate EVAL.npz --outputs OUTPUTS.npz]
 """
 
 from __future__ import annotations
@@ -125,13 +133,10 @@ def describe(tflite: bytes) -> dict[str, Any]:
     }
 
 
-def agreement(tflite: bytes, onnx_path: Path, calibration: dict[str, np.ndarray], samples: int = 8) -> float:
-    """The lowest cosine similarity, over the first ``samples`` calibration samples, between the int8
-    program's first output (dequantized) and ONNX Runtime's float output: the same network or not."""
-    import onnxruntime
+def allocated(tflite: bytes) -> Any:
+    """TensorFlow Lite's interpreter for ``tflite``, its tensors allocated."""
     from ai_edge_litert.interpreter import Interpreter
 
-    session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
     interpreter = Interpreter(model_content=tflite)
     try:
         interpreter.allocate_tensors()
@@ -141,6 +146,69 @@ def agreement(tflite: bytes, onnx_path: Path, calibration: dict[str, np.ndarray]
         interpreter = Interpreter(model_content=tflite,
                                   experimental_op_resolver_type=OpResolverType.BUILTIN_WITHOUT_DEFAULT_DELEGATES)
         interpreter.allocate_tensors()
+    return interpreter
+
+
+def _quantize(x: np.ndarray, detail: dict[str, Any]) -> np.ndarray:
+    scale, zero_point = detail["quantization"]
+    info = np.iinfo(detail["dtype"])
+    return np.clip(np.round(x / scale) + zero_point, info.min, info.max).astype(detail["dtype"])
+
+
+def _dequantize(q: np.ndarray, detail: dict[str, Any]) -> np.ndarray:
+    scale, zero_point = detail["quantization"]
+    return ((q.astype(np.float32) - zero_point) * scale).astype(np.float32)
+
+
+def _onnx_layout(got: np.ndarray, expected: tuple[int, ...]) -> np.ndarray:
+    """A .tflite output in the ONNX output's layout (onnx2tf writes 4-D and 3-D outputs channels-last)."""
+    if got.shape == expected:
+        return got
+    for axes in ((0, 3, 1, 2), (0, 2, 1)):
+        if got.ndim == len(axes) and got.transpose(axes).shape == expected:
+            return got.transpose(axes)
+    if got.size == int(np.prod(expected)):
+        return got.reshape(expected)
+    raise ValueError(f"the .tflite's output {list(got.shape)} does not fit ONNX's {list(expected)}")
+
+
+def evaluate(tflite: bytes, onnx_path: Path, evaluation: dict[str, np.ndarray]) -> dict[str, np.ndarray]:
+    """Every output of the int8 program (dequantized) and of ONNX Runtime's float run, for every
+    sample of ``evaluation`` (one array per input, NCHW as zoo's samples); outputs paired by name,
+    else in order."""
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    interpreter = allocated(tflite)
+    inputs, outputs = interpreter.get_input_details(), interpreter.get_output_details()
+    onnx_inputs, onnx_outputs = session.get_inputs(), session.get_outputs()
+    by_name = {d["name"]: d for d in outputs}
+    if all(o.name in by_name for o in onnx_outputs):
+        outputs = [by_name[o.name] for o in onnx_outputs]
+    tflite_inputs = {d["name"]: d for d in inputs}
+    arrays = [evaluation.get(o.name, evaluation[k]) for o, k in zip(onnx_inputs, sorted(evaluation), strict=True)]
+    ordered = [tflite_inputs[o.name] for o in onnx_inputs] if all(o.name in tflite_inputs for o in onnx_inputs) else inputs
+    got: dict[str, list[np.ndarray]] = {}
+    for i in range(len(arrays[0])):
+        feed = {o.name: a[i] for o, a in zip(onnx_inputs, arrays, strict=True)}
+        expected = session.run(None, feed)
+        for detail, a in zip(ordered, arrays, strict=True):
+            interpreter.set_tensor(detail["index"], _quantize(_layout_for(a[i], [int(d) for d in detail["shape"]]), detail))
+        interpreter.invoke()
+        for j, (detail, want) in enumerate(zip(outputs, expected, strict=True)):
+            out = _dequantize(interpreter.get_tensor(detail["index"]), detail)
+            got.setdefault(f"tflite_{j}", []).append(_onnx_layout(out, tuple(want.shape)))
+            got.setdefault(f"onnx_{j}", []).append(np.asarray(want, dtype=np.float32))
+    return {k: np.stack(v) for k, v in got.items()}
+
+
+def agreement(tflite: bytes, onnx_path: Path, calibration: dict[str, np.ndarray], samples: int = 8) -> float:
+    """The lowest cosine similarity, over the first ``samples`` calibration samples, between the int8
+    program's first output (dequantized) and ONNX Runtime's float output: the same network or not."""
+    import onnxruntime
+
+    session = onnxruntime.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    interpreter = allocated(tflite)
     inputs, output = interpreter.get_input_details(), interpreter.get_output_details()[0]
     arrays = [calibration[k] for k in sorted(calibration)]
     worst = 1.0
@@ -164,6 +232,10 @@ def agreement(tflite: bytes, onnx_path: Path, calibration: dict[str, np.ndarray]
     return worst
 
 
+def _stage(name: str) -> None:
+    print(f"zoo-stage: {name}", file=sys.stderr, flush=True)
+
+
 def versions() -> dict[str, str]:
     from importlib.metadata import version
 
@@ -175,9 +247,12 @@ def main() -> int:
     parser.add_argument("onnx", type=Path)
     parser.add_argument("calibration", type=Path, help=".npz: one array (samples, *input shape) per input, by input name")
     parser.add_argument("out", type=Path)
+    parser.add_argument("--evaluate", type=Path, help=".npz of evaluation samples, as the calibration's")
+    parser.add_argument("--outputs", type=Path, help="with --evaluate: where the outputs go (.npz)")
     args = parser.parse_args()
     onnx_path, calibration_path, out = args.onnx.resolve(), args.calibration.resolve(), args.out.resolve()
     stage = "onnx2tf"
+    _stage(stage)
     try:
         with np.load(calibration_path) as data:
             calibration = {k: data[k] for k in data.files}
@@ -186,12 +261,23 @@ def main() -> int:
         provide_sample(calibration, out.parent)
         printed = to_saved_model(onnx_path, saved)
         stage = "TFLiteConverter"
+        _stage(stage)
         tflite = to_int8_tflite(saved, calibration)
         out.write_bytes(tflite)
         stage = "reading the .tflite"
+        _stage(stage)
         info = describe(tflite)
         stage = "running the .tflite"
+        _stage(stage)
         info["cosine_vs_onnx"] = agreement(tflite, onnx_path, calibration)
+        if args.evaluate and args.outputs:
+            stage = "evaluating the .tflite"
+            _stage(stage)
+            with np.load(args.evaluate.resolve()) as data:
+                evaluation = {k: data[k] for k in data.files}
+            outputs = evaluate(tflite, onnx_path, evaluation)
+            np.savez(args.outputs.resolve(), **outputs)
+            info["evaluated"] = len(next(iter(evaluation.values())))
     except Exception as exc:  # the caller prints the converter's own message and goes on
         tail = traceback.format_exc().strip().splitlines()[-12:]
         printed = locals().get("printed", "")

@@ -21,6 +21,19 @@ matched by order, operator and MACs, whose cycles differ most.
 
 ``--jobs N`` runs N models at a time, each in a process of its own (its log in ``--logs``).
 
+With ``--metrics`` (``--trained`` implies it) the table also holds each model's declared metric
+(top-1, ROC-AUC, ...) on its own evaluation set: zoo's from its numerical check (float model and
+int8 program on the TOSA reference model, ``--verify``), the TFLite flow's from ONNX Runtime (float)
+and TensorFlow Lite's interpreter (its int8 ``.tflite``), computed by the model's own evaluators
+(``benchmarks/_vs_tflite_metrics.py``). ``--trained`` is every model trained here that the converter
+takes, on u55-128, u65-256 and u85-256; ``--no-defaults`` skips zoo's float-I/O NCHW build.
+
+    python benchmarks/vs_tflite.py --trained --no-defaults --markdown out/vs_tflite_trained.md --json out/vs_tflite_trained.json
+    python benchmarks/vs_tflite.py --table out/vs_tflite_trained.json --recipes out/weight_recipes.json  # the table again
+
+``--recipes`` adds a column: the fastest of ``benchmarks/weight_recipes.py --json``'s recipes whose
+numerical check passed, for each model and target.
+
 Run with zoo's venv, under ``nice -n 19`` on a shared machine. ``--weights`` defaults to the
 model's own weights where they load offline, else ``random``; both sides always get the same.
 """
@@ -33,6 +46,7 @@ import difflib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import tempfile
@@ -48,6 +62,14 @@ if TYPE_CHECKING:
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from benchmarks._vs_tflite_metrics import (  # noqa: E402  (torch-free at import)
+    Evaluation,
+    export_evaluation,
+    metric_text,
+    tflite_metrics,
+    zoo_metrics,
+)
 
 HELPER = Path(__file__).with_name("_tflite_convert.py")
 TFLITE_VENV = ROOT / ".venv-tflite"
@@ -67,6 +89,12 @@ CATALOGUE_MODELS = (
     "regnet-x-1-6gf", "regnet-y-1-6gf", "efficientnet-b2", "ssdlite320-mobilenetv3-large", "lraspp-mobilenetv3-large",
 )
 CATALOGUE_TARGETS = ("u55-128", "u65-256", "u85-256")
+# Issue 59: the trained models onnx2tf converts: those trained here (the sensors pack's four with them), then
+# PP-OCR's (its recogniser and detector take 20 to 30 minutes each on 2 cores). silero-vad's and crepe-tiny's
+# 1-D convolutions are beyond onnx2tf (see the catalogue's table).
+TRAINED_MODELS = ("mnist", "ds-cnn-fsdd", "vww-mobilenetv1-025", "har-cnn-spar", "ad-autoencoder-spar",
+                  "speaker-id-vowels", "appliance-id-plaid", "ppocr-cls", "ppocr-det", "ppocr-rec")
+NOT_BUILT = "not built (--no-defaults)"
 SAME_NETWORK = 0.5
 """The lowest cosine similarity of the int8 .tflite's output to ONNX Runtime's float output at which the
 two count as one network: the converted catalogue models measured 0.92 (mobilenet-v3-large at random
@@ -120,6 +148,8 @@ class Side:
     seconds: float = 0.0
     error: str | None = None
     notes: list[str] = field(default_factory=list)
+    metrics: list[dict[str, Any]] = field(default_factory=list)
+    """The model's declared metrics, float and int8 program (``_vs_tflite_metrics.py``); empty when not measured."""
 
 
 def side_json(side: Side) -> dict[str, Any]:
@@ -181,7 +211,7 @@ def flash_bytes(total: dict[str, Any]) -> int:
 
 
 def build_zoo(zoo: Zoo, model: str, targets: Sequence[str], weights: str | None, best: bool,
-              work: Path) -> list[Side]:
+              work: Path, metrics: bool = False) -> list[Side]:
     """zoo's program of ``model`` for each target (one lowering per TOSA specification) and
     Vela's per-layer run on its TOSA graphs, with the flags its manifest records."""
     from zoo.registry.compile import compile_targets
@@ -195,8 +225,13 @@ def build_zoo(zoo: Zoo, model: str, targets: Sequence[str], weights: str | None,
     b = requests[0].boundary
     label = f"zoo {b.mode} {b.layout}" + ("" if best else " (defaults)")
     started = time.perf_counter()
+    verify, lowered = [], set()
+    for t in resolved:  # the check runs once per TOSA specification; its targets share the program's numerics
+        verify.append(metrics and t.tosa_spec not in lowered)
+        lowered.add(t.tosa_spec)
     try:
-        results = compile_targets(spec, resolved, weights=weights, boundary=b, precision=requests[0].precision)
+        results = compile_targets(spec, resolved, weights=weights, boundary=b, precision=requests[0].precision,
+                                  verify=verify)
     except Exception as exc:  # a BuildError names the stage; report it and go on
         return [Side(label, error=f"{type(exc).__name__}: {exc}") for _ in targets]
     seconds = (time.perf_counter() - started) / len(targets)
@@ -223,6 +258,9 @@ def build_zoo(zoo: Zoo, model: str, targets: Sequence[str], weights: str | None,
         else:
             side.input_quant = str(given[0].get("dtype", "?"))
         side.notes.append(f"calibration sha256 {result.calibration['sha256'][:12]} ({result.calibration['samples']} samples)")
+        side.metrics = zoo_metrics(result) or next(
+            (zoo_metrics(r) for t, r in zip(resolved, results, strict=True)
+             if t.tosa_spec == zoo.target(target).tosa_spec and r.numerics is not None), [])
         sides.append(side)
     return sides
 
@@ -277,25 +315,55 @@ def tflite_python(venv: Path) -> Path:
     return python
 
 
-def convert_tflite(python: Path, onnx_path: Path, npz: Path, out: Path) -> tuple[dict[str, Any], float]:
-    """Run the helper in the TensorFlow venv; its JSON (``error`` where a converter failed)."""
+def convert_tflite(python: Path, onnx_path: Path, npz: Path, out: Path,
+                   evaluation: Path | None = None) -> tuple[dict[str, Any], float]:
+    """Run the helper in the TensorFlow venv, a process of its own, so that TensorFlow aborting
+    (resnet18's ``allocate_tensors``) ends only it; its JSON (``error`` where a converter failed,
+    naming the signal and the stage for a process that died without one). With ``evaluation``,
+    the outputs on those samples go to ``out``'s ``-outputs.npz``."""
     started = time.perf_counter()
     env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2", "CUDA_VISIBLE_DEVICES": ""}
     env.pop("PYTHONPATH", None)  # zoo's tree is not the TF venv's business
-    proc = subprocess.run([str(python), str(HELPER), str(onnx_path), str(npz), str(out)],
+    extra = ["--evaluate", str(evaluation), "--outputs", str(outputs_path(out))] if evaluation else []
+    proc = subprocess.run([str(python), str(HELPER), str(onnx_path), str(npz), str(out), *extra],
                           capture_output=True, text=True, env=env)
     seconds = time.perf_counter() - started
-    last = proc.stdout.strip().splitlines()[-1:] or [""]
+    return helper_result(proc.returncode, proc.stdout, proc.stderr), seconds
+
+
+def outputs_path(tflite: Path) -> Path:
+    return tflite.with_name(tflite.stem + "-outputs.npz")
+
+
+_STAGE = re.compile(r"^zoo-stage: (.+)$", re.MULTILINE)
+
+
+def helper_result(code: int, stdout: str, stderr: str) -> dict[str, Any]:
+    """The helper's JSON (its last line of stdout), or an ``error`` saying how the process ended:
+    killed by a signal (``SIGABRT``, status −6) in the stage it last announced, or another status."""
+    last = stdout.strip().splitlines()[-1:] or [""]
     try:
-        info = json.loads(last[0])
+        info: dict[str, Any] = json.loads(last[0])
+        return info
     except json.JSONDecodeError:
-        info = {"error": f"the converter exited with status {proc.returncode}:\n{_tail(proc.stdout + proc.stderr)}"}
-    return info, seconds
+        pass
+    stages = _STAGE.findall(stderr)
+    where = f" while {stages[-1]}" if stages else " before its first stage"
+    if code < 0:
+        try:
+            name = signal.Signals(-code).name
+        except ValueError:
+            name = f"signal {-code}"
+        said = f"the TFLite process was killed by {name} (status {code}){where}"
+    else:
+        said = f"the TFLite process exited with status {code} and no result{where}"
+    return {"error": f"{said}:\n{_tail(_STAGE.sub('', stdout + stderr))}", "stage": stages[-1] if stages else None}
 
 
-def build_tflite(python: Path, model: str, onnx_path: Path, npz: Path, work: Path) -> tuple[Path | None, Side]:
+def build_tflite(python: Path, model: str, onnx_path: Path, npz: Path, work: Path,
+                 evaluation: Evaluation | None = None, spec: Any = None) -> tuple[Path | None, Side]:
     out = work / f"{model}.tflite"
-    info, seconds = convert_tflite(python, onnx_path, npz, out)
+    info, seconds = convert_tflite(python, onnx_path, npz, out, evaluation.npz if evaluation else None)
     side = Side("TFLite int8", seconds=seconds)
     if "error" in info:
         side.error = info["error"] + "".join(f"\n    {line}" for line in info.get("traceback", []))
@@ -306,6 +374,13 @@ def build_tflite(python: Path, model: str, onnx_path: Path, npz: Path, work: Pat
     side.notes.append(f"int8 output against ONNX Runtime's float output, lowest cosine similarity over 8 "
                       f"calibration samples: {info['cosine_vs_onnx']:.4f}")
     side.notes.append("converted with " + ", ".join(f"{k} {v}" for k, v in info.get("versions", {}).items()))
+    if evaluation is not None and spec is not None:
+        try:
+            side.metrics = tflite_metrics(spec, evaluation, outputs_path(out))
+            side.notes.append(f"metrics on {info.get('evaluated')} {evaluation.name} samples, ONNX Runtime (float) "
+                              "and TensorFlow Lite's interpreter (int8)")
+        except Exception as exc:  # the cycles still stand; the table says why the metric does not
+            side.notes.append(f"no metric: {type(exc).__name__}: {exc}")
     if info["cosine_vs_onnx"] < SAME_NETWORK:
         side.error = (f"the int8 .tflite does not compute the network ONNX Runtime does (lowest cosine similarity "
                       f"{info['cosine_vs_onnx']:.4f} over 8 calibration samples, under {SAME_NETWORK}): no ratio "
@@ -401,7 +476,7 @@ def print_comparison(model: str, target: str, weights: str, best: Side, defaults
     sides = [best, defaults, tfl]
     for s in sides:
         if s.error:
-            print(f"{s.label}: FAILED: {s.error}")
+            print(f"{s.label}: {s.error}" if s.error == NOT_BUILT else f"{s.label}: FAILED: {s.error}")
     ok = [s for s in sides if s.vela]
     if ok:
         _totals(ok)
@@ -479,7 +554,7 @@ def top_layers(best: Side, tfl: Side, n: int = 2) -> str:
 
 
 def _ms(s: Side) -> str:
-    return f"{s.vela.total['inference_time_ms']:.3f}" if s.vela else "failed"
+    return f"{s.vela.total['inference_time_ms']:.3f}" if s.vela else ("not built" if s.error == NOT_BUILT else "failed")
 
 
 def _ratio(s: Side, tfl: Side) -> str:
@@ -506,6 +581,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
             "| layers fused with an activation on the TFLite side only: cycles zoo best − TFLite (share of the difference) "
             "| layers that differ most (cycles zoo best − TFLite) |")
     lines = [head, "|" + " --- |" * head.count(" | ") + " --- |"]
+    if any(s.metrics for r in rows for s in (r["best"], r["tflite"])):
+        lines = [side_by_side(rows), *lines]
     for r in rows:
         best, defaults, tfl = r["best"], r["defaults"], r["tflite"]
         lines.append(
@@ -518,12 +595,66 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     failed: dict[tuple[str, str, str], list[str]] = {}
     for r in rows:
         for s in (r["best"], r["defaults"], r["tflite"]):
-            if s.error:
+            if s.error and s.error != NOT_BUILT:
                 failed.setdefault((r["model"], s.label, _gist(s.error)), []).append(r["target"])
     if failed:
         lines += ["", "What could not be built or converted (the gist of its error):", ""]
         lines += [f"- {model} ({', '.join(targets)}), {label}: {gist}" for (model, label, gist), targets in failed.items()]
     return "\n".join(lines) + "\n"
+
+
+def best_recipe(recipes: Sequence[dict[str, Any]], model: str, target: str) -> dict[str, Any] | None:
+    """The fastest weight recipe of ``benchmarks/weight_recipes.py``'s rows for ``model`` on ``target``
+    whose numerical check passed (its int8 metric within the model's declared drop)."""
+    fit = [r for r in recipes if r.get("model") == model and r["target"] == target and r["transform"] != "-"
+           and r.get("passed")]
+    return min(fit, key=lambda r: r["cycles"]) if fit else None
+
+
+def _recipe_cell(recipe: dict[str, Any] | None, tfl: Side) -> str:
+    if recipe is None:
+        return "-"
+    ratio = f" ({recipe['cycles'] / tfl.vela.total['total_cycles']:.3f})" if tfl.vela else ""
+    tuned = f", {recipe['qat']} QAT steps" if recipe.get("qat") else ""
+    flash = (recipe.get("flash_bytes", 0) + recipe.get("dram_bytes", 0)) / 1024
+    return (f"{recipe['transform']}{tuned}: {recipe['cycles']:,}{ratio}, {flash:.1f} KiB, "
+            f"{recipe['metric']} {recipe['int8']:.2f}")
+
+
+def side_by_side(rows: list[dict[str, Any]], recipes: Sequence[dict[str, Any]] | None = None) -> str:
+    """Issue 59's table: Vela's cycles, SRAM and flash of zoo's program (``--io int8``, NHWC where
+    offered; zoo's default precision, no weight recipe) and of the TFLite flow's, and the model's
+    metric in float and in each int8 program on the same evaluation set. With ``recipes``
+    (``benchmarks/weight_recipes.py --json``), a column for the fastest recipe within the drop."""
+    head = ("| model | target | cycles zoo / TFLite (ratio) | SRAM KiB zoo / TFLite | flash KiB zoo / TFLite "
+            "| metric (samples) | float: zoo (torch) / TFLite flow (ONNX Runtime) | int8: zoo program / TFLite "
+            "| drop zoo / TFLite |" + (" weight recipe within the drop: cycles (vs TFLite), flash, int8 |"
+                                       if recipes is not None else ""))
+    lines = [head, "|" + " --- |" * (head.count(" | ") + 1)]
+    for r in rows:
+        best, tfl = r["best"], r["tflite"]
+        if best.vela and tfl.vela:
+            b, t = best.vela.total["total_cycles"], tfl.vela.total["total_cycles"]
+            cycles = f"{b:,} / {t:,} ({b / t:.3f})"
+        else:
+            cycles = f"{_both(best, tfl, 'cycles')} ({'no TFLite program' if not tfl.vela else 'no zoo program'})"
+        m = (best.metrics or tfl.metrics or [{}])[0]
+        name = f"{m['name']} ({m['samples']})" if m else "-"
+        lines.append(
+            f"| {r['model']} | {r['target']} | {cycles} | {_both(best, tfl, 'sram')} | {_both(best, tfl, 'flash')} "
+            f"| {name} | {metric_text(best.metrics, 'float')} / {metric_text(tfl.metrics, 'float')} "
+            f"| {metric_text(best.metrics, 'program')} / {metric_text(tfl.metrics, 'program')} "
+            f"| {_drop(best.metrics)} / {_drop(tfl.metrics)} |"
+            + (f" {_recipe_cell(best_recipe(recipes, r['model'], r['target']), tfl)} |" if recipes is not None else ""))
+    return "\n".join(lines) + "\n"
+
+
+def _drop(metrics: list[dict[str, Any]]) -> str:
+    if not metrics:
+        return "-"
+    m = metrics[0]
+    drop = (m["float"] - m["program"]) if m.get("higher_is_better", True) else (m["program"] - m["float"])
+    return f"{drop:+.2f}" if m.get("unit") == "%" else f"{drop:+.4f}"
 
 
 _NOISE = re.compile(r"^(WARNING|[IWE]\d{4} |Call arguments|•|File \"|in user code:|lambda |.*Exception encountered when calling)")
@@ -563,7 +694,8 @@ def run_jobs(models: Sequence[str], targets: Sequence[str], args: argparse.Names
         rows_file.unlink(missing_ok=True)
         command = [sys.executable, str(Path(__file__).resolve()), "--models", model, "--targets", ",".join(targets),
                    "--top", str(args.top), "--venv", str(args.venv), "--keep", str(work / model),
-                   "--rows", str(rows_file), *(["--weights", args.weights] if args.weights else [])]
+                   "--rows", str(rows_file), *(["--weights", args.weights] if args.weights else []),
+                   *(["--metrics"] if args.metrics else []), *(["--no-defaults"] if args.no_defaults else [])]
         started = time.perf_counter()
         with (logs / f"{model}.log").open("w") as log:
             code = subprocess.run(command, stdout=log, stderr=subprocess.STDOUT, env=env).returncode
@@ -608,16 +740,18 @@ def choose_weights(zoo: Zoo, model: str, asked: str | None) -> str:
 
 
 def compare_model(zoo: Zoo, python: Path, model: str, targets: Sequence[str], asked: str | None, top: int,
-                  work: Path) -> list[dict[str, Any]]:
+                  work: Path, metrics: bool = False, defaults_too: bool = True) -> list[dict[str, Any]]:
     started = time.perf_counter()
     weights = choose_weights(zoo, model, asked)
     print(f"\n### {model} ({weights} weights) for {', '.join(targets)}", flush=True)
-    best = build_zoo(zoo, model, targets, weights, True, work)
-    defaults = build_zoo(zoo, model, targets, weights, False, work)
+    best = build_zoo(zoo, model, targets, weights, True, work, metrics=metrics)
+    defaults = (build_zoo(zoo, model, targets, weights, False, work) if defaults_too
+                else [Side("zoo defaults", error=NOT_BUILT) for _ in targets])
     tfl_path: Path | None = None
     try:
         onnx_path, npz, digest = export_float(zoo, model, weights, work)
-        tfl_path, tfl_template = build_tflite(python, model, onnx_path, npz, work)
+        evaluation = export_evaluation(zoo.model(model), work) if metrics else None
+        tfl_path, tfl_template = build_tflite(python, model, onnx_path, npz, work, evaluation, zoo.model(model))
         recorded = [n for s in best if s.vela for n in s.notes if n.startswith("calibration sha256")]
         if recorded and digest[:12] not in recorded[0]:
             tfl_template.notes.append(f"calibration sha256 {digest[:12]} differs from zoo's build")
@@ -628,7 +762,8 @@ def compare_model(zoo: Zoo, python: Path, model: str, targets: Sequence[str], as
     rows = []
     for i, target in enumerate(targets):
         tfl = Side(tfl_template.label, cpu_ops=0, input_quant=tfl_template.input_quant,
-                   seconds=tfl_template.seconds, error=tfl_template.error, notes=list(tfl_template.notes))
+                   seconds=tfl_template.seconds, error=tfl_template.error, notes=list(tfl_template.notes),
+                   metrics=list(tfl_template.metrics))
         flags = next((s.vela.flags for s in (best[i], defaults[i]) if s.vela), None)
         if tfl_path and flags:
             vela_tflite(tfl_path, tfl, flags, work, target)
@@ -674,7 +809,20 @@ def main() -> int:
     parser.add_argument("--venv", type=Path, default=TFLITE_VENV, help="the TensorFlow venv (made if missing)")
     parser.add_argument("--keep", type=Path, help="keep the .onnx, .tflite, .tosa and Vela's output here")
     parser.add_argument("--venv-only", action="store_true", help="make the TensorFlow venv and stop (make tflite-venv)")
+    parser.add_argument("--trained", action="store_true",
+                        help=f"the models trained here ({', '.join(TRAINED_MODELS)}) × {', '.join(CATALOGUE_TARGETS)}, "
+                             "with --metrics")
+    parser.add_argument("--metrics", action="store_true",
+                        help="also the model's metric, float and int8, for zoo (its --verify) and the TFLite flow")
+    parser.add_argument("--no-defaults", action="store_true", help="skip zoo's float-I/O NCHW build")
+    parser.add_argument("--json", type=Path, help="also write the rows here (JSON)")
+    parser.add_argument("--table", type=Path, help="only print the side-by-side table of the rows a --json run wrote")
+    parser.add_argument("--recipes", type=Path, help="with --table: benchmarks/weight_recipes.py's --json rows")
     args = parser.parse_args()
+    if args.table:
+        recipes = json.loads(args.recipes.read_text()) if args.recipes else None
+        print(side_by_side(rows_from_json(json.loads(args.table.read_text())), recipes), end="")
+        return 0
     if args.venv_only:
         print(tflite_python(args.venv))
         return 0
@@ -682,6 +830,8 @@ def main() -> int:
     targets = list(ALL_TARGETS) if args.all else (args.targets.split(",") if args.targets else [args.target])
     if args.catalogue:
         models, targets = list(CATALOGUE_MODELS), list(CATALOGUE_TARGETS)
+    if args.trained:
+        models, targets, args.metrics = list(TRAINED_MODELS), list(CATALOGUE_TARGETS), True
     if None in models or None in targets:
         parser.error("give MODEL TARGET, --models/--targets, or --all")
 
@@ -701,11 +851,16 @@ def main() -> int:
             rows = run_jobs(models, targets, args, work)
         else:
             for model in models:
-                rows += compare_model(zoo, python, model, targets, args.weights, args.top, work)
+                rows += compare_model(zoo, python, model, targets, args.weights, args.top, work,
+                                      metrics=args.metrics, defaults_too=not args.no_defaults)
+                if args.json:
+                    _write(args.json, json.dumps(rows_json(rows), indent=1))
                 if args.markdown:  # after each model, as run_jobs does: a run stopped early keeps what it measured
                     _write(args.markdown, markdown(rows) + f"\n{len(rows)} comparisons so far.\n")
     if args.rows:
         args.rows.write_text(json.dumps(rows_json(rows), indent=1))
+    if args.json:
+        _write(args.json, json.dumps(rows_json(rows), indent=1))
     elapsed = time.perf_counter() - started
     table = markdown(rows)
     print("\n" + table)
@@ -713,7 +868,7 @@ def main() -> int:
           f"load average {os.getloadavg()[0]:.1f} at the end")
     if args.markdown:
         _write(args.markdown, table + f"\n{len(rows)} comparisons in {elapsed / 60:.1f} min on {os.cpu_count()} cores.\n")
-    failed = any(s.error for r in rows for s in (r["best"], r["defaults"], r["tflite"]))
+    failed = any(s.error and s.error != NOT_BUILT for r in rows for s in (r["best"], r["defaults"], r["tflite"]))
     return 1 if failed else 0
 
 

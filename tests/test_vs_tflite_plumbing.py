@@ -1,0 +1,73 @@
+"""benchmarks/vs_tflite.py's plumbing (issue 59): an aborted TensorFlow process is named by its
+signal and stage, and the side-by-side table holds both flows' cycles and metrics. No TensorFlow,
+no build: the benchmark itself is run by hand (docs/measured.md)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import numpy as np
+
+from benchmarks import _tflite_convert as helper
+from benchmarks import vs_tflite
+from benchmarks.vs_tflite import Side, VelaRun
+
+
+def test_a_tflite_process_that_aborts_is_named_by_its_signal_and_stage() -> None:
+    """resnet18's .tflite aborts TensorFlow Lite in allocate_tensors: no JSON, status -6."""
+    script = ("import os, sys; print('zoo-stage: onnx2tf', file=sys.stderr, flush=True); "
+              "print('zoo-stage: running the .tflite', file=sys.stderr, flush=True); os.abort()")
+    proc = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
+    info = vs_tflite.helper_result(proc.returncode, proc.stdout, proc.stderr)
+    assert info["error"].startswith("the TFLite process was killed by SIGABRT (status -6) while running the .tflite")
+    assert info["stage"] == "running the .tflite"
+    assert "zoo-stage" not in info["error"]
+
+
+def test_a_helper_result_is_its_last_json_line() -> None:
+    assert vs_tflite.helper_result(0, 'log\n{"bytes": 3}\n', "") == {"bytes": 3}
+    info = vs_tflite.helper_result(2, "", "")
+    assert info["error"].startswith("the TFLite process exited with status 2 and no result before its first stage")
+
+
+def _side(label: str, cycles: int, top1: float | None) -> Side:
+    total = {"total_cycles": cycles, "sram_bytes": 2048, "off_chip_flash_bytes": 10240, "on_chip_flash_bytes": 0,
+             "dram_bytes": 0, "inference_time_ms": cycles / 5e5}
+    metrics = [] if top1 is None else [{"name": "top1", "unit": "%", "higher_is_better": True, "max_drop": 1.0,
+                                        "float": 97.5, "program": top1, "samples": 1000, "dataset": "evaluation"}]
+    return Side(label, vela=VelaRun(total, [], []), metrics=metrics)
+
+
+def test_the_side_by_side_table_holds_both_flows_cycles_and_metrics() -> None:
+    rows = [{"model": "mnist", "target": "u55-128", "weights": "mnist", "best": _side("zoo", 900, 97.5),
+             "defaults": Side("zoo defaults", error=vs_tflite.NOT_BUILT), "tflite": _side("TFLite int8", 1000, 97.4)}]
+    table = vs_tflite.markdown(rows)
+    row = next(line for line in table.splitlines() if line.startswith("| mnist | u55-128 | 900"))
+    assert row == ("| mnist | u55-128 | 900 / 1,000 (0.900) | 2.0 / 2.0 | 10.0 / 10.0 | top1 (1000) "
+                   "| 97.50 % / 97.50 % | 97.50 % / 97.40 % | +0.00 / +0.10 |")
+    assert "not built" in table and "could not be built" not in table  # --no-defaults is no failure
+
+
+def test_a_tflite_output_is_put_back_in_onnxs_layout() -> None:
+    nhwc = np.arange(2 * 3 * 4 * 5, dtype=np.float32).reshape(2, 3, 4, 5)
+    assert np.array_equal(helper._onnx_layout(nhwc, (2, 5, 3, 4)), nhwc.transpose(0, 3, 1, 2))
+    assert helper._onnx_layout(nhwc[0, 0], (4, 5)) is not None
+    detail = {"quantization": (0.5, -3), "dtype": np.int8}
+    q = helper._quantize(np.array([0.0, 1.0, 100.0, -100.0]), detail)
+    assert q.tolist() == [-3, -1, 127, -128]
+    assert helper._dequantize(q, detail).tolist() == [0.0, 1.0, 65.0, -62.5]
+
+
+def test_the_recipe_column_is_the_fastest_recipe_within_the_drop() -> None:
+    recipes = [
+        {"model": "mnist", "target": "u55-128", "transform": "-", "qat": 0, "cycles": 900, "passed": True},
+        {"model": "mnist", "target": "u55-128", "transform": "palette8", "qat": 0, "cycles": 500, "passed": False},
+        {"model": "mnist", "target": "u55-128", "transform": "palette16", "qat": 0, "cycles": 600, "passed": True,
+         "flash_bytes": 5120, "dram_bytes": 0, "metric": "top1", "int8": 97.3},
+    ]
+    assert vs_tflite.best_recipe(recipes, "mnist", "u85-256") is None
+    rows = [{"model": "mnist", "target": "u55-128", "weights": "mnist", "best": _side("zoo", 900, 97.5),
+             "defaults": Side("zoo defaults", error=vs_tflite.NOT_BUILT), "tflite": _side("TFLite int8", 1000, 97.4)}]
+    table = vs_tflite.side_by_side(rows, recipes)
+    assert table.splitlines()[-1].endswith("| +0.00 / +0.10 | palette16: 600 (0.600), 5.0 KiB, top1 97.30 |")
