@@ -31,16 +31,17 @@ from typing import Any
 TRAINED = ("mnist", "ds-cnn-fsdd", "vww-mobilenetv1-025", "silero-vad", "crepe-tiny", "ppocr-cls", "ppocr-rec",
            "ppocr-det", "mtcnn-pnet", "mtcnn-rnet", "mtcnn-onet")
 RANDOM = ("mv2", "mobilenet-v3-small", "resnet8-cifar", "lraspp-mobilenetv3-large", "lraspp-mobilenetv3-large-nearest",
-          "ssdlite320-mobilenetv3-large")
+          "ssdlite320-mobilenetv3-large", "deit-tiny", "mobilevit-xs")
 TRAINED_VARIANT = {"mtcnn-pnet": "facenet", "mtcnn-rnet": "facenet", "mtcnn-onet": "facenet"}
 """Trained models whose default variant is ``random``: their weights (MTCNN's need ``ZOO_MTCNN_WEIGHTS``)."""
 TARGETS = ("u55-128", "u65-256")
 
 
-def fetch(model: str, targets: Sequence[str], env: dict[str, str],
-          verify: str = "--verify") -> tuple[list[dict[str, Any]], str, float]:
+def fetch(model: str, targets: Sequence[str], env: dict[str, str], verify: str = "--verify",
+          precision: str = "int8") -> tuple[list[dict[str, Any]], str, float]:
     """Each target's outcome (``zoo fetch --json``), what zoo printed on failure, and the seconds it took."""
-    command = [sys.executable, "-m", "zoo", "fetch", model, "-t", ",".join(targets), verify, "--json", "--keep-going"]
+    command = [sys.executable, "-m", "zoo", "fetch", model, "-t", ",".join(targets), verify, "--json", "--keep-going",
+               "--precision", precision]
     if model in RANDOM or model in TRAINED_VARIANT:
         command += ["--weights", TRAINED_VARIANT.get(model, "random")]
     started = time.perf_counter()
@@ -90,6 +91,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--targets", default=",".join(TARGETS))
     parser.add_argument("--cache", type=Path, help="the zoo cache to build in and read from (default: a new one)")
     parser.add_argument("--markdown", type=Path, help="also write the table here, after each model")
+    parser.add_argument("--precision", default="int8", help="int8 (the default) or a16w8: 16-bit activations")
     args = parser.parse_args(argv)
     models = args.models.split(",") if args.models else list(TRAINED + RANDOM)
     targets = args.targets.split(",")
@@ -98,15 +100,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
     for model in models:
-        outcomes, said, seconds = fetch(model, targets, env)
+        outcomes, said, seconds = fetch(model, targets, env, precision=args.precision)
         if not outcomes and "failed verification" in said:
             # Another check failed (a metric at random weights, say): the builds and their records are in the
             # cache, and --no-verify hands them out as recorded, the NPU-program level included.
-            outcomes, _, more = fetch(model, targets, env, "--no-verify")
+            outcomes, _, more = fetch(model, targets, env, "--no-verify", args.precision)
             seconds += more
             for o in outcomes:
                 o["also_failed"] = said[said.index("failed verification"):].split(" It is not handed out")[0]
-        got = [row(model, o) for o in outcomes]
+        got = [row(model if args.precision == "int8" else f"{model} ({args.precision})", o) for o in outcomes]
         if not got:
             got = [{"model": model, "target": ",".join(targets), "outcome": "zoo failed", "detail": said[-300:]}]
         rows += got

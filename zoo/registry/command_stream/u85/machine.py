@@ -16,6 +16,7 @@ from zoo.registry.command_stream.stream import Command
 from zoo.registry.command_stream.u85.maps import Chains
 from zoo.registry.command_stream.u85.ops_block import Accelerator, conv, conv_constants, pool
 from zoo.registry.command_stream.u85.ops_elementwise import elementwise
+from zoo.registry.command_stream.u85.ops_resize import resize
 from zoo.registry.command_stream.u85.regfile import U85Registers
 from zoo.registry.command_stream.u85.regs import bits
 
@@ -75,6 +76,8 @@ def execute(commands: list[Command], memory: Memory, accelerator: Accelerator,
                 pool(regs, memory, chains, bits("pool.mode", cmd.param))
             elif cmd.name == "NPU_OP_ELEMENTWISE":
                 elementwise(regs, memory, chains, bits("elementwise.mode", cmd.param))
+            elif cmd.name == "NPU_OP_RESIZE":
+                resize(regs, memory, chains, bits("resize_op.mode", cmd.param))
             else:
                 raise NotInterpreted(regs.op)
             ran += 1

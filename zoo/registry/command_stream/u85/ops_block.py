@@ -48,7 +48,8 @@ _kept: OrderedDict[tuple[tuple[bytes, ...], w85.Layout, bool], np.ndarray[Any, A
 _MICROBLOCKS = {0: (1, 1), 1: (1, 2), 2: (1, 4), 3: (2, 2), 4: (2, 4), 5: (4, 4)}
 _STREAMS = ("WEIGHT", "WEIGHT1", "WEIGHT2", "WEIGHT3")
 POOL_MODES = ("MAX", "AVERAGE", "REDUCE_SUM", "SUM", "NONE", "MIN", "ARGMAX_X", "ARGMAX_Y")
-MAX, AVERAGE, REDUCE_SUM, SUM = 0, 1, 2, 3
+MAX, AVERAGE, REDUCE_SUM, SUM, NONE = 0, 1, 2, 3, 4
+ACC_IFM2 = 2
 
 
 @dataclass(frozen=True)
@@ -228,6 +229,9 @@ def pool(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> None:
     if mode == REDUCE_SUM:
         _reduce_sum(regs, memory, chains)
         return
+    if mode == NONE:
+        _restore(regs, memory, chains)
+        return
     if mode not in (MAX, AVERAGE, SUM):
         name = POOL_MODES[mode] if mode < len(POOL_MODES) else str(mode)
         raise NotInterpreted(f"POOL {name}")
@@ -241,7 +245,7 @@ def pool(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> None:
     if mode == SUM and any(k.pad):
         raise NotInterpreted(f"POOL SUM with padding {k.pad}")
     ifm, values = _ifm(regs, memory, chains, k)
-    if ifm.precision.bits == 32 or ofm.precision.bits == 32 or _acc48(regs):
+    if ifm.precision.bits == 32 or (ofm.precision.bits == 32 and ifm.precision.bits != 8) or _acc48(regs):
         raise NotInterpreted(f"{regs.op} from a {ifm.precision.bits}-bit IFM to a {ofm.precision.bits}-bit OFM, "
                              f"ACC_FORMAT {regs['ACC_FORMAT']:#x}")
     top, left, bottom, right = k.pad
@@ -282,4 +286,33 @@ def _reduce_sum(regs: U85Registers, memory: Memory, chains: Chains) -> None:
     scale, shift, round_mode = ofm_scale(regs)
     out = stage(values.sum(axis=2, keepdims=True), np.asarray(scale), np.asarray(shift), round_mode,
                 regs["OFM_ZERO_POINT"], activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
+    write_ofm(memory, chains, ofm, out, regs.op)
+
+
+def _restore(regs: U85Registers, memory: Memory, chains: Chains) -> None:
+    """POOL NONE with the accumulator from IFM2 (``ACC_FORMAT`` input IFM2): Regor's null pool, the output stage
+    of a 32-bit map (a transposed convolution's phases, a rescale, a copy or transpose of 32-bit values). Its
+    IFM is a dummy 8-bit map the operation does not read; each IFM2 value less its zero point is the accumulator,
+    plus the channel's bias where the scale is per channel."""
+    value = regs["ACC_FORMAT"]
+    if bits("acc.input", value) != ACC_IFM2 or bits("acc.output", value) or bits("acc.format", value):
+        raise NotInterpreted(f"POOL NONE with ACC_FORMAT {value:#x} (the 32-bit accumulator from IFM2 is modelled)")
+    k = _kernel(regs)
+    if k.kernel != (1, 1) or k.stride != (1, 1) or any(k.pad):
+        raise StreamError(f"{regs.op}: a null pool with kernel {k.kernel}, stride {k.stride}, padding {k.pad}")
+    ofm, global_scale = ofm_map(regs)
+    ifm2 = ifm_map(regs, "IFM2")
+    if ifm2.precision.bits != 32 or ifm2.storage not in (0, 2):
+        raise StreamError(f"{regs.op}: the 32-bit accumulator restored from a {ifm2.precision.bits}-bit IFM2")
+    acc = reader(regs, memory, chains, ifm2)(*k.ofm_shape) - regs["IFM2_ZERO_POINT"]
+    if global_scale:
+        scale, shift, round_mode = ofm_scale(regs)
+        records = ScaleRecords(np.zeros(1, dtype=np.int64), np.asarray([scale]), np.asarray([shift]))
+    else:
+        _, _, round_mode = ofm_scale(regs)
+        data = memory.read(regs["SCALE_REGION"] & 7, regs.address("SCALE_BASE"), regs.address("SCALE_LENGTH"),
+                           f"{regs.op}'s scale stream")
+        records = w85.scale_records(data, k.ofm_shape[2], False, regs.op)
+    out = stage(acc + records.bias, records.scale, records.shift, round_mode, regs["OFM_ZERO_POINT"],
+                activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
     write_ofm(memory, chains, ofm, out, regs.op)
