@@ -38,10 +38,10 @@ TARGETS = ("u55-128", "u65-256")
 
 
 def fetch(model: str, targets: Sequence[str], env: dict[str, str], verify: str = "--verify",
-          precision: str = "int8") -> tuple[list[dict[str, Any]], str, float]:
+          precision: str = "int8", io: str | None = None) -> tuple[list[dict[str, Any]], str, float]:
     """Each target's outcome (``zoo fetch --json``), what zoo printed on failure, and the seconds it took."""
     command = [sys.executable, "-m", "zoo", "fetch", model, "-t", ",".join(targets), verify, "--json", "--keep-going",
-               "--precision", precision]
+               "--precision", precision, *(["--io", io] if io else [])]
     if model in RANDOM or model in TRAINED_VARIANT:
         command += ["--weights", TRAINED_VARIANT.get(model, "random")]
     started = time.perf_counter()
@@ -92,6 +92,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="the zoo cache to build in and read from (default: a new one)")
     parser.add_argument("--markdown", type=Path, help="also write the table here, after each model")
     parser.add_argument("--precision", default="int8", help="int8 (the default) or a16w8: 16-bit activations")
+    parser.add_argument("--io", choices=("float", "int8"), help="the programs' I/O (default: zoo's)")
     args = parser.parse_args(argv)
     models = args.models.split(",") if args.models else list(TRAINED + RANDOM)
     targets = args.targets.split(",")
@@ -100,11 +101,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     rows: list[dict[str, Any]] = []
     started = time.perf_counter()
     for model in models:
-        outcomes, said, seconds = fetch(model, targets, env, precision=args.precision)
+        outcomes, said, seconds = fetch(model, targets, env, precision=args.precision, io=args.io)
         if not outcomes and "failed verification" in said:
             # Another check failed (a metric at random weights, say): the builds and their records are in the
             # cache, and --no-verify hands them out as recorded, the NPU-program level included.
-            outcomes, _, more = fetch(model, targets, env, "--no-verify", args.precision)
+            outcomes, _, more = fetch(model, targets, env, "--no-verify", args.precision, args.io)
             seconds += more
             for o in outcomes:
                 o["also_failed"] = said[said.index("failed verification"):].split(" It is not handed out")[0]
