@@ -17,8 +17,10 @@ then the output stage with ``OFM_SCALE``. A padded SUM, an AVERAGE with another 
 REDUCE_SUM sums each position's channels into one (a 1x1 kernel, from and into 8- or 32-bit maps:
 Regor's softmax); MIN and the ARGMAX modes are not modelled. The accumulator is reset and output
 (``ACC_FORMAT`` input RESET, output ENABLE), 32 bits wide for 8-bit IFMs and 48 for a 16-bit
-CONV (I48: mnist at a16w8 on u85-256 is bit-exact; a 16-bit DEPTHWISE is not modelled); ``IFM_UPSCALE`` and an IFM broadcast
-are not modelled.
+CONV (I48: mnist at a16w8 on u85-256 is bit-exact; a 16-bit DEPTHWISE is not modelled); ``IFM_UPSCALE`` is not
+modelled. ``IFM_BROADCAST`` is not read: Regor writes it before elementwise operations only
+(``GenerateInputBroadcast``), so a pool or convolution after one finds it set (palm-detection-lite's
+POOL after a broadcast MUL, on u85-256) and the compiler takes it to apply to elementwise operations alone.
 """
 
 from __future__ import annotations
@@ -86,8 +88,6 @@ def _acc48(regs: U85Registers) -> bool:
 def _kernel(regs: U85Registers) -> _Kernel:
     if regs["IFM_UPSCALE"]:
         raise NotInterpreted(f"{regs.op} with IFM_UPSCALE {regs['IFM_UPSCALE']}")
-    if regs.values.get("IFM_BROADCAST", 0):
-        raise NotInterpreted(f"{regs.op} with IFM_BROADCAST {regs['IFM_BROADCAST']:#x}")
     s = regs["KERNEL_STRIDE"]
     if bits("kernel.decomposition", s):
         raise NotInterpreted(f"{regs.op} with 4x4 kernel decomposition")

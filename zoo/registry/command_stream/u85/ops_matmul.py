@@ -6,7 +6,8 @@ and the OFM an (N, H, W) one: ``OFM[n, h, w] = sum_c (IFM[n, h, c] - zp) * (IFM2
 operand less its own zero point (``IFM_ZERO_POINT``, ``IFM2_ZERO_POINT``). The kernel is 1x1 without
 padding; there is no scale stream: the accumulator (32-bit for 8-bit maps, 48-bit with ``ACC_FORMAT``
 I48 for 16-bit ones) goes through ``OFM_SCALE``'s global scale (Regor writes the rescale TOSA puts after
-the MATMUL there) and the activation. An IFM2 broadcast or a scalar operand is not modelled.
+the MATMUL there) and the activation. A scalar operand is not modelled; the broadcast registers are the
+elementwise operations' (``ops_block.py``).
 """
 
 from __future__ import annotations
@@ -27,8 +28,8 @@ def matmul(regs: U85Registers, memory: Memory, chains: Chains) -> None:
     acc = regs["ACC_FORMAT"]
     if bits("acc.input", acc) or bits("acc.output", acc):
         raise NotInterpreted(f"{regs.op} (MATMUL) with ACC_FORMAT {acc:#x} (a kept accumulator, or no output)")
-    if regs["IFM_UPSCALE"] or regs.values.get("IFM_BROADCAST", 0) or regs.values.get("IFM2_BROADCAST", 0):
-        raise NotInterpreted(f"{regs.op} (MATMUL) with IFM_UPSCALE, IFM_BROADCAST or IFM2_BROADCAST")
+    if regs["IFM_UPSCALE"]:
+        raise NotInterpreted(f"{regs.op} (MATMUL) with IFM_UPSCALE")
     if (regs["KERNEL_HEIGHT_M1"], regs["KERNEL_WIDTH_M1"]) != (0, 0) or any(
             regs[f"IFM_PAD_{side}"] for side in ("TOP", "LEFT", "BOTTOM", "RIGHT")):
         raise StreamError(f"{regs.op}: a MATMUL with a kernel other than 1x1, or padding")

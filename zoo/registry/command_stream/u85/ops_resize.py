@@ -71,8 +71,8 @@ def _positions(size: int, n: int, d: int, offset: int, extent: int) -> tuple[np.
 def resize(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> None:
     if mode == REPLICATE or mode > NEAREST:
         raise NotInterpreted(f"RESIZE {MODES[mode] if mode < len(MODES) else mode}")
-    if regs["IFM_UPSCALE"] or regs.values.get("IFM_BROADCAST", 0):
-        raise NotInterpreted(f"{regs.op} with IFM_UPSCALE or IFM_BROADCAST")
+    if regs["IFM_UPSCALE"]:
+        raise NotInterpreted(f"{regs.op} with IFM_UPSCALE")
     ofm, global_scale = ofm_map(regs)
     if not global_scale or ofm.transpose != "HWC":
         raise StreamError(f"{regs.op}: a resize with per-channel scales or a transposed OFM")
