@@ -42,6 +42,8 @@ U85_CATALOGUE = ("mnist", "deit-tiny", "mobilevit-xs", "resnet8-cifar", "mv2", "
                  "deeplabv3-mobilenetv3-large", "shufflenet-v2-x0-5", "squeezenet1-1", "mnasnet0-5", "efficientnet-b0",
                  "ppocr-cls", "ppocr-rec", "ppocr-det", "mtcnn-pnet", "mtcnn-rnet", "mtcnn-onet")
 """The U85 table's models, most telling first (the transformers' MATMULs, the segmentation networks' RESIZEs)."""
+RANDOM_U85 = ("deeplabv3-mobilenetv3-large", "shufflenet-v2-x0-5", "squeezenet1-1", "mnasnet0-5", "efficientnet-b0")
+"""torchvision networks of the U85 list whose default weights are downloaded: built at random weights."""
 TRAINED_VARIANT = {"mtcnn-pnet": "facenet", "mtcnn-rnet": "facenet", "mtcnn-onet": "facenet"}
 """Trained models whose default variant is ``random``: their weights (MTCNN's need ``ZOO_MTCNN_WEIGHTS``)."""
 TARGETS = ("u55-128", "u65-256")
@@ -52,7 +54,7 @@ def fetch(model: str, targets: Sequence[str], env: dict[str, str], verify: str =
     """Each target's outcome (``zoo fetch --json``), what zoo printed on failure, and the seconds it took."""
     command = [sys.executable, "-m", "zoo", "fetch", model, "-t", ",".join(targets), verify, "--json", "--keep-going",
                "--precision", precision, *(["--io", io] if io else [])]
-    if model in RANDOM or model in TRAINED_VARIANT:
+    if model in RANDOM or model in RANDOM_U85 or model in TRAINED_VARIANT:
         command += ["--weights", TRAINED_VARIANT.get(model, "random")]
     started = time.perf_counter()
     proc = subprocess.run(command, env=env, capture_output=True, text=True, check=False)
