@@ -7,6 +7,8 @@ ops-bilinear, ops-matmul, ops-deconv, ops-layernorm; docs/verification.md)."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 import pytest
 
@@ -56,7 +58,7 @@ def _resize(mode: int, width: int) -> list[int]:
     return words + c1("NPU_SET_OFM_SCALE", 1, shift | NATURAL) + c0("NPU_OP_RESIZE", mode) + c0("NPU_OP_STOP", 0xFFFF)
 
 
-def _run(words: list[int], given: np.ndarray, out_shape: tuple[int, ...]) -> list[int]:
+def _run(words: list[int], given: np.ndarray[Any, Any], out_shape: tuple[int, ...]) -> list[int]:
     inp = TensorInfo(region=1, offset=0, shape=given.shape, element_size=given.itemsize)
     out = TensorInfo(region=1, offset=0x100, shape=out_shape, element_size=1)
     (got,) = run(payload(words, config=U85_256, scratch=0x200, inputs=[inp], outputs=[out]), [given.tobytes()])
