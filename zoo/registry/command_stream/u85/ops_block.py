@@ -15,7 +15,9 @@ AVERAGE the sum divided by the taps inside the IFM (the padding left out: torch'
 ``OFM_SCALE`` 1, shift 0, and SUM with the division folded into the scale above: ``GetPoolingMode``);
 then the output stage with ``OFM_SCALE``. A padded SUM, an AVERAGE with another scale,
 REDUCE_SUM sums each position's channels into one (a 1x1 kernel, from and into 8- or 32-bit maps:
-Regor's softmax); MIN and the ARGMAX modes are not modelled. The accumulator is reset and output
+Regor's softmax); NONE with the accumulator from IFM2 is Regor's null pool (``_restore``); MIN and the
+ARGMAX modes are not modelled. MAX, AVERAGE and SUM pools of 8-bit maps may write 32-bit ones (a layer
+norm's sums). Otherwise the accumulator is reset and output
 (``ACC_FORMAT`` input RESET, output ENABLE), 32 bits wide for 8-bit IFMs and 48 for a 16-bit
 CONV (I48: mnist at a16w8 on u85-256 is bit-exact; a 16-bit DEPTHWISE is not modelled); ``IFM_UPSCALE`` is not
 modelled. ``IFM_BROADCAST`` is not read: Regor writes it before elementwise operations only
