@@ -123,3 +123,15 @@ def test_the_null_pool_restores_a_32_bit_accumulator_from_ifm2() -> None:
     got = _run(words, acc.reshape(1, 6, 1), (1, 6, 1))
     want = np.clip(np.floor(acc.astype(np.int64) * 3 / 16 + 0.5), -128, 127).astype(int).tolist()
     assert got == want
+
+
+def test_a_pool_does_not_apply_the_broadcast_an_elementwise_operation_left() -> None:
+    """Regor writes IFM_BROADCAST before ELEMENTWISE only; a POOL after one (palm-detection-lite's on u85-256)
+    finds it still set and copies its whole IFM, not the first row and column broadcast."""
+    from tests.command_stream.test_u85_stream import _pool
+
+    shape = (2, 3, 4)
+    ifm = np.arange(24, dtype=np.int8).reshape(shape)
+    words = c0("NPU_SET_IFM_BROADCAST", 3) + _pool(1 | 1 << 8 | 6 << 11, shape)
+    got = _run(words, ifm, (4, 2, 3))
+    assert got == ifm.transpose(2, 0, 1).reshape(-1).tolist()
