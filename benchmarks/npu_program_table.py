@@ -63,7 +63,7 @@ def fetch(model: str, targets: Sequence[str], env: dict[str, str], verify: str =
         outcomes = json.loads(proc.stdout) if proc.stdout.strip() else []
     except json.JSONDecodeError:
         outcomes = []
-    said = " ".join(proc.stderr.split()[-60:]) if proc.returncode else ""
+    said = " ".join(proc.stderr.split()[-400:]) if proc.returncode else ""
     return outcomes if isinstance(outcomes, list) else [outcomes], said, seconds
 
 
@@ -127,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             seconds += more
             for o in outcomes:
                 if "failed verification" in said:
-                    o["also_failed"] = said[said.index("failed verification"):].split(" It is not handed out")[0]
+                    o["also_failed"] = said[said.index("failed verification"):].split(" It is not handed out")[0][:300]
         got = [row(model if args.precision == "int8" else f"{model} ({args.precision})", o) for o in outcomes]
         if not got:
             got = [{"model": model, "target": ",".join(targets), "outcome": "zoo failed", "detail": said[-300:]}]
