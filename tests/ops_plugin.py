@@ -78,6 +78,8 @@ def _network(op: str) -> Any:
                 return F.pixel_shuffle(a, 2)
             if op == "layernorm":
                 return self.norm(a.permute(0, 2, 3, 1))
+            if op == "matmul":  # two activations multiplied: the U85's MATMUL (a transformer's attention scores)
+                return torch.matmul(a.flatten(2), self.b(x).flatten(2).transpose(1, 2))
             raise ValueError(f"unknown operation {op!r}")
 
     torch.manual_seed(11)
@@ -86,7 +88,7 @@ def _network(op: str) -> Any:
 
 MODELS = ("max", "min", "clamp", "lrelu", "abs", "sigmoid", "tanh", "hardswish", "hardsigmoid", "avgpad", "avgpad-excl", "mix",
           "upsample", "bilinear", "deconv", "dilated", "gelu", "silu",
-          "prelu", "upsample4", "chanmean", "shuffle", "layernorm")
+          "prelu", "upsample4", "chanmean", "shuffle", "layernorm", "matmul")
 """Each registers as ``ops-<name>``."""
 
 

@@ -41,7 +41,7 @@ COPY = (cmd0("NPU_SET_DMA0_SRC_REGION", 1) + cmd1("NPU_SET_DMA0_SRC", 0) + cmd0(
         + cmd1("NPU_SET_DMA0_DST", 64) + cmd1("NPU_SET_DMA0_LEN", 16) + cmd0("NPU_OP_DMA_START")
         + cmd0("NPU_OP_DMA_WAIT") + cmd0("NPU_OP_STOP", 0xFFFF))
 SAMPLE = np.arange(-8, 8, dtype=np.int8)
-RESIZE = [7, *cmd0("NPU_OP_STOP", 0xFFFF)]  # NPU_OP_RESIZE: an Ethos-U85 operation its interpreter does not model
+ARGMAX = [5 | 6 << 16, *cmd0("NPU_OP_STOP", 0xFFFF)]  # NPU_OP_POOL ARGMAX_X: a U85 mode its interpreter does not model
 
 
 def _run(level: NpuProgram, processed: bytes, samples: int, reference: np.ndarray = SAMPLE) -> NpuProgram:
@@ -113,12 +113,12 @@ def test_a_command_it_does_not_model_skips_the_level_and_passes() -> None:
 
 def test_a_u85_program_runs_on_the_u85_interpreter() -> None:
     """The level picks the interpreter by config_r's product: the same copy on the U85's (its DMA opcodes are
-    the U55's), and what that one does not model (RESIZE) skips the level."""
+    the U55's), and what that one does not model (an ARGMAX pool) skips the level."""
     level = _run(NpuProgram(), _processed(COPY, U85_256), samples=2)
     assert level.check()["passed"] and level.record()["outcome"] == "passed" and level.calls == 4  # two a sample
-    skipped = _run(NpuProgram(), _processed(RESIZE, U85_256), samples=1)
+    skipped = _run(NpuProgram(), _processed(ARGMAX, U85_256), samples=1)
     assert skipped.check()["passed"] and skipped.record()["outcome"] == "skipped"
-    assert skipped.skipped == "not implemented: RESIZE at byte 0x0"
+    assert skipped.skipped == "not implemented: POOL ARGMAX_X"
 
 
 def test_a_program_that_reaches_past_its_memory_fails() -> None:
@@ -152,10 +152,10 @@ def test_fetch_and_verify_show_the_level_and_name_the_stand_in() -> None:
     v = Verification("mnist for u55-128", [Check("file", True, "ok")], numerics=numerics)
     assert _verification_line(v).endswith("; NPU program bit-exact on 8 samples, 16 delegate calls "
                                           "(command-stream interpreter, a stand-in for the NPU)")
-    skipped = _run(NpuProgram(), _processed(RESIZE, U85_256), samples=1)
+    skipped = _run(NpuProgram(), _processed(ARGMAX, U85_256), samples=1)
     v = Verification("add for u85-256", [], numerics={**numerics, "checks": [skipped.check()],
                                                       "npu_program": skipped.record()})
-    assert "; NPU program skipped, not implemented: RESIZE at byte 0x0" in _verification_line(v)
+    assert "; NPU program skipped, not implemented: POOL ARGMAX_X" in _verification_line(v)
     (line,) = [x for x in verification_lines(v) if "npu_program" in x]
     assert line.startswith("  skip  npu_program  NPU program (command-stream interpreter, a stand-in for the NPU)")
 
@@ -179,7 +179,7 @@ def test_zoo_report_shows_the_level_and_names_the_stand_in() -> None:
                                 "inferences_per_second", "sram_bytes", "dram_bytes", "on_chip_flash_bytes",
                                 "off_chip_flash_bytes", "npu_ops", "cpu_ops", "partitions", "built_at")}
     passed = _run(NpuProgram(), _processed(COPY), samples=8).record()
-    skipped = _run(NpuProgram(), _processed(RESIZE, U85_256), samples=1).record()
+    skipped = _run(NpuProgram(), _processed(ARGMAX, U85_256), samples=1).record()
     rows = [ReportRow(model="add", target=t, key=t * 4, extra_flags=(), npu_program=level, **fields)
             for t, level in (("u55-128", passed), ("u85-256", skipped), ("portable", None))]
     assert [r.npu_program_text for r in rows] == ["bit-exact (8 samples)", "skipped", "-"]
@@ -188,7 +188,7 @@ def test_zoo_report_shows_the_level_and_names_the_stand_in() -> None:
     assert "zoo's command-stream interpreter, a stand-in for the NPU" in text
     page = render_html(Report("add", rows))
     assert "<th>NPU program<br><small>on the interpreter, a stand-in for the NPU</small></th>" in page
-    assert 'title="not implemented: RESIZE at byte 0x0' in page
+    assert 'title="not implemented: POOL ARGMAX_X' in page
 
 
 def test_a_build_whose_samples_call_no_delegate_is_skipped_never_bit_exact() -> None:

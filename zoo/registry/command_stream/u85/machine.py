@@ -16,6 +16,8 @@ from zoo.registry.command_stream.stream import Command
 from zoo.registry.command_stream.u85.maps import Chains
 from zoo.registry.command_stream.u85.ops_block import Accelerator, conv, conv_constants, pool
 from zoo.registry.command_stream.u85.ops_elementwise import elementwise
+from zoo.registry.command_stream.u85.ops_matmul import matmul
+from zoo.registry.command_stream.u85.ops_resize import resize
 from zoo.registry.command_stream.u85.regfile import U85Registers
 from zoo.registry.command_stream.u85.regs import bits
 
@@ -68,13 +70,18 @@ def execute(commands: list[Command], memory: Memory, accelerator: Accelerator,
                     constants.append(conv_constants(regs, memory, accelerator, decoder,
                                                     depthwise=cmd.name == "NPU_OP_DEPTHWISE"))
             elif cmd.name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE"):
-                if cmd.param:
-                    raise NotInterpreted(f"{regs.op} with its weights from IFM2 (MATMUL)")
-                conv(regs, memory, chains, accelerator, decoder, depthwise=cmd.name == "NPU_OP_DEPTHWISE")
+                if cmd.param and cmd.name == "NPU_OP_CONV":
+                    matmul(regs, memory, chains)
+                elif cmd.param:
+                    raise StreamError(f"{regs.op}: a DEPTHWISE with parameter {cmd.param:#x}")
+                else:
+                        conv(regs, memory, chains, accelerator, decoder, depthwise=cmd.name == "NPU_OP_DEPTHWISE")
             elif cmd.name == "NPU_OP_POOL":
                 pool(regs, memory, chains, bits("pool.mode", cmd.param))
             elif cmd.name == "NPU_OP_ELEMENTWISE":
                 elementwise(regs, memory, chains, bits("elementwise.mode", cmd.param))
+            elif cmd.name == "NPU_OP_RESIZE":
+                resize(regs, memory, chains, bits("resize_op.mode", cmd.param))
             else:
                 raise NotInterpreted(regs.op)
             ran += 1

@@ -9,7 +9,7 @@ numbered by the map's ``*_REGION``: the OFM of one operation, kept for an IFM or
 
 The OFM's size registers give its shape before the transpose, its tile and stride registers the
 transposed map's: an element at (y, x, c) goes to the transposed position (``CHW``: (c, y, x);
-settled on mnist's CHW and mv2's WCH). A reversal (``reverse``) is not modelled: no program measured
+settled on mnist's CHW and mv2's WCH; deit-tiny's WHC, HCW and CWH, bit-exact on u85-256). A reversal (``reverse``) is not modelled: no program measured
 has one. A chained map is read whole, in the shape it was written.
 """
 

@@ -15,10 +15,14 @@ AVERAGE the sum divided by the taps inside the IFM (the padding left out: torch'
 ``OFM_SCALE`` 1, shift 0, and SUM with the division folded into the scale above: ``GetPoolingMode``);
 then the output stage with ``OFM_SCALE``. A padded SUM, an AVERAGE with another scale,
 REDUCE_SUM sums each position's channels into one (a 1x1 kernel, from and into 8- or 32-bit maps:
-Regor's softmax); MIN and the ARGMAX modes are not modelled. The accumulator is reset and output
+Regor's softmax); NONE with the accumulator from IFM2 is Regor's null pool (``_restore``); MIN and the
+ARGMAX modes are not modelled. MAX, AVERAGE and SUM pools of 8-bit maps may write 32-bit ones (a layer
+norm's sums). Otherwise the accumulator is reset and output
 (``ACC_FORMAT`` input RESET, output ENABLE), 32 bits wide for 8-bit IFMs and 48 for a 16-bit
-CONV (I48: mnist at a16w8 on u85-256 is bit-exact; a 16-bit DEPTHWISE is not modelled); ``IFM_UPSCALE`` and an IFM broadcast
-are not modelled.
+CONV (I48: mnist at a16w8 on u85-256 is bit-exact; a 16-bit DEPTHWISE is not modelled); ``IFM_UPSCALE`` is not
+modelled. ``IFM_BROADCAST`` is not read: Regor writes it before elementwise operations only
+(``GenerateInputBroadcast``), so a pool or convolution after one finds it set (palm-detection-lite's
+POOL after a broadcast MUL, on u85-256) and the compiler takes it to apply to elementwise operations alone.
 """
 
 from __future__ import annotations
@@ -48,7 +52,8 @@ _kept: OrderedDict[tuple[tuple[bytes, ...], w85.Layout, bool], np.ndarray[Any, A
 _MICROBLOCKS = {0: (1, 1), 1: (1, 2), 2: (1, 4), 3: (2, 2), 4: (2, 4), 5: (4, 4)}
 _STREAMS = ("WEIGHT", "WEIGHT1", "WEIGHT2", "WEIGHT3")
 POOL_MODES = ("MAX", "AVERAGE", "REDUCE_SUM", "SUM", "NONE", "MIN", "ARGMAX_X", "ARGMAX_Y")
-MAX, AVERAGE, REDUCE_SUM, SUM = 0, 1, 2, 3
+MAX, AVERAGE, REDUCE_SUM, SUM, NONE = 0, 1, 2, 3, 4
+ACC_IFM2 = 2
 
 
 @dataclass(frozen=True)
@@ -85,8 +90,6 @@ def _acc48(regs: U85Registers) -> bool:
 def _kernel(regs: U85Registers) -> _Kernel:
     if regs["IFM_UPSCALE"]:
         raise NotInterpreted(f"{regs.op} with IFM_UPSCALE {regs['IFM_UPSCALE']}")
-    if regs.values.get("IFM_BROADCAST", 0):
-        raise NotInterpreted(f"{regs.op} with IFM_BROADCAST {regs['IFM_BROADCAST']:#x}")
     s = regs["KERNEL_STRIDE"]
     if bits("kernel.decomposition", s):
         raise NotInterpreted(f"{regs.op} with 4x4 kernel decomposition")
@@ -228,6 +231,9 @@ def pool(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> None:
     if mode == REDUCE_SUM:
         _reduce_sum(regs, memory, chains)
         return
+    if mode == NONE:
+        _restore(regs, memory, chains)
+        return
     if mode not in (MAX, AVERAGE, SUM):
         name = POOL_MODES[mode] if mode < len(POOL_MODES) else str(mode)
         raise NotInterpreted(f"POOL {name}")
@@ -241,7 +247,7 @@ def pool(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> None:
     if mode == SUM and any(k.pad):
         raise NotInterpreted(f"POOL SUM with padding {k.pad}")
     ifm, values = _ifm(regs, memory, chains, k)
-    if ifm.precision.bits == 32 or ofm.precision.bits == 32 or _acc48(regs):
+    if ifm.precision.bits == 32 or (ofm.precision.bits == 32 and ifm.precision.bits != 8) or _acc48(regs):
         raise NotInterpreted(f"{regs.op} from a {ifm.precision.bits}-bit IFM to a {ofm.precision.bits}-bit OFM, "
                              f"ACC_FORMAT {regs['ACC_FORMAT']:#x}")
     top, left, bottom, right = k.pad
@@ -282,4 +288,33 @@ def _reduce_sum(regs: U85Registers, memory: Memory, chains: Chains) -> None:
     scale, shift, round_mode = ofm_scale(regs)
     out = stage(values.sum(axis=2, keepdims=True), np.asarray(scale), np.asarray(shift), round_mode,
                 regs["OFM_ZERO_POINT"], activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
+    write_ofm(memory, chains, ofm, out, regs.op)
+
+
+def _restore(regs: U85Registers, memory: Memory, chains: Chains) -> None:
+    """POOL NONE with the accumulator from IFM2 (``ACC_FORMAT`` input IFM2): Regor's null pool, the output stage
+    of a 32-bit map (a transposed convolution's phases, a rescale, a copy or transpose of 32-bit values). Its
+    IFM is a dummy 8-bit map the operation does not read; each IFM2 value less its zero point is the accumulator,
+    plus the channel's bias where the scale is per channel."""
+    value = regs["ACC_FORMAT"]
+    if bits("acc.input", value) != ACC_IFM2 or bits("acc.output", value) or bits("acc.format", value):
+        raise NotInterpreted(f"POOL NONE with ACC_FORMAT {value:#x} (the 32-bit accumulator from IFM2 is modelled)")
+    k = _kernel(regs)
+    if k.kernel != (1, 1) or k.stride != (1, 1) or any(k.pad):
+        raise StreamError(f"{regs.op}: a null pool with kernel {k.kernel}, stride {k.stride}, padding {k.pad}")
+    ofm, global_scale = ofm_map(regs)
+    ifm2 = ifm_map(regs, "IFM2")
+    if ifm2.precision.bits != 32 or ifm2.storage not in (0, 2):
+        raise StreamError(f"{regs.op}: the 32-bit accumulator restored from a {ifm2.precision.bits}-bit IFM2")
+    acc = reader(regs, memory, chains, ifm2)(*k.ofm_shape) - regs["IFM2_ZERO_POINT"]
+    if global_scale:
+        scale, shift, round_mode = ofm_scale(regs)
+        records = ScaleRecords(np.zeros(1, dtype=np.int64), np.asarray([scale]), np.asarray([shift]))
+    else:
+        _, _, round_mode = ofm_scale(regs)
+        data = memory.read(regs["SCALE_REGION"] & 7, regs.address("SCALE_BASE"), regs.address("SCALE_LENGTH"),
+                           f"{regs.op}'s scale stream")
+        records = w85.scale_records(data, k.ofm_shape[2], False, regs.op)
+    out = stage(acc + records.bias, records.scale, records.shift, round_mode, regs["OFM_ZERO_POINT"],
+                activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
     write_ofm(memory, chains, ofm, out, regs.op)

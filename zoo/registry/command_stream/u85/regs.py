@@ -96,8 +96,12 @@ FIELDS: dict[str, tuple[str, int, int]] = {
     "address.hi": ("IFM_BASE0", 0, 8),
     # config_r (not a command): MACs per cycle (log2) and weight decoders (log2)
     "config.macs": ("CONFIG", 0, 4), "config.num_wd": ("CONFIG", 12, 2),
+    # RESIZE_X / RESIZE_Y (cmd1): the integer steps in the parameter, their remainders in the payload
+    "resize.one_step_int": ("RESIZE_X", 0, 4), "resize.blk_step_int": ("RESIZE_X", 4, 11),
+    "resize.one_step_mod": ("RESIZE_X", 0, 11), "resize.blk_step_mod": ("RESIZE_X", 16, 11),
     # NPU_OP_POOL and NPU_OP_ELEMENTWISE: the mode in the parameter
     "pool.mode": ("NPU_OP_POOL", 0, 3), "elementwise.mode": ("NPU_OP_ELEMENTWISE", 0, 6),
+    "resize_op.mode": ("NPU_OP_RESIZE", 0, 2),
 }
 
 

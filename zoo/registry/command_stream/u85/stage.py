@@ -4,8 +4,9 @@ then the activation (a clamp, or a table in the LUT memory).
 ``OFM_SCALE``: the shift in parameter bits 0-5, ``dbl_rnd`` in 6-10, the rounding mode in 13-15; the
 scale is the payload's low 31 bits. Of the six rounding modes NATURAL (1: add half, shift
 arithmetically, TOSA's ``apply_scale_32`` without double rounding) and TRUNCATE_TO_LOWER (5: shift
-arithmetically) are modelled, and any mode with shift 0 (exact: Regor's copies and transposes, 1x1 pools
-with scale 1, write DOUBLE_SYMMETRIC); the others stop the run, as does a nonzero ``dbl_rnd``.
+arithmetically) are modelled, and any mode where scale 1 and the shift drop no bit (exact: Regor's copies
+and transposes, 1x1 pools with scale 1, nearest-neighbour resizes, write DOUBLE_SYMMETRIC); the others stop
+the run, as does a nonzero ``dbl_rnd``.
 
 ``ACTIVATION``: the function in bits 0-4, the table in 5-7, the clip range in bit 12. B16 (0) clamps
 to ``[ACTIVATION_MIN, ACTIVATION_MAX]`` (``MIN`` signed; ``MAX`` unsigned, Regor writes up to 65535)
@@ -45,6 +46,11 @@ def ofm_scale(regs: U85Registers, name: str = "OFM_SCALE") -> tuple[int, int, in
     return value, bits("scale.shift", param), bits("ofm_scale.round", param)
 
 
+def _exact(acc: np.ndarray[Any, Any], scale: np.ndarray[Any, Any], shift: np.ndarray[Any, Any]) -> bool:
+    """Whether ``acc * scale >> shift`` drops no bit (a resize's nearest neighbour, times ``2**16``)."""
+    return bool((scale == 1).all() and not (acc & ((np.int64(1) << shift) - 1)).any())
+
+
 def stage(acc: np.ndarray[Any, Any], scale: np.ndarray[Any, Any], shift: np.ndarray[Any, Any], round_mode: int,
           zero_point: int, act: Activation, dtype: np.dtype[Any], what: str, acc_bits: int = 32) -> np.ndarray[Any, Any]:
     """``acc`` (..., C) int64 to OFM values; ``scale`` and ``shift`` per channel or scalars; ``acc_bits``
@@ -53,7 +59,7 @@ def stage(acc: np.ndarray[Any, Any], scale: np.ndarray[Any, Any], shift: np.ndar
     if acc.size and (acc.min() < low or acc.max() > high):
         raise NotInterpreted(f"{what}: a {acc_bits}-bit accumulator overflows ({int(acc.min())}..{int(acc.max())})")
     scale, shift = np.asarray(scale, dtype=np.int64), np.asarray(shift, dtype=np.int64)
-    if round_mode == U85_NATURAL or not shift.any():  # without a shift every mode is exact
+    if round_mode == U85_NATURAL or not shift.any() or _exact(acc, scale, shift):  # every mode agrees where exact
         v = scaled(acc, scale, shift, NATURAL)
     elif round_mode == TRUNCATE_TO_LOWER:
         v = scaled(acc, scale, np.zeros_like(shift), NATURAL) >> shift

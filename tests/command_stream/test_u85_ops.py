@@ -1,0 +1,137 @@
+"""The U85 operations the catalogue's transformers and segmentation networks need, on small hand-built programs
+with expected values worked out by hand (torch's own ``interpolate`` and ``matmul`` give the same): RESIZE
+(nearest and bilinear, TOSA's half-pixel x2), MATMUL (``NPU_OP_CONV`` with its weights from IFM2) and the null
+pool that restores a 32-bit accumulator from IFM2 (a transposed convolution's output stage). Each was settled
+bit-exact against the TOSA reference model on a tests/ops_plugin.py network on u85-256 (ops-upsample,
+ops-bilinear, ops-matmul, ops-deconv, ops-layernorm; docs/verification.md)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+import pytest
+
+from tests.command_stream.programs import payload
+from tests.command_stream.test_u85_stream import U85_256, c0, c1
+from zoo.registry.command_stream.errors import NotInterpreted, StreamError
+from zoo.registry.command_stream.u85 import run
+from zoo.registry.pte.vela_payload import TensorInfo
+
+NATURAL = 1 << 13
+
+
+def _map(name: str, base: int, shape: tuple[int, int, int], bits: int = 8) -> list[int]:
+    """An NHWC map in the scratch, one tile; the OFM with a global scale."""
+    h, w, c = shape
+    e = bits // 8
+    code = {8: 0, 32: 2}[bits]
+    precision = 1 | (code << 1 | 1 << 8 if name == "OFM" else code << 2)
+    words = c0(f"NPU_SET_{name}_REGION", 1) + c1(f"NPU_SET_{name}_BASE0", base)
+    words += [x for i in (1, 2, 3) for x in c1(f"NPU_SET_{name}_BASE{i}", 0)]
+    words += c0(f"NPU_SET_{name}_HEIGHT0_M1", h - 1) + c0(f"NPU_SET_{name}_HEIGHT1_M1", h - 1)
+    words += c0(f"NPU_SET_{name}_WIDTH0_M1", w - 1) + c0(f"NPU_SET_{name}_PRECISION", precision)
+    words += c1(f"NPU_SET_{name}_STRIDE_Y", w * c * e) + c1(f"NPU_SET_{name}_STRIDE_X", c * e)
+    words += c1(f"NPU_SET_{name}_STRIDE_C", e) + c0(f"NPU_SET_{name}_ZERO_POINT", 0)
+    if name == "OFM":
+        words += c0("NPU_SET_OFM_HEIGHT_M1", h - 1) + c0("NPU_SET_OFM_WIDTH_M1", w - 1) + c0("NPU_SET_OFM_DEPTH_M1", c - 1)
+    return words
+
+
+def _common(ifm: tuple[int, int, int], ofm: tuple[int, int, int], ifm_bits: int = 8) -> list[int]:
+    words = _map("IFM", 0, ifm, ifm_bits) + _map("OFM", 0x100, ofm) + c0("NPU_SET_IFM_DEPTH_M1", ifm[2] - 1)
+    words += [x for s in ("TOP", "LEFT", "BOTTOM", "RIGHT") for x in c0(f"NPU_SET_IFM_PAD_{s}", 0)]
+    words += c0("NPU_SET_KERNEL_STRIDE", 0) + c0("NPU_SET_IFM_UPSCALE", 0) + c0("NPU_SET_ACC_FORMAT", 0)
+    return words + c0("NPU_SET_ACTIVATION", 0) + c0("NPU_SET_ACTIVATION_MIN", -128) + c0("NPU_SET_ACTIVATION_MAX", 127)
+
+
+def _resize(mode: int, width: int) -> list[int]:
+    """A x2 resize of a 1 x ``width`` map: TOSA's scale 4/2, offset -1 (half-pixel), as Regor writes ops-bilinear's:
+    a step of 2/4 (0 and remainder 2), a block of 16 (its step 15 * 2 = 7 * 4 + 2), the shift 16 + 4 or 16 + 0."""
+    words = _common((1, width, 1), (1, 2 * width, 1))
+    words += c0("NPU_SET_KERNEL_HEIGHT_M1", 0) + c0("NPU_SET_KERNEL_WIDTH_M1", width - 1)
+    words += c0("NPU_SET_OFM_BLK_HEIGHT_M1", 0) + c0("NPU_SET_OFM_BLK_WIDTH_M1", 15)
+    for axis in ("X", "Y"):
+        words += c0(f"NPU_SET_RESIZE_{axis}_SCALE_N_M1", 3) + c0(f"NPU_SET_RESIZE_{axis}_OFFSET", 0xFFF)
+    words += c1("NPU_SET_RESIZE_X", 2 | 2 << 16, 7 << 4) + c1("NPU_SET_RESIZE_Y", 2)
+    shift = 16 + (4 if mode == 0 else 0)
+    return words + c1("NPU_SET_OFM_SCALE", 1, shift | NATURAL) + c0("NPU_OP_RESIZE", mode) + c0("NPU_OP_STOP", 0xFFFF)
+
+
+def _run(words: list[int], given: np.ndarray[Any, Any], out_shape: tuple[int, ...]) -> list[int]:
+    inp = TensorInfo(region=1, offset=0, shape=given.shape, element_size=given.itemsize)
+    out = TensorInfo(region=1, offset=0x100, shape=out_shape, element_size=1)
+    (got,) = run(payload(words, config=U85_256, scratch=0x200, inputs=[inp], outputs=[out]), [given.tobytes()])
+    return list(np.frombuffer(got, np.int8))
+
+
+@pytest.mark.parametrize("mode", [2, 0])  # NEAREST, BILINEAR
+def test_a_resize_doubles_a_row_as_torch_does(mode: int) -> None:
+    """torch's x2 ``interpolate`` (half-pixel, the edges clamped), the bilinear one rounded half up (NATURAL: 2.5 to 3,
+    -7.5 to -7), as TOSA's rescale after its RESIZE rounds."""
+    given = [0, 64, -10, 7, 10, 0, -10]
+    x = np.arange(2 * len(given)) * 0.5 - 0.25
+    low = np.clip(np.floor(x), 0, len(given) - 1).astype(int)
+    high = np.clip(np.floor(x) + 1, 0, len(given) - 1).astype(int)
+    frac = x - np.floor(x)
+    ifm = np.asarray(given, dtype=np.int64)
+    if mode == 2:
+        want = ifm[np.where(frac >= 0.5, high, low)]
+    else:
+        want = np.floor(ifm[low] * (1 - frac) + ifm[high] * frac + 0.5).astype(np.int64)
+    got = _run(_resize(mode, len(given)), ifm.astype(np.int8).reshape(1, -1, 1), (1, 2 * len(given), 1))
+    assert got == want.tolist()
+
+
+def test_a_resize_whose_steps_disagree_with_its_block_is_refused() -> None:
+    words = _resize(0, 4)
+    at = words.index(c1("NPU_SET_RESIZE_X", 2 | 2 << 16, 7 << 4)[0])
+    words[at] = c1("NPU_SET_RESIZE_X", 2 | 2 << 16, 6 << 4)[0]
+    with pytest.raises(StreamError, match="RESIZE_X's steps"):
+        _run(words, np.zeros((1, 4, 1), np.int8), (1, 8, 1))
+    with pytest.raises(NotInterpreted, match="RESIZE REPLICATE"):
+        _run(_resize(1, 4), np.zeros((1, 4, 1), np.int8), (1, 8, 1))
+
+
+def test_matmul_multiplies_the_ifm_by_the_transposed_ifm2_less_their_zero_points() -> None:
+    """OFM[n, h, w] = sum_c (IFM[n, h, c] - zp) * (IFM2[n, w, c] - zp2): a (1, 2, 3) IFM, a (1, 4, 3) IFM2 a DMA
+    puts at 0x40."""
+    a = np.asarray([[1, 2, 3], [-4, 5, -6]], dtype=np.int8)
+    b = np.asarray([[1, 0, 0], [0, 1, 0], [0, 0, 1], [2, -1, 3]], dtype=np.int8)
+    words = _common((1, 2, 3), (1, 2, 4)) + _map("IFM2", 0x40, (1, 4, 3)) + c0("NPU_SET_IFM2_BROADCAST", 0)
+    words += c0("NPU_SET_IFM_ZERO_POINT", 1) + c0("NPU_SET_IFM2_ZERO_POINT", -1)
+    words += c0("NPU_SET_KERNEL_HEIGHT_M1", 0) + c0("NPU_SET_KERNEL_WIDTH_M1", 0)
+    words += c1("NPU_SET_OFM_SCALE", 1, 1 | NATURAL) + c0("NPU_OP_CONV", 1) + c0("NPU_OP_STOP", 0xFFFF)
+    inp = TensorInfo(region=1, offset=0, shape=(1, 2, 3), element_size=1)
+    out = TensorInfo(region=1, offset=0x100, shape=(1, 2, 4), element_size=1)
+    words_dma = c0("NPU_SET_DMA0_SRC_REGION", 0) + c0("NPU_SET_DMA0_DST_REGION", 1) + c1("NPU_SET_DMA0_SRC", 0)
+    words_dma += c1("NPU_SET_DMA0_DST", 0x40) + c1("NPU_SET_DMA0_LEN", b.size) + c0("NPU_OP_DMA_START")
+    p = payload(words_dma + words, weights=b.tobytes(), config=U85_256, scratch=0x200, inputs=[inp], outputs=[out])
+    (got,) = run(p, [a.tobytes()])
+    exact = (a.astype(np.int64) - 1) @ (b.astype(np.int64) + 1).T
+    want = np.floor(exact / 2 + 0.5).astype(np.int64)  # OFM_SCALE 1, shift 1, NATURAL
+    assert list(np.frombuffer(got, np.int8)) == want.reshape(-1).tolist()
+
+
+def test_the_null_pool_restores_a_32_bit_accumulator_from_ifm2() -> None:
+    """POOL NONE, ACC_FORMAT input IFM2: each int32 of the IFM2 (the IFM, 8-bit, is a dummy) through OFM_SCALE."""
+    acc = np.asarray([1000, -1000, 2 ** 20, -3, 5, 0], dtype=np.int32)
+    words = _common((1, 6, 1), (1, 6, 1)) + _map("IFM2", 0, (1, 6, 1), 32) + c0("NPU_SET_IFM2_BROADCAST", 0)
+    words += c0("NPU_SET_KERNEL_HEIGHT_M1", 0) + c0("NPU_SET_KERNEL_WIDTH_M1", 0)
+    words[words.index(c0("NPU_SET_ACC_FORMAT", 0)[0])] = c0("NPU_SET_ACC_FORMAT", 2 << 4)[0]
+    words += c1("NPU_SET_OFM_SCALE", 3, 4 | NATURAL) + c0("NPU_OP_POOL", 4) + c0("NPU_OP_STOP", 0xFFFF)
+    got = _run(words, acc.reshape(1, 6, 1), (1, 6, 1))
+    want = np.clip(np.floor(acc.astype(np.int64) * 3 / 16 + 0.5), -128, 127).astype(int).tolist()
+    assert got == want
+
+
+def test_a_pool_does_not_apply_the_broadcast_an_elementwise_operation_left() -> None:
+    """Regor writes IFM_BROADCAST before ELEMENTWISE only; a POOL after one (palm-detection-lite's on u85-256)
+    finds it still set and copies its whole IFM, not the first row and column broadcast."""
+    from tests.command_stream.test_u85_stream import _pool
+
+    shape = (2, 3, 4)
+    ifm = np.arange(24, dtype=np.int8).reshape(shape)
+    words = c0("NPU_SET_IFM_BROADCAST", 3) + _pool(1 | 1 << 8 | 6 << 11, shape)
+    got = _run(words, ifm, (4, 2, 3))
+    assert got == ifm.transpose(2, 0, 1).reshape(-1).tolist()
