@@ -23,8 +23,8 @@ zoo.pin_numerics()  # before torch computes anything: the same kernels on every 
 import torch  # noqa: E402
 from zoo_vision import digit_canvas, seg_tiny  # noqa: E402
 
-RECIPE = zoo.TrainingRecipe(epochs=10, batch=8, learning_rate=3e-3, weight_decay=1e-4, seed=0)
-DIGIT_WEIGHT = 5.0
+RECIPE = zoo.TrainingRecipe(epochs=14, batch=16, learning_rate=3e-3, weight_decay=1e-4, seed=0)
+DIGIT_WEIGHT = 10.0
 
 
 def test_miou(model: torch.nn.Module) -> float:
