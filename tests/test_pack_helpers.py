@@ -172,6 +172,43 @@ def test_an_autoencoder_trains_to_reconstruct_the_same_way_twice() -> None:
 
 
 @pytest.mark.stack
+def test_a_network_with_two_heads_trains_on_its_own_loss_the_same_way_twice() -> None:
+    import torch
+    from torch import nn
+
+    class TwoHeads(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.body, self.a, self.b = nn.Linear(6, 8), nn.Linear(8, 2), nn.Linear(8, 3)
+
+        def forward(self, x: Any) -> tuple[Any, Any]:
+            h = torch.relu(self.body(x))
+            return self.a(h), self.b(h)
+
+    g = torch.Generator().manual_seed(0)
+    x = torch.randn(96, 6, generator=g)
+    targets = torch.cat([x[:, :2] * 2.0, (x[:, 2:5] > 0).float()], dim=1)  # a regression and 3 binary labels
+
+    def loss(outputs: Any, target: Any) -> Any:
+        a, b = outputs
+        return (nn.functional.mse_loss(a, target[:, :2])
+                + nn.functional.binary_cross_entropy_with_logits(b, target[:, 2:]))
+
+    def new(seed: int) -> Any:
+        return zoo.seeded_network(TwoHeads, seed)
+
+    recipe = zoo.TrainingRecipe(epochs=30, batch=16, learning_rate=1e-2, seed=2)
+    first = zoo.train_with_loss(new, x, targets, recipe, loss)
+    second = zoo.train_with_loss(new, x, targets, recipe, loss)
+    assert not first.training and _state(first) == _state(second)
+    with torch.no_grad():
+        before, after = (float(loss(m(x), targets)) for m in (new(2), first))
+    assert after < before / 2, (before, after)
+    with pytest.raises(zoo.SpecError, match="96 inputs but 95 targets; give one target per input"):
+        zoo.train_with_loss(new, x, targets[:95], recipe, loss)
+
+
+@pytest.mark.stack
 def test_saved_weights_are_the_same_bytes_every_time_readable_by_all_and_load_back(tmp_path: Path) -> None:
     model = _new(3)
     note = "my-net; recipe: " + zoo.TrainingRecipe(epochs=1, batch=1, learning_rate=1.0).describe()

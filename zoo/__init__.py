@@ -58,6 +58,7 @@ if _TYPE_CHECKING:
         train_autoencoder,
         train_classifier,
         train_shipped_weights,
+        train_with_loss,
     )
     from zoo.registry.evaluators.base import Evaluator
     from zoo.registry.evaluators.classification import top1
@@ -127,7 +128,8 @@ _LAZY = {
     **dict.fromkeys(["labelled_samples", "one_input_samples"], "zoo._samples"),
     **dict.fromkeys(["ShippedClassifier", "load_weights", "seeded_network"], "zoo._shipped_classifier"),
     **dict.fromkeys(["TrainedWeights", "TrainingRecipe", "classifier_accuracy", "pin_numerics", "save_weights",
-                     "train_autoencoder", "train_classifier", "train_shipped_weights"], "zoo._training"),
+                     "train_autoencoder", "train_classifier", "train_shipped_weights", "train_with_loss"],
+                    "zoo._training"),
     "hub_checkpoint": "zoo.registry.model_files.hub_checkpoint",
     **dict.fromkeys(["read_onnx", "reader_identity"], "zoo._onnx"),
     **dict.fromkeys(["read_tflite", "tflite_reader_identity"], "zoo._tflite"),
@@ -215,6 +217,7 @@ __all__ = [
     "train_autoencoder",
     "train_classifier",
     "train_shipped_weights",
+    "train_with_loss",
     "word_error_rate",
 ]
 

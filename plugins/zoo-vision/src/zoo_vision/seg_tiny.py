@@ -1,0 +1,153 @@
+"""``seg-tiny-mcu``: a small encoder-decoder for per-pixel digit classes, written for an Ethos-U55
+and trained here on digit canvases (:mod:`zoo_vision.digit_canvas`).
+
+Only operators a U55 runs: 3×3 convolutions with BatchNorm and ReLU, ×2 nearest upsampling and
+concatenation (U-Net's skips), a 1×1 classifier at stride 2 and a last ×2 nearest upsampling.
+The width sits at strides 8 and 16, where telling digits apart needs it and costs least."""
+
+from __future__ import annotations
+
+from functools import cache
+from pathlib import Path
+from typing import Any
+
+import zoo
+from zoo import (
+    BuildError,
+    Dataset,
+    InputSpec,
+    Metric,
+    ModelSpec,
+    WeightsVariant,
+    reestimate_batchnorm,
+)
+from zoo_vision import digit_canvas
+
+NAME = "seg-tiny-mcu"
+VERSION = "1"
+SIDE = digit_canvas.SIDE
+LABELS = ("background", *(str(d) for d in range(10)))
+RANDOM_SEED = 0
+WIDTHS = (8, 16, 32, 64)
+WEIGHTS_FILE = Path(__file__).parent / "weights" / "seg_tiny_mcu_digits.safetensors"
+WEIGHTS_SHA256 = "255d8841d96cb92521bc336c0b3b15b7b8dbfbd749d0994aa836dbe72f15b218"
+"""The sha256 of the file scripts/train_digit_segmenter.py writes (a test checks the shipped file against it)."""
+REFERENCE_MIOU = 10.67
+"""scripts/train_digit_segmenter.py's float mIoU on the test canvases, in percent."""
+MAX_DROP = 5.0
+REMEDY = "reinstall zoo-vision, or retrain with python plugins/zoo-vision/scripts/train_digit_segmenter.py"
+
+DESCRIPTION = (
+    f"A U-Net-shaped segmenter written for an Ethos-U55, at {SIDE}×{SIDE}×3: four stride-2 3×3 convolutions "
+    f"({', '.join(map(str, WIDTHS))} channels), one more 3×3 at stride 8 and two at stride 16, then three times ×2 "
+    "nearest upsampling concatenated with the encoder's features and a 3×3 convolution, a 1×1 classifier at "
+    f"stride 2 and a last ×2 nearest upsampling: (1, {len(LABELS)}, {SIDE}, {SIDE}) logits, background and the ten "
+    "digits. BatchNorm and ReLU after each 3×3. Input: RGB in [0, 1]. Trained here on handwritten digits on "
+    "photos and textures."
+)
+
+
+@cache
+def network_class() -> type[Any]:
+    import torch
+    from torch import nn
+
+    def conv(cin: int, cout: int, stride: int = 1) -> nn.Sequential:
+        return nn.Sequential(nn.Conv2d(cin, cout, 3, stride, 1, bias=False), nn.BatchNorm2d(cout), nn.ReLU())
+
+    class SegTiny(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            a, b, c, d = WIDTHS
+            self.down2, self.down4 = conv(3, a, 2), conv(a, b, 2)
+            self.down8 = nn.Sequential(conv(b, c, 2), conv(c, c))
+            self.down16 = nn.Sequential(conv(c, d, 2), conv(d, d), conv(d, d))
+            self.up = nn.Upsample(scale_factor=2, mode="nearest")
+            self.fuse8, self.fuse4, self.fuse2 = conv(d + c, c), conv(c + b, b), conv(b + a, b)
+            self.classifier = nn.Conv2d(b, len(LABELS), 1)
+
+        def forward(self, x: Any) -> Any:
+            s2 = self.down2(x)
+            s4 = self.down4(s2)
+            s8 = self.down8(s4)
+            y = self.fuse8(torch.cat([self.up(self.down16(s8)), s8], dim=1))
+            y = self.fuse4(torch.cat([self.up(y), s4], dim=1))
+            y = self.fuse2(torch.cat([self.up(y), s2], dim=1))
+            return self.up(self.classifier(y))
+
+    return SegTiny
+
+
+def new_network(seed: int = RANDOM_SEED) -> Any:
+    """A freshly initialised network; the global torch RNG is left untouched."""
+    return zoo.seeded_network(network_class(), seed)
+
+
+def _build(variant: str) -> Any:
+    model = new_network()
+    if variant == "digits":
+        zoo.load_weights(model, WEIGHTS_FILE, owner=NAME, remedy=REMEDY)
+    elif variant == "random":
+        reestimate_batchnorm(model, _calibration())
+    else:
+        raise BuildError(f"{NAME} has no weights variant {variant!r}; choose digits or random")
+    return model.eval()
+
+
+def _calibration() -> list[tuple[Any, ...]]:
+    images = digit_canvas.as_floats(digit_canvas.canvases("train").images[: digit_canvas.CALIBRATION])
+    return [(image[None].contiguous(),) for image in images]
+
+
+def _evaluation() -> list[tuple[tuple[Any, ...], Any]]:
+    test = digit_canvas.canvases("test")
+    return [((image[None].contiguous(),), mask.astype("int64"))
+            for image, mask in zip(digit_canvas.as_floats(test.images), test.masks, strict=True)]
+
+
+def spec() -> ModelSpec:
+    calibration = digit_canvas.identity("train") + f";first {digit_canvas.CALIBRATION}"
+    test = digit_canvas.identity("test")
+    tests = digit_canvas.SIZES["test"]
+    return ModelSpec(
+        name=NAME,
+        version=VERSION,
+        description=DESCRIPTION,
+        task="semantic-segmentation",
+        inputs=(InputSpec("image", (1, 3, SIDE, SIDE), "float32", range=(0.0, 1.0)),),
+        build=_build,
+        example_inputs=lambda: _calibration()[0],
+        calibration=Dataset(digit_canvas.CALIBRATION,
+                            f"the first {digit_canvas.CALIBRATION} training canvases (training digits on photos)",
+                            _calibration, lambda: calibration),
+        evaluation=Dataset(tests, f"{tests} test canvases: held-out MNIST digits on scikit-image's photos, exact masks",
+                           _evaluation, lambda: test),
+        weights=(
+            WeightsVariant(
+                name="digits",
+                description=(f"trained by plugins/zoo-vision/scripts/train_digit_segmenter.py on "
+                             f"{digit_canvas.SIZES['train']:,} canvases of the 4,000 training MNIST digits on "
+                             "scikit-image's photos and textures"),
+                origin="plugins/zoo-vision/src/zoo_vision/weights/seg_tiny_mcu_digits.safetensors (shipped)",
+                licence=f"Apache-2.0; training data: {digit_canvas.ORIGIN}",
+                identity=lambda: "sha256:" + zoo.file_sha256(WEIGHTS_FILE, owner=NAME, remedy=REMEDY),
+                reference={"miou": REFERENCE_MIOU},
+            ),
+            WeightsVariant(
+                name="random",
+                description=(f"untrained: PyTorch's default init after torch.manual_seed({RANDOM_SEED}), then every "
+                             "BatchNorm's statistics re-estimated on the calibration canvases"),
+                origin="generated",
+                licence="n/a",
+                identity=lambda: f"seed:{RANDOM_SEED};bn-reestimated-on:{calibration}",
+            ),
+        ),
+        metrics=(Metric(
+            "miou", zoo.miou(len(LABELS), ignore_index=None), higher_is_better=True, max_drop=MAX_DROP,
+            description=f"mIoU of the per-pixel argmax over background and the ten digits on the {tests} test canvases",
+        ),),
+        default_weights="digits",
+        labels=LABELS,
+        num_labels=len(LABELS),
+        layouts=("nchw", "nhwc"),
+    )
