@@ -34,3 +34,13 @@ def test_speaker_id_fine_tunes_with_2_4_sparsity_into_a_program_without_batchnor
     assert artifact.manifest.precision == "int8+sparse24+qat10"
     assert manifest["delegation"]["partitions"] == 1 and manifest["delegation"]["npu_fraction"] == 1.0
     assert not manifest["cpu_operators"], manifest["cpu_operators"]
+
+
+def test_speaker_id_with_int8_io_in_nhwc_has_no_input_transpose_on_the_npu(sensors_zoo: Zoo) -> None:
+    """Issue 59: NCHW only, its u65-256 --io int8 program began with two transposes (871 and 75
+    cycles) and cost 1.001 of the int8 TFLite flow's; NHWC, it has none."""
+    artifact = sensors_zoo.fetch(SPEAKER_ID.name, "u85-256", io="int8", layout="nhwc")
+    (record,) = artifact.manifest.to_json()["io"]["inputs"]
+    assert (record["dtype"], record["shape"], record["dim_order"]) == ("int8", [1, 12, 1, 29], [0, 2, 3, 1])
+    vela = artifact.manifest.vela
+    assert vela is not None and [p["input_transposes"] for p in vela["partitions"]] == [[]]

@@ -15,6 +15,9 @@ from zoo_sensors.ts_format import read_ts
 
 from tests.conftest import run_probed
 from zoo import BuildError, Zoo
+from zoo._errors import UsageError
+from zoo.registry.npu.targets import TargetTable
+from zoo.registry.request.io_boundary import Boundary, choose
 
 TASKS = {"har-cnn-spar": "activity-recognition", "ad-autoencoder-spar": "anomaly-detection",
          "speaker-id-vowels": "speaker-identification", "appliance-id-plaid": "appliance-identification"}
@@ -102,6 +105,19 @@ def test_the_pack_registers_its_models_with_inputs_metrics_and_licences(sensors_
         assert spec.weights_names[1] == "random" and "Apache-2.0; training data:" in spec.weights_variant(None).licence
     assert spec.evaluation is not None and spec.evaluation.size == 537
     assert "BSD-3-Clause" in specs["har-cnn-spar"].weights_variant(None).licence
+
+
+def test_the_multichannel_models_offer_nhwc_so_int8_io_needs_no_input_transpose(sensors_zoo: Zoo) -> None:
+    """Issue 59: with NCHW only, ``--io int8`` began har-cnn-spar's u85-256 program with a 5,859-cycle transpose."""
+    u85 = TargetTable().resolve("u85-256")
+    offered = {n: sensors_zoo.model(n).layouts for n in TASKS}
+    assert offered == {"har-cnn-spar": ("nchw", "nhwc"), "speaker-id-vowels": ("nchw", "nhwc"),
+                       "ad-autoencoder-spar": ("nchw",), "appliance-id-plaid": ("nchw",)}
+    for name in ("har-cnn-spar", "speaker-id-vowels"):
+        assert choose(sensors_zoo.model(name), u85, "int8", "nhwc") == Boundary("int8", "nhwc")
+    for name in ("ad-autoencoder-spar", "appliance-id-plaid"):  # (1, 84) and one channel: NHWC is NCHW's bytes
+        with pytest.raises(UsageError, match="use --layout nchw"):
+            choose(sensors_zoo.model(name), u85, "int8", "nhwc")
 
 
 def test_registering_the_pack_imports_neither_torch_nor_numpy() -> None:

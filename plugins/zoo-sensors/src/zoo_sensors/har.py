@@ -32,6 +32,8 @@ REFERENCE_TOP1 = 86.40
 WEIGHTS_SHA256 = "6ab5120b0d6c5b8e9e499a16e30c6c9924c29b8bfb85a45cc32fe6a0c1e715f1"
 """The sha256 of the file scripts/train_har.py writes (a test checks the shipped file against it)."""
 """scripts/train_har.py's float top-1 on the held-out subjects' windows, in percent."""
+LAYOUTS = ("nchw", "nhwc")
+"""NHWC is the (1, 1, 200, 6) window sample by sample, as a FIFO gives it: ``--io int8 --layout nhwc`` has no transpose."""
 PREPROCESSING = "each axis standardised by the training subjects' mean and standard deviation (in the snapshot)"
 DESCRIPTION = (
     f"A 1-D CNN for activity recognition on a wrist IMU: {len(WIDTHS)} blocks of a 1×{KERNEL} stride-{STRIDE} "
@@ -118,4 +120,5 @@ def spec() -> ModelSpec:
         ),
         metrics=(Metric("top1", top1, higher_is_better=True, max_drop=1.0,
                         description=f"top-1 on the {sizes['held_out']} windows of the held-out subjects"),),
+        layouts=LAYOUTS,
     ), training=training())

@@ -44,6 +44,12 @@ class SeriesModel:
     """What the input is, for the description."""
     input_name: str
 
+    @property
+    def layouts(self) -> tuple[str, ...]:
+        """NHWC too where there is more than one channel (it is the samples in time order, channels interleaved);
+        with one, NHWC is NCHW's bytes and ``--layout nhwc`` is refused."""
+        return ("nchw", "nhwc") if self.data.channels > 1 else ("nchw",)
+
     def network(self) -> Any:
         return net.conv1d_classifier_class()(self.data.channels, self.widths, self.kernel, self.stride,
                                              len(self.labels), self.dropout)
@@ -98,6 +104,7 @@ class SeriesModel:
             ),
             metrics=(Metric("top1", top1, higher_is_better=True, max_drop=1.0,
                             description=f"top-1 on the {sizes['held_out']} held-out series"),),
+            layouts=self.layouts,
         ), training=self.training())
 
 
