@@ -13,9 +13,10 @@ from zoo import (
     Metric,
     ModelSpec,
     WeightsVariant,
+    recall_vs_float,
     reestimate_batchnorm,
 )
-from zoo_vision import boxes, float_boxes, photos
+from zoo_vision import boxes, photos
 
 NAME = "yolo-tiny-mcu"
 VERSION = "1"
@@ -110,7 +111,7 @@ def spec() -> ModelSpec:
             identity=lambda: f"seed:{RANDOM_SEED};bn-reestimated-on:{data}",
         ),),
         metrics=(Metric(
-            "recall50", float_boxes.recall_vs_float(NAME, decode), higher_is_better=True, max_drop=30.0,
+            "recall50", recall_vs_float(NAME, decode), higher_is_better=True, max_drop=30.0,
             description=f"recall at IoU 0.5 of the float model's {KEEP} best boxes per image on the 12 images",
         ),),
         labels=CLASSES,
