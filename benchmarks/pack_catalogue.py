@@ -1,4 +1,4 @@
-"""Build a model pack's models (audio, vision or sensors) for three Ethos-U targets and print their catalogue as a markdown table.
+"""Build a model pack's models (audio, vision, sensors or mediapipe) for three Ethos-U targets and print their catalogue as a markdown table.
 
 Runs, in a fresh cache unless --cache-dir is given, for each model named (default: every model
 of the pack) and each of its weights variants
@@ -9,11 +9,13 @@ then reads ``zoo report --all --json`` and prints one row per model, weights and
 target: built or the failure (stage and operator or pass), operators on the NPU and
 the CPU with the partitions, Vela's estimated time, SRAM and flash, and the metric
 (float → int8, beside the declared figure). A variant whose weights cannot be had (torchvision's
-COCO weights offline, MTCNN's facenet weights without ZOO_MTCNN_WEIGHTS) is a failed row at the load stage.
+COCO weights offline, MTCNN's facenet weights without ZOO_MTCNN_WEIGHTS, MediaPipe's .tflite files
+without `make setup`) is a failed row at the load stage. --precision a16w8 builds every model at
+int16 activations too (the MediaPipe palm, pose and hand networks meet their allowed drops only so).
 Tens of minutes on two cores.
 
-    .venv/bin/python benchmarks/pack_catalogue.py {audio,vision,sensors} [MODEL ...] [--targets u55-128,u65-256,u85-256]
-        [--cache-dir CACHE] [--report-only] [--no-random] [--matrix full|compact] [--json PATH]
+    .venv/bin/python benchmarks/pack_catalogue.py {audio,vision,sensors,mediapipe} [MODEL ...] [--targets u55-128,u65-256,u85-256]
+        [--cache-dir CACHE] [--report-only] [--no-random] [--precision P ...] [--matrix full|compact] [--json PATH]
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ from pathlib import Path
 from typing import Any
 
 ZOO = [sys.executable, "-m", "zoo"]
-PACKS = ("audio", "vision", "sensors")
+PACKS = ("audio", "vision", "sensors", "mediapipe")
 """The entry-point name of each pack in plugins/ (its folder is plugins/zoo-NAME)."""
 
 
@@ -76,6 +78,11 @@ def row(cell: dict[str, Any]) -> str:
         + ("" if m.get("passed", True) else " FAILED")
         for m in a["metrics"]
     ) or "elementwise only"
+    judged = cell.get("precisions") or {}
+    tried = "; ".join(f"{t['precision']} {t['inference_time_ms']:.3g} ms{'' if t['meets'] else ' (misses)'}"
+                      for t in judged.get("tried", []) if t.get("inference_time_ms") is not None)
+    if judged:
+        metrics += f"; meets the goal: {judged.get('best') or 'none'} ({tried})"
     return f"{head} built | {ops} | {fallback} | {ms} | {size(a['sram_bytes'])} | {stored} | {metrics} |"
 
 
@@ -126,6 +133,8 @@ def main() -> int:
     parser.add_argument("pack", choices=PACKS)
     parser.add_argument("models", nargs="*", help="Models to build (default: every model of the pack).")
     parser.add_argument("--targets", default="u55-128,u65-256,u85-256")
+    parser.add_argument("--precision", action="append", default=[],
+                        help="Also build at this precision (repeatable), e.g. a16w8; int8 is always built.")
     parser.add_argument("--cache-dir", type=Path, help="Reuse this cache (default: a fresh one).")
     parser.add_argument("--json", type=Path, help="Also write zoo report --all --json here.")
     parser.add_argument("--report-only", action="store_true", help="Build nothing: the table of --cache-dir as it is.")
@@ -151,15 +160,16 @@ def main() -> int:
             variants = [v for v in variants if v != "random"]
         for variant in variants:
             # Worker processes (--jobs 2): a crash in native code then fails only its own targets, and is recorded.
-            command = [*ZOO, "build", model, "--weights", variant, "-t", args.targets, "--keep-going", "--verify",
-                       "--jobs", "2", "-q"]
-            print("$ zoo", " ".join(command[3:]), flush=True)
-            started = time.perf_counter()
-            proc = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
-            seconds[f"{model} ({variant})"] = time.perf_counter() - started
-            for line in proc.stderr.splitlines():
-                if line.startswith(("failed:", "zoo: error")):
-                    print("  " + line, flush=True)
+            for precision in ["int8", *args.precision]:
+                command = [*ZOO, "build", model, "--weights", variant, "-t", args.targets, "--keep-going", "--verify",
+                           "--jobs", "2", "-q", *([] if precision == "int8" else ["--precision", precision])]
+                print("$ zoo", " ".join(command[3:]), flush=True)
+                started = time.perf_counter()
+                proc = subprocess.run(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+                seconds[f"{model} ({variant}, {precision})"] = time.perf_counter() - started
+                for line in proc.stderr.splitlines():
+                    if line.startswith(("failed:", "zoo: error")):
+                        print("  " + line, flush=True)
 
     report = subprocess.run([*ZOO, "report", "--all", "--json"], env=env, check=True, capture_output=True, text=True)
     data = json.loads(report.stdout)

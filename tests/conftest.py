@@ -150,7 +150,7 @@ description = "tests: an Ethos-U55-128 with 1000 KiB of SRAM"
 
 
 def refusal_of_other_data(data: PackageData, tmp_path: Path) -> str:
-    """What a pack's data (``zoo_audio.fsdd.DATA``, ``zoo_vision.lfw.DATA``) says when its snapshot
+    """What a pack's data (``zoo_audio.fsdd.DATA``, ``zoo.datasets.lfw_subset.DATA``) says when its snapshot
     expects other bytes (64 zeros)."""
     import json
 

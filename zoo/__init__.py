@@ -62,7 +62,7 @@ if _TYPE_CHECKING:
     )
     from zoo.registry.evaluators.base import Evaluator
     from zoo.registry.evaluators.classification import top1
-    from zoo.registry.evaluators.detection import map_at, precision_at, recall_at
+    from zoo.registry.evaluators.detection import map_at, precision_at, recall_at, recall_vs_float
     from zoo.registry.evaluators.pitch import decode_pitch, raw_pitch_accuracy
     from zoo.registry.evaluators.ranking import f1_at, reconstruction_roc_auc, roc_auc
     from zoo.registry.evaluators.segmentation import miou
@@ -118,6 +118,7 @@ _LAZY = {
     **dict.fromkeys(["decode_pitch", "raw_pitch_accuracy"], "zoo.registry.evaluators.pitch"),
     "precision_at": "zoo.registry.evaluators.detection",
     "recall_at": "zoo.registry.evaluators.detection",
+    "recall_vs_float": "zoo.registry.evaluators.detection",
     "reconstruction_roc_auc": "zoo.registry.evaluators.ranking",
     "roc_auc": "zoo.registry.evaluators.ranking",
     "top1": "zoo.registry.evaluators.classification",
@@ -207,6 +208,7 @@ __all__ = [
     "read_tflite",
     "reader_identity",
     "recall_at",
+    "recall_vs_float",
     "reconstruction_roc_auc",
     "reestimate_batchnorm",
     "roc_auc",

@@ -31,7 +31,7 @@ def outs(*values: object) -> list[list[np.ndarray]]:
 
 def test_evaluators_are_public() -> None:
     for name in ("Metric", "top1", "roc_auc", "f1_at", "char_error_rate", "word_error_rate", "miou",
-                 "recall_at", "map_at", "reconstruction_roc_auc", "ctc_greedy", "edit_distance"):
+                 "recall_at", "map_at", "recall_vs_float", "reconstruction_roc_auc", "ctc_greedy", "edit_distance"):
         assert name in zoo.__all__ and getattr(zoo, name) is not None
 
 

@@ -8,8 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
-from zoo_mediapipe import blazeface, detectors, files, hand, selfie, ssd
-from zoo_mediapipe.detectors import PALM, POSE
+from zoo_mediapipe import blazeface, detectors, files, landmarks, selfie, ssd
+from zoo_mediapipe.detectors import PALM, PALM_FULL, POSE
+from zoo_mediapipe.landmarks import HAND_FULL, HAND_LITE, POSE_FULL
 
 from tests.conftest import run_probed
 from zoo import BuildError, Zoo
@@ -33,7 +34,7 @@ def test_blazeface_declares_its_input_outputs_metrics_and_licence(mediapipe_zoo:
 def test_selfie_segmentation_declares_its_input_mask_and_agreement_metrics(mediapipe_zoo: Zoo) -> None:
     spec = mediapipe_zoo.model(selfie.NAME)
     (image,) = spec.inputs
-    assert (spec.task, image.shape, image.range, spec.outputs) == ("segmentation", (1, 256, 256, 3), (0.0, 1.0),
+    assert (spec.task, image.shape, image.range, spec.outputs) == ("semantic-segmentation", (1, 256, 256, 3), (0.0, 1.0),
                                                                    ("mask",))
     assert [m.name for m in spec.metrics] == ["mask-agreement", "face-coverage-gap"]
     assert spec.metrics[0].description.startswith("agreement, not accuracy")
@@ -87,7 +88,7 @@ def test_top_keeps_the_best_anchors_before_suppression() -> None:
 def test_hand_landmarks_are_judged_by_pck_against_float_named_agreement(mediapipe_zoo: Zoo) -> None:
     import numpy as np
 
-    spec = mediapipe_zoo.model(hand.NAME)
+    spec = mediapipe_zoo.model(HAND_LITE.name)
     assert spec.outputs == ("landmarks", "presence", "handedness", "world_landmarks")
     assert spec.metrics[0].name == "pck05-agreement" and "agreement, not accuracy" in spec.metrics[0].description
     ref = np.zeros((1, 63))
@@ -95,9 +96,25 @@ def test_hand_landmarks_are_judged_by_pck_against_float_named_agreement(mediapip
     moved = ref.copy()
     moved[0, 0:15:3] += 4.9  # five keypoints 4.9 px off: within 0.05 × 100
     moved[0, 15:30:3] += 5.1  # five 5.1 px off: not
-    assert hand.PCK([[moved]], [None], reference=[[ref]]) == pytest.approx(100.0 * 16 / 21)
+    assert landmarks.pck_evaluator(HAND_LITE)([[moved]], [None], reference=[[ref]]) == pytest.approx(100.0 * 16 / 21)
     with pytest.raises(ValueError, match="collapse to one point"):
-        hand.PCK([[ref]], [None], reference=[[np.zeros((1, 63))]])
+        landmarks.pck_evaluator(HAND_LITE)([[ref]], [None], reference=[[np.zeros((1, 63))]])
+
+
+def test_pose_landmarks_judge_the_33_body_keypoints_of_39_by_x_and_y(mediapipe_zoo: Zoo) -> None:
+    import numpy as np
+
+    spec = mediapipe_zoo.model(POSE_FULL.name)
+    assert spec.outputs == ("landmarks", "presence", "segmentation", "heatmap", "world_landmarks")
+    assert spec.inputs[0].shape == (1, 256, 256, 3) and spec.task == "keypoint-detection"
+    ref = np.zeros((39, 5))
+    ref[:33, 0] = np.arange(33) * 5.0  # the body's x from 0 to 160 px: the box's larger side is 160
+    moved = ref.copy()
+    moved[33:, :2] += 1000.0  # the 6 alignment points are not judged
+    moved[:, 2:] += 1000.0  # nor z, visibility and presence
+    moved[:4, 1] += 8.1  # four body keypoints 8.1 px off: not within 0.05 × 160
+    assert landmarks.pck_evaluator(POSE_FULL)([[moved.reshape(1, -1)]], [None],
+                                              reference=[[ref.reshape(1, -1)]]) == pytest.approx(100.0 * 29 / 33)
 
 
 def test_the_short_range_anchors_are_mediapipes_896() -> None:
@@ -173,5 +190,6 @@ def test_zoo_list_with_the_pack_imports_neither_torch_nor_numpy() -> None:
     assert probed.returncode == 0, probed.stderr
     assert probed.loaded == []
     listed = {m["name"]: m["task"] for m in json.loads(probed.stdout)}
-    assert [listed.get(name) for name in (blazeface.NAME, selfie.NAME, PALM.name, POSE.name, hand.NAME)] == [
-        "face-detection", "segmentation", "object-detection", "object-detection", "keypoints"], sorted(listed)
+    assert [listed.get(name) for name in (blazeface.NAME, selfie.NAME, PALM.name, PALM_FULL.name, POSE.name, HAND_LITE.name,
+                                                  HAND_FULL.name, POSE_FULL.name)] == [
+        "face-detection", "semantic-segmentation", *["object-detection"] * 3, *["keypoint-detection"] * 3], sorted(listed)

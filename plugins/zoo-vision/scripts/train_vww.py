@@ -20,7 +20,9 @@ import zoo
 zoo.pin_numerics()  # before torch computes anything: the same kernels on every x86_64 host
 
 import torch  # noqa: E402
-from zoo_vision import lfw, vww  # noqa: E402
+from zoo_vision import vww  # noqa: E402
+
+from zoo.datasets import lfw_subset as lfw  # noqa: E402
 
 RECIPE = zoo.TrainingRecipe(epochs=40, batch=16, learning_rate=3e-3, weight_decay=1e-4, seed=0)
 

@@ -1,4 +1,4 @@
-"""boxes.py's decoders, IoU and NMS, and the recall-against-float evaluator, on hand-made outputs."""
+"""boxes.py's decoders, IoU and NMS, and zoo.recall_vs_float (the recall-against-float evaluator), on hand-made outputs."""
 
 from __future__ import annotations
 
@@ -6,7 +6,9 @@ import math
 
 import numpy as np
 import pytest
-from zoo_vision import boxes, float_boxes
+from zoo_vision import boxes
+
+import zoo
 
 
 def test_iou_of_hand_made_boxes() -> None:
@@ -66,7 +68,7 @@ def test_recall_against_float_counts_the_float_boxes_found_again() -> None:
         x1, y1 = (float(v) for v in np.asarray(outputs[0]).reshape(-1)[:2])  # type: ignore[index]
         return [(x1, y1, x1 + 10, y1 + 10, 1.0, 0)]
 
-    evaluator = float_boxes.recall_vs_float("hand-made", decode)
+    evaluator = zoo.recall_vs_float("hand-made", decode)
     reference = [[np.array([[0.0, 0.0]])], [np.array([[50.0, 50.0]])]]
     with pytest.raises(ValueError, match="needs the float model's outputs"):
         evaluator(reference, [None, None])
@@ -75,5 +77,5 @@ def test_recall_against_float_counts_the_float_boxes_found_again() -> None:
     assert evaluator(moved, [None, None], reference=reference) == 50.0
     nothing = [[np.array([[0.0, 0.0]])]]
     with pytest.raises(ValueError, match="finds no box"):
-        float_boxes.recall_vs_float("empty", lambda _: [])(nothing, [None], reference=nothing)
+        zoo.recall_vs_float("empty", lambda _: [])(nothing, [None], reference=nothing)
     assert evaluator.check_label([(0, 0, 1, 1, 0)]) is not None and evaluator.check_label(None) is None

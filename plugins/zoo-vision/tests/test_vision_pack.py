@@ -8,10 +8,11 @@ import json
 from pathlib import Path
 
 import pytest
-from zoo_vision import lfw, mtcnn, resnet8, seg_tiny, ssdlite, vww, yolo_tiny
+from zoo_vision import mtcnn, resnet8, seg_tiny, ssdlite, vww, yolo_tiny
 
 from tests.conftest import refusal_of_other_data, run_probed
 from zoo import BuildError, Zoo
+from zoo.datasets import lfw_subset as lfw
 
 MODELS = {"vww-mobilenetv1-025": "visual-wake-words", "resnet8-cifar": "image-classification",
           "ssdlite320-mobilenetv3-large": "object-detection", "yolo-tiny-mcu": "object-detection",
@@ -19,7 +20,7 @@ MODELS = {"vww-mobilenetv1-025": "visual-wake-words", "resnet8-cifar": "image-cl
 
 
 def test_the_snapshot_is_what_the_script_writes() -> None:
-    # If this fails after a scikit-image upgrade: python plugins/zoo-vision/scripts/snapshot_lfw.py,
+    # If this fails after a scikit-image upgrade: python scripts/snapshot_lfw.py,
     # then retrain (scripts/train_vww.py) and update vww.REFERENCE_TOP1.
     assert lfw.DATA.dumps(lfw.make_snapshot()) == lfw.SNAPSHOT.read_text()
 

@@ -6,9 +6,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from zoo_vision import lfw, vww
+from zoo_vision import vww
 
 from zoo import Artifact, Zoo
+from zoo.datasets import lfw_subset as lfw
 
 pytestmark = pytest.mark.compile
 

@@ -25,6 +25,10 @@ def iou(a: Box, b: Box) -> float:
     return inter / union if union > 0 else 0.0
 
 
+def _no_label(label: Any) -> str | None:
+    return None if label is None else f"{label!r} is a label, but this metric compares with the float model's boxes"
+
+
 def _check_boxes(label: Any) -> str | None:
     try:
         boxes = [tuple(float(v) for v in box) for box in label]
@@ -117,3 +121,23 @@ def map_at(decode: Decoder, threshold: float = 0.5) -> Evaluator:
 
     return Evaluator(f"map@{threshold:g}", compute, unit="%", label_format="a list of (x1, y1, x2, y2, class) boxes",
                      check_label=_check_boxes)
+
+
+def recall_vs_float(name: str, decode: Decoder, threshold: float = 0.5) -> Evaluator:
+    """Recall in percent of the float model's decoded boxes among those decoded from the outputs,
+    same class, at IoU ≥ threshold: agreement with the float model where no labels have boxes.
+
+    zoo hands an evaluator made with ``wants_float`` the float model's outputs on the same samples;
+    the reference boxes are decoded from those, so the float figure is 100 by construction. Labels
+    must be None. ``name`` (the model's) is in the error when the float model finds no box at all."""
+    recall = recall_at(decode, threshold)
+
+    def compute(outputs: Sequence[Sequence[Any]], labels: Sequence[Any], *,
+                reference: Sequence[Sequence[Any]]) -> float:
+        truths = [[(*box[:4], box[5]) for box in decode(list(flat))] for flat in reference]
+        if not any(truths):
+            raise ValueError(f"{name}'s float model finds no box on any sample: lower the decoder's score threshold")
+        return recall.compute(outputs, truths)
+
+    return Evaluator(f"recall@{threshold:g} vs float", compute, unit="%", wants_float=True,
+                     label_format="None (the float model's own boxes are the reference)", check_label=_no_label)

@@ -55,7 +55,7 @@ def _evaluation() -> list[tuple[tuple[Any, ...], Any]]:
 
 
 def spec() -> ModelSpec:
-    from zoo_vision import lfw
+    from zoo.datasets import lfw_subset as lfw
 
     split = lfw.snapshot()["split"]
     faces = {part: split[part] // 2 for part in ("calibration", "held_out")}

@@ -1,4 +1,4 @@
-"""``palm-detection-lite`` and ``pose-detection``: MediaPipe's palm detector (192×192, lite) and
+"""``palm-detection-lite``, ``palm-detection-full`` and ``pose-detection``: MediaPipe's palm detector (192×192, lite and full) and
 BlazePose's person detector (224×224), their real weights read from the wheel's ``.tflite`` files
 by ``zoo.read_tflite`` (the pose file's sparse weights through DENSIFY).
 
@@ -18,7 +18,7 @@ import zoo
 from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, WeightsVariant
 from zoo_mediapipe import files, images, ssd
 
-__all__ = ["DETECTORS", "PALM", "POSE", "Detector", "decoder", "spec"]
+__all__ = ["DETECTORS", "PALM", "PALM_FULL", "POSE", "Detector", "decoder", "spec"]
 
 KEEP = 5
 NMS_THRESHOLD = 0.3
@@ -45,7 +45,9 @@ PALM = Detector("palm-detection-lite", "palm_detection_lite", "MediaPipe's palm 
                 (8, 16, 16, 16), 7, (0.0, 1.0), "palm")
 POSE = Detector("pose-detection", "pose_detection", "BlazePose's person detector (a face box and 4 keypoints)",
                 224, (8, 16, 32, 32, 32), 4, (-1.0, 1.0), "person")
-DETECTORS = {d.name: d for d in (PALM, POSE)}
+PALM_FULL = Detector("palm-detection-full", "palm_detection_full", "MediaPipe's palm detector (full)", 192,
+                     (8, 16, 16, 16), 7, (0.0, 1.0), "palm")
+DETECTORS = {d.name: d for d in (PALM, PALM_FULL, POSE)}
 
 
 @cache
@@ -82,8 +84,6 @@ def _images(detector: Detector) -> tuple[Any, ...]:
 
 
 def spec(detector: Detector) -> ModelSpec:
-    from zoo_vision import float_boxes
-
     low, high = detector.value_range
     count = len(centres(detector))
     photos = f"{len(PHOTOS)} scikit-image photos ({', '.join(p.removesuffix('.png') for p in PHOTOS)}) and their mirrors"
@@ -114,7 +114,7 @@ def spec(detector: Detector) -> ModelSpec:
             identity=lambda: files.identity(detector.file),
         ),),
         metrics=(Metric(
-            "box-agreement", float_boxes.recall_vs_float(detector.name, decoder(detector)), higher_is_better=True,
+            "box-agreement", zoo.recall_vs_float(detector.name, decoder(detector)), higher_is_better=True,
             max_drop=30.0,
             description=(f"agreement, not accuracy: the share of the float model's {KEEP} best boxes per image the "
                          f"program finds again at IoU 0.5, on the {2 * len(PHOTOS)} images"),

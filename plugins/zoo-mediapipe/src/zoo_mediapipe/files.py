@@ -34,8 +34,12 @@ FILES = {
                            "e9a5c5cb17f736fafd4c2ec1da3b3d331d6edbe8a0d32395855aeb2cdfd64b9f"),
     "palm_detection_lite": ("mediapipe/modules/palm_detection/palm_detection_lite.tflite",
                             "e9a4aaddf90dda56a87235303cf00e4c2d3fb28725f68fd88772997dac905c18"),
+    "palm_detection_full": ("mediapipe/modules/palm_detection/palm_detection_full.tflite",
+                            "1b14e9422c6ad006cde6581a46c8b90dd573c07ab7f3934b5589e7cea3f89a54"),
     "hand_landmark_lite": ("mediapipe/modules/hand_landmark/hand_landmark_lite.tflite",
                            "048edd3645c9bf7397d19a9f6e3a42957d6e414c9bea6598030a2e9b624156e6"),
+    "hand_landmark_full": ("mediapipe/modules/hand_landmark/hand_landmark_full.tflite",
+                           "11c272b891e1a99ab034208e23937a8008388cf11ed2a9d776ed3d01d0ba00e3"),
 }
 
 

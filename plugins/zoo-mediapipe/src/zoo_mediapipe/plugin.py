@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from zoo import ModelSpec, hookimpl
-from zoo_mediapipe import blazeface, detectors, hand, selfie
+from zoo_mediapipe import blazeface, detectors, landmarks, selfie
 
 
 @hookimpl
@@ -15,4 +15,5 @@ def register_models(register: Callable[[ModelSpec], None]) -> None:
     register(selfie.spec())
     for detector in detectors.DETECTORS.values():
         register(detectors.spec(detector))
-    register(hand.spec())
+    for net in landmarks.LANDMARKS.values():
+        register(landmarks.spec(net))

@@ -1,4 +1,4 @@
-"""Faces with exact boxes: lfw_subset's faces (through zoo_vision.lfw) pasted at known positions and
+"""Faces with exact boxes: lfw_subset's faces (``zoo.datasets.lfw_subset``) pasted at known positions and
 sizes on scikit-image's photos and textures, each with one of its non-face crops beside it.
 
 The backgrounds are read by `zoo_mediapipe.images`. Module level is torch- and numpy-free.
@@ -27,7 +27,7 @@ RULE = (f"each face of the split on a square crop of one of {len(BACKGROUNDS)} s
 
 def identity(split: str, side: int, sizes: tuple[int, ...]) -> str:
     """The backgrounds' digests, lfw_subset's identity and the rule; hashlib only."""
-    from zoo_vision import lfw
+    from zoo.datasets import lfw_subset as lfw
 
     return f"scenes:{side}:{sizes}:{images.identity(BACKGROUNDS)};{lfw.identity(split)};{RULE}"
 
@@ -56,7 +56,8 @@ def scenes(split: str, side: int, sizes: tuple[int, ...]) -> tuple[Scene, ...]:
     ``boxes`` the face's ``[(x1, y1, x2, y2, 0)]`` in pixels and ``other`` the non-face crop's
     (x1, y1, x2, y2) (:data:`RULE`)."""
     import numpy as np
-    from zoo_vision import lfw
+
+    from zoo.datasets import lfw_subset as lfw
 
     rng = np.random.default_rng(SEED)
     names = BACKGROUNDS

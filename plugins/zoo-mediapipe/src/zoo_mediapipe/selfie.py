@@ -98,7 +98,7 @@ COVERAGE_GAP = Evaluator("face coverage gap", _coverage_gap, unit="%",
 
 
 def spec() -> ModelSpec:
-    from zoo_vision import lfw
+    from zoo.datasets import lfw_subset as lfw
 
     faces = {part: n // 2 for part, n in lfw.snapshot()["split"].items()}
 
@@ -114,7 +114,7 @@ def spec() -> ModelSpec:
         version=VERSION,
         description=(f"MediaPipe's selfie segmentation (general, {SIDE}×{SIDE}×3 NHWC), real weights; output: the "
                      f"person probability mask (1, {SIDE}, {SIDE}, 1), thresholded at {THRESHOLD}. Input: {PREPROCESSING}."),
-        task="segmentation",
+        task="semantic-segmentation",
         inputs=(InputSpec("image", (1, SIDE, SIDE, 3), "float32", range=(0.0, 1.0)),),
         outputs=("mask",),
         build=build,

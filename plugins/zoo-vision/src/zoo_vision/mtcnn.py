@@ -17,7 +17,8 @@ from typing import Any
 
 import zoo
 from zoo import BuildError, Dataset, InputSpec, Metric, ModelSpec, WeightsVariant
-from zoo_vision import boxes, float_boxes, lfw
+from zoo.datasets import lfw_subset as lfw
+from zoo_vision import boxes
 
 VERSION = "1"
 RANDOM_SEED = 0
@@ -203,7 +204,7 @@ def spec(key: str) -> ModelSpec:
             ),
         ),
         metrics=(Metric(
-            "recall50", float_boxes.recall_vs_float(net.name, decoder(key)), higher_is_better=True, max_drop=30.0,
+            "recall50", zoo.recall_vs_float(net.name, decoder(key)), higher_is_better=True, max_drop=30.0,
             description=f"recall at IoU 0.5 of {truth.replace(' on each', '')} on the {split['held_out']} crops",
         ),),
         labels=("no-face", "face"),

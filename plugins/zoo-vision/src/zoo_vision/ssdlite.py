@@ -17,9 +17,10 @@ from zoo import (
     ModelSpec,
     WeightsVariant,
     hub_checkpoint,
+    recall_vs_float,
     reestimate_batchnorm,
 )
-from zoo_vision import boxes, float_boxes, photos
+from zoo_vision import boxes, photos
 
 NAME = "ssdlite320-mobilenetv3-large"
 VERSION = "1"
@@ -154,7 +155,7 @@ def spec() -> ModelSpec:
             ),
         ),
         metrics=(Metric(
-            "recall50", float_boxes.recall_vs_float(NAME, decode), higher_is_better=True, max_drop=30.0,
+            "recall50", recall_vs_float(NAME, decode), higher_is_better=True, max_drop=30.0,
             description=f"recall at IoU 0.5 of the float model's {KEEP} best boxes per image on the 12 images",
         ),),
         default_weights="coco",

@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from zoo import Dataset, InputSpec, Metric, ModelSpec, ShippedClassifier, one_input_samples, top1
-from zoo_vision import lfw
+from zoo.datasets import lfw_subset as lfw
 
 NAME = "vww-mobilenetv1-025"
 VERSION = "1"

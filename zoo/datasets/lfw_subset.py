@@ -1,11 +1,14 @@
-"""scikit-image's ``lfw_subset``: 100 face and 100 non-face grey crops, for the wake-word model.
+"""scikit-image's ``lfw_subset``: 100 face and 100 non-face grey crops, with a fixed split, for
+any model pack (the vision pack's wake-word model, the MediaPipe pack's face scenes): public as
+``zoo.datasets.lfw_subset``.
 
 ``skimage/data/lfw_subset.npy`` holds 200 crops of 25×25 float64 pixels in [0, 1]:
 the first 100 are faces from Labeled Faces in the Wild, the last 100 are not faces.
 skimage itself is never imported: only its data file is read.
 
 Module level is torch- and numpy-free: registration reads the snapshot ``data/lfw_subset.json``
-(sizes, the split's counts, the file's digest), which :func:`make_snapshot` writes and a test regenerates.
+(sizes, the split's counts, the file's digest), which :func:`make_snapshot` writes and a test regenerates
+(``python scripts/snapshot_lfw.py``).
 """
 
 from __future__ import annotations
@@ -16,10 +19,14 @@ from functools import cache
 from pathlib import Path
 from typing import Any
 
-from zoo import BuildError, PackageData
+from zoo._checked_file import PackageData
+from zoo._errors import BuildError
+
+__all__ = ["CALIBRATION_PER_CLASS", "CLASSES", "CROP", "DATA", "HELD_OUT_PER_CLASS", "ORIGIN", "PREPROCESSING", "SIDE",
+           "SNAPSHOT", "SOURCE", "SPLIT_RULE", "identity", "label_of", "load", "make_snapshot", "snapshot", "split_of"]
 
 SOURCE = "skimage/data/lfw_subset.npy"
-SNAPSHOT = Path(__file__).parent / "data" / "lfw_subset.json"
+SNAPSHOT = Path(__file__).with_suffix(".json")
 SIDE = 96
 CROP = 25
 HELD_OUT_PER_CLASS = 20
@@ -40,11 +47,11 @@ PREPROCESSING = (
 
 
 DATA = PackageData(
-    owner="zoo-vision", package="skimage", relative="data/lfw_subset.npy",
+    owner="zoo.datasets.lfw_subset", package="skimage", relative="data/lfw_subset.npy",
     install="install it with: pip install --no-deps 'scikit-image==0.26.0' (only its data file is read)",
     snapshot_file=SNAPSHOT, name="lfw_subset",
     remedy=("another scikit-image version? Install scikit-image==0.26.0, or regenerate the snapshot with "
-            "python plugins/zoo-vision/scripts/snapshot_lfw.py and retrain"),
+            "python scripts/snapshot_lfw.py and retrain the vision pack's vww model"),
 )
 """The crops file inside the installed scikit-image, found without importing it and checked against the snapshot."""
 snapshot = DATA.snapshot
@@ -60,7 +67,7 @@ def _read(path: Path) -> Any:
 
     crops = np.load(path, allow_pickle=False)
     if crops.shape != (200, CROP, CROP):
-        raise BuildError(f"zoo-vision: {path} is not lfw_subset's 200 {CROP}×{CROP} crops (shape {crops.shape})")
+        raise BuildError(f"zoo.datasets.lfw_subset: {path} is not lfw_subset's 200 {CROP}×{CROP} crops (shape {crops.shape})")
     return crops
 
 
@@ -106,8 +113,8 @@ def _prepared(side: int = SIDE) -> tuple[Any, Any, dict[str, tuple[int, ...]]]:
     crops = _read(DATA.checked_path())
     splits = split_of([c.tobytes() for c in crops])
     if hashlib.sha256(json.dumps(splits, sort_keys=True).encode()).hexdigest() != snapshot()["split_sha256"]:
-        raise BuildError("zoo-vision: the lfw_subset split differs from the snapshot's; regenerate it with "
-                         "python plugins/zoo-vision/scripts/snapshot_lfw.py")
+        raise BuildError("zoo.datasets.lfw_subset: the lfw_subset split differs from the snapshot's; regenerate it with "
+                         "python scripts/snapshot_lfw.py")
     grey = torch.from_numpy(crops.astype(np.float32))[:, None]
     big = torch.nn.functional.interpolate(grey, size=(side, side), mode="bilinear", align_corners=False)
     images = (big.clamp(0.0, 1.0) * 2.0 - 1.0).repeat(1, 3, 1, 1).contiguous()
@@ -120,6 +127,6 @@ def load(split: str, side: int = SIDE) -> tuple[Any, Any]:
     (:data:`PREPROCESSING`, at ``side`` instead of 96)."""
     images, labels, splits = _prepared(side)
     if split not in splits:
-        raise BuildError(f"zoo-vision: lfw_subset has no split {split!r}; choose one of {', '.join(splits)}")
+        raise BuildError(f"zoo.datasets.lfw_subset: lfw_subset has no split {split!r}; choose one of {', '.join(splits)}")
     index = list(splits[split])
     return images[index].clone(), labels[index].clone()
