@@ -97,7 +97,8 @@ class ShippedClassifier:
         the other. Its calibration and evaluation `Dataset` are the splits ``"calibration"`` and
         ``"held_out"``: ``sizes[split]`` samples, described by ``calibration`` and ``evaluation``, with
         the identity ``data_identity(split)``; ``samples`` says what the calibration split holds (``"clips"``);
-        ``layouts`` the input layouts it builds for (``ModelSpec.layouts``)."""
+        ``layouts`` the input layouts it builds for (``ModelSpec.layouts``). Its ``code`` is ``network``
+        and ``split``, so editing them (or the pack's modules they reach) changes the build key."""
         return ModelSpec(
             name=self.name,
             version=version,
@@ -115,6 +116,8 @@ class ShippedClassifier:
             default_weights=self.trained,
             labels=labels,
             layouts=layouts,
+            # build is this module's: the key covers the pack's network and data code through these.
+            code=(self.network, self.split),
         )
 
     def weights_identity(self) -> str:

@@ -270,6 +270,10 @@ class ModelSpec:
     """The outputs' names, in the model's order, e.g. ``("boxes", "scores")``: the manifest
     and the C header use them (``MODEL_PTE_OUTPUT1_NAME``, ``MODEL_PTE_OUTPUT_SCORES``).
     Undeclared outputs are ``output0``, ``output1`` …"""
+    code: tuple[Callable[..., Any], ...] = ()
+    """More of the model's code for the build key than ``build`` and ``example_inputs``' modules,
+    e.g. the network's factory and the data's loader when ``build`` is a shared helper's: each
+    one's module and the modules of its package it reaches are hashed (``code_identity``)."""
     source: str = field(default="", compare=False)
     """Set by the registry: the plugin that registered this spec."""
     distribution: str = field(default="", compare=False)
@@ -333,6 +337,8 @@ class ModelSpec:
         for attr in ("build", "example_inputs"):
             if not callable(getattr(self, attr)):
                 out.append(f"{attr} is not callable")
+        if not isinstance(self.code, tuple) or not all(callable(c) for c in self.code):
+            out.append(f"code {self.code!r} must be a tuple of functions")
         if not isinstance(self.calibration, Dataset):
             out.append("calibration is not a zoo.Dataset")
         elif self.calibration.size < 1:

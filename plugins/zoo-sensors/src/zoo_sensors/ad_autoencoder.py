@@ -126,4 +126,5 @@ def spec() -> ModelSpec:
                         description=(f"ROC-AUC of the reconstruction error, {spar.EXERCISES[novelty.NOVEL]} against "
                                      f"the six trained exercises, on the {sizes['held_out']} held-out windows")),),
         default_weights="spar",
+        code=(network, load),  # the layers are net.py's, the features novelty.py's: both in the key
     )
