@@ -17,7 +17,7 @@ from zoo._api import ZooOptions
 from zoo.registry.request import code_identity
 
 OWN_MODULES = {
-    "vww-mobilenetv1-025": ("zoo_vision.vww", "zoo_vision.lfw"),
+    "vww-mobilenetv1-025": ("zoo_vision.vww", "zoo.datasets.lfw_subset"),
     "ds-cnn-fsdd": ("zoo_audio.ds_cnn", "zoo_audio.fsdd"),
     "har-cnn-spar": ("zoo_sensors.har", "zoo_sensors.net"),
     "speaker-id-vowels": ("zoo_sensors.series_models", "zoo_sensors.net", "zoo_sensors.series"),
