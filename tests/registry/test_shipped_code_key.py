@@ -48,8 +48,14 @@ def test_editing_a_pack_models_own_module_changes_its_key(zoo: Zoo, monkeypatch:
     assert zoo.request(model, "u55-128").key() != before
 
 
-def test_a_model_that_declares_no_code_keeps_its_modules(zoo: Zoo) -> None:
-    assert set(code_identity.code_identity(zoo.model("mnist"))["modules"]) == {"zoo.plugins.mnist"}
+def test_a_models_build_is_followed_into_its_own_package(zoo: Zoo) -> None:
+    """mnist declares no ``code``: its build's module and the sibling module holding its digits' split are in the key,
+    and so are the sibling modules a pack's build reaches (segmentation's networks, MediaPipe's files)."""
+    assert set(code_identity.code_identity(zoo.model("mnist"))["modules"]) == {"zoo.plugins.mnist", "zoo.plugins._mnist5k"}
+    for model, module in (("lraspp-mobilenetv3-large-nearest", "zoo_vision.seg_networks"),
+                          ("crepe-tiny", "zoo_audio.crepe_net"), ("silero-vad", "zoo_audio.silero_net"),
+                          ("hand-landmark-lite", "zoo_mediapipe.files")):
+        assert module in code_identity.code_identity(zoo.model(model))["modules"], model
 
 
 _PACK = {

@@ -1,6 +1,6 @@
 """What of a model's code goes into its build key: the source of the modules that
-define its ``build`` and ``example_inputs``, those that ``ModelSpec.code``'s functions
-reach in their own package, and the distribution of its plugin.
+define its ``build`` and ``example_inputs`` and of ``ModelSpec.code``'s functions, the
+modules of their own package that these functions reach, and the distribution of its plugin.
 
 So a change to the model's code builds again without anyone remembering to bump
 ``ModelSpec.version``. Read from the files on disk, never by importing anything:
@@ -24,8 +24,8 @@ def code_identity(spec: ModelSpec) -> dict[str, Any]:
     """``{"modules": {module: "sha256:…"}, "distribution": "NAME VERSION" | None}``.
     A module whose source cannot be read (typed into an interpreter) is recorded as
     ``None``: a change there is not seen, as docs/reproducibility.md says."""
-    names = {n for n in (_module_of(spec.build), _module_of(spec.example_inputs)) if n}
-    for fn in spec.code:
+    names = set[str]()
+    for fn in (spec.build, spec.example_inputs, *spec.code):
         names |= _reached(fn)
     return {"modules": {n: _source_digest(n) for n in sorted(names)}, "distribution": spec.distribution or None}
 
@@ -38,6 +38,8 @@ def _reached(fn: Callable[..., Any]) -> set[str]:
     root = _module_of(fn)
     if root is None:
         return set()
+    if root == "zoo" or (root.startswith("zoo.") and not root.startswith("zoo.plugins.")):
+        return {root}  # zoo's own machinery (a ShippedClassifier's methods): its module is in the key, zoo's pipeline version the rest
     package = root.rpartition(".")[0] or root
     found, seen, todo = {root}, set[int](), [fn]
     while todo:
