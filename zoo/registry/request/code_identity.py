@@ -25,7 +25,8 @@ def code_identity(spec: ModelSpec) -> dict[str, Any]:
     A module whose source cannot be read (typed into an interpreter) is recorded as
     ``None``: a change there is not seen, as docs/reproducibility.md says."""
     names = set[str]()
-    for fn in (spec.build, spec.example_inputs, *spec.code):
+    followed: list[Callable[..., Any]] = [spec.build, spec.example_inputs, *spec.code]
+    for fn in followed:
         names |= _reached(fn)
     return {"modules": {n: _source_digest(n) for n in sorted(names)}, "distribution": spec.distribution or None}
 
