@@ -1,6 +1,6 @@
 """A pack's shipped classifier is built by zoo's `ShippedClassifier`, so its ``build`` is
 zoo._shipped_classifier's: the key must still cover the pack's own network and data code
-(``ModelSpec.code``), or an edited network would be answered by a stale cached program (issue 61)."""
+(``ModelSpec.code``), or an edited network would be answered by a stale cached program (found in issue 59's review of the training data)."""
 
 from __future__ import annotations
 
