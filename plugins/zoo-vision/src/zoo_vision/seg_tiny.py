@@ -14,14 +14,12 @@ from typing import Any
 import zoo
 from zoo import (
     BuildError,
-    Dataset,
     InputSpec,
     Metric,
     ModelSpec,
-    WeightsVariant,
     reestimate_batchnorm,
 )
-from zoo_vision import digit_canvas
+from zoo_vision import digit_canvas, digit_spec
 
 NAME = "seg-tiny-mcu"
 VERSION = "1"
@@ -106,8 +104,6 @@ def _evaluation() -> list[tuple[tuple[Any, ...], Any]]:
 
 
 def spec() -> ModelSpec:
-    calibration = digit_canvas.identity("train") + f";first {digit_canvas.CALIBRATION}"
-    test = digit_canvas.identity("test")
     tests = digit_canvas.SIZES["test"]
     return ModelSpec(
         name=NAME,
@@ -117,31 +113,10 @@ def spec() -> ModelSpec:
         inputs=(InputSpec("image", (1, 3, SIDE, SIDE), "float32", range=(0.0, 1.0)),),
         build=_build,
         example_inputs=lambda: _calibration()[0],
-        calibration=Dataset(digit_canvas.CALIBRATION,
-                            f"the first {digit_canvas.CALIBRATION} training canvases (training digits on photos)",
-                            _calibration, lambda: calibration),
-        evaluation=Dataset(tests, f"{tests} test canvases: held-out MNIST digits on scikit-image's photos, exact masks",
-                           _evaluation, lambda: test),
-        weights=(
-            WeightsVariant(
-                name="digits",
-                description=(f"trained by plugins/zoo-vision/scripts/train_digit_segmenter.py on "
-                             f"{digit_canvas.SIZES['train']:,} canvases of the 4,000 training MNIST digits on "
-                             "scikit-image's photos and textures"),
-                origin="plugins/zoo-vision/src/zoo_vision/weights/seg_tiny_mcu_digits.safetensors (shipped)",
-                licence=f"Apache-2.0; training data: {digit_canvas.ORIGIN}",
-                identity=lambda: "sha256:" + zoo.file_sha256(WEIGHTS_FILE, owner=NAME, remedy=REMEDY),
-                reference={"miou": REFERENCE_MIOU},
-            ),
-            WeightsVariant(
-                name="random",
-                description=(f"untrained: PyTorch's default init after torch.manual_seed({RANDOM_SEED}), then every "
-                             "BatchNorm's statistics re-estimated on the calibration canvases"),
-                origin="generated",
-                licence="n/a",
-                identity=lambda: f"seed:{RANDOM_SEED};bn-reestimated-on:{calibration}",
-            ),
-        ),
+        calibration=digit_spec.calibration(_calibration),
+        evaluation=digit_spec.evaluation(_evaluation, "masks"),
+        weights=digit_spec.weights(owner=NAME, script="train_digit_segmenter.py", file=WEIGHTS_FILE, remedy=REMEDY,
+                                   reference={"miou": REFERENCE_MIOU}, seed=RANDOM_SEED),
         metrics=(Metric(
             "miou", zoo.miou(len(LABELS), ignore_index=None), higher_is_better=True, max_drop=MAX_DROP,
             description=f"mIoU of the per-pixel argmax over background and the ten digits on the {tests} test canvases",

@@ -11,14 +11,12 @@ from typing import Any
 import zoo
 from zoo import (
     BuildError,
-    Dataset,
     InputSpec,
     Metric,
     ModelSpec,
-    WeightsVariant,
     reestimate_batchnorm,
 )
-from zoo_vision import boxes, digit_canvas
+from zoo_vision import boxes, digit_canvas, digit_spec
 
 NAME = "yolo-tiny-mcu"
 VERSION = "2"
@@ -114,8 +112,6 @@ def decode(sample_outputs: Any) -> list[boxes.Detection]:
 
 
 def spec() -> ModelSpec:
-    calibration = digit_canvas.identity("train") + f";first {digit_canvas.CALIBRATION}"
-    test = digit_canvas.identity("test")
     tests = digit_canvas.SIZES["test"]
     return ModelSpec(
         name=NAME,
@@ -125,31 +121,10 @@ def spec() -> ModelSpec:
         inputs=(InputSpec("image", (1, 3, SIDE, SIDE), "float32", range=(0.0, 1.0)),),
         build=_build,
         example_inputs=lambda: _calibration()[0],
-        calibration=Dataset(digit_canvas.CALIBRATION,
-                            f"the first {digit_canvas.CALIBRATION} training canvases (training digits on photos)",
-                            _calibration, lambda: calibration),
-        evaluation=Dataset(tests, f"{tests} test canvases: held-out MNIST digits on scikit-image's photos, exact boxes",
-                           _evaluation, lambda: test),
-        weights=(
-            WeightsVariant(
-                name="digits",
-                description=(f"trained by plugins/zoo-vision/scripts/train_digit_detector.py on "
-                             f"{digit_canvas.SIZES['train']:,} canvases of the 4,000 training MNIST digits on "
-                             "scikit-image's photos and textures"),
-                origin="plugins/zoo-vision/src/zoo_vision/weights/yolo_tiny_mcu_digits.safetensors (shipped)",
-                licence=f"Apache-2.0; training data: {digit_canvas.ORIGIN}",
-                identity=lambda: "sha256:" + zoo.file_sha256(WEIGHTS_FILE, owner=NAME, remedy=REMEDY),
-                reference={"map50": REFERENCE_MAP50},
-            ),
-            WeightsVariant(
-                name="random",
-                description=(f"untrained: PyTorch's default init after torch.manual_seed({RANDOM_SEED}), then every "
-                             "BatchNorm's statistics re-estimated on the calibration canvases"),
-                origin="generated",
-                licence="n/a",
-                identity=lambda: f"seed:{RANDOM_SEED};bn-reestimated-on:{calibration}",
-            ),
-        ),
+        calibration=digit_spec.calibration(_calibration),
+        evaluation=digit_spec.evaluation(_evaluation, "boxes"),
+        weights=digit_spec.weights(owner=NAME, script="train_digit_detector.py", file=WEIGHTS_FILE, remedy=REMEDY,
+                                   reference={"map50": REFERENCE_MAP50}, seed=RANDOM_SEED),
         metrics=(Metric(
             "map50", zoo.map_at(decode, 0.5), higher_is_better=True, max_drop=MAX_DROP,
             description=f"mAP at IoU 0.5 of the {KEEP} best boxes per canvas against the {tests} test canvases' boxes",

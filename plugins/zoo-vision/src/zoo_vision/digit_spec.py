@@ -1,0 +1,53 @@
+"""What the two digit models' specs share (``yolo-tiny-mcu`` and ``seg-tiny-mcu``): the canvases as their
+calibration and evaluation data, and their two weights variants, the shipped training and a seeded init."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import zoo
+from zoo import Dataset, WeightsVariant
+from zoo_vision import digit_canvas
+
+__all__ = ["calibration", "evaluation", "weights"]
+
+_CALIBRATION = digit_canvas.identity("train") + f";first {digit_canvas.CALIBRATION}"
+
+
+def calibration(load: Callable[[], list[Any]]) -> Dataset:
+    return Dataset(digit_canvas.CALIBRATION,
+                   f"the first {digit_canvas.CALIBRATION} training canvases (training digits on photos)",
+                   load, lambda: _CALIBRATION)
+
+
+def evaluation(load: Callable[[], list[Any]], truth: str) -> Dataset:
+    tests = digit_canvas.SIZES["test"]
+    return Dataset(tests, f"{tests} test canvases: held-out MNIST digits on scikit-image's photos, exact {truth}",
+                   load, lambda: digit_canvas.identity("test"))
+
+
+def weights(*, owner: str, script: str, file: Path, remedy: str, reference: dict[str, float],
+            seed: int) -> tuple[WeightsVariant, WeightsVariant]:
+    """``digits``, the file ``script`` trains, checked by its sha256; ``random``, PyTorch's init after ``seed``."""
+    return (
+        WeightsVariant(
+            name="digits",
+            description=(f"trained by plugins/zoo-vision/scripts/{script} on "
+                         f"{digit_canvas.SIZES['train']:,} canvases of the 4,000 training MNIST digits on "
+                         "scikit-image's photos and textures"),
+            origin=f"plugins/zoo-vision/src/zoo_vision/weights/{file.name} (shipped)",
+            licence=f"Apache-2.0; training data: {digit_canvas.ORIGIN}",
+            identity=lambda: "sha256:" + zoo.file_sha256(file, owner=owner, remedy=remedy),
+            reference=reference,
+        ),
+        WeightsVariant(
+            name="random",
+            description=(f"untrained: PyTorch's default init after torch.manual_seed({seed}), then every "
+                         "BatchNorm's statistics re-estimated on the calibration canvases"),
+            origin="generated",
+            licence="n/a",
+            identity=lambda: f"seed:{seed};bn-reestimated-on:{_CALIBRATION}",
+        ),
+    )
