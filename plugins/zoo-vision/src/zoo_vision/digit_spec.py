@@ -1,5 +1,6 @@
-"""What the two digit models' specs share (``yolo-tiny-mcu`` and ``seg-tiny-mcu``): the canvases as their
-calibration and evaluation data, and their two weights variants, the shipped training and a seeded init."""
+"""What the two digit models share (``yolo-tiny-mcu`` and ``seg-tiny-mcu``): their build from a weights
+variant, the canvases as their calibration and evaluation data, and their two weights variants, the shipped
+training and a seeded init."""
 
 from __future__ import annotations
 
@@ -8,12 +9,29 @@ from pathlib import Path
 from typing import Any
 
 import zoo
-from zoo import Dataset, WeightsVariant
+from zoo import BuildError, Dataset, WeightsVariant, reestimate_batchnorm
 from zoo_vision import digit_canvas
 
-__all__ = ["calibration", "evaluation", "weights"]
+__all__ = ["build", "calibration", "calibration_samples", "evaluation", "weights"]
 
 _CALIBRATION = digit_canvas.identity("train") + f";first {digit_canvas.CALIBRATION}"
+
+
+def build(network: Callable[[], Any], variant: str, *, owner: str, file: Path, remedy: str) -> Any:
+    """``network()`` with the shipped weights (``digits``) or its BatchNorm re-estimated on the calibration canvases."""
+    model = network()
+    if variant == "digits":
+        zoo.load_weights(model, file, owner=owner, remedy=remedy)
+    elif variant == "random":
+        reestimate_batchnorm(model, calibration_samples())
+    else:
+        raise BuildError(f"{owner} has no weights variant {variant!r}; choose digits or random")
+    return model.eval()
+
+
+def calibration_samples() -> list[tuple[Any, ...]]:
+    images = digit_canvas.as_floats(digit_canvas.canvases("train").images[: digit_canvas.CALIBRATION])
+    return [(image[None].contiguous(),) for image in images]
 
 
 def calibration(load: Callable[[], list[Any]]) -> Dataset:

@@ -10,11 +10,9 @@ from typing import Any
 
 import zoo
 from zoo import (
-    BuildError,
     InputSpec,
     Metric,
     ModelSpec,
-    reestimate_batchnorm,
 )
 from zoo_vision import boxes, digit_canvas, digit_spec
 
@@ -84,19 +82,7 @@ def new_network(seed: int = RANDOM_SEED) -> Any:
 
 
 def _build(variant: str) -> Any:
-    model = new_network()
-    if variant == "digits":
-        zoo.load_weights(model, WEIGHTS_FILE, owner=NAME, remedy=REMEDY)
-    elif variant == "random":
-        reestimate_batchnorm(model, _calibration())
-    else:
-        raise BuildError(f"{NAME} has no weights variant {variant!r}; choose digits or random")
-    return model.eval()
-
-
-def _calibration() -> list[tuple[Any, ...]]:
-    images = digit_canvas.as_floats(digit_canvas.canvases("train").images[: digit_canvas.CALIBRATION])
-    return [(image[None].contiguous(),) for image in images]
+    return digit_spec.build(new_network, variant, owner=NAME, file=WEIGHTS_FILE, remedy=REMEDY)
 
 
 def _evaluation() -> list[tuple[tuple[Any, ...], list[tuple[float, ...]]]]:
@@ -120,8 +106,8 @@ def spec() -> ModelSpec:
         task="object-detection",
         inputs=(InputSpec("image", (1, 3, SIDE, SIDE), "float32", range=(0.0, 1.0)),),
         build=_build,
-        example_inputs=lambda: _calibration()[0],
-        calibration=digit_spec.calibration(_calibration),
+        example_inputs=lambda: digit_spec.calibration_samples()[0],
+        calibration=digit_spec.calibration(digit_spec.calibration_samples),
         evaluation=digit_spec.evaluation(_evaluation, "boxes"),
         weights=digit_spec.weights(owner=NAME, script="train_digit_detector.py", file=WEIGHTS_FILE, remedy=REMEDY,
                                    reference={"map50": REFERENCE_MAP50}, seed=RANDOM_SEED),
