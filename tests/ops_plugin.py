@@ -27,6 +27,8 @@ def _network(op: str) -> Any:
             self.dilated = torch.nn.Conv2d(8, 8, 3, padding=2, dilation=2)
             self.prelu = torch.nn.PReLU(8, init=0.2)
             self.norm = torch.nn.LayerNorm(8)
+            if op == "batchmul":  # two heads of 30, as MobileViT's attention
+                self.qkv = torch.nn.Linear(8, 3 * 2 * 30)
 
         def forward(self, x: Any) -> Any:
             a = self.a(x)
@@ -80,6 +82,10 @@ def _network(op: str) -> Any:
                 return self.norm(a.permute(0, 2, 3, 1))
             if op == "matmul":  # two activations multiplied: the U85's MATMUL (a transformer's attention scores)
                 return torch.matmul(a.flatten(2), self.b(x).flatten(2).transpose(1, 2))
+            if op == "batchmul":  # a scalar MUL over a batch of 4 (MobileViT's q * scale over its 4 patches)
+                tokens = a.flatten(2).transpose(1, 2).reshape(4, 64, 8)  # 4 patches of 64 tokens
+                q, k, _ = self.qkv(tokens).reshape(4, 64, 3, 2, 30).permute(2, 0, 3, 1, 4).unbind(0)
+                return torch.matmul(q * 30 ** -0.5, k.transpose(-1, -2))
             raise ValueError(f"unknown operation {op!r}")
 
     torch.manual_seed(11)
@@ -88,7 +94,7 @@ def _network(op: str) -> Any:
 
 MODELS = ("max", "min", "clamp", "lrelu", "abs", "sigmoid", "tanh", "hardswish", "hardsigmoid", "avgpad", "avgpad-excl", "mix",
           "upsample", "bilinear", "deconv", "dilated", "gelu", "silu",
-          "prelu", "upsample4", "chanmean", "shuffle", "layernorm", "matmul")
+          "prelu", "upsample4", "chanmean", "shuffle", "layernorm", "matmul", "batchmul")
 """Each registers as ``ops-<name>``."""
 
 

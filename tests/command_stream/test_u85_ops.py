@@ -135,3 +135,17 @@ def test_a_pool_does_not_apply_the_broadcast_an_elementwise_operation_left() -> 
     words = c0("NPU_SET_IFM_BROADCAST", 3) + _pool(1 | 1 << 8 | 6 << 11, shape)
     got = _run(words, ifm, (4, 2, 3))
     assert got == ifm.transpose(2, 0, 1).reshape(-1).tolist()
+
+
+def test_a_signed_ofm_reads_its_activation_max_as_signed() -> None:
+    """A ReLU6 whose top lies below the zero point: hand-landmark-lite's 3x3 DEPTHWISE on u85-256 clamps its int8 OFM
+    to ``[-33, -6]``, ``NPU_SET_ACTIVATION_MAX 0xfffa`` (Regor writes the limits from int16 minimum to uint16
+    maximum; read unsigned, -6 became 65530 and the clamp's top was lost)."""
+    acc = np.asarray([-1000, -300, -100, -50, 0, 50, 100, 1000], dtype=np.int32)
+    words = _common((1, 8, 1), (1, 8, 1)) + _map("IFM2", 0, (1, 8, 1), 32) + c0("NPU_SET_IFM2_BROADCAST", 0)
+    words += c0("NPU_SET_KERNEL_HEIGHT_M1", 0) + c0("NPU_SET_KERNEL_WIDTH_M1", 0)
+    words[words.index(c0("NPU_SET_ACC_FORMAT", 0)[0])] = c0("NPU_SET_ACC_FORMAT", 2 << 4)[0]
+    words += c0("NPU_SET_ACTIVATION_MIN", -33) + c0("NPU_SET_ACTIVATION_MAX", 0xFFFA)
+    words += c1("NPU_SET_OFM_SCALE", 1, 2 | NATURAL) + c0("NPU_OP_POOL", 4) + c0("NPU_OP_STOP", 0xFFFF)
+    got = _run(words, acc.reshape(1, 8, 1), (1, 8, 1))
+    assert got == np.clip(np.floor(acc.astype(np.int64) / 4 + 0.5), -33, -6).astype(int).tolist()

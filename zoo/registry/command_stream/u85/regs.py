@@ -49,8 +49,9 @@ CMD1: dict[int, str] = {**{k: f"NPU_SET_{v}" for k, v in _CMD1_SETS.items()}, 25
 
 SIGNED = frozenset({"NPU_SET_IFM_ZERO_POINT", "NPU_SET_OFM_ZERO_POINT", "NPU_SET_IFM2_ZERO_POINT",
                     "NPU_SET_ACTIVATION_MIN"})
-"""cmd0 registers whose 16-bit value is two's complement. ``ACTIVATION_MAX`` is not: Regor writes up to
-the uint16 maximum into it (``GenerateActivation``)."""
+"""cmd0 registers whose 16-bit value is two's complement. ``ACTIVATION_MIN`` and ``ACTIVATION_MAX`` take
+the OFM's signedness, which ``stage.activation`` applies to both: Regor writes limits from the int16
+minimum to the uint16 maximum into them (``GenerateActivation``)."""
 
 
 @dataclass(frozen=True)

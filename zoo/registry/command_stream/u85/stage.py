@@ -9,8 +9,10 @@ and transposes, 1x1 pools with scale 1, nearest-neighbour resizes, write DOUBLE_
 the run, as does a nonzero ``dbl_rnd``.
 
 ``ACTIVATION``: the function in bits 0-4, the table in 5-7, the clip range in bit 12. B16 (0) clamps
-to ``[ACTIVATION_MIN, ACTIVATION_MAX]`` (``MIN`` signed; ``MAX`` unsigned, Regor writes up to 65535)
-as well as to the OFM type; NONE (1) to the OFM type alone. LUT_S8_S8 (4) and LUT_U8_U8 (1) look the
+to ``[ACTIVATION_MIN, ACTIVATION_MAX]`` as well as to the OFM type; both 16-bit values are read in the
+OFM's signedness (Regor's ``GenerateActivation`` writes limits from int16 minimum to uint16 maximum: a
+signed OFM's ReLU6 may end below zero, hand-landmark-lite's ``0xfffa`` for -6, and an unsigned
+16-bit OFM's may reach 65535); NONE (1) to the OFM type alone. LUT_S8_S8 (4) and LUT_U8_U8 (1) look the
 saturated value up in the 256-byte table ``table`` of the 2 KiB LUT memory (index ``v + 128`` for a
 signed OFM); the wider tables and TANH and SIGMOID are not modelled.
 """
@@ -70,13 +72,19 @@ def stage(acc: np.ndarray[Any, Any], scale: np.ndarray[Any, Any], shift: np.ndar
     return act.apply(v + zero_point, dtype)
 
 
+def _limit(value: int, signed: bool) -> int:
+    """A 16-bit ``ACTIVATION_MIN`` or ``ACTIVATION_MAX`` in the OFM's signedness."""
+    raw = value & 0xFFFF
+    return raw - 0x10000 if signed and raw & 0x8000 else raw
+
+
 def activation(regs: U85Registers, memory: Memory, dtype: np.dtype[Any]) -> Activation:
     value = regs["ACTIVATION"]
     function, table, clip_none = bits("act.function", value), bits("act.table", value), bits("act.clip_range", value)
     if value & ~0x10FF:
         raise StreamError(f"{regs.op}: NPU_SET_ACTIVATION {value:#x} has reserved bits set")
     info = np.iinfo(dtype)
-    low, high = regs["ACTIVATION_MIN"], regs["ACTIVATION_MAX"]
+    low, high = _limit(regs["ACTIVATION_MIN"], info.min < 0), _limit(regs["ACTIVATION_MAX"], info.min < 0)
     clamp = None if clip_none else (low, high)
     if function == LUT_NONE:
         return Activation(clamp)
