@@ -13,6 +13,7 @@ from zoo._version import __version__
 if _TYPE_CHECKING:
     from zoo._api import Zoo, ZooOptions, build, fetch
     from zoo._batchnorm import reestimate_batchnorm
+    from zoo._board import Board
     from zoo._checked_file import PackageData, checked_file, file_sha256, package_file
     from zoo._errors import (
         BuildError,
@@ -39,7 +40,6 @@ if _TYPE_CHECKING:
     from zoo._sensor import SensorInput
     from zoo._shipped_classifier import ShippedClassifier, load_weights, seeded_network
     from zoo._spec import (
-        Board,
         Dataset,
         InputSpec,
         Metric,
@@ -93,7 +93,8 @@ _LAZY = {
     "hookimpl": "zoo._hookspecs",
     "hookspec": "zoo._hookspecs",
     **dict.fromkeys(["BuildChoices", "Choices", "FetchArgs", "FetchOptions"], "zoo._options"),
-    **dict.fromkeys(["Board", "Dataset", "InputSpec", "Metric", "MetricFn", "ModelSpec", "Sample",
+    "Board": "zoo._board",
+    **dict.fromkeys(["Dataset", "InputSpec", "Metric", "MetricFn", "ModelSpec", "Sample",
                      "WeightsVariant"], "zoo._spec"),
     "Zoo": "zoo._api",
     "ZooOptions": "zoo._api",

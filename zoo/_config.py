@@ -11,10 +11,10 @@ from pathlib import Path
 from types import MappingProxyType
 from typing import Any, get_args
 
+from zoo._board import Board
 from zoo._env import flag
 from zoo._errors import ConfigError
 from zoo._options import IO_MODES, ExecutorName
-from zoo._spec import Board
 
 CONFIG_NAME = "zoo.toml"
 _SIZE_MAX = 2**63  # past any memory, and where a float stops being a count of bytes (1e400 is inf)

@@ -7,7 +7,8 @@ from pathlib import Path
 
 import pluggy
 
-from zoo._spec import Board, ModelSpec
+from zoo._board import Board
+from zoo._spec import ModelSpec
 
 # ``(url, base) -> zoo.Remote``; spelled without the engine's types, which live a layer above.
 RemoteFactory = Callable[[str, Path | None], object]

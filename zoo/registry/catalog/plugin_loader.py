@@ -26,9 +26,10 @@ from typing import TYPE_CHECKING, Any, Literal, TextIO
 import pluggy
 
 from zoo import _hookspecs, _interrupt
+from zoo._board import Board
 from zoo._env import flag
 from zoo._errors import PluginError, SpecError, UsageError
-from zoo._spec import Board, ModelSpec
+from zoo._spec import ModelSpec
 from zoo._text import printable
 from zoo.registry.catalog import plugin_cost
 from zoo.registry.catalog.catalog import Catalog

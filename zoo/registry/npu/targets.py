@@ -7,8 +7,8 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any
 
+from zoo._board import Board
 from zoo._errors import ConfigError, UnknownTargetError, UsageError
-from zoo._spec import Board
 from zoo.registry.npu.vela_config import VELA_INI, vela_config
 
 if TYPE_CHECKING:
