@@ -11,6 +11,7 @@ import pytest
 from tests.tflite.graphs import OP, Graph, options, schema
 from zoo import SpecError
 from zoo._tflite import load
+from zoo._tflite.schema import Reader
 
 
 def _conv_graph() -> Graph:
@@ -47,6 +48,15 @@ def test_offsets_outside_the_file_are_refused() -> None:
     data = bytearray(_conv_graph().to_bytes())
     struct.pack_into("<I", data, 0, len(data) + 1000)  # the root table's offset
     _refused(bytes(data), "outside the file")
+
+
+def test_a_huge_declared_vector_is_refused_before_its_bytes_are_read() -> None:
+    data = bytearray(_conv_graph().to_bytes())
+    graph = Reader(bytes(data), "net.tflite").root("model").tables(2, "subgraph list")[0]
+    span = graph.tables(0, "tensor list")[0].span(0, "a shape", 4)
+    assert span is not None
+    struct.pack_into("<I", data, span[0] - 4, 1 << 29)
+    _refused(bytes(data), "net.tflite: not a readable TFLite model", "declares 536,870,912 elements")
 
 
 def test_a_file_that_is_not_tflite_is_refused() -> None:

@@ -1,9 +1,9 @@
 """Read a TFLite flatbuffer into a ``torch.nn.Module`` that ``torch.export.export`` accepts.
 
 ExecuTorch has no TFLite front end, and zoo never depends on TensorFlow: ``schema.py`` reads
-the file with bounds checks (``flatbuf.py``), ``weights.py`` decodes its constants (float16,
-sparse, int8 dequantized), and ``build.py`` maps each operator to torch (``ops.py``,
-``ops_nn.py``). The module's inputs and outputs have TFLite's shapes (NHWC images); inside,
+the file with zoo's bounded flatbuffer reader (``zoo._flatbuffer``), ``weights.py`` decodes its
+constants (float16, sparse, int8 dequantized), and ``build.py`` maps each operator to torch
+(``ops.py``, ``ops_nn.py``). The module's inputs and outputs have TFLite's shapes (NHWC images); inside,
 images are channels-first. torch loads only inside the functions here.
 """
 
@@ -69,10 +69,12 @@ def module_from_model(model: Any) -> Any:
 
 
 def tflite_reader_identity() -> str:
-    """``tflite-reader sha256:…`` of this package's source: a plugin that builds with
-    ``read_tflite`` puts it in its weights' identity, so that a change to the reader builds again."""
+    """``tflite-reader sha256:…`` of this package's source and of the flatbuffer reader it stands on:
+    a plugin that builds with ``read_tflite`` puts it in its weights' identity, so that a change to
+    the reader builds again."""
     h = hashlib.sha256()
-    for source in sorted(Path(__file__).parent.glob("*.py")):
+    here = Path(__file__).parent
+    for source in [*sorted(here.glob("*.py")), here.parent / "_flatbuffer.py"]:
         h.update(source.name.encode() + b"\0" + source.read_bytes())
     return f"tflite-reader sha256:{h.hexdigest()}"
 

@@ -94,7 +94,7 @@ class Ctx:
         return default if op.options is None else op.options.scalar(fid, fmt, default)
 
     def opt_real(self, op: Operator, fid: int, default: float) -> float:
-        return default if op.options is None else op.options.real(fid, default)
+        return default if op.options is None else float(op.options.number(fid, "<f", default))
 
 
 Factory = Callable[[Ctx, Operator], tuple[nn.Module, list[int]]]

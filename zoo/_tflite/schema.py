@@ -14,8 +14,9 @@ from typing import Any
 
 import numpy as np
 
+from zoo import _flatbuffer
 from zoo._errors import SpecError
-from zoo._tflite.flatbuf import Reader, Table
+from zoo._flatbuffer import Table
 
 # BuiltinOperator's codes 0 to 161, in order (schema.fbs).
 BUILTIN_NAMES = ["ADD", "AVERAGE_POOL_2D", "CONCATENATION", "CONV_2D", "DEPTHWISE_CONV_2D", "DEPTH_TO_SPACE", "DEQUANTIZE", "EMBEDDING_LOOKUP", "FLOOR", "FULLY_CONNECTED", "HASHTABLE_LOOKUP", "L2_NORMALIZATION", "L2_POOL_2D", "LOCAL_RESPONSE_NORMALIZATION", "LOGISTIC", "LSH_PROJECTION", "LSTM", "MAX_POOL_2D", "MUL", "RELU", "RELU_N1_TO_1", "RELU6", "RESHAPE", "RESIZE_BILINEAR", "RNN", "SOFTMAX", "SPACE_TO_DEPTH", "SVDF", "TANH", "CONCAT_EMBEDDINGS", "SKIP_GRAM", "CALL", "CUSTOM", "EMBEDDING_LOOKUP_SPARSE", "PAD", "UNIDIRECTIONAL_SEQUENCE_RNN", "GATHER", "BATCH_TO_SPACE_ND", "SPACE_TO_BATCH_ND", "TRANSPOSE", "MEAN", "SUB", "DIV", "SQUEEZE", "UNIDIRECTIONAL_SEQUENCE_LSTM", "STRIDED_SLICE", "BIDIRECTIONAL_SEQUENCE_RNN", "EXP", "TOPK_V2", "SPLIT", "LOG_SOFTMAX", "DELEGATE", "BIDIRECTIONAL_SEQUENCE_LSTM", "CAST", "PRELU", "MAXIMUM", "ARG_MAX", "MINIMUM", "LESS", "NEG", "PADV2", "GREATER", "GREATER_EQUAL", "LESS_EQUAL", "SELECT", "SLICE", "SIN", "TRANSPOSE_CONV", "SPARSE_TO_DENSE", "TILE", "EXPAND_DIMS", "EQUAL", "NOT_EQUAL", "LOG", "SUM", "SQRT", "RSQRT", "SHAPE", "POW", "ARG_MIN", "FAKE_QUANT", "REDUCE_PROD", "REDUCE_MAX", "PACK", "LOGICAL_OR", "ONE_HOT", "LOGICAL_AND", "LOGICAL_NOT", "UNPACK", "REDUCE_MIN", "FLOOR_DIV", "REDUCE_ANY", "SQUARE", "ZEROS_LIKE", "FILL", "FLOOR_MOD", "RANGE", "RESIZE_NEAREST_NEIGHBOR", "LEAKY_RELU", "SQUARED_DIFFERENCE", "MIRROR_PAD", "ABS", "SPLIT_V", "UNIQUE", "CEIL", "REVERSE_V2", "ADD_N", "GATHER_ND", "COS", "WHERE", "RANK", "ELU", "REVERSE_SEQUENCE", "MATRIX_DIAG", "QUANTIZE", "MATRIX_SET_DIAG", "ROUND", "HARD_SWISH", "IF", "WHILE", "NON_MAX_SUPPRESSION_V4", "NON_MAX_SUPPRESSION_V5", "SCATTER_ND", "SELECT_V2", "DENSIFY", "SEGMENT_SUM", "BATCH_MATMUL", "PLACEHOLDER_FOR_GREATER_OP_CODES", "CUMSUM", "CALL_ONCE", "BROADCAST_TO", "RFFT2D", "CONV_3D", "IMAG", "REAL", "COMPLEX_ABS", "HASHTABLE", "HASHTABLE_FIND", "HASHTABLE_IMPORT", "HASHTABLE_SIZE", "REDUCE_ALL", "CONV_3D_TRANSPOSE", "VAR_HANDLE", "READ_VARIABLE", "ASSIGN_VARIABLE", "BROADCAST_ARGS", "RANDOM_STANDARD_NORMAL", "BUCKETIZE", "RANDOM_UNIFORM", "MULTINOMIAL", "GELU", "DYNAMIC_UPDATE_SLICE", "RELU_0_TO_1", "UNSORTED_SEGMENT_PROD", "UNSORTED_SEGMENT_MAX", "UNSORTED_SEGMENT_SUM", "ATAN2", "UNSORTED_SEGMENT_MIN", "SIGN", "BITCAST", "BITWISE_XOR", "RIGHT_SHIFT"]
@@ -33,6 +34,24 @@ TYPE_NAMES = {0: "float32", 1: "float16", 2: "int32", 3: "uint8", 4: "int64", 5:
               7: "int16", 8: "complex64", 9: "int8", 10: "float64"}
 MAX_RANK = 6
 MAX_ELEMENTS = 1 << 30
+
+
+class Reader(_flatbuffer.Reader):
+    """The file's flatbuffer, read with zoo's bounds checks; ``where`` names the file in errors."""
+
+    # No real model needs vectors this long; a hostile length stops here rather than in memory.
+    max_vector = 1 << 28
+
+    def __init__(self, data: bytes, where: str) -> None:
+        super().__init__(data)
+        self.where = where
+
+    def fail(self, problem: str) -> SpecError:
+        return SpecError(f"{self.where}: not a readable TFLite model: {problem}. "
+                         "Check that the file is a complete .tflite (e.g. its sha256 against the source's)")
+
+    def outside(self, what: str, pos: int, size: int) -> SpecError:
+        return self.fail(f"{what} at byte {pos} ({size} bytes) lies outside the file's {self.end:,} bytes")
 
 
 @dataclass(frozen=True)
@@ -108,7 +127,7 @@ def parse(data: bytes, where: str) -> Model:
         raise r.fail(f"the file has {len(data)} bytes")
     if data[4:8] != b"TFL3":
         raise SpecError(f"{where}: not a TFLite model (its bytes 4 to 8 are {data[4:8]!r}, a .tflite has b'TFL3')")
-    root = r.root()
+    root = r.root("model")
     subgraphs = root.tables(2, "subgraph list")
     if len(subgraphs) != 1:
         raise SpecError(f"{where}: the model has {len(subgraphs)} subgraphs; zoo reads models of exactly one "
@@ -126,7 +145,7 @@ def parse(data: bytes, where: str) -> Model:
     for i in inputs + outputs:
         if not 0 <= i < len(tensors):
             raise r.fail(f"a graph input or output names tensor {i}, and there are {len(tensors)}")
-    return Model(data, where, tensors, operators, inputs, outputs, root.string(3, "the description"))
+    return Model(data, where, tensors, operators, inputs, outputs, root.string(3, "the description") or "")
 
 
 def _buffer(table: Table, index: int, r: Reader) -> tuple[int, int] | None:
@@ -145,12 +164,12 @@ def _buffer(table: Table, index: int, r: Reader) -> tuple[int, int] | None:
 def _opcode(table: Table, r: Reader) -> str:
     code = max(table.scalar(0, "<b"), table.scalar(3, "<i"))
     if code == 32:
-        return "CUSTOM:" + table.string(1, "a custom operator's name")
+        return "CUSTOM:" + (table.string(1, "a custom operator's name") or "")
     return BUILTIN_NAMES[code] if 0 <= code < len(BUILTIN_NAMES) else f"builtin operator {code}"
 
 
 def _tensor(table: Table, index: int, buffers: list[tuple[int, int] | None], r: Reader) -> Tensor:
-    name = table.string(3, f"tensor {index}'s name")
+    name = table.string(3, f"tensor {index}'s name") or ""
     shape = table.ints(0, f"tensor {index}'s shape")
     if len(shape) > MAX_RANK or any(d < 0 for d in shape) or int(np.prod(shape, dtype=np.float64)) > MAX_ELEMENTS:
         raise SpecError(f"{r.where}: tensor {index} ({name!r}) declares shape {list(shape)}; zoo reads ranks up to "
@@ -214,6 +233,5 @@ def _operator(table: Table, index: int, codes: list[str], n_tensors: int, r: Rea
     for t in inputs + outputs:
         if not -1 <= t < n_tensors:
             raise r.fail(f"operator {index} ({name}) names tensor {t}, and there are {n_tensors}")
-    span = table.span(5, f"operator {index}'s custom options", 1)
-    custom_bytes = b"" if span is None else r.data[span[0]:span[0] + span[1]]
+    custom_bytes = table.raw(5, f"operator {index}'s custom options") or b""
     return Operator(index, name, inputs, outputs, table.table(4, f"operator {index}'s options"), custom_bytes)

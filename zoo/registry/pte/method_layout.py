@@ -79,7 +79,7 @@ def read_method(data: bytes, program_end: int, name: str = "forward") -> MethodL
     """The layout of method ``name`` in the program flatbuffer ``data[:program_end]``;
     PteFormatError if the program has no such method or a read falls outside it."""
     reader = Reader(data, program_end)
-    root = reader.table(reader.scalar("<I", 0, "the root offset"), "Program")
+    root = reader.root("Program")
     plans = [p for p in root.tables(PROGRAM["execution_plan"], "Program.execution_plan")
              if p.string(EXECUTION_PLAN["name"], "ExecutionPlan.name") == name]
     if not plans:
@@ -88,7 +88,7 @@ def read_method(data: bytes, program_end: int, name: str = "forward") -> MethodL
     return MethodLayout(
         name=name,
         values=tuple(_value(v) for v in plan.tables(EXECUTION_PLAN["values"], "ExecutionPlan.values")),
-        inputs=len(plan.scalars(EXECUTION_PLAN["inputs"], "i", "ExecutionPlan.inputs")),
+        inputs=len(plan.ints(EXECUTION_PLAN["inputs"], "ExecutionPlan.inputs")),
         delegates=tuple(
             DelegateLayout(d.string(BACKEND_DELEGATE["id"], "BackendDelegate.id") or "",
                            len(d.tables(BACKEND_DELEGATE["compile_specs"], "BackendDelegate.compile_specs")))
@@ -107,7 +107,7 @@ def _value(value: Table) -> ValueLayout:
     if kind == "Tensor":
         extra = body.table(TENSOR["extra_tensor_info"], "ExtraTensorInfo")
         return ValueLayout(
-            kind, has_body=True, rank=len(body.scalars(TENSOR["sizes"], "i", "Tensor.sizes")),
+            kind, has_body=True, rank=len(body.ints(TENSOR["sizes"], "Tensor.sizes")),
             dynamic=bool(body.scalar(TENSOR["shape_dynamism"], "<b")),
             external=extra is not None and extra.scalar(_EXTRA_TENSOR_INFO_LOCATION, "<b") == _EXTERNAL)
     if kind in LIST_KINDS:
@@ -122,5 +122,5 @@ def _call(instruction: Table) -> CallLayout | None:
         return None
     call = instruction.table(INSTRUCTION["instr_args"], INSTRUCTION_ARGUMENTS[kind])
     fields = KERNEL_CALL if kind == _KERNEL_CALL else DELEGATE_CALL
-    args = call.scalars(fields["args"], "i", "call args") if call else ()
+    args = call.ints(fields["args"], "call args") if call else ()
     return CallLayout("kernel" if kind == _KERNEL_CALL else "delegate", args)

@@ -216,7 +216,7 @@ def read_pte(data: bytes) -> PteInfo:
         end = header.program_size
     reader = Reader(data, end)
     try:
-        root = reader.table(reader.scalar("<I", 0, "the root offset"), "Program")
+        root = reader.root("Program")
         return _program(reader, root, data, header, identifier)
     except PteFormatError as exc:
         if header is None:
@@ -284,15 +284,15 @@ def _plan(r: Reader, t: Table, segments: list[tuple[int, int]], inline: list[tup
                 continue
             ids = KERNEL_CALL if kind == 1 else DELEGATE_CALL
             index = args.scalar(ids["op_index" if kind == 1 else "delegate_index"], "<i")
-            calls.append(Call("kernel" if kind == 1 else "delegate", index, args.scalars(ids["args"], "i", "call args")))
+            calls.append(Call("kernel" if kind == 1 else "delegate", index, args.ints(ids["args"], "call args")))
     plan = ExecutionPlan(
         name=name,
-        inputs=list(t.scalars(EXECUTION_PLAN["inputs"], "i", "ExecutionPlan.inputs")),
-        outputs=list(t.scalars(EXECUTION_PLAN["outputs"], "i", "ExecutionPlan.outputs")),
+        inputs=list(t.ints(EXECUTION_PLAN["inputs"], "ExecutionPlan.inputs")),
+        outputs=list(t.ints(EXECUTION_PLAN["outputs"], "ExecutionPlan.outputs")),
         operators=operators,
         delegates=delegates,
         calls=calls,
-        non_const_buffer_sizes=t.scalars(EXECUTION_PLAN["non_const_buffer_sizes"], "q", "ExecutionPlan.non_const_buffer_sizes"),
+        non_const_buffer_sizes=t.ints(EXECUTION_PLAN["non_const_buffer_sizes"], "ExecutionPlan.non_const_buffer_sizes", "q"),
     )
     # Only the values zoo checks are read: a big model has thousands.
     span = t.span(EXECUTION_PLAN["values"], "ExecutionPlan.values", 4)
@@ -314,8 +314,8 @@ def _plan(r: Reader, t: Table, segments: list[tuple[int, int]], inline: list[tup
                 plan.tensors[i] = TensorValue(
                     index=i,
                     scalar_type=tensor.scalar(TENSOR["scalar_type"], "<b"),
-                    sizes=tensor.scalars(TENSOR["sizes"], "i", "Tensor.sizes"),
-                    dim_order=tensor.scalars(TENSOR["dim_order"], "B", "Tensor.dim_order"),
+                    sizes=tensor.ints(TENSOR["sizes"], "Tensor.sizes"),
+                    dim_order=tensor.ints(TENSOR["dim_order"], "Tensor.dim_order", "B"),
                 )
     return plan
 
