@@ -148,6 +148,27 @@ def test_reading_the_model_file_gives_a_spec_with_random_calibration(tmp_path: P
     assert spec_from_model_file(path).weights[0].identity() != identity
 
 
+@pytest.mark.stack
+def test_the_random_calibration_draws_each_input_in_order_in_its_own_float_type(tmp_path: Path) -> None:
+    import torch
+
+    from zoo.registry.model_files.py_file import spec_from_model_file
+
+    graph = helper.make_graph(
+        [N("Relu", ["x"], ["y"]), N("Relu", ["z"], ["w"])], "two", [
+            helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT16, [1, 4]),
+            helper.make_tensor_value_info("z", onnx.TensorProto.DOUBLE, [2, 3])], [
+            helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT16, [1, 4]),
+            helper.make_tensor_value_info("w", onnx.TensorProto.DOUBLE, [2, 3])])
+    path = save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), tmp_path / "two.onnx")
+    samples = spec_from_model_file(path).calibration.load()
+    generator = torch.Generator().manual_seed(0)
+    for sample in samples:
+        assert [t.dtype for t in sample] == [torch.float16, torch.float64]
+        assert torch.equal(sample[0], torch.randn((1, 4), generator=generator).to(torch.float16))
+        assert torch.equal(sample[1], torch.randn((2, 3), generator=generator).to(torch.float64))
+
+
 def test_the_docs_example_is_conv_net_with_its_declaration() -> None:
     """docs/plugins.md builds examples/conv_net.onnx: tests/onnx/graphs.py's conv_net, with a sidecar."""
     import json

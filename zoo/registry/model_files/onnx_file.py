@@ -8,16 +8,14 @@ next to the file (``model.onnx.json``: ``{"inputs": {"x": [1, 3, 48, 320]}}``). 
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
-import re
 from pathlib import Path
 from typing import Any
 
 from zoo._errors import MissingExtraError, SpecError
 from zoo._spec import InputSpec
+from zoo.registry.model_files.read_file import ReadFile, input_names, ready
 
-RANDOM_SAMPLES = 8
 _DTYPES = {1: "float32", 10: "float16", 11: "float64"}
 
 
@@ -58,83 +56,36 @@ def declared_shapes(path: Path, inputs: list[tuple[str, tuple[int | str, ...], i
     return declared, raw
 
 
-def _reader_digest() -> str:
-    """This loader's source and the reader's: a change to either builds ONNX model files again."""
-    from zoo._onnx import reader_identity
+class OnnxFile(ReadFile):
+    """What describes the read model, from its fields alone; the module is planned the first time
+    a build asks for it."""
 
-    return hashlib.sha256(Path(__file__).read_bytes() + reader_identity().encode()).hexdigest()
-
-
-class OnnxFile:
-    """What ``model_file`` makes a ModelSpec of: what describes the read model, from its fields
-    alone, and the module and random samples, made the first time a build asks for them. A
-    listing thus never plans the graph nor holds a sample: on a model with a 1 GiB input,
-    each is a gigabyte or more."""
+    kind = "an .onnx file"
 
     def __init__(self, path: Path, proto: Any, shapes: dict[str, tuple[int, ...]], elem_types: dict[str, int],
                  inputs: tuple[InputSpec, ...], identity: str, description: str) -> None:
-        self.path = path
-        self.inputs = inputs
-        self.identity = identity
-        # The weights identity names the file; the version also names the reader that mapped it.
-        self.version = hashlib.sha256((identity + _reader_digest()).encode()).hexdigest()[:16]
-        self.description = description
+        from zoo._onnx import reader_identity
+
+        super().__init__(path, inputs, identity, description, __file__, reader_identity())
         self._proto = proto
         self._shapes = shapes
         self._elem_types = elem_types
-        self._module: Any = None
-        self._samples: list[tuple[Any, ...]] | None = None
-        self._samples_digest: str | None = None
 
-    def module(self) -> Any:
+    def _build(self) -> Any:
         """The graph planned into a torch module, on zero inputs of the fixed shapes."""
-        if self._module is None:
-            _torch()
-            from zoo._onnx.build import build
+        from zoo._onnx.build import build
 
-            self._module = build(self._proto, self._shapes, self._elem_types, f"model file {self.path}")
-        return self._module
-
-    def samples(self) -> list[tuple[Any, ...]]:
-        """RANDOM_SAMPLES standard-normal input tuples from a generator seeded 0."""
-        if self._samples is None:
-            torch = _torch()
-            generator = torch.Generator().manual_seed(0)
-            dtypes = [getattr(torch, _DTYPES[e]) for e in self._elem_types.values()]
-            self._samples = [tuple(torch.randn(s, generator=generator).to(t)
-                                   for s, t in zip(self._shapes.values(), dtypes, strict=True))
-                             for _ in range(RANDOM_SAMPLES)]
-        return self._samples
-
-    def samples_digest(self) -> str:
-        if self._samples_digest is None:
-            from zoo.registry.compile import digest_samples
-
-            self._samples_digest = digest_samples(self.samples())
-        return self._samples_digest
-
-
-def _torch() -> Any:
-    try:
-        import torch
-    except ImportError:
-
-        raise MissingExtraError("--model-file with an .onnx file") from None
-    return torch
+        return build(self._proto, self._shapes, self._elem_types, f"model file {self.path}")
 
 
 def load_onnx_file(path: Path) -> OnnxFile:
     """Read and check ``path`` and its sidecar. Neither torch nor the inputs' memory is needed
     here: the module and the samples are made when asked for (``OnnxFile.module``, ``samples``)."""
-    from zoo.registry.request import reproducible
-    reproducible.pin()
-    if importlib.util.find_spec("torch") is None:  # found, not imported: a listing needs no torch
-        _torch()
+    ready(OnnxFile.kind)
     try:
         import onnx
     except ImportError:
-
-        raise MissingExtraError("--model-file with an .onnx file") from None
+        raise MissingExtraError(f"--model-file with {OnnxFile.kind}") from None
     from zoo._onnx import checked_shapes, graph_inputs, load_model
 
     where = f"model file {path}"
@@ -147,7 +98,7 @@ def load_onnx_file(path: Path) -> OnnxFile:
             raise SpecError(f"{where}: input {name!r} has ONNX element type "
                             f"{onnx.TensorProto.DataType.Name(elem)}; zoo --model-file takes float inputs only")
     shapes = checked_shapes(proto, declared, where)
-    names = [n if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", n) else f"input_{i}" for i, (n, _, _) in enumerate(inputs)]
+    names = input_names([n for n, _, _ in inputs])
     return OnnxFile(
         path=path,
         proto=proto,

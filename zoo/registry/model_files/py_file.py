@@ -1,5 +1,5 @@
 """Turn an ExecuTorch ``aot_arm_compiler``-style model file into a ModelSpec
-(an ``.onnx`` file goes to ``onnx_file``, a ``.tflite`` one to ``tflite_file``).
+(an ``.onnx`` file goes to ``onnx_file``, a ``.tflite`` one to ``tflite_file``, both ``read_file.ReadFile``s).
 
 The file defines ``ModelUnderTest`` (an ``nn.Module`` instance) and
 ``ModelInputs`` (a tuple of example tensors), and may define
@@ -20,6 +20,7 @@ from typing import Any
 from zoo import _interrupt
 from zoo._errors import MissingExtraError, SpecError, UsageError
 from zoo._spec import Dataset, InputSpec, ModelSpec, WeightsVariant
+from zoo.registry.model_files.read_file import RANDOM_SAMPLES, ReadFile
 
 CALIBRATION_MAX_SAMPLES = 1000  # the same cap aot_arm_compiler applies
 
@@ -52,9 +53,13 @@ def model_name_for(path: Path) -> str:
 def spec_from_model_file(path: Path) -> ModelSpec:
     path = Path(path).expanduser().resolve()
     if path.is_file() and path.suffix.lower() == ".onnx":
-        return _spec_from_onnx_file(path)
+        from zoo.registry.model_files.onnx_file import load_onnx_file
+
+        return _spec_from_read_file(path, load_onnx_file(path))
     if path.is_file() and path.suffix.lower() == ".tflite":
-        return _spec_from_tflite_file(path)
+        from zoo.registry.model_files.tflite_file import load_tflite_file
+
+        return _spec_from_read_file(path, load_tflite_file(path))
     if not path.is_file() or path.suffix != ".py":
         raise UsageError(f"--model-file {path}: expected an existing .py file defining ModelUnderTest and "
                          "ModelInputs, an .onnx file or a .tflite file")
@@ -127,31 +132,8 @@ def spec_from_model_file(path: Path) -> ModelSpec:
     )
 
 
-def _spec_from_onnx_file(path: Path) -> ModelSpec:
-    from zoo.registry.model_files.onnx_file import RANDOM_SAMPLES, load_onnx_file
-
-    read = load_onnx_file(path)
-    # Listing reads only what is above; the module and the samples are made when a build asks.
-    return ModelSpec(
-        name=model_name_for(path),
-        version=read.version,
-        description=read.description,
-        task="custom",
-        inputs=read.inputs,
-        build=lambda _weights: read.module(),
-        example_inputs=lambda: read.samples()[0],
-        calibration=Dataset(RANDOM_SAMPLES, f"{RANDOM_SAMPLES} random standard-normal inputs (torch seed 0); "
-                            "give --calibration-dir for a real quantization",
-                            lambda: list(read.samples()), read.samples_digest),
-        weights=(WeightsVariant("file", f"the weights in {path.name}", str(path), "unknown", lambda: read.identity),),
-        calibration_from_dir=lambda d: calibration_from_pt_dir(d, [i.shape for i in read.inputs]),
-    )
-
-
-def _spec_from_tflite_file(path: Path) -> ModelSpec:
-    from zoo.registry.model_files.tflite_file import RANDOM_SAMPLES, load_tflite_file
-
-    read = load_tflite_file(path)
+def _spec_from_read_file(path: Path, read: ReadFile) -> ModelSpec:
+    # Listing reads only what the loader read; the module and the samples are made when a build asks.
     return ModelSpec(
         name=model_name_for(path),
         version=read.version,
