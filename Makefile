@@ -59,8 +59,8 @@ $(MTCNN_WEIGHTS)/onet.pt: $(VENV)/.installed
 # MediaPipe's float .tflite networks for the TFLite reader's benchmark (benchmarks/tflite_exactness.py) and
 # the MediaPipe pack (plugins/zoo-mediapipe, which finds them here unless ZOO_MEDIAPIPE_MODELS names another folder):
 # the files inside the mediapipe 0.10.14 wheel (which pins protobuf < 5, jax and opencv, so it is never
-# installed), each checked by sha256 (scripts/mediapipe_tflite.py lists them).
-$(MEDIAPIPE)/.extracted: $(VENV)/.installed scripts/mediapipe_tflite.py
+# installed), each checked by sha256 (the pack's files.py lists them, scripts/mediapipe_tflite.py extracts them).
+$(MEDIAPIPE)/.extracted: $(VENV)/.installed scripts/mediapipe_tflite.py plugins/zoo-mediapipe/src/zoo_mediapipe/files.py
 	rm -rf $(MEDIAPIPE) $(MEDIAPIPE).tmp && mkdir -p $(MEDIAPIPE).tmp
 	$(PY) -m pip download -q --no-deps mediapipe==0.10.14 -d $(MEDIAPIPE).tmp
 	$(PY) scripts/mediapipe_tflite.py $(MEDIAPIPE).tmp/mediapipe-0.10.14-*.whl $(MEDIAPIPE).tmp

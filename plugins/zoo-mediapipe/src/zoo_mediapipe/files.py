@@ -22,12 +22,15 @@ VERSION = "0.10.14"
 ORIGIN = (f"mediapipe {VERSION}'s wheel on PyPI (pip download mediapipe=={VERSION} --no-deps; "
           "never installed), mediapipe/modules/…")
 LICENCE = "Apache-2.0 (MediaPipe, Google)"
-# name: (path in the wheel, sha256): the same table as scripts/mediapipe_tflite.py, which extracts them.
+# name: (path in the wheel, sha256): scripts/mediapipe_tflite.py extracts these from the wheel (and
+# benchmarks/tflite_exactness.py checks the reader on them: selfie_segmentation_landscape is its alone).
 FILES = {
     "face_detection_short_range": ("mediapipe/modules/face_detection/face_detection_short_range.tflite",
                                    "bbff11cebd1eb27a1e004cae0b0e63ec8c551cbf34a4451148b4908b8db3eca8"),
     "selfie_segmentation": ("mediapipe/modules/selfie_segmentation/selfie_segmentation.tflite",
                             "9ee168ec7c8f2a16c56fe8e1cfbc514974cbbb7e434051b455635f1bd1462f5c"),
+    "selfie_segmentation_landscape": ("mediapipe/modules/selfie_segmentation/selfie_segmentation_landscape.tflite",
+                                      "a77d03f4659b9f6b6c1f5106947bf40e99d7655094b6527f214ea7d451106edd"),
     "pose_detection": ("mediapipe/modules/pose_detection/pose_detection.tflite",
                        "9ba9dd3d42efaaba86b4ff0122b06f29c4122e756b329d89dca1e297fd8f866c"),
     "pose_landmark_full": ("mediapipe/modules/pose_landmark/pose_landmark_full.tflite",
