@@ -12,15 +12,12 @@ the same stack, Intel or AMD, writes identical bytes.
 
 from __future__ import annotations
 
-import argparse
-import time
-from pathlib import Path
-
 import zoo
 
 zoo.pin_numerics()  # before torch computes anything: the same kernels on every x86_64 host
 
 import torch  # noqa: E402
+from _digit_training import train_and_write  # noqa: E402
 from zoo_vision import digit_canvas, seg_tiny  # noqa: E402
 
 RECIPE = zoo.TrainingRecipe(epochs=14, batch=16, learning_rate=3e-3, weight_decay=1e-4, seed=0)
@@ -34,24 +31,13 @@ def test_miou(model: torch.nn.Module) -> float:
     return zoo.miou(len(seg_tiny.LABELS), ignore_index=None).compute(outputs, [mask for _, mask in samples])
 
 
+def targets(train: digit_canvas.Canvases) -> tuple[torch.Tensor, str]:
+    return torch.from_numpy(train.masks.astype("int64")), ""
+
+
 if __name__ == "__main__":
-    parser = argparse.ArgumentParser(description=(__doc__ or "").splitlines()[0])
-    parser.add_argument("--out", type=Path, default=seg_tiny.WEIGHTS_FILE)
-    args = parser.parse_args()
-    started = time.perf_counter()
-    train = digit_canvas.canvases("train")
-    inputs = digit_canvas.as_floats(train.images)
-    masks = torch.from_numpy(train.masks.astype("int64"))
-    weight = torch.tensor([1.0] + [DIGIT_WEIGHT] * 10)
-    cpu = time.process_time()
-    model = zoo.train_with_loss(seg_tiny.new_network, inputs, masks, RECIPE,
-                                torch.nn.CrossEntropyLoss(weight=weight), where=f"training {seg_tiny.NAME}")
-    seconds = time.process_time() - cpu
-    note = (f"{seg_tiny.NAME} v{seg_tiny.VERSION}; data: {digit_canvas.identity('train')}; "
-            f"recipe: {RECIPE.describe()}, cross-entropy, digit classes weighted {DIGIT_WEIGHT}")
-    digest = zoo.save_weights(model, args.out, note)
-    print(f"trained on {len(inputs)} canvases in {seconds:.1f} s of CPU")
-    print(f"float mIoU on {digit_canvas.SIZES['test']} test canvases: {test_miou(model):.2f} %")
-    recorded = "the recorded one" if digest == seg_tiny.WEIGHTS_SHA256 else f"NOT the recorded {seg_tiny.WEIGHTS_SHA256!r}"
-    print(f"wrote {args.out} ({args.out.stat().st_size:,} bytes), sha256 {digest}: {recorded}; "
-          f"{time.perf_counter() - started:.0f} s in all")
+    train_and_write(
+        __doc__, seg_tiny, RECIPE, targets, torch.nn.CrossEntropyLoss(weight=torch.tensor([1.0] + [DIGIT_WEIGHT] * 10)),
+        f"; data: {digit_canvas.identity('train')}; recipe: {RECIPE.describe()}, cross-entropy, "
+        f"digit classes weighted {DIGIT_WEIGHT}",
+        ("mIoU", test_miou))
