@@ -182,6 +182,8 @@ CASES: dict[str, Callable[[], Graph]] = {
     "mul-broadcast-row": _binary(OP.MUL, "MulOptions", lambda g: g.const(_w(6, 1, 4))),
     "div": _binary(OP.DIV, "DivOptions", lambda g: g.const(np.full(4, 1.5))),
     "mul-two-inputs": _two_inputs,
+    "minimum-scalar": _single(OP.MINIMUM, X, options("MaximumMinimumOptions"), lambda g: [g.const([0.3])]),
+    "maximum-broadcast-channels": _single(OP.MAXIMUM, X, options("MaximumMinimumOptions"), lambda g: [g.const(_w(4))]),
     "relu": _single(OP.RELU, X),
     "relu6": _single(OP.RELU6, X),
     "relu_n1_to_1": _single(OP.RELU_N1_TO_1, X),
