@@ -3,9 +3,12 @@ and the table. No TensorFlow, no build: the benchmark itself is run by hand (doc
 
 from __future__ import annotations
 
+import json
+
 import numpy as np
 
-from benchmarks.tflite_int8_input import FileDistance, OnClass, markdown
+from benchmarks.tflite_int8_input import RESULTS, FileDistance, OnClass, markdown
+from tests.conftest import ROOT
 
 
 def test_the_distance_is_in_the_files_output_steps_on_each_labelled_sample() -> None:
@@ -31,5 +34,11 @@ def test_the_models_metric_reads_the_class_item_of_the_label() -> None:
 
 
 def test_a_failed_model_is_a_row_that_says_why() -> None:
-    table = markdown([{"model": "mnist", "target": "u55-128", "error": "RuntimeError: the TFLite flow failed"}])
-    assert "| mnist | u55-128 | | RuntimeError: the TFLite flow failed |" in table
+    table = markdown([{"model": "mnist", "target": "u85-256", "error": "RuntimeError: the TFLite flow failed"}])
+    assert "| mnist (u85-256) | | RuntimeError: the TFLite flow failed |" in table
+
+
+def test_the_docs_table_is_the_benchmarks_own_output() -> None:
+    """docs/tflite.md's table is the benchmark's rendering of the rows it wrote, never typed."""
+    table = markdown(json.loads(RESULTS.read_text()))
+    assert table in (ROOT / "docs" / "tflite.md").read_text(encoding="utf-8")
