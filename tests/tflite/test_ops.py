@@ -182,6 +182,8 @@ CASES: dict[str, Callable[[], Graph]] = {
     "mul-broadcast-row": _binary(OP.MUL, "MulOptions", lambda g: g.const(_w(6, 1, 4))),
     "div": _binary(OP.DIV, "DivOptions", lambda g: g.const(np.full(4, 1.5))),
     "mul-two-inputs": _two_inputs,
+    "minimum-scalar": _single(OP.MINIMUM, X, options("MaximumMinimumOptions"), lambda g: [g.const([0.3])]),
+    "maximum-broadcast-channels": _single(OP.MAXIMUM, X, options("MaximumMinimumOptions"), lambda g: [g.const(_w(4))]),
     "relu": _single(OP.RELU, X),
     "relu6": _single(OP.RELU6, X),
     "relu_n1_to_1": _single(OP.RELU_N1_TO_1, X),
@@ -262,6 +264,29 @@ def test_an_int8_file_reads_as_its_float_model() -> None:
         got = module_from_model(model)(torch.from_numpy(x)).numpy()
     assert np.abs(got - expected).max() <= 4 * 0.05  # a few output steps of 0.05
     assert np.abs(got - expected).max() > 0  # and not TFLite's integer arithmetic
+
+
+def test_a_uint8_file_reads_its_zero_points() -> None:
+    """TensorFlow 1's uint8 files: a uint8 input, uint8 weights whose zero point is not 0, a uint8
+    output. Read as real values, the module is within TFLite's own rounding of its output."""
+    import torch
+
+    from zoo._tflite import load, module_from_model
+
+    g = Graph()
+    x = g.input(X, "uint8", quant=([0.02], [128], 0))
+    w = _w(5, 3, 3, 4)
+    step, zero = float(np.abs(w).max() / 127), 120
+    wq = g.tensor(w.shape, "uint8", np.clip(np.round(w / step) + zero, 0, 255).astype(np.uint8), quant=([step], [zero], 0))
+    bq = g.tensor([5], "int32", np.round(_w(5, seed=2) / (step * 0.02)).astype(np.int32), quant=([step * 0.02], [0], 0))
+    o, t = options("Conv2DOptions", padding=0, strideW=1, strideH=1)
+    g.outputs = g.op(OP.CONV_2D, [x, wq, bq], [[1, 6, 6, 5]], o, t, out_dtype="uint8", out_quant=([0.05], [128], 0))
+    data = g.to_bytes()
+    q = np.clip(np.round(np.random.default_rng(0).uniform(-1, 1, X) / 0.02) + 128, 0, 255).astype(np.uint8)
+    (expected,) = interpret(data, [q])
+    with torch.no_grad():
+        got = module_from_model(load(data, "uint8"))(torch.from_numpy((q.astype(np.float32) - 128) * 0.02)).numpy()
+    assert np.abs(got - (expected.astype(np.float32) - 128) * 0.05).max() <= 0.6 * 0.05  # its requantization rounds to about half a step
 
 
 def test_a_global_average_pool_exports_as_a_mean() -> None:

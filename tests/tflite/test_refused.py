@@ -38,6 +38,16 @@ def test_a_good_file_reads() -> None:
     assert model.tensors[model.inputs[0]].shape == (1, 4, 4, 2)
 
 
+def test_minimum_and_maximum_read() -> None:
+    """onnx2tf's int8 ppocr-cls ends its squeeze-excite gates with MINIMUM of a constant (issue 56)."""
+    g = _conv_graph()
+    (y,) = g.outputs
+    (z,) = g.op(OP.MINIMUM, [y, g.const([1.0])], [[1, 4, 4, 3]], *options("MaximumMinimumOptions"))
+    g.outputs = g.op(OP.MAXIMUM, [z, g.const(np.zeros(3))], [[1, 4, 4, 3]], *options("MaximumMinimumOptions"))
+    model = load(g.to_bytes(), "net.tflite")
+    assert [op.name for op in model.operators] == ["CONV_2D", "MINIMUM", "MAXIMUM"]
+
+
 @pytest.mark.parametrize("keep", [3, 7, 40, 200])
 def test_a_truncated_file_is_refused(keep: int) -> None:
     data = _conv_graph().to_bytes()

@@ -62,8 +62,8 @@ def softmax(ctx: Ctx, op: Operator) -> tuple[nn.Module, list[int]]:
 
 
 class Broadcast(nn.Module):
-    """ADD, SUB, MUL, DIV with TFLite's broadcasting: an operand of lower rank than a rank-4 result
-    is aligned right in NHWC, then made channels-first."""
+    """ADD, SUB, MUL, DIV, MAXIMUM, MINIMUM with TFLite's broadcasting: an operand of lower rank
+    than a rank-4 result is aligned right in NHWC, then made channels-first."""
 
     def __init__(self, fn: Any, ranks: tuple[int, int], out_rank: int, act: int) -> None:
         super().__init__()
@@ -209,6 +209,8 @@ def _identity(ctx: Ctx, op: Operator) -> tuple[nn.Module, list[int]]:
 TABLE_OPS = {
     "ADD": _binary(torch.add, 0), "SUB": _binary(torch.sub, 0), "MUL": _binary(torch.mul, 0),
     "DIV": _binary(torch.div, 0),
+    # onnx2tf ends ONNX's HardSigmoid (ppocr-cls's squeeze-excite gates) with MINIMUM of a constant (issue 56).
+    "MAXIMUM": _binary(torch.maximum, None), "MINIMUM": _binary(torch.minimum, None),
     "RELU": _unary(F.relu), "RELU6": _unary(lambda x: torch.clamp(x, 0.0, 6.0)),
     "RELU_N1_TO_1": _unary(lambda x: torch.clamp(x, -1.0, 1.0)), "LOGISTIC": _unary(torch.sigmoid),
     "TANH": _unary(torch.tanh), "HARD_SWISH": _unary(F.hardswish), "LEAKY_RELU": leaky_relu, "PRELU": prelu,
