@@ -80,7 +80,7 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
                  "zoo_sections.ld", f"{board.name}.ld"):
         out[name] = _render(name, values)
     if delegates:
-        for name in ("npu_standin.c", "npu_standin.h", "npu_model.c", "npu_model.h", "npu_mlw.c",
+        for name in ("npu_standin.c", "npu_standin.h", "npu_model_core.h", "npu_model.c", "npu_model.h", "npu_mlw.c",
                      "npu_model_u85.c", "npu_model_u85.h", "npu_mlw_u85.c"):
             out[name] = template(name)
         pte = next(data for name, data in model_files.items() if name.endswith(".pte"))
