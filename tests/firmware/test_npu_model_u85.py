@@ -109,12 +109,6 @@ def u85_build(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> C
     return get
 
 
-@pytest.fixture(scope="module")
-def u85_builds(u85_build: Callable[[str], Artifact]) -> dict[str, Artifact]:
-    """mnist and mv2 (random weights) for u85-256, verified."""
-    return {"mnist": u85_build("mnist"), "mv2": u85_build("mv2")}
-
-
 def _program(art: Artifact) -> VelaPayload:
     (payload,) = find_payloads(art.pte.read_bytes())
     return payload
@@ -203,7 +197,7 @@ def _second_conv(program: VelaPayload) -> tuple[int, int]:
 
 @needs_gcc
 @pytest.mark.compile
-def test_a_changed_weight_or_register_changes_both_alike(model: Path, u85_builds: dict[str, Artifact],
+def test_a_changed_weight_or_register_changes_both_alike(model: Path, u85_build: Callable[[str], Artifact],
                                                          tmp_path: Path) -> None:
     """mnist's program with one weight byte of its FWD convolution flipped: the C model computes the host's new
     outputs; with its first OFM_SCALE's rounding set to SYMMETRIC, which neither models, both refuse it."""
@@ -211,7 +205,7 @@ def test_a_changed_weight_or_register_changes_both_alike(model: Path, u85_builds
 
     from zoo.registry.command_stream import NotInterpreted
 
-    program = _program(u85_builds["mnist"])
+    program = _program(u85_build("mnist"))
     weight_base, scale_param = _second_conv(program)
     given = [bytes(range(256)) * 3 + bytes(16)]
     clean = u85_run(program, given)
@@ -340,7 +334,7 @@ def test_chaining_buffers_carry_a_map_between_operations_as_on_the_host(model: P
 
 @needs_gcc
 @pytest.mark.compile
-def test_mutated_u85_streams_compute_alike_or_are_refused_on_both_sides(model: Path, u85_builds: dict[str, Artifact],
+def test_mutated_u85_streams_compute_alike_or_are_refused_on_both_sides(model: Path, u85_build: Callable[[str], Artifact],
                                                                         tmp_path: Path) -> None:
     """mnist's program with one OFM width left stale, and 80 copies with one to three bits flipped in its command or
     weight stream (seeded): under
@@ -353,7 +347,7 @@ def test_mutated_u85_streams_compute_alike_or_are_refused_on_both_sides(model: P
     from zoo.registry.command_stream.stream import split
     from zoo.registry.command_stream.u85 import commands
 
-    program = _program(u85_builds["mnist"])
+    program = _program(u85_build("mnist"))
     rng = random.Random(58)
     given = [bytes(rng.randrange(256) for _ in range(program.inputs[0].elements))]
     # Targeted: the last pool's NPU_SET_OFM_WIDTH_M1 turned into NPU_SET_DMA0_DST_REGION (one bit), so the pool keeps
