@@ -45,8 +45,8 @@ static int macs, cores;
 static uint64_t A(int r)
 {
     uint32_t v = (uint32_t)R(r);
-    if (param[r] & ~0xFFu) MALFORMED("cmd1 register %d has reserved parameter bits set (0x%x)", r & 1023, param[r]);
-    return (uint64_t)v | (uint64_t)(param[r] & 0xFFu) << 32;
+    if (npu_core.param[r] & ~0xFFu) MALFORMED("cmd1 register %d has reserved parameter bits set (0x%x)", r & 1023, npu_core.param[r]);
+    return (uint64_t)v | (uint64_t)(npu_core.param[r] & 0xFFu) << 32;
 }
 
 static unsigned F(int32_t v, int lsb, int width) { return ((uint32_t)v >> lsb) & ((1u << width) - 1u); }
@@ -56,11 +56,11 @@ static unsigned char *region(int r, uint64_t at, uint64_t n, int write, const ch
 {
     if (r < 0 || r > 2) MALFORMED("%s names region %d, which the runtime does not map", what, r);
     if (write && r == 0) MALFORMED("%s writes to region 0, which is read-only (the weights in flash)", what);
-    if (at > mem_size[r] || n > mem_size[r] - at)
+    if (at > npu_core.mem_size[r] || n > npu_core.mem_size[r] - at)
         MALFORMED("%s reaches bytes 0x%llx..0x%llx of region %d, which holds 0x%lx bytes", what, (unsigned long long)at,
                   (unsigned long long)(at + n), r,
-                  (unsigned long)mem_size[r]);
-    return mem[r] ? mem[r] + at : NULL;
+                  (unsigned long)npu_core.mem_size[r]);
+    return npu_core.mem[r] ? npu_core.mem[r] + at : NULL;
 }
 
 /* --- maps.py: a feature map in memory (fmap.py's tiles), a chaining buffer, or a scalar. */
@@ -207,8 +207,8 @@ static void ofm_scale(int r, uint32_t *scale, int *shift, int *round_mode)
 {
     int32_t v = R(r);
     if ((uint32_t)v >> 31) MALFORMED("its %s has its reserved bit 31 set", r == OFM_SCALE ? "OFM_SCALE" : "IFM scale");
-    if (F(param[r], 6, 5)) NOT_IMPLEMENTED("a scale with dbl_rnd %u", F(param[r], 6, 5));
-    *scale = (uint32_t)v, *shift = (int)F(param[r], 0, 6), *round_mode = (int)F(param[r], 13, 3);
+    if (F(npu_core.param[r], 6, 5)) NOT_IMPLEMENTED("a scale with dbl_rnd %u", F(npu_core.param[r], 6, 5));
+    *scale = (uint32_t)v, *shift = (int)F(npu_core.param[r], 0, 6), *round_mode = (int)F(npu_core.param[r], 13, 3);
 }
 
 /* stage.py's _limit: a 16-bit ACTIVATION_MIN or ACTIVATION_MAX in the OFM's signedness. */
@@ -301,7 +301,7 @@ static void open_ofm(stage_t *s, int oh, int ow, int oc, int64_t taps)
             NOT_IMPLEMENTED("an OFM of %dx%dx%d, more than the model's buffer (NPU_MODEL_U85_MAP_VALUES %ld)", oh, ow, oc,
                             (long)NPU_MODEL_U85_MAP_VALUES);
         (void)region(s->ofm.region, 0, 0, 1, "writing its OFM");
-        if ((uint64_t)elements * (uint64_t)(s->ofm.bits / 8) > mem_size[s->ofm.region])
+        if ((uint64_t)elements * (uint64_t)(s->ofm.bits / 8) > npu_core.mem_size[s->ofm.region])
             MALFORMED("its OFM is %lld bytes, more than region %d holds", (long long)elements * (s->ofm.bits / 8), s->ofm.region);
     }
     if (taps > 0 && elements > NPU_MODEL_WORK_LIMIT / taps)
@@ -400,7 +400,7 @@ static void weights(const kernel_t *k, int depthwise, int ifm_bits)
     int fwd = (int)F(fmt, 0, 1), streams = fwd ? 1 : cores;
     if (fwd && depthwise) MALFORMED("depthwise weights in the FWD format, which Regor never writes");
     for (int s = streams; s < 4; s++)
-        if (is_set[WEIGHT1_BASE + 2 * (s - 1) + 1] && reg[WEIGHT1_BASE + 2 * (s - 1) + 1])
+        if (npu_core.is_set[WEIGHT1_BASE + 2 * (s - 1) + 1] && npu_core.reg[WEIGHT1_BASE + 2 * (s - 1) + 1])
             MALFORMED("WEIGHT%d_LENGTH is set, but this op's weights are %d stream(s)", s, streams);
     int64_t total64 = (int64_t)l.ofm_depth * l.kh * l.kw * l.ifm_depth;
     if (total64 > NPU_MODEL_U85_WEIGHT_VALUES)
@@ -705,11 +705,11 @@ static void rescale(int r, int64_t *v, long n, int mode, int wide)
     uint32_t sc;
     int sh, round_unused;
     ofm_scale(r, &sc, &sh, &round_unused);
-    if (param[r] & 0x1800 || param[r] >> 14) MALFORMED("an IFM scale has reserved parameter bits set");
+    if (npu_core.param[r] & 0x1800 || npu_core.param[r] >> 14) MALFORMED("an IFM scale has reserved parameter bits set");
     if (sc == 1 && sh == 0) return;
     if (wide || (mode != ADD && mode != SUB && mode != MIN && mode != MAX_EW && mode != ABS))
         NOT_IMPLEMENTED("ELEMENTWISE %smode %d with an operand scale 0x%" PRIx32 " shift %d", wide ? "32-bit " : "", mode, sc, sh);
-    if (!F(param[r], 13, 1) && sh) NOT_IMPLEMENTED("an operand rounding DOUBLE_SYMMETRIC with shift %d", sh);
+    if (!F(npu_core.param[r], 13, 1) && sh) NOT_IMPLEMENTED("an operand rounding DOUBLE_SYMMETRIC with shift %d", sh);
     for (long i = 0; i < n; i++) {
         int64_t p = v[i] * (int64_t)sc; /* an 8-bit value less a 16-bit zero point by a 31-bit scale */
         v[i] = sh ? ((p >> (sh - 1)) + 1) >> 1 : p;
@@ -808,7 +808,7 @@ static void resize_axis(axis_t *a, int scale_n_m1, int step_reg, int offset_reg,
 {
     a->n = R(scale_n_m1) + 1;
     uint32_t step = (uint32_t)R(step_reg);
-    unsigned p = param[step_reg];
+    unsigned p = npu_core.param[step_reg];
     if (step & ~UINT32_C(0x07FF07FF) || p & 0x8000) MALFORMED("RESIZE_%s has reserved bits set", name);
     a->d = (int)(p & 0xF) * a->n + (int)(step & 0x7FF);
     int64_t block = (int64_t)((p >> 4) & 0x7FF) * a->n + (int64_t)((step >> 16) & 0x7FF);
@@ -943,18 +943,18 @@ int npu_model_is_u85(const unsigned char *cmd_data, size_t cmd_size)
 
 static int execute(const unsigned char *cmd, size_t size)
 {
-    op_name = "cmd_data", op_offset = 0;
+    npu_core.op_name = "cmd_data", npu_core.op_offset = 0;
     size_t length = 0;
     uint32_t config = 0;
     const unsigned char *s = split(cmd, size, &length, &config);
     if (!s || config >> 28 != 2) MALFORMED("not an Ethos-U85 command stream (COP1, CONFIG, COMMAND_STREAM)");
     macs = 1 << F((int32_t)config, 0, 4), cores = 1 << F((int32_t)config, 12, 2);
-    memset(is_set, 0, sizeof is_set);
+    memset(npu_core.is_set, 0, sizeof npu_core.is_set);
     memset(chain_full, 0, sizeof chain_full);
     memset(lut, 0, sizeof lut);
     for (size_t w = 0; w < length;) { /* the whole stream decodes before anything runs, as the host parses it first */
         uint32_t c = word(s + 4 * w), opcode = c & 0x3FF, control = (c >> 14) & 3;
-        op_offset = (uint32_t)(4 * w), op_name = "command";
+        npu_core.op_offset = (uint32_t)(4 * w), npu_core.op_name = "command";
         if ((c >> 10) & 0xF || control > 1) MALFORMED("word 0x%08" PRIx32 " is not a command: reserved bits are set", c);
         if (!known((int)control, opcode)) MALFORMED("unknown cmd%" PRIu32 " opcode %" PRIu32 " of the Ethos-U85 command stream", control, opcode);
         if (control && w + 1 >= length) MALFORMED("a cmd1 is cut off before its payload word");
@@ -962,44 +962,44 @@ static int execute(const unsigned char *cmd, size_t size)
     }
     for (size_t w = 0; w < length;) {
         uint32_t c = word(s + 4 * w), opcode = c & 0x3FF, control = (c >> 14) & 3, p = c >> 16;
-        op_offset = (uint32_t)(4 * w), op_name = "command";
+        npu_core.op_offset = (uint32_t)(4 * w), npu_core.op_name = "command";
         if (control && opcode != 256) {
             int r = C1 + (int)opcode;
-            reg[r] = (int32_t)word(s + 4 * (w + 1)), param[r] = (uint16_t)p, is_set[r] = 1;
+            npu_core.reg[r] = (int32_t)word(s + 4 * (w + 1)), npu_core.param[r] = (uint16_t)p, npu_core.is_set[r] = 1;
             w += 2;
             continue;
         }
         w += control ? 2 : 1;
-        if (control) op_name = "BRANCH", NOT_IMPLEMENTED("BRANCH");
+        if (control) npu_core.op_name = "BRANCH", NOT_IMPLEMENTED("BRANCH");
         if (opcode >= 256) {
             int signed_reg = opcode == IFM_ZERO_POINT || opcode == OFM_ZERO_POINT || opcode == IFM2_ZERO_POINT || opcode == ACTIVATION_MIN;
-            reg[opcode] = signed_reg ? (int16_t)p : (int32_t)p, is_set[opcode] = 1;
+            npu_core.reg[opcode] = signed_reg ? (int16_t)p : (int32_t)p, npu_core.is_set[opcode] = 1;
             continue;
         }
         switch (opcode) {
         case OP_STOP:
-            op_name = "STOP";
+            npu_core.op_name = "STOP";
             for (int b = 0; b < CHAINS; b++)
                 if (chain_full[b]) MALFORMED("the program stops with chaining buffer %d never read", b);
-            return ops_run;
+            return npu_core.ops_run;
         case OP_DMA_WAIT: case OP_KERNEL_WAIT: case OP_PMU_MASK: continue;
-        case OP_DMA_START: op_name = "DMA_START", dma(); break;
+        case OP_DMA_START: npu_core.op_name = "DMA_START", dma(); break;
         case OP_CONV:
-            op_name = "CONV";
+            npu_core.op_name = "CONV";
             if (p) matmul();
             else conv(0);
             break;
         case OP_DEPTHWISE:
-            op_name = "DEPTHWISE";
+            npu_core.op_name = "DEPTHWISE";
             if (p) MALFORMED("a DEPTHWISE with parameter 0x%" PRIx32, p);
             conv(1);
             break;
-        case OP_RESIZE: op_name = "RESIZE", resize((int)(p & 3)); break;
-        case OP_POOL: op_name = "POOL", pool((int)(p & 7)); break;
-        case OP_ELEMENTWISE: op_name = "ELEMENTWISE", elementwise((int)(p & 0x3F)); break;
-        default: op_name = opcode == 1 ? "IRQ" : "command", NOT_IMPLEMENTED("cmd0 opcode %" PRIu32, opcode);
+        case OP_RESIZE: npu_core.op_name = "RESIZE", resize((int)(p & 3)); break;
+        case OP_POOL: npu_core.op_name = "POOL", pool((int)(p & 7)); break;
+        case OP_ELEMENTWISE: npu_core.op_name = "ELEMENTWISE", elementwise((int)(p & 0x3F)); break;
+        default: npu_core.op_name = opcode == 1 ? "IRQ" : "command", NOT_IMPLEMENTED("cmd0 opcode %" PRIu32, opcode);
         }
-        ops_run++;
+        npu_core.ops_run++;
     }
     MALFORMED("the command stream ends without NPU_OP_STOP");
 }
@@ -1007,5 +1007,5 @@ static int execute(const unsigned char *cmd, size_t size)
 int npu_model_u85_run(const unsigned char *cmd_data, size_t cmd_size, unsigned char *const base[3], const size_t size[3],
                       int *ops, char *why, size_t why_size)
 {
-    return run_stream(execute, cmd_data, cmd_size, base, size, ops, why, why_size);
+    return npu_model_run_stream(execute, cmd_data, cmd_size, base, size, ops, why, why_size);
 }
