@@ -25,7 +25,7 @@ from zoo.registry.command_stream.u85 import run as u85_run
 from zoo.registry.command_stream.u85.regs import CMD0, CMD1, SIGNED
 from zoo.registry.pte.vela_payload import VelaPayload, find_payloads
 
-SOURCE = (TEMPLATES / "npu_model_u85.c").read_text()
+SOURCE = (TEMPLATES / "npu_model_u85_parts.h").read_text() + (TEMPLATES / "npu_model_u85.c").read_text()
 
 
 def _enum() -> dict[str, int]:

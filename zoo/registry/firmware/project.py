@@ -92,7 +92,9 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
 
 NPU_MODEL_FILES = ("npu_model.h", "npu_model_core.h", "npu_model_core.c", "npu_model_u55.h", "npu_model.c",
                    "npu_model_maps.c", "npu_model_conv.c", "npu_model_pool.c", "npu_model_elementwise.c", "npu_mlw.c",
-                   "npu_model_u85.h", "npu_model_u85.c", "npu_mlw_u85.c")
+                   "npu_model_u85.h", "npu_model_u85_parts.h", "npu_model_u85.c", "npu_model_u85_maps.c",
+                   "npu_model_u85_conv.c", "npu_model_u85_pool.c", "npu_model_u85_elementwise.c", "npu_model_u85_matmul.c",
+                   "npu_model_u85_resize.c", "npu_mlw_u85.c")
 """npu_model, the stand-in's C model of the NPU: its headers and sources (CMakeLists.txt compiles the .c files)."""
 
 _CMAKE_FILES = frozenset({"CMakeLists.txt", "runtime.cmake", "toolchain.cmake", "code_placement.cmake"})
