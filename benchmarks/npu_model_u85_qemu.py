@@ -5,7 +5,7 @@ inference at 32 MHz (SysTick: QEMU's clock, not the NPU's) and the wall time of 
 delegate output against the host U85 interpreter on the bytes the firmware handed the NPU.
 Goal (issue 58): one mv2 inference through the C model in QEMU within 3 minutes of wall time, on 2 cores.
 
-Run: .venv/bin/python benchmarks/npu_model_u85_qemu.py [--models mnist mv2] [--runtime DIR]
+Run: .venv/bin/python benchmarks/npu_model_u85_qemu.py [--models mnist mv2] [--precision a16w8] [--runtime DIR]
 Uses the vendor snapshots (../shared/vendor, scripts/vendor_sources.py); the builds come from the zoo cache.
 """
 
@@ -43,6 +43,7 @@ def main() -> None:
 
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--models", nargs="+", default=["mnist", "mv2"])
+    parser.add_argument("--precision", default=None, help="a16w8: 16-bit activations (default: int8)")
     parser.add_argument("--runtime", type=Path, default=None, help="a lasting runtime cache (default: a fresh one)")
     parser.add_argument("--vendor", type=Path, default=ROOT.parent / "shared" / "vendor", help="the source snapshots")
     args = parser.parse_args()
@@ -54,8 +55,8 @@ def main() -> None:
         print("| --- | --- | --- | --- | --- | --- |")
         for model in args.models:
             folder = root / model
-            art, _ = write_firmware(Zoo(), model, "u85-256", folder, FetchOptions(weights="random" if model == "mv2" else None),
-                                    board="corstone-300", samples=1)
+            options = FetchOptions(weights="random" if model == "mv2" else None, precision=args.precision)
+            art, _ = write_firmware(Zoo(), model, "u85-256", folder, options, board="corstone-300", samples=1)
             configure = ["cmake", "-S", str(folder), "-B", str(folder / "build"), "-G", "Ninja",
                          *(f"-D{k}={v}" for k, v in sources.items()), f"-DZOO_RUNTIME_CACHE={runtime}",
                          "-DZOO_NPU_STANDIN=ON", "-DZOO_NPU_STANDIN_BYTES=ON"]
@@ -69,7 +70,7 @@ def main() -> None:
             (payload,) = find_payloads(art.pte.read_bytes())
             same = left == u85_run(payload, given)
             ticks = re.search(r"^A 0 .* ticks (\d+)", out, re.M)
-            print(f"| {model} | {ops} | {int(ticks[1]) if ticks else '?':,} | {wall:.1f} s | {built:.0f} s | "
+            print(f"| {model}{f' ({args.precision})' if args.precision else ''} | {ops} | {int(ticks[1]) if ticks else '?':,} | {wall:.1f} s | {built:.0f} s | "
                   f"{'bit-equal to the host U85 interpreter' if same else 'DIFFERENT from the host U85 interpreter'} |")
 
 

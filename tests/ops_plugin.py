@@ -82,6 +82,12 @@ def _network(op: str) -> Any:
                 return self.norm(a.permute(0, 2, 3, 1))
             if op == "matmul":  # two activations multiplied: the U85's MATMUL (a transformer's attention scores)
                 return torch.matmul(a.flatten(2), self.b(x).flatten(2).transpose(1, 2))
+            if op == "u85-model":  # one build for the U85 C model: RESIZE both ways, a layer norm (REDUCE_SUM, 32-bit
+                # maps, the null pool), MATMUL
+                up = F.interpolate(a, scale_factor=2, mode="bilinear", align_corners=False)
+                y = self.norm(up.permute(0, 2, 3, 1)).permute(0, 3, 1, 2)
+                near = F.interpolate(self.b(x), scale_factor=2, mode="nearest")
+                return torch.matmul(y.flatten(2), near.flatten(2).transpose(1, 2))
             if op == "batchmul":  # a scalar MUL over a batch of 4 (MobileViT's q * scale over its 4 patches)
                 tokens = a.flatten(2).transpose(1, 2).reshape(4, 64, 8)  # 4 patches of 64 tokens
                 q, k, _ = self.qkv(tokens).reshape(4, 64, 3, 2, 30).permute(2, 0, 3, 1, 4).unbind(0)
@@ -94,7 +100,7 @@ def _network(op: str) -> Any:
 
 MODELS = ("max", "min", "clamp", "lrelu", "abs", "sigmoid", "tanh", "hardswish", "hardsigmoid", "avgpad", "avgpad-excl", "mix",
           "upsample", "bilinear", "deconv", "dilated", "gelu", "silu",
-          "prelu", "upsample4", "chanmean", "shuffle", "layernorm", "matmul", "batchmul")
+          "prelu", "upsample4", "chanmean", "shuffle", "layernorm", "matmul", "batchmul", "u85-model")
 """Each registers as ``ops-<name>``."""
 
 

@@ -16,7 +16,7 @@ from tests.command_stream.programs import payload
 from tests.command_stream.test_u85_stream import U85_256, c0, c1
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.u85 import run
-from zoo.registry.pte.vela_payload import TensorInfo
+from zoo.registry.pte.vela_payload import TensorInfo, VelaPayload
 
 NATURAL = 1 << 13
 
@@ -58,10 +58,16 @@ def _resize(mode: int, width: int) -> list[int]:
     return words + c1("NPU_SET_OFM_SCALE", 1, shift | NATURAL) + c0("NPU_OP_RESIZE", mode) + c0("NPU_OP_STOP", 0xFFFF)
 
 
-def _run(words: list[int], given: np.ndarray[Any, Any], out_shape: tuple[int, ...]) -> list[int]:
+def program(words: list[int], given: np.ndarray[Any, Any], out_shape: tuple[int, ...]) -> VelaPayload:
+    """The payload of ``words``: ``given`` at scratch 0, an int8 output of ``out_shape`` at 0x100
+    (tests/firmware/test_npu_model_u85.py runs the same programs on the C model)."""
     inp = TensorInfo(region=1, offset=0, shape=given.shape, element_size=given.itemsize)
     out = TensorInfo(region=1, offset=0x100, shape=out_shape, element_size=1)
-    (got,) = run(payload(words, config=U85_256, scratch=0x200, inputs=[inp], outputs=[out]), [given.tobytes()])
+    return payload(words, config=U85_256, scratch=0x200, inputs=[inp], outputs=[out])
+
+
+def _run(words: list[int], given: np.ndarray[Any, Any], out_shape: tuple[int, ...]) -> list[int]:
+    (got,) = run(program(words, given, out_shape), [given.tobytes()])
     return list(np.frombuffer(got, np.int8))
 
 
@@ -98,6 +104,14 @@ def test_matmul_multiplies_the_ifm_by_the_transposed_ifm2_less_their_zero_points
     puts at 0x40."""
     a = np.asarray([[1, 2, 3], [-4, 5, -6]], dtype=np.int8)
     b = np.asarray([[1, 0, 0], [0, 1, 0], [0, 0, 1], [2, -1, 3]], dtype=np.int8)
+    (got,) = run(matmul_program(b), [a.tobytes()])
+    exact = (a.astype(np.int64) - 1) @ (b.astype(np.int64) + 1).T
+    want = np.floor(exact / 2 + 0.5).astype(np.int64)  # OFM_SCALE 1, shift 1, NATURAL
+    assert list(np.frombuffer(got, np.int8)) == want.reshape(-1).tolist()
+
+
+def matmul_program(b: np.ndarray[Any, Any]) -> VelaPayload:
+    """A MATMUL of a (1, 2, 3) int8 IFM at scratch 0 and the (1, 4, 3) IFM2 ``b``, which a DMA puts at 0x40."""
     words = _common((1, 2, 3), (1, 2, 4)) + _map("IFM2", 0x40, (1, 4, 3)) + c0("NPU_SET_IFM2_BROADCAST", 0)
     words += c0("NPU_SET_IFM_ZERO_POINT", 1) + c0("NPU_SET_IFM2_ZERO_POINT", -1)
     words += c0("NPU_SET_KERNEL_HEIGHT_M1", 0) + c0("NPU_SET_KERNEL_WIDTH_M1", 0)
@@ -106,21 +120,13 @@ def test_matmul_multiplies_the_ifm_by_the_transposed_ifm2_less_their_zero_points
     out = TensorInfo(region=1, offset=0x100, shape=(1, 2, 4), element_size=1)
     words_dma = c0("NPU_SET_DMA0_SRC_REGION", 0) + c0("NPU_SET_DMA0_DST_REGION", 1) + c1("NPU_SET_DMA0_SRC", 0)
     words_dma += c1("NPU_SET_DMA0_DST", 0x40) + c1("NPU_SET_DMA0_LEN", b.size) + c0("NPU_OP_DMA_START")
-    p = payload(words_dma + words, weights=b.tobytes(), config=U85_256, scratch=0x200, inputs=[inp], outputs=[out])
-    (got,) = run(p, [a.tobytes()])
-    exact = (a.astype(np.int64) - 1) @ (b.astype(np.int64) + 1).T
-    want = np.floor(exact / 2 + 0.5).astype(np.int64)  # OFM_SCALE 1, shift 1, NATURAL
-    assert list(np.frombuffer(got, np.int8)) == want.reshape(-1).tolist()
+    return payload(words_dma + words, weights=b.tobytes(), config=U85_256, scratch=0x200, inputs=[inp], outputs=[out])
 
 
 def test_the_null_pool_restores_a_32_bit_accumulator_from_ifm2() -> None:
     """POOL NONE, ACC_FORMAT input IFM2: each int32 of the IFM2 (the IFM, 8-bit, is a dummy) through OFM_SCALE."""
     acc = np.asarray([1000, -1000, 2 ** 20, -3, 5, 0], dtype=np.int32)
-    words = _common((1, 6, 1), (1, 6, 1)) + _map("IFM2", 0, (1, 6, 1), 32) + c0("NPU_SET_IFM2_BROADCAST", 0)
-    words += c0("NPU_SET_KERNEL_HEIGHT_M1", 0) + c0("NPU_SET_KERNEL_WIDTH_M1", 0)
-    words[words.index(c0("NPU_SET_ACC_FORMAT", 0)[0])] = c0("NPU_SET_ACC_FORMAT", 2 << 4)[0]
-    words += c1("NPU_SET_OFM_SCALE", 3, 4 | NATURAL) + c0("NPU_OP_POOL", 4) + c0("NPU_OP_STOP", 0xFFFF)
-    got = _run(words, acc.reshape(1, 6, 1), (1, 6, 1))
+    got = _run(null_pool(6, 3, 4), acc.reshape(1, 6, 1), (1, 6, 1))
     want = np.clip(np.floor(acc.astype(np.int64) * 3 / 16 + 0.5), -128, 127).astype(int).tolist()
     assert got == want
 
@@ -142,10 +148,16 @@ def test_a_signed_ofm_reads_its_activation_max_as_signed() -> None:
     to ``[-33, -6]``, ``NPU_SET_ACTIVATION_MAX 0xfffa`` (Regor writes the limits from int16 minimum to uint16
     maximum; read unsigned, -6 became 65530 and the clamp's top was lost)."""
     acc = np.asarray([-1000, -300, -100, -50, 0, 50, 100, 1000], dtype=np.int32)
-    words = _common((1, 8, 1), (1, 8, 1)) + _map("IFM2", 0, (1, 8, 1), 32) + c0("NPU_SET_IFM2_BROADCAST", 0)
+    got = _run(null_pool(8, 1, 2, clamp=(-33, 0xFFFA)), acc.reshape(1, 8, 1), (1, 8, 1))
+    assert got == np.clip(np.floor(acc.astype(np.int64) / 4 + 0.5), -33, -6).astype(int).tolist()
+
+
+def null_pool(width: int, scale: int, shift: int, clamp: tuple[int, int] | None = None) -> list[int]:
+    """POOL NONE restoring a (1, ``width``, 1) int32 IFM2 at scratch 0 through OFM_SCALE (``scale``, ``shift``) and
+    the activation limits ``clamp`` into an int8 OFM at 0x100."""
+    words = _common((1, width, 1), (1, width, 1)) + _map("IFM2", 0, (1, width, 1), 32) + c0("NPU_SET_IFM2_BROADCAST", 0)
     words += c0("NPU_SET_KERNEL_HEIGHT_M1", 0) + c0("NPU_SET_KERNEL_WIDTH_M1", 0)
     words[words.index(c0("NPU_SET_ACC_FORMAT", 0)[0])] = c0("NPU_SET_ACC_FORMAT", 2 << 4)[0]
-    words += c0("NPU_SET_ACTIVATION_MIN", -33) + c0("NPU_SET_ACTIVATION_MAX", 0xFFFA)
-    words += c1("NPU_SET_OFM_SCALE", 1, 2 | NATURAL) + c0("NPU_OP_POOL", 4) + c0("NPU_OP_STOP", 0xFFFF)
-    got = _run(words, acc.reshape(1, 8, 1), (1, 8, 1))
-    assert got == np.clip(np.floor(acc.astype(np.int64) / 4 + 0.5), -33, -6).astype(int).tolist()
+    if clamp is not None:
+        words += c0("NPU_SET_ACTIVATION_MIN", clamp[0]) + c0("NPU_SET_ACTIVATION_MAX", clamp[1])
+    return words + c1("NPU_SET_OFM_SCALE", scale, shift | NATURAL) + c0("NPU_OP_POOL", 4) + c0("NPU_OP_STOP", 0xFFFF)

@@ -78,13 +78,13 @@ def runtime_cache(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 
 def _project(model: str, target: str, folder: Path, shared_cache: Path, weights: str | None = None,
-             io: str | None = None, **kw: Any) -> Artifact:
+             io: str | None = None, precision: str | None = None, **kw: Any) -> Artifact:
     from zoo._api.firmware import write_firmware
     from zoo._options import FetchOptions
 
     with pytest.MonkeyPatch.context() as mp:
         mp.setenv("ZOO_CACHE_DIR", str(shared_cache))
-        art, _ = write_firmware(Zoo(), model, target, folder, FetchOptions(weights=weights, io=io), **kw)
+        art, _ = write_firmware(Zoo(), model, target, folder, FetchOptions(weights=weights, io=io, precision=precision), **kw)
     return art
 
 
@@ -448,11 +448,13 @@ def test_mv2_on_u85_links_for_the_corstone_320s_cortex_m85(shared_cache: Path, s
     assert " T ethosu_invoke_v3" in nm
 
 
-@pytest.mark.parametrize(("model", "samples"), [("mnist", SAMPLES), ("mv2", 1)])
+@pytest.mark.parametrize(("model", "samples", "precision"), [("mnist", SAMPLES, None), ("mv2", 1, None), ("mnist", 2, "a16w8")])
 def test_a_u85_program_runs_on_the_stand_ins_model_in_the_cortex_m55_firmware(
-        model: str, samples: int, shared_cache: Path, sources: dict[str, str], runtime_cache: Path, tmp_path: Path) -> None:
-    """QEMU has no Cortex-M85: the suite's u85-256 build (mnist; mv2 at random weights), laid out for the
-    Corstone-300, runs in the Cortex-M55 machine on npu_model's U85 model, and the run and the README say so.
+        model: str, samples: int, precision: str | None, shared_cache: Path, sources: dict[str, str], runtime_cache: Path,
+        tmp_path: Path) -> None:
+    """QEMU has no Cortex-M85: the suite's u85-256 builds (mnist; mv2 at random weights; mnist at a16w8, 16-bit
+    maps, tests/test_precision.py's), laid out for the Corstone-300, run in the Cortex-M55 machine on npu_model's
+    U85 model, and the run and the README say so.
     Every delegate output is bit-equal to the host U85 interpreter's on the input bytes the firmware handed the
     NPU (printed by -DZOO_NPU_STANDIN_BYTES=ON, checked against their hash); without the stand-in the project
     refuses to configure, saying why."""
@@ -462,7 +464,7 @@ def test_a_u85_program_runs_on_the_stand_ins_model_in_the_cortex_m55_firmware(
 
     folder = tmp_path / "fw"
     art = _project(model, "u85-256", folder, shared_cache, weights="random" if model == "mv2" else None,
-                   board="corstone-300", samples=samples)
+                   precision=precision, board="corstone-300", samples=samples)
     assert U85_IN_QEMU in (folder / "README.md").read_text()
     args = [f"-D{k}={v}" for k, v in sources.items()] + [f"-DZOO_RUNTIME_CACHE={runtime_cache}"]
     refused = subprocess.run(["cmake", "-S", str(folder), "-B", str(tmp_path / "refused"), "-G", "Ninja", *args],

@@ -19,6 +19,7 @@ import pytest
 from tests.command_stream.programs import block, cmd0, cmd1, fm, io, payload
 from tests.firmware.mlw_streams import Slice, long_code, stream
 from zoo.registry.command_stream import StreamError, run
+from zoo.registry.firmware.project import NPU_MODEL_FILES
 from zoo.registry.pte.vela_payload import VelaPayload
 
 # slow: the module's first test builds the C sources with the sanitizers, 2 to 4 s on two busy cores.
@@ -26,7 +27,7 @@ pytestmark = [pytest.mark.slow, pytest.mark.skipif(shutil.which("gcc") is None, 
 
 HERE = Path(__file__).resolve().parent
 TEMPLATES = HERE.parents[1] / "zoo" / "registry" / "firmware" / "templates"
-NPU_MODEL_SOURCES = ("npu_model.c", "npu_mlw.c", "npu_model_u85.c", "npu_mlw_u85.c")
+NPU_MODEL_SOURCES = tuple(f for f in NPU_MODEL_FILES if f.endswith(".c"))
 SANITIZE = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-fno-omit-frame-pointer"]
 
 

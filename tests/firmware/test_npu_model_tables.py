@@ -1,5 +1,5 @@
-"""npu_model.c carries its own copy of the U55/U65 opcode numbers (the firmware cannot import Python):
-every name and number it uses, the opcodes it accepts per product, and the registers it reads as
+"""npu_model.c and npu_model_u55.h carry their own copy of the U55/U65 opcode numbers (the firmware cannot import
+Python): every name and number it uses, the opcodes it accepts per product, and the registers it reads as
 signed must be those of the host interpreter's table, zoo/registry/command_stream/regs.py."""
 
 from __future__ import annotations
@@ -9,7 +9,8 @@ from pathlib import Path
 
 from zoo.registry.command_stream.regs import CMD0, CMD1, SIGNED, U55_ONLY, U65_ONLY
 
-SOURCE = (Path(__file__).resolve().parents[2] / "zoo" / "registry" / "firmware" / "templates" / "npu_model.c").read_text()
+TEMPLATES = Path(__file__).resolve().parents[2] / "zoo" / "registry" / "firmware" / "templates"
+SOURCE = (TEMPLATES / "npu_model_u55.h").read_text() + (TEMPLATES / "npu_model.c").read_text()
 
 
 def _enum() -> dict[str, int]:

@@ -1,14 +1,18 @@
 """npu_model_u85.c and npu_mlw_u85.c, the stand-in's C model of the Ethos-U85 (issue 58): its copy of the U85's
 opcode numbers is the host interpreter's table (zoo/registry/command_stream/u85/regs.py), and, built with the
 host's gcc under the sanitizers (tests/firmware/npu_model_host.c), it runs the U85 programs the suite already
-builds (mnist and mv2 for u85-256) bit-equal to the host U85 interpreter on the same input bytes. The QEMU run
-of tests/firmware/test_firmware_project.py checks the same model inside the Cortex-M55 firmware."""
+builds (mnist, mnist at a16w8, softmax and mv2 for u85-256) and one tiny network of the operations only
+transformers and segmentation networks have (tests/ops_plugin.py's ops-u85-model: RESIZE, a layer norm's
+REDUCE_SUM, 32-bit maps and null pool, MATMUL) bit-equal to the host U85 interpreter on the same input bytes, as
+it runs tests/command_stream/test_u85_ops.py's hand-built programs. The QEMU run of
+tests/firmware/test_firmware_project.py checks the same model inside the Cortex-M55 firmware."""
 
 from __future__ import annotations
 
 import re
 import shutil
 import subprocess
+from collections.abc import Callable
 from pathlib import Path
 
 import numpy as np
@@ -21,7 +25,7 @@ from zoo.registry.command_stream.u85 import run as u85_run
 from zoo.registry.command_stream.u85.regs import CMD0, CMD1, SIGNED
 from zoo.registry.pte.vela_payload import VelaPayload, find_payloads
 
-SOURCE = (TEMPLATES / "npu_model_u85.c").read_text()
+SOURCE = (TEMPLATES / "npu_model_u85_parts.h").read_text() + (TEMPLATES / "npu_model_u85.c").read_text()
 
 
 def _enum() -> dict[str, int]:
@@ -77,16 +81,32 @@ def model(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+BUILDS: dict[str, tuple[str, dict[str, object]]] = {
+    "mnist": ("mnist", {"verify": True}), "mv2": ("mv2", {"weights": "random", "verify": True}),
+    "softmax": ("softmax", {"verify": True}),
+    "mnist a16w8": ("mnist", {"precision": "a16w8", "verify": True}),  # tests/test_precision.py's
+    "ops-u85-model": ("ops-u85-model", {}),
+}
+"""u85-256 builds: the ``built`` fixture's keys (mnist, mv2 at random weights, softmax) and tests/test_precision.py's,
+found in the run's cache (built here only if this module runs first, and then found there), and one tiny network."""
+
+
 @pytest.fixture(scope="module")
-def u85_builds(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, Artifact]:
-    """mnist and mv2 (random weights) for u85-256, verified: the ``built`` fixture's keys, found in the run's cache
-    (built here only if this module runs first, and then found there by ``built``)."""
+def u85_build(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], Artifact]:
+    """The build of ``BUILDS[name]``, made on first use."""
     from zoo import Zoo
 
-    with in_shared_cache(shared_cache, tmp_path_factory.mktemp("u85-builds")):
-        zoo = Zoo()
-        return {"mnist": zoo.fetch("mnist", "u85-256", verify=True),
-                "mv2": zoo.fetch("mv2", "u85-256", weights="random", verify=True)}
+    made: dict[str, Artifact] = {}
+
+    def get(name: str) -> Artifact:
+        if name not in made:
+            model, options = BUILDS[name]
+            with in_shared_cache(shared_cache, tmp_path_factory.mktemp("u85-build")), pytest.MonkeyPatch.context() as mp:
+                if model.startswith("ops-"):
+                    mp.setenv("ZOO_PLUGINS", "tests.ops_plugin")
+                made[name] = Zoo().fetch(model, "u85-256", **options)  # type: ignore[arg-type]
+        return made[name]
+    return get
 
 
 def _program(art: Artifact) -> VelaPayload:
@@ -94,22 +114,64 @@ def _program(art: Artifact) -> VelaPayload:
     return payload
 
 
+OPERATIONS = {"mnist": 6, "mv2": 65, "mnist a16w8": 6, "softmax": 7, "ops-u85-model": 27}
+
+
 @needs_gcc
 @pytest.mark.compile
-@pytest.mark.parametrize(("name", "samples"), [("mnist", 3), ("mv2", 1)])
+@pytest.mark.parametrize(("name", "samples"), [("mnist", 3), ("mv2", 1), ("mnist a16w8", 2), ("softmax", 2),
+                                               ("ops-u85-model", 2)])
 def test_a_u85_program_computes_on_the_c_model_as_on_the_host_interpreter(
-        model: Path, u85_builds: dict[str, Artifact], tmp_path: Path, name: str, samples: int) -> None:
+        model: Path, u85_build: Callable[[str], Artifact], tmp_path: Path, name: str, samples: int) -> None:
     """Every operation computed (mnist: 2:4 sparse SWD and FWD weights, pools into a CHW transpose; mv2: 65, with
-    chaining into residual ADDs, a SUM pool, depthwise weights) and every output byte the host U85 interpreter's."""
-    program = _program(u85_builds[name])
+    chaining into residual ADDs, a SUM pool, depthwise weights; mnist at a16w8: 16-bit maps, 48-bit accumulators
+    and their scale records; softmax: REDUCE_SUM into a 32-bit map, a chained 32-bit SUB; ops-u85-model: RESIZE,
+    REDUCE_SUM, 32-bit MUL, the null pool, MATMUL) and every output byte the host U85 interpreter's."""
+    program = _program(u85_build(name))
     rng = np.random.default_rng(58)
     for _ in range(samples):
         given = [rng.integers(0, 256, size=i.elements * i.element_size, dtype=np.uint8).tobytes() for i in program.inputs]
         want = u85_run(program, given)
         verdict, got = c_run(model, program, given, tmp_path, timeout=300)
-        assert verdict == f"computed {6 if name == 'mnist' else 65}", verdict
+        assert verdict == f"computed {OPERATIONS[name]}", verdict
         assert got == want, f"C model {list(got[0][:12])}..., host interpreter {list(want[0][:12])}..."
         assert len(set(want[0])) > 3  # the outputs are not all clamped
+
+
+def _hand_built() -> dict[str, tuple[VelaPayload, bytes]]:
+    """tests/command_stream/test_u85_ops.py's programs (and one of test_u85_stream.py's), each with its input."""
+    from tests.command_stream.test_u85_ops import _resize, matmul_program, null_pool, program
+    from tests.command_stream.test_u85_stream import _pool, c0
+
+    row = np.asarray([0, 64, -10, 7, 10, 0, -10, 100, -128], dtype=np.int8).reshape(1, 9, 1)
+    acc = np.asarray([-1000, -300, -100, -50, 0, 50, 100, 1000, 2 ** 20, -2 ** 31, 2 ** 31 - 1, 12345],
+                     dtype=np.int32).reshape(1, 12, 1)
+    grid = np.arange(-12, 12, dtype=np.int8).reshape(2, 3, 4)
+    b = np.asarray([[1, 0, 0], [0, 1, 0], [0, 0, 1], [2, -1, 3]], dtype=np.int8)
+    return {
+        "RESIZE NEAREST": (program(_resize(2, 9), row, (1, 18, 1)), row.tobytes()),
+        "RESIZE BILINEAR": (program(_resize(0, 9), row, (1, 18, 1)), row.tobytes()),
+        "MATMUL": (matmul_program(b), np.asarray([[1, 2, 3], [-4, 5, -6]], dtype=np.int8).tobytes()),
+        "POOL NONE, a 32-bit accumulator": (program(null_pool(12, 3, 4), acc, (1, 12, 1)), acc.tobytes()),
+        "POOL NONE, a signed OFM's clamp read signed": (program(null_pool(12, 1, 2, clamp=(-33, 0xFFFA)), acc, (1, 12, 1)),
+                                                        acc.tobytes()),
+        "POOL after a broadcast": (program(c0("NPU_SET_IFM_BROADCAST", 3) + _pool(1 | 1 << 8 | 6 << 11, (2, 3, 4)), grid,
+                                           (4, 2, 3)), grid.tobytes()),
+    }
+
+
+@needs_gcc
+@pytest.mark.slow
+@pytest.mark.parametrize("form", list(_hand_built()))
+def test_each_hand_built_u85_operation_computes_as_on_the_host_interpreter(model: Path, tmp_path: Path, form: str) -> None:
+    """RESIZE both ways, MATMUL, the null pool (a 32-bit IFM2, its clamp read in the OFM's signedness), a POOL that
+    leaves IFM_BROADCAST unread: the C model's bytes are the host's, and those are not all one value."""
+    program, given = _hand_built()[form]
+    want = u85_run(program, [given])
+    verdict, got = c_run(model, program, [given], tmp_path)
+    assert verdict.startswith("computed"), verdict
+    assert got == want, f"C model {list(got[0])}, host interpreter {list(want[0])}"
+    assert len(set(want[0])) > 2
 
 
 def _second_conv(program: VelaPayload) -> tuple[int, int]:
@@ -135,7 +197,7 @@ def _second_conv(program: VelaPayload) -> tuple[int, int]:
 
 @needs_gcc
 @pytest.mark.compile
-def test_a_changed_weight_or_register_changes_both_alike(model: Path, u85_builds: dict[str, Artifact],
+def test_a_changed_weight_or_register_changes_both_alike(model: Path, u85_build: Callable[[str], Artifact],
                                                          tmp_path: Path) -> None:
     """mnist's program with one weight byte of its FWD convolution flipped: the C model computes the host's new
     outputs; with its first OFM_SCALE's rounding set to SYMMETRIC, which neither models, both refuse it."""
@@ -143,7 +205,7 @@ def test_a_changed_weight_or_register_changes_both_alike(model: Path, u85_builds
 
     from zoo.registry.command_stream import NotInterpreted
 
-    program = _program(u85_builds["mnist"])
+    program = _program(u85_build("mnist"))
     weight_base, scale_param = _second_conv(program)
     given = [bytes(range(256)) * 3 + bytes(16)]
     clean = u85_run(program, given)
@@ -272,12 +334,12 @@ def test_chaining_buffers_carry_a_map_between_operations_as_on_the_host(model: P
 
 @needs_gcc
 @pytest.mark.compile
-def test_mutated_u85_streams_compute_alike_or_are_refused_on_both_sides(model: Path, u85_builds: dict[str, Artifact],
+def test_mutated_u85_streams_compute_alike_or_are_refused_on_both_sides(model: Path, u85_build: Callable[[str], Artifact],
                                                                         tmp_path: Path) -> None:
     """mnist's program with one OFM width left stale, and 80 copies with one to three bits flipped in its command or
     weight stream (seeded): under
     the sanitizers, where both compute the bytes are equal, where the interpreter refuses the model does too, and
-    the model refuses what the interpreter computes only for a map wider than 8 bits, which it does not model."""
+    the model refuses what the interpreter computes only past its own buffers or work bound."""
     import random
     from dataclasses import replace
 
@@ -285,7 +347,7 @@ def test_mutated_u85_streams_compute_alike_or_are_refused_on_both_sides(model: P
     from zoo.registry.command_stream.stream import split
     from zoo.registry.command_stream.u85 import commands
 
-    program = _program(u85_builds["mnist"])
+    program = _program(u85_build("mnist"))
     rng = random.Random(58)
     given = [bytes(rng.randrange(256) for _ in range(program.inputs[0].elements))]
     # Targeted: the last pool's NPU_SET_OFM_WIDTH_M1 turned into NPU_SET_DMA0_DST_REGION (one bit), so the pool keeps
@@ -316,5 +378,5 @@ def test_mutated_u85_streams_compute_alike_or_are_refused_on_both_sides(model: P
         elif verdict.startswith("computed"):
             assert got == want, verdict
         else:
-            assert re.search(r"a (16|32)-bit (IFM|IFM2|OFM)", verdict), verdict
+            assert re.search(r"more than the model's buffer|more work than the model's bound", verdict), verdict
     assert {(True, "computed"), (False, "stream_error")} <= seen, seen

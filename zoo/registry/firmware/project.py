@@ -33,7 +33,7 @@ from zoo.registry.firmware.npu_sizes import npu_model_sizes
 from zoo.registry.firmware.readme import U85_IN_QEMU, readme
 from zoo.registry.firmware.sensor_io import has_sensor
 
-__all__ = ["RUNTIME_RECIPE", "Samples", "arm_runner_options", "render_project"]
+__all__ = ["NPU_MODEL_FILES", "RUNTIME_RECIPE", "Samples", "arm_runner_options", "render_project"]
 
 RUNTIME_RECIPE = "2"
 """Part of the runtime cache's key: bump when runtime.cmake builds other libraries or flags."""
@@ -80,8 +80,7 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
                  "zoo_sections.ld", f"{board.name}.ld"):
         out[name] = _render(name, values)
     if delegates:
-        for name in ("npu_standin.c", "npu_standin.h", "npu_model.c", "npu_model.h", "npu_mlw.c",
-                     "npu_model_u85.c", "npu_model_u85.h", "npu_mlw_u85.c"):
+        for name in ("npu_standin.c", "npu_standin.h", *NPU_MODEL_FILES):
             out[name] = template(name)
         pte = next(data for name, data in model_files.items() if name.endswith(".pte"))
         out["npu_model_sizes.h"] = npu_model_sizes(pte).header().encode()
@@ -90,6 +89,13 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
     out["README.md"] = readme(values, board, delegates).encode()
     return out
 
+
+NPU_MODEL_FILES = ("npu_model.h", "npu_model_core.h", "npu_model_core.c", "npu_model_u55.h", "npu_model.c",
+                   "npu_model_maps.c", "npu_model_conv.c", "npu_model_pool.c", "npu_model_elementwise.c", "npu_mlw.c",
+                   "npu_model_u85.h", "npu_model_u85_parts.h", "npu_model_u85.c", "npu_model_u85_maps.c",
+                   "npu_model_u85_conv.c", "npu_model_u85_pool.c", "npu_model_u85_elementwise.c", "npu_model_u85_matmul.c",
+                   "npu_model_u85_resize.c", "npu_mlw_u85.c")
+"""npu_model, the stand-in's C model of the NPU: its headers and sources (CMakeLists.txt compiles the .c files)."""
 
 _CMAKE_FILES = frozenset({"CMakeLists.txt", "runtime.cmake", "toolchain.cmake", "code_placement.cmake"})
 _CMAKE_CODE = frozenset({"KERNEL_LIBS", "CPU_FLAGS", "DELEGATES", "KERNEL_REGIONS", "STANDIN_ONLY"})

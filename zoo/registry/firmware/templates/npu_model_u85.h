@@ -12,9 +12,10 @@ extern "C" {
 
 /* The buffers' sizes, fixed at compile time (no heap), in .bss.zoo_npu_model (BULK memory, DDR): 2 Mi weights
    of one operation (their order as int32, decoded and OHWI as int16, a placed flag: 18 MiB), two maps of 2 Mi
-   int32 values (its IFM and IFM2: 16 MiB), its OFM's 2 Mi bytes, eight chaining buffers of 128 Ki values (4 MiB; mv2's largest chained
-   map is 75,264), 4096 channels. The catalogue's largest: mv2's fully connected layer, 1.28 Mi weights; its
-   first depthwise IFM, 112 x 112 x 96 = 1.2 Mi values. An operation larger than one stops the run, saying which. */
+   int64 values (its IFM and IFM2, or a MATMUL's operands, less their zero points: 32 MiB) and the IFM's int32 copy
+   a CONV multiplies (8 MiB), its OFM's 2 Mi int32 values (8 MiB), eight chaining buffers of 128 Ki values (4 MiB;
+   mv2's largest chained map is 75,264), 4096 channels: 70 MiB. The catalogue's largest: mv2's fully connected layer, 1.28 Mi weights; its first depthwise
+   IFM, 112 x 112 x 96 = 1.2 Mi values. An operation larger than one stops the run, saying which. */
 #ifndef NPU_MODEL_U85_WEIGHT_VALUES
 #define NPU_MODEL_U85_WEIGHT_VALUES (1L << 21)
 #endif
