@@ -5,6 +5,7 @@ quantizer quantizes per tensor as an activation). Each shape is built alone (Lin
 quantized on 8 random inputs and lowered for the target; the row is Vela's estimate of it.
 
     PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --shapes 64x32,32x64,16x64,32x128
+    PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --shapes 8x32,32x32,32x48,48x64 --forms linear
 
 Prints one JSON row per shape and form: input and output features, NPU cycles, MACs and NPU
 operators. A minute or so per shape on 2 cores.
