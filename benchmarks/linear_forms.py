@@ -1,11 +1,13 @@
 """What one int8 linear layer costs on an Ethos-U85 in the two forms TOSA 1.0 offers it (issue 59,
 ad-autoencoder-spar's 1.48x on u85-256): ExecuTorch's own lowering, a 1x1 CONV2D of a 1x1 IFM
 (``DecomposeLinearPass``), and a MATMUL with a constant operand (``torch.bmm``, which the Arm
-quantizer quantizes per tensor as an activation). Each shape is built alone (Linear, then ReLU),
+quantizer quantizes per tensor as an activation); ``--forms widened`` pads the input with zero
+features to 64 first (weights 0 there), to see whether a narrow input's cost can be bought off. Each shape is built alone (Linear, then ReLU),
 quantized on 8 random inputs and lowered for the target; the row is Vela's estimate of it.
 
     PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --shapes 64x32,32x64,16x64,32x128
     PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --shapes 8x32,32x32,32x48,48x64 --forms linear
+    PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --shapes 32x64,32x32,8x32 --forms widened
 
 Prints one JSON row per shape and form: input and output features, NPU cycles, MACs and NPU
 operators. A minute or so per shape on 2 cores.
@@ -45,7 +47,20 @@ def _network(form: str, cin: int, cout: int) -> tuple[Any, Any]:
         def forward(self, x: Any) -> Any:
             return torch.relu(torch.bmm(x, self.w))
 
-    return (Linear(), torch.randn(1, cin)) if form == "linear" else (Matmul(), torch.randn(1, 1, cin))
+    class Widened(torch.nn.Module):  # the input padded with zero features to 64, the weights with zeros
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(max(cin, 64), cout, bias=False)
+            with torch.no_grad():
+                self.fc.weight.zero_()
+                self.fc.weight[:, :cin].copy_(weight)
+
+        def forward(self, x: Any) -> Any:
+            return torch.relu(self.fc(torch.nn.functional.pad(x, (0, max(cin, 64) - cin))))
+
+    if form == "matmul":
+        return Matmul(), torch.randn(1, 1, cin)
+    return (Linear() if form == "linear" else Widened()), torch.randn(1, cin)
 
 
 def measure(form: str, cin: int, cout: int, target_name: str) -> dict[str, Any]:
