@@ -616,6 +616,7 @@ def _recipe_cell(recipe: dict[str, Any] | None, tfl: Side) -> str:
         return "-"
     ratio = f" ({recipe['cycles'] / tfl.vela.total['total_cycles']:.3f})" if tfl.vela else ""
     tuned = f", {recipe['qat']} QAT steps" if recipe.get("qat") else ""
+    tuned += ", NHWC" if recipe.get("layout") == "nhwc" else ""
     flash = (recipe.get("flash_bytes", 0) + recipe.get("dram_bytes", 0)) / 1024
     return (f"{recipe['transform']}{tuned}: {recipe['cycles']:,}{ratio}, {flash:.1f} KiB, "
             f"{recipe['metric']} {recipe['int8']:.2f}")

@@ -6,22 +6,26 @@ targets (``u55-128+u65-256`` share one lowering; Vela runs for each), in process
 per target: Vela's estimate (cycles, time, encoded weight bytes, the bytes of flash and DRAM the
 program keeps, SRAM), the model's first metric in float and in the int8 program (the TOSA
 reference run on its held-out data), whether the check passed, the fine-tuning time (first to
-last QAT step), and what the lowered TOSA program holds: the most distinct int8 values in one
-layer's weights, how many layers' weights are 2:4 sparse, and the layers Vela's optimisation
-database encoded ``Sparse2_4``.
+last QAT step; wall and the process's CPU seconds, with the 1-minute load average when the build
+ended: on shared cores the CPU seconds are the fairer measure), and what the lowered TOSA
+program holds: the most distinct int8 values in one layer's weights, how many layers' weights
+are 2:4 sparse, and the layers Vela's optimisation database encoded ``Sparse2_4``.
 
     PYTHONPATH=. .venv/bin/python benchmarks/weight_recipes.py --models mnist --json out.json
     PYTHONPATH=. .venv/bin/python benchmarks/weight_recipes.py --cells ds-cnn-fsdd:u85-256:sparse24:300
+    PYTHONPATH=. .venv/bin/python benchmarks/weight_recipes.py --cells har-cnn-spar:u85-256:sparse24:2000:nhwc
     PYTHONPATH=. .venv/bin/python benchmarks/weight_recipes.py --table benchmarks/results/weight_recipes.json
 
-``--json`` merges into the file: a row is replaced by one of the same model, target, transform
-and steps, so the models can be measured one run at a time into one table.
+A cell's optional fifth field is the layout (``nhwc`` where the model offers it). ``--json``
+merges into the file: a row is replaced by one of the same model, target, transform, steps and
+layout, so the models can be measured one run at a time into one table.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 import time
 from pathlib import Path
@@ -43,21 +47,23 @@ def _vela_encodings(graph: bytes, target: Any) -> dict[str, int]:
 
 
 def cell(spec: str) -> list[dict[str, Any]]:
-    """One row per target of ``model:targets:transform:steps``."""
+    """One row per target of ``model:targets:transform:steps[:layout]`` (``nhwc`` where the model offers it)."""
     from zoo import Zoo
     from zoo.registry.compile import compile_targets
     from zoo.registry.compile.tosa_weights import convolution_weights, distinct_values, is_sparse24
 
-    model, targets, transform, steps = spec.split(":")
+    model, targets, transform, steps, *rest = spec.split(":")
+    layout = rest[0] if rest else None
     zoo = Zoo()
-    requests = [zoo.request(model, t, io="int8", qat=int(steps), weights_transform=None if transform == "-" else transform)
-                for t in targets.split("+")]
+    requests = [zoo.request(model, t, io="int8", layout=layout, qat=int(steps),
+                            weights_transform=None if transform == "-" else transform) for t in targets.split("+")]
     seen: dict[str, float] = {}
 
     def progress(stage: str, done: int | None, total: int | None) -> None:
         if stage == "qat":
             seen.setdefault("start", time.perf_counter())
-            seen["end"] = time.perf_counter()
+            seen.setdefault("cpu_start", time.process_time())
+            seen["end"], seen["cpu_end"] = time.perf_counter(), time.process_time()
 
     first = requests[0]
     started = time.perf_counter()
@@ -77,6 +83,7 @@ def cell(spec: str) -> list[dict[str, Any]]:
                 encodings[name] = encodings.get(name, 0) + n
         rows.append({
             "model": model, "target": request.target.slug, "transform": transform, "qat": int(steps),
+            "layout": request.boundary.layout,
             "precision": request.precision.name, "key": request.key(),
             "cycles": int(total["total_cycles"]), "ms": float(total["inference_time_ms"]),
             "weight_bytes": int(total["weights_encoded_bytes"]),
@@ -86,28 +93,34 @@ def cell(spec: str) -> list[dict[str, Any]]:
             "max_drop": first.spec.metrics[0].max_drop, "passed": numerics.get("passed"),
             "max_distinct": max(distinct_values(w) for w in weights), "layers": len(weights),
             "sparse_layers": sum(is_sparse24(w) for w in weights), "vela_encodings": encodings,
-            "fine_tune_s": round(seen["end"] - seen["start"], 1) if seen else 0.0, "build_s": round(seconds, 1),
+            "fine_tune_s": round(seen["end"] - seen["start"], 1) if seen else 0.0,
+            "fine_tune_cpu_s": round(seen["cpu_end"] - seen["cpu_start"], 1) if seen else 0.0,
+            "load": round(os.getloadavg()[0], 1), "build_s": round(seconds, 1),
             "kept_step": (results[0].calibration.get("qat") or {}).get("kept_step"),
         })
     return rows
 
 
 def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
-    return all(a[k] == b[k] for k in ("model", "target", "transform", "qat"))
+    return (all(a[k] == b[k] for k in ("model", "target", "transform", "qat"))
+            and a.get("layout", "nchw") == b.get("layout", "nchw"))
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
-    base = {(r["model"], r["target"]): r for r in rows if r["transform"] == "-" and not r["qat"]}
+    base = {(r["model"], r["target"], r.get("layout", "nchw")): r for r in rows if r["transform"] == "-" and not r["qat"]}
     out = ["| model | target | recipe | cycles (vs default) | weights (vs default) | flash / DRAM | SRAM "
            "| metric float → int8 program | check | values in a layer (most) | 2:4 layers (Vela: Sparse2_4) | fine-tuning |",
            "| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
     for r in sorted(rows, key=lambda r: (MODELS.index(r["model"]) if r["model"] in MODELS else len(MODELS), r["model"],
-                                         r["target"], r["transform"] != "-", r["transform"], r["qat"])):
-        b = base.get((r["model"], r["target"]))
+                                         r["target"], r.get("layout", "nchw"), r["transform"] != "-", r["transform"],
+                                         r["qat"])):
+        b = base.get((r["model"], r["target"], r.get("layout", "nchw")))
         ratio = f" ({r['cycles'] / b['cycles']:.3f})" if b else ""
         wratio = f" ({r['weight_bytes'] / b['weight_bytes'] - 1:+.0%})" if b and r is not b else ""
         recipe = "default (int8)" if r["transform"] == "-" and not r["qat"] else r["precision"]
-        tuned = f"{r['fine_tune_s']:.0f} s ({r['qat']} steps, kept {r['kept_step']})" if r["qat"] else "–"
+        recipe += ", NHWC" if r.get("layout", "nchw") == "nhwc" else ""
+        cpu = f", {r['fine_tune_cpu_s']:.0f} CPU s, load {r['load']:g}" if "fine_tune_cpu_s" in r else ""
+        tuned = f"{r['fine_tune_s']:.0f} s{cpu} ({r['qat']} steps, kept {r['kept_step']})" if r["qat"] else "–"
         store = " / ".join(f"{r[k]:,} B" for k in ("flash_bytes", "dram_bytes"))
         sparse = sum(n for f, n in r["vela_encodings"].items() if "Sparse2_4" in f)
         out.append(f"| {r['model']} | {r['target']} | {recipe} | {r['cycles']:,}{ratio} | {r['weight_bytes']:,}{wratio} "

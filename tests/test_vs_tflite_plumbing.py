@@ -71,3 +71,12 @@ def test_the_recipe_column_is_the_fastest_recipe_within_the_drop() -> None:
              "defaults": Side("zoo defaults", error=vs_tflite.NOT_BUILT), "tflite": _side("TFLite int8", 1000, 97.4)}]
     table = vs_tflite.side_by_side(rows, recipes)
     assert table.splitlines()[-1].endswith("| +0.00 / +0.10 | palette16: 600 (0.600), 5.0 KiB, top1 97.30 |")
+
+
+def test_the_recipe_column_names_a_recipe_built_nhwc() -> None:
+    recipes = [{"model": "har-cnn-spar", "target": "u85-256", "transform": "sparse24", "qat": 2000, "layout": "nhwc",
+                "cycles": 800, "passed": True, "flash_bytes": 2048, "dram_bytes": 0, "metric": "top1", "int8": 85.5}]
+    rows = [{"model": "har-cnn-spar", "target": "u85-256", "weights": "har", "best": _side("zoo", 900, 86.4),
+             "defaults": Side("zoo defaults", error=vs_tflite.NOT_BUILT), "tflite": _side("TFLite int8", 1000, 86.4)}]
+    table = vs_tflite.side_by_side(rows, recipes)
+    assert table.splitlines()[-1].endswith("| sparse24, 2000 QAT steps, NHWC: 800 (0.800), 2.0 KiB, top1 85.50 |")
