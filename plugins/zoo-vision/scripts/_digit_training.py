@@ -18,8 +18,8 @@ import zoo
 
 def train_and_write(doc: str | None, net: ModuleType, recipe: zoo.TrainingRecipe,
                     targets: Callable[[digit_canvas.Canvases], tuple[Any, str]], loss: Callable[[Any, Any], Any],
-                    note: str, metric: tuple[str, Callable[[Any], float]]) -> None:
-    """Train ``net`` (yolo_tiny or seg_tiny) on the training canvases to ``targets(canvases)``'s
+                    note: str, metric: tuple[str, Callable[[Any], float]], split: str = "train") -> None:
+    """Train ``net`` (yolo_tiny or seg_tiny) on the ``split`` canvases (training digits only) to ``targets(canvases)``'s
     tensor under ``loss``, write its weights to ``--out`` with ``{net.NAME} v{net.VERSION}{note}`` as
     their metadata, and print the run: what ``targets`` says it trained on, the float ``metric``
     (its name, its measure of the model) on the test canvases, and whether the digest is the one
@@ -28,7 +28,7 @@ def train_and_write(doc: str | None, net: ModuleType, recipe: zoo.TrainingRecipe
     parser.add_argument("--out", type=Path, default=net.WEIGHTS_FILE)
     args = parser.parse_args()
     started = time.perf_counter()
-    train = digit_canvas.canvases("train")
+    train = digit_canvas.canvases(split)
     inputs = digit_canvas.as_floats(train.images)
     tensor, trained_on = targets(train)
     cpu = time.process_time()

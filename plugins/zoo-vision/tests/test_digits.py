@@ -20,6 +20,9 @@ CANVASES_SHA256 = {
     "test": ("cd041459d12621e475e93278364bc95e5535ef46862cc2f1b9777a70991bf5b3",
              "c0b590b1cb752982a40aaa996b1bd76cbc7f223ca775911ae7526898cbf8b19f",
              "6e37eb1eb317e9a671bf241b9f8777f88e1ede3dcb868dbeb63859b382285c10"),
+    "segment": ("c0d34393394cd80b1b8a957c3c7cab73e65ddfd11139fa2e0506504858cbed09",
+                "8b5188f27e25f2db86e3616c38f44515ef0d49671498f46c3b179a920133c820",
+                "f9187f249081e9f7122e564bb7ffb3aac10eb261d9a942b56d71d74404a0fa78"),
 }
 
 
@@ -36,7 +39,7 @@ def test_the_digits_are_split_as_zoos_mnist_model_splits_them() -> None:
     assert split == {"train": _mnist5k.train_indices(), "held_out": _mnist5k.eval_indices()}
 
 
-@pytest.mark.parametrize("split", ["train", "test"])
+@pytest.mark.parametrize("split", ["train", "test", "segment"])
 def test_the_canvases_are_the_recorded_bytes(split: str) -> None:
     c = digit_canvas.canvases(split)
     assert c.images.shape == (digit_canvas.SIZES[split], 3, 96, 96) and c.masks.shape == (len(c.images), 96, 96)
@@ -47,7 +50,7 @@ def test_the_canvases_are_the_recorded_bytes(split: str) -> None:
 
 def test_training_canvases_hold_training_digits_only_and_test_canvases_held_out_ones() -> None:
     split = digit_canvas.split_indices()
-    train = {r for rows in digit_canvas.canvases("train").rows for r in rows}
+    train = {r for name in ("train", "segment") for rows in digit_canvas.canvases(name).rows for r in rows}
     test = {r for rows in digit_canvas.canvases("test").rows for r in rows}
     assert train <= set(split["train"]) and test <= set(split["held_out"]) and len(test) > 150
 

@@ -32,8 +32,9 @@ SEED = 0
 DIGITS = 5000
 HELD_OUT = 1000
 """zoo's mnist split: the first 1,000 digits in sha256 order are held out."""
-SIZES = {"train": 800, "test": 100}
-"""Canvases per split: the training script's and the evaluation's."""
+SIZES = {"train": 800, "test": 100, "segment": 2400}
+"""Canvases per split: the detector's training (and everyone's calibration), the evaluation's, and the
+segmenter's training (training digits too: telling ten digits apart per pixel needs more of them)."""
 CALIBRATION = 32
 """The first training canvases also calibrate the int8 programs."""
 BACKGROUNDS = ("astronaut.png", "brick.png", "camera.png", "chelsea.png", "coffee.png", "coins.png", "grass.png",
@@ -187,12 +188,12 @@ def _canvas(split: str, index: int, pool: tuple[int, ...], start: int) -> tuple[
 
 @cache
 def canvases(split: str) -> Canvases:
-    """``SIZES[split]`` canvases of ``split`` (``"train"``: training digits; ``"test"``: held-out ones)."""
+    """``SIZES[split]`` canvases of ``split`` (``"train"``, ``"segment"``: training digits; ``"test"``: held-out ones)."""
     import numpy as np
 
     if split not in SIZES:
-        raise zoo.BuildError(f"{OWNER}: no canvas split {split!r}; choose train or test")
-    pool = split_indices()["train" if split == "train" else "held_out"]
+        raise zoo.BuildError(f"{OWNER}: no canvas split {split!r}; choose {', '.join(SIZES)}")
+    pool = split_indices()["held_out" if split == "test" else "train"]
     images: list[Any] = []
     masks: list[Any] = []
     boxes: list[tuple[tuple[int, int, int, int, int], ...]] = []

@@ -47,13 +47,14 @@ def evaluation(load: Callable[[], list[Any]], truth: str) -> Dataset:
 
 
 def weights(*, owner: str, script: str, file: Path, remedy: str, reference: dict[str, float],
-            seed: int) -> tuple[WeightsVariant, WeightsVariant]:
-    """``digits``, the file ``script`` trains, checked by its sha256; ``random``, PyTorch's init after ``seed``."""
+            seed: int, split: str = "train") -> tuple[WeightsVariant, WeightsVariant]:
+    """``digits``, the file ``script`` trains on the canvases of ``split``, checked by its sha256;
+    ``random``, PyTorch's init after ``seed``."""
     return (
         WeightsVariant(
             name="digits",
             description=(f"trained by plugins/zoo-vision/scripts/{script} on "
-                         f"{digit_canvas.SIZES['train']:,} canvases of the 4,000 training MNIST digits on "
+                         f"{digit_canvas.SIZES[split]:,} canvases of the 4,000 training MNIST digits on "
                          "scikit-image's photos and textures"),
             origin=f"plugins/zoo-vision/src/zoo_vision/weights/{file.name} (shipped)",
             licence=f"Apache-2.0; training data: {digit_canvas.ORIGIN}",
