@@ -227,7 +227,9 @@ static void setup_stage(stage_t *s)
     unsigned function = F(act, 0, 5), table = F(act, 5, 3), clip_none = F(act, 12, 1);
     if (act & ~0x10FF) MALFORMED("ACTIVATION 0x%" PRIx32 " has reserved bits set", (uint32_t)act);
     int tmin = s->ofm.signed_ ? -128 : 0, tmax = s->ofm.signed_ ? 127 : 255;
-    int amin = (int16_t)R(ACTIVATION_MIN), amax = (uint16_t)R(ACTIVATION_MAX);
+    /* both limits in the OFM's signedness: Regor writes them from the int16 minimum to the uint16 maximum */
+    int amin = s->ofm.signed_ ? (int16_t)R(ACTIVATION_MIN) : (uint16_t)R(ACTIVATION_MIN);
+    int amax = s->ofm.signed_ ? (int16_t)R(ACTIVATION_MAX) : (uint16_t)R(ACTIVATION_MAX);
     s->low = tmin, s->high = tmax, s->table = NULL;
     if (!clip_none) s->low = amin > tmin ? amin : tmin, s->high = amax < tmax ? amax : tmax;
     if (function == 0) return;
