@@ -29,6 +29,10 @@ def _network(op: str) -> Any:
             self.norm = torch.nn.LayerNorm(8)
             if op == "batchmul":  # two heads of 30, as MobileViT's attention
                 self.qkv = torch.nn.Linear(8, 3 * 2 * 30)
+            if op == "stridepad":  # a stride the NPU lacks, with padding
+                self.strided = torch.nn.Conv2d(8, 8, 5, stride=5, padding=2)
+            if op == "stridepad1":  # the same from one channel, as wav2letter's first convolution
+                self.strided = torch.nn.Conv2d(1, 8, (1, 6), stride=(1, 5), padding=(0, 2))
 
         def forward(self, x: Any) -> Any:
             a = self.a(x)
@@ -92,6 +96,10 @@ def _network(op: str) -> Any:
                 tokens = a.flatten(2).transpose(1, 2).reshape(4, 64, 8)  # 4 patches of 64 tokens
                 q, k, _ = self.qkv(tokens).reshape(4, 64, 3, 2, 30).permute(2, 0, 3, 1, 4).unbind(0)
                 return torch.matmul(q * 30 ** -0.5, k.transpose(-1, -2))
+            if op == "stridepad":
+                return self.strided(a)
+            if op == "stridepad1":
+                return self.strided(a[:, :1])
             raise ValueError(f"unknown operation {op!r}")
 
     torch.manual_seed(11)
@@ -100,7 +108,8 @@ def _network(op: str) -> Any:
 
 MODELS = ("max", "min", "clamp", "lrelu", "abs", "sigmoid", "tanh", "hardswish", "hardsigmoid", "avgpad", "avgpad-excl", "mix",
           "upsample", "bilinear", "deconv", "dilated", "gelu", "silu",
-          "prelu", "upsample4", "chanmean", "shuffle", "layernorm", "matmul", "batchmul", "u85-model")
+          "prelu", "upsample4", "chanmean", "shuffle", "layernorm", "matmul", "batchmul", "u85-model", "stridepad",
+          "stridepad1")
 """Each registers as ``ops-<name>``."""
 
 

@@ -8,6 +8,7 @@ import pytest
 
 from tests.command_stream.programs import NHCWB16, block, cmd0, cmd1, fm, io, payload
 from zoo.registry.command_stream import NotInterpreted, run
+from zoo.registry.pte.vela_payload import VelaPayload
 
 MUL, ADD, SUB, MIN, MAX, ABS = 0, 1, 2, 3, 4, 6
 SCALAR, REVERSED = 1 << 7, 1 << 6
@@ -185,3 +186,28 @@ def test_abs_rescales_the_magnitude() -> None:
     (out,) = run(payload(_stop(words), scratch=512, inputs=[io(0, shape)], outputs=[io(256, shape)]), [x.tobytes()])
     want = [min(127, _natural(abs(int(v) + 8), scale, shift) - 128) for v in x.reshape(-1)]
     assert np.frombuffer(out, np.int8).tolist() == want
+
+
+UNSIGNED_16_SHAPE = (2, 3, 5)
+
+
+def unsigned_16_clamp() -> VelaPayload:
+    """An int8 MUL by the scalar 300 into a uint16 OFM (zero point 20000) clamped to [5000, 50000]."""
+    shape = UNSIGNED_16_SHAPE
+    words = fm("IFM", 0, shape) + fm("OFM", 64, shape, zero_point=20000, bits=16) + block((1, 1))
+    words += cmd0("NPU_SET_OFM_PRECISION", 0x8102) + cmd1("NPU_SET_OFM_SCALE", 1, 0)
+    words += cmd0("NPU_SET_ACTIVATION_MIN", 5000) + cmd0("NPU_SET_ACTIVATION_MAX", 50000)
+    words += cmd0("NPU_SET_IFM2_PRECISION", 1) + cmd0("NPU_SET_IFM2_ZERO_POINT", 0)
+    words += cmd0("NPU_SET_IFM2_SCALAR", 300) + cmd0("NPU_SET_IFM2_BROADCAST", SCALAR) + cmd0("NPU_OP_ELEMENTWISE", MUL)
+    return payload(_stop(words), scratch=256, inputs=[io(0, shape)], outputs=[io(64, shape, 2)])
+
+
+def test_an_unsigned_16_bit_ofm_reads_its_clamp_as_unsigned() -> None:
+    """Regor writes ``ACTIVATION_MIN``/``MAX`` from the int16 minimum to the uint16 maximum, in the OFM's signedness:
+    a uint16 OFM's top of 50000 is ``0xc350``, which read as two's complement (-15536) turned every value into 50000."""
+    shape = UNSIGNED_16_SHAPE
+    x = np.arange(-128, 128, 256 // 30)[:30].astype(np.int8).reshape(shape)
+    (out,) = run(unsigned_16_clamp(), [x.tobytes()])
+    got = np.frombuffer(out, "<u2").reshape(shape)
+    assert np.array_equal(got, np.clip(x.astype(np.int64) * 300 + 20000, 5000, 50000))
+    assert got.min() == 5000 and got.max() == 50000

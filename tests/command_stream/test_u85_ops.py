@@ -161,3 +161,54 @@ def null_pool(width: int, scale: int, shift: int, clamp: tuple[int, int] | None 
     if clamp is not None:
         words += c0("NPU_SET_ACTIVATION_MIN", clamp[0]) + c0("NPU_SET_ACTIVATION_MAX", clamp[1])
     return words + c1("NPU_SET_OFM_SCALE", scale, shift | NATURAL) + c0("NPU_OP_POOL", 4) + c0("NPU_OP_STOP", 0xFFFF)
+
+
+def _kernel_parts(ifm: np.ndarray[Any, Any], weights: np.ndarray[Any, Any], bias: list[int], stride: int,
+                  last_bias: list[int] | None = None) -> list[int]:
+    """Regor's ``DecomposeForStrides`` of a 1 x K convolution at a stride the NPU lacks: one 1x1 CONV per kernel
+    position, its IFM base moved by one position and its IFM stride times ``stride``, its own FWD (raw) weights and
+    the whole bias, each keeping its accumulator (output DISABLE, OFM storage NONE) but the last, and each but the
+    first adding to the one kept (input KEEP): wav2letter's first convolution on u85-256, ACC_FORMAT 0x240, 0x250, 0x210."""
+    from zoo.registry.command_stream.u85 import weights as w85
+
+    oc, _, k, ic = weights.shape
+    ow = (ifm.shape[1] - k) // stride + 1
+    layout = w85.Layout(oc, 1, 1, ic, oc, 64, 8, w85.DEPTH_FIRST, 8, (1, 1), (1, 1), False, 1, 256)
+    (order,) = w85.brick_order(layout, True)
+    data, words = b"", _common((1, ow, ic), (1, ow, oc)) + c0("NPU_SET_OFM_BLK_DEPTH_M1", oc - 1)
+    words += c0("NPU_SET_KERNEL_HEIGHT_M1", 0) + c0("NPU_SET_KERNEL_WIDTH_M1", 0) + c0("NPU_SET_WEIGHT_FORMAT", 1)
+    words += c1("NPU_SET_IFM_STRIDE_X", stride * ic) + c0("NPU_SET_IFM_ZERO_POINT", 3)
+    words += c0("NPU_SET_WEIGHT_REGION", 0) + c0("NPU_SET_SCALE_REGION", 0) + c1("NPU_SET_OFM_SCALE", 0, NATURAL)
+    for kx in range(k):
+        stream = bytes([1] + [0] * 31) + np.where(order < 0, 0, weights[:, :, kx:kx + 1].reshape(-1)[order]).astype(np.int8).tobytes()
+        stream += bytes(-len(stream) % 32)
+        last = kx == k - 1
+        records = b"".join(b.to_bytes(4, "little", signed=True) + (1 << 30).to_bytes(4, "little") + bytes([40, 0])
+                           for b in (last_bias if last and last_bias else bias))
+        words += c1("NPU_SET_IFM_BASE0", kx * ic) + c0("NPU_SET_OFM_PRECISION", 1 | (0 if last else 3 << 14))
+        words += c0("NPU_SET_ACC_FORMAT", 2 << 8 | (1 << 4 if kx else 0) | (0 if last else 1 << 6))
+        words += c1("NPU_SET_WEIGHT_BASE", len(data)) + c1("NPU_SET_WEIGHT_LENGTH", len(stream))
+        words += c1("NPU_SET_SCALE_BASE", len(data) + len(stream)) + c1("NPU_SET_SCALE_LENGTH", len(records))
+        words += c0("NPU_OP_CONV")
+        data += stream + records + bytes(-len(records) % 16)
+    inp = TensorInfo(region=1, offset=0, shape=ifm.shape, element_size=1)
+    out = TensorInfo(region=1, offset=0x100, shape=(1, ow, oc), element_size=1)
+    (got,) = run(payload(words + c0("NPU_OP_STOP", 0xFFFF), weights=data, config=U85_256, scratch=0x200, inputs=[inp],
+                         outputs=[out]), [ifm.tobytes()])
+    return list(np.frombuffer(got, np.int8))
+
+
+def test_a_kernel_split_into_parts_keeps_its_accumulator_and_adds_the_bias_once() -> None:
+    """A 1x3 kernel at stride 3 as three 1x1 CONVs: the sum over the kernel plus the bias once, times 2**-10
+    (scale 2**30, shift 40), rounded NATURAL."""
+    rng = np.random.default_rng(62)
+    ifm = rng.integers(-128, 128, size=(1, 9, 4)).astype(np.int8)
+    weights = rng.integers(-127, 128, size=(5, 1, 3, 4))
+    bias = [400, -700, 0, 10000, -3333]
+    got = _kernel_parts(ifm, weights, bias, 3)
+    acc = np.einsum("xki,oki->xo", (ifm[0].astype(np.int64) - 3).reshape(3, 3, 4), weights[:, 0]) + np.asarray(bias)
+    assert got == np.clip(np.floor(acc / 1024 + 0.5), -128, 127).astype(int).reshape(-1).tolist()
+    assert len(set(got)) > 5  # not all clamped
+    with pytest.raises(NotInterpreted, match=r"CONV at byte 0x[0-9a-f]+: its bias differs from that of CONV at byte "
+                                             r"0x[0-9a-f]+, whose accumulator it adds to"):
+        _kernel_parts(ifm, weights, bias, 3, last_bias=[0] * 5)

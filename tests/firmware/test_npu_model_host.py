@@ -370,6 +370,19 @@ def test_random_elementwise_operations_compute_as_on_the_host_interpreter(model:
     assert seen["computed"] >= 100 and seen["refused"] >= 20, seen
 
 
+def test_an_unsigned_16_bit_ofm_reads_its_clamp_as_unsigned_as_on_the_host(model: Path, tmp_path: Path) -> None:
+    """ACTIVATION_MIN/MAX in the OFM's signedness (Regor writes them from the int16 minimum to the uint16 maximum):
+    a uint16 OFM clamped to [5000, 50000], whose ``0xc350`` read as two's complement made every value 50000."""
+    from tests.command_stream.test_elementwise import unsigned_16_clamp
+
+    given = [np.arange(-128, 128, 8)[:30].astype(np.int8).tobytes()]
+    want = run(unsigned_16_clamp(), given)
+    verdict, got = c_run(model, unsigned_16_clamp(), given, tmp_path)
+    assert verdict == "computed 1", verdict
+    assert got == want, f"C model {list(np.frombuffer(got[0], '<u2'))}, host {list(np.frombuffer(want[0], '<u2'))}"
+    assert len(set(np.frombuffer(want[0], "<u2"))) > 3
+
+
 @pytest.mark.parametrize(("channels", "depthwise"), [(20, False), (19, False), (1, False), (20, True)])
 def test_a_convolution_split_over_the_u65_512s_two_cores_gives_the_host_interpreters_bytes(
         model: Path, tmp_path: Path, channels: int, depthwise: bool) -> None:

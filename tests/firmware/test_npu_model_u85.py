@@ -266,6 +266,7 @@ ELEMENTWISE_FORMS = {
     "ABS": dict(mode=6, scales=((1, 0), (1, 0), (3, 1))),
     "ADD through an 8-bit LUT the DMA filled": dict(mode=1, activation=(4 | 1 << 5 | 1 << 12, 0, 0), lut=True),
     "ADD with a crossed clamp": dict(mode=1, activation=(0, 20, 10)),
+    "ADD with a ReLU6 below the zero point (ACTIVATION_MAX 0xfffa, -6)": dict(mode=1, activation=(0, -33, -6)),
 }
 
 

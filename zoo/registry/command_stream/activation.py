@@ -8,6 +8,10 @@ the stream's DMAs in region mode INTERNAL put them (Vela's ``shram_lut_address``
 less 2 KiB on every U55/U65 configuration). Index ``v + 128`` for a signed OFM, ``v`` for an
 unsigned one (Vela's ``lut.py``).
 
+Both limits are 16-bit values in the OFM's signedness: Regor's ``GenerateActivation`` writes them
+from the int16 minimum to the uint16 maximum, so an unsigned 16-bit OFM's top may be ``0xffff``
+(65535, not -1) and a signed OFM's ReLU6 may end below zero (``0xfffa``, -6).
+
 A 32-bit OFM is not clamped: ``ACTIVATION_MIN``/``MAX`` are 16-bit and Vela writes the int16
 limits for it, while the int32 values of its own softmax (legacy ``softmax.py``) lie far outside
 them; Regor's softmax is bit-exact with the TOSA reference model so. TANH and SIGMOID (3 and 4),
@@ -50,10 +54,16 @@ class Activation:
         return v if self.table is None else self.table[v - int(info.min)]
 
 
+def _limit(value: int, signed: bool) -> int:
+    """A 16-bit ``ACTIVATION_MIN`` or ``ACTIVATION_MAX`` in the OFM's signedness."""
+    raw = value & 0xFFFF
+    return raw - 0x10000 if signed and raw & 0x8000 else raw
+
+
 def activation(regs: Registers, memory: Memory, ofm: Precision) -> Activation:
     value = regs["ACTIVATION"]
     function, clip_range = value & 0x1F, (value >> 12) & 7
-    clamp = (regs["ACTIVATION_MIN"], regs["ACTIVATION_MAX"])
+    clamp = (_limit(regs["ACTIVATION_MIN"], ofm.signed), _limit(regs["ACTIVATION_MAX"], ofm.signed))
     if clip_range:
         raise NotInterpreted(f"{regs.op} with activation clip range {clip_range}")
     if function == 0:

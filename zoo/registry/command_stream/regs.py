@@ -126,7 +126,8 @@ SIGNED = frozenset({
     "NPU_SET_IFM_ZERO_POINT", "NPU_SET_OFM_ZERO_POINT", "NPU_SET_IFM2_ZERO_POINT",
     "NPU_SET_ACTIVATION_MIN", "NPU_SET_ACTIVATION_MAX",
 })
-"""cmd0 registers whose 16-bit value is two's complement."""
+"""cmd0 registers whose 16-bit value is two's complement (as listed; the clamp itself reads
+``ACTIVATION_MIN``/``MAX`` in the OFM's signedness, ``activation.py``)."""
 
 U55_ONLY = frozenset(f"NPU_SET_USER_DEFINED{i}" for i in range(8))
 U65_ONLY = frozenset({

@@ -1,5 +1,6 @@
 """Run a decoded Ethos-U85 command stream: register writes, then each operation in order, with the
-chaining buffers between operations and the LUT memory the DMAs fill.
+chaining buffers between operations, the accumulator a convolution keeps for the next, and the LUT memory
+the DMAs fill.
 
 ``NPU_OP_DMA_START`` copies ``DMA0_LEN`` bytes; a destination in region mode INTERNAL (bit 8) is the
 2 KiB LUT memory (Regor's ``lutram``), whatever its region bits say. 2-D and 3-D strides and indexed
@@ -14,7 +15,7 @@ from zoo.registry.command_stream.memory import SHRAM, Memory
 from zoo.registry.command_stream.ops_conv import OpConstants
 from zoo.registry.command_stream.stream import Command
 from zoo.registry.command_stream.u85.maps import Chains
-from zoo.registry.command_stream.u85.ops_block import Accelerator, conv, conv_constants, pool
+from zoo.registry.command_stream.u85.ops_block import Accelerator, Kept, conv, conv_constants, pool
 from zoo.registry.command_stream.u85.ops_elementwise import elementwise
 from zoo.registry.command_stream.u85.ops_matmul import matmul
 from zoo.registry.command_stream.u85.ops_resize import resize
@@ -50,6 +51,7 @@ def execute(commands: list[Command], memory: Memory, accelerator: Accelerator,
     (a MATMUL, whose weights are its IFM2, holds none)."""
     regs = U85Registers()
     chains: Chains = {}
+    kept = Kept()
     ran = 0
     with Decoder() as decoder:
         for cmd in commands:
@@ -60,11 +62,16 @@ def execute(commands: list[Command], memory: Memory, accelerator: Accelerator,
             if cmd.name == "NPU_OP_STOP":
                 if chains:
                     raise StreamError(f"the program stops with chaining buffer(s) {sorted(chains)} never read")
+                if kept.total is not None:
+                    raise StreamError(f"the program stops with the accumulator {kept.by} kept never output")
                 return ran
             if cmd.name in _NO_EFFECT:
                 continue
             if cmd.name == "NPU_OP_DMA_START":
                 _dma(regs, memory)
+            elif kept.total is not None and cmd.name not in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE"):
+                raise NotInterpreted(f"{regs.op} between {kept.by}, which kept its accumulator, and the operation "
+                                     "that adds to it")
             elif constants is not None:
                 if cmd.name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE") and not cmd.param:
                     constants.append(conv_constants(regs, memory, accelerator, decoder,
@@ -75,7 +82,7 @@ def execute(commands: list[Command], memory: Memory, accelerator: Accelerator,
                 elif cmd.param:
                     raise StreamError(f"{regs.op}: a DEPTHWISE with parameter {cmd.param:#x}")
                 else:
-                        conv(regs, memory, chains, accelerator, decoder, depthwise=cmd.name == "NPU_OP_DEPTHWISE")
+                    conv(regs, memory, chains, accelerator, decoder, depthwise=cmd.name == "NPU_OP_DEPTHWISE", kept=kept)
             elif cmd.name == "NPU_OP_POOL":
                 pool(regs, memory, chains, bits("pool.mode", cmd.param))
             elif cmd.name == "NPU_OP_ELEMENTWISE":

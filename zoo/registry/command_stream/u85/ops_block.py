@@ -20,7 +20,12 @@ ARGMAX modes are not modelled. MAX, AVERAGE and SUM pools of 8-bit maps may writ
 norm's sums). Otherwise the accumulator is reset and output
 (``ACC_FORMAT`` input RESET, output ENABLE), 32 bits wide for 8-bit IFMs and 48 for a 16-bit
 CONV (I48: mnist at a16w8 on u85-256 is bit-exact; a 16-bit DEPTHWISE is not modelled); ``IFM_UPSCALE`` is not
-modelled. ``IFM_BROADCAST`` is not read: Regor writes it before elementwise operations only
+modelled. A CONV or DEPTHWISE may also keep its accumulator instead (output DISABLE, its OFM's storage
+NONE) for the next one to add to (input KEEP): Regor's ``DecomposeForStrides`` writes a kernel whose stride
+the NPU lacks (wav2letter's 250-wide, stride-160 first convolution) as one 1x1 operation per kernel
+position, each with its own weights and the whole bias; the last outputs the sum of all. The bias is
+added once, at the output: where it enters is not settled, so every part's bias must be the same
+(``Kept``). ``IFM_BROADCAST`` is not read: Regor writes it before elementwise operations only
 (``GenerateInputBroadcast``), so a pool or convolution after one finds it set (palm-detection-lite's
 POOL after a broadcast MUL, on u85-256) and the compiler takes it to apply to elementwise operations alone.
 """
@@ -38,13 +43,14 @@ from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.memory import Memory
 from zoo.registry.command_stream.ops_conv import OpConstants
 from zoo.registry.command_stream.u85 import weights as w85
+from zoo.registry.command_stream.u85.maps import NONE as NONE_STORAGE
 from zoo.registry.command_stream.u85.maps import Chains, Map, ifm_map, ofm_map, reader, write_ofm
 from zoo.registry.command_stream.u85.regfile import U85Registers
 from zoo.registry.command_stream.u85.regs import bits
 from zoo.registry.command_stream.u85.stage import activation, ofm_scale, stage
 from zoo.registry.command_stream.weights import ScaleRecords, decode_stream
 
-__all__ = ["Accelerator", "conv", "conv_constants", "pool"]
+__all__ = ["Accelerator", "Kept", "conv", "conv_constants", "pool"]
 
 _KEPT_BYTES = 256 << 20
 _kept: OrderedDict[tuple[tuple[bytes, ...], w85.Layout, bool], np.ndarray[Any, Any]] = OrderedDict()
@@ -53,7 +59,7 @@ _MICROBLOCKS = {0: (1, 1), 1: (1, 2), 2: (1, 4), 3: (2, 2), 4: (2, 4), 5: (4, 4)
 _STREAMS = ("WEIGHT", "WEIGHT1", "WEIGHT2", "WEIGHT3")
 POOL_MODES = ("MAX", "AVERAGE", "REDUCE_SUM", "SUM", "NONE", "MIN", "ARGMAX_X", "ARGMAX_Y")
 MAX, AVERAGE, REDUCE_SUM, SUM, NONE = 0, 1, 2, 3, 4
-ACC_IFM2 = 2
+ACC_RESET, ACC_KEEP, ACC_IFM2 = 0, 1, 2
 
 
 @dataclass(frozen=True)
@@ -61,6 +67,16 @@ class Accelerator:
     macs: int
     cores: int
     """Weight decoders (``config_r`` bits 12-13): one SWD stream each."""
+
+
+@dataclass
+class Kept:
+    """The accumulator a CONV or DEPTHWISE kept (``ACC_FORMAT`` output DISABLE) for the next one's input KEEP."""
+    total: np.ndarray[Any, Any] | None = None
+    """Each OFM element's sum so far, bias not included."""
+    bias: np.ndarray[Any, Any] | None = None
+    by: str = ""
+    """The operation that kept it."""
 
 
 @dataclass(frozen=True)
@@ -74,10 +90,12 @@ class _Kernel:
     part_kernel: bool
 
 
-def _accumulator(regs: U85Registers) -> int:
-    """The micro-block's (height, width) code, after checking the accumulator is reset and output."""
+def _accumulator(regs: U85Registers, kept: bool = False) -> int:
+    """The micro-block's (height, width) code, after checking the accumulator is reset and output (or, with
+    ``kept``, reset or kept, and output or not)."""
     value = regs["ACC_FORMAT"]
-    if bits("acc.format", value) > 1 or bits("acc.input", value) or bits("acc.output", value):
+    if bits("acc.format", value) > 1 or bits("acc.input", value) > (ACC_KEEP if kept else ACC_RESET) or \
+            (bits("acc.output", value) and not kept):
         raise NotInterpreted(f"{regs.op} with ACC_FORMAT {value:#x} (a kept or IFM2 accumulator, or no output)")
     return bits("acc.microblock", value)
 
@@ -128,9 +146,9 @@ def _layout(regs: U85Registers, acc: Accelerator, k: _Kernel, depthwise: bool, i
     if fmt & ~0x11:
         raise StreamError(f"{regs.op}: NPU_SET_WEIGHT_FORMAT {fmt:#x} has reserved bits set")
     sparse = bool(bits("weights.sparsity", fmt))
-    h, w = _MICROBLOCKS.get(_accumulator(regs), (0, 0))
+    h, w = _MICROBLOCKS.get(_accumulator(regs, kept=True), (0, 0))
     if not h:
-        raise StreamError(f"{regs.op}: ACC_FORMAT micro-block {_accumulator(regs)} is reserved")
+        raise StreamError(f"{regs.op}: ACC_FORMAT micro-block {_accumulator(regs, kept=True)} is reserved")
     ublock_depth = acc.macs // 8 // (h * w)
     traversal = w85.DEPTHWISE if depthwise else w85.PART_KERNEL if k.part_kernel else w85.DEPTH_FIRST
     if traversal == w85.PART_KERNEL:
@@ -203,8 +221,11 @@ def conv_constants(regs: U85Registers, memory: Memory, acc: Accelerator, decoder
 
 
 def conv(regs: U85Registers, memory: Memory, chains: Chains, acc: Accelerator, decoder: Decoder,
-         *, depthwise: bool = False) -> None:
+         *, depthwise: bool = False, kept: Kept | None = None) -> None:
     k = _kernel(regs)
+    kept = Kept() if kept is None else kept
+    value = regs["ACC_FORMAT"]
+    keep, output = bits("acc.input", value) == ACC_KEEP, not bits("acc.output", value)
     ofm, global_scale = ofm_map(regs)
     if global_scale:
         raise NotInterpreted(f"{regs.op} with a global OFM scale")
@@ -220,6 +241,23 @@ def conv(regs: U85Registers, memory: Memory, chains: Chains, acc: Accelerator, d
             total += window * weights[:, ky, kx, 0]
         else:
             total += window.reshape(oh * ow, ic).dot(weights[:, ky, kx, :].T).reshape(oh, ow, oc)
+    if keep:
+        if kept.total is None or kept.bias is None:
+            raise StreamError(f"{regs.op} adds to a kept accumulator (ACC_FORMAT {value:#x}), but none was kept")
+        if kept.total.shape != total.shape:
+            raise NotInterpreted(f"{regs.op} adding a {'x'.join(map(str, total.shape))} OFM to the accumulator "
+                                 f"{kept.by} kept, {'x'.join(map(str, kept.total.shape))}")
+        if not np.array_equal(kept.bias, records.bias):
+            raise NotInterpreted(f"{regs.op}: its bias differs from that of {kept.by}, whose accumulator it adds to "
+                                 "(where the bias enters a kept accumulator is not settled)")
+        total += kept.total
+    kept.total = kept.bias = None
+    if not output:
+        if ofm.storage != NONE_STORAGE:
+            raise NotInterpreted(f"{regs.op} keeps its accumulator (ACC_FORMAT {value:#x}) with its OFM in storage "
+                                 f"{ofm.storage}")
+        kept.total, kept.bias, kept.by = total, records.bias, regs.op
+        return
     total += records.bias
     _, _, round_mode = ofm_scale(regs)
     out = stage(total, records.scale, records.shift, round_mode, regs["OFM_ZERO_POINT"],

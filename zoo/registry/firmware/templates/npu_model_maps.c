@@ -81,6 +81,8 @@ void u55_activation(const fmap_t *ofm, act_t *act)
     int32_t value = R(ACTIVATION);
     int function = value & 0x1F, clip = (value >> 12) & 7, amin = R(ACTIVATION_MIN), amax = R(ACTIVATION_MAX);
     if (clip) NOT_IMPLEMENTED("activation clip range %d", clip);
+    if (!ofm->signed_) /* both limits in the OFM's signedness: Regor writes them from int16 minimum to uint16 maximum */
+        amin &= 0xFFFF, amax &= 0xFFFF;
     int64_t tmin = ofm->signed_ ? -(INT64_C(1) << (ofm->bits - 1)) : 0;
     int64_t tmax = ofm->signed_ ? (INT64_C(1) << (ofm->bits - 1)) - 1 : (INT64_C(1) << ofm->bits) - 1;
     act->table = NULL, act->type_min = tmin, act->table_signed = ofm->signed_;
