@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from zoo_mediapipe import blazeface, detectors, files, landmarks, selfie, ssd
+from zoo_mediapipe import blazeface, detectors, files, images, landmarks, selfie, ssd
 from zoo_mediapipe.detectors import PALM, PALM_FULL, POSE
 from zoo_mediapipe.landmarks import HAND_FULL, HAND_LITE, POSE_FULL
 
@@ -39,7 +39,7 @@ def test_selfie_segmentation_declares_its_input_mask_and_agreement_metrics(media
     assert [m.name for m in spec.metrics] == ["mask-agreement", "face-coverage-gap"]
     assert spec.metrics[0].description.startswith("agreement, not accuracy")
     assert spec.weights_variant(None).licence.startswith("Apache-2.0")
-    assert spec.evaluation is not None and spec.evaluation.size == 40 + len(selfie.PHOTOS)
+    assert spec.evaluation is not None and spec.evaluation.size == 40 + len(images.PHOTOS)
 
 
 def test_the_mask_metrics_pool_iou_against_float_and_compare_the_face_and_non_face_boxes() -> None:

@@ -22,7 +22,6 @@ __all__ = ["DETECTORS", "PALM", "PALM_FULL", "POSE", "Detector", "decoder", "spe
 
 KEEP = 5
 NMS_THRESHOLD = 0.3
-PHOTOS = ("astronaut.png", "camera.png", "chelsea.png", "coffee.png", "coins.png", "motorcycle_left.png")
 
 
 @dataclass(frozen=True)
@@ -76,18 +75,15 @@ def build(detector: Detector, variant: str) -> Any:
 @cache
 def _images(detector: Detector) -> tuple[Any, ...]:
     low, high = detector.value_range
-    out = []
-    for name in PHOTOS:
-        view = images.resized(images.load(name), detector.side)
-        out += [view, view.flip(2).contiguous()]
-    return tuple((image * (high - low) + low).permute(1, 2, 0)[None].contiguous() for image in out)
+    return tuple((image * (high - low) + low).permute(1, 2, 0)[None].contiguous()
+                 for image in images.mirrored(detector.side))
 
 
 def spec(detector: Detector) -> ModelSpec:
     low, high = detector.value_range
     count = len(centres(detector))
-    photos = f"{len(PHOTOS)} scikit-image photos ({', '.join(p.removesuffix('.png') for p in PHOTOS)}) and their mirrors"
-    data = f"{images.identity(PHOTOS)};side:{detector.side};[{low:g},{high:g}];mirrored"
+    photos = images.photos_text(mirrored=True)
+    data = f"{images.identity(images.PHOTOS)};side:{detector.side};[{low:g},{high:g}];mirrored"
     strides = ", ".join(map(str, detector.strides))
     return ModelSpec(
         name=detector.name,
@@ -102,8 +98,8 @@ def spec(detector: Detector) -> ModelSpec:
         outputs=("regressors", "classificators"),
         build=lambda variant: build(detector, variant),
         example_inputs=lambda: (_images(detector)[0],),
-        calibration=Dataset(2 * len(PHOTOS), photos, lambda: [(image,) for image in _images(detector)], lambda: data),
-        evaluation=Dataset(2 * len(PHOTOS), f"the calibration images; the float model's {KEEP} best boxes on each "
+        calibration=Dataset(2 * len(images.PHOTOS), photos, lambda: [(image,) for image in _images(detector)], lambda: data),
+        evaluation=Dataset(2 * len(images.PHOTOS), f"the calibration images; the float model's {KEEP} best boxes on each "
                            "are the reference", lambda: [((image,), None) for image in _images(detector)],
                            lambda: data),
         weights=(WeightsVariant(
@@ -117,7 +113,7 @@ def spec(detector: Detector) -> ModelSpec:
             "box-agreement", zoo.recall_vs_float(detector.name, decoder(detector)), higher_is_better=True,
             max_drop=30.0,
             description=(f"agreement, not accuracy: the share of the float model's {KEEP} best boxes per image the "
-                         f"program finds again at IoU 0.5, on the {2 * len(PHOTOS)} images"),
+                         f"program finds again at IoU 0.5, on the {2 * len(images.PHOTOS)} images"),
         ),),
         labels=(detector.label,),
         default_weights="mediapipe",

@@ -11,7 +11,7 @@ from typing import Any
 
 import zoo
 
-__all__ = ["DIGESTS", "identity", "load", "resized"]
+__all__ = ["DIGESTS", "PHOTOS", "identity", "load", "mirrored", "photos_text", "resized"]
 
 OWNER = "zoo-mediapipe"
 DIGESTS = {
@@ -26,6 +26,8 @@ DIGESTS = {
     "moon.png": "78739619d11f7eb9c165bb5d2efd4772cee557812ec847532dbb1d92ef71f577",
     "motorcycle_left.png": "db18e9c4157617403c3537a6ba355dfeafe9a7eabb6b9b94cb33f6525dd49179",
 }
+PHOTOS = ("astronaut.png", "camera.png", "chelsea.png", "coffee.png", "coins.png", "motorcycle_left.png")
+"""The photos the detectors, the landmark networks and the selfie segmenter calibrate on."""
 ORIGIN = "scikit-image 0.26.0's sample images (skimage/data/, BSD-3-Clause; see its README for each image's source)"
 
 
@@ -59,3 +61,19 @@ def resized(image: Any, side: int) -> Any:
 
     return torch.nn.functional.interpolate(image[None], size=(side, side), mode="bilinear", align_corners=False,
                                            antialias=True)[0].clamp(0.0, 1.0)
+
+
+def photos_text(mirrored: bool) -> str:
+    """How a dataset names PHOTOS, and their mirrors where it holds them."""
+    named = f"{len(PHOTOS)} scikit-image photos ({', '.join(p.removesuffix('.png') for p in PHOTOS)})"
+    return named + (" and their mirrors" if mirrored else "")
+
+
+@cache
+def mirrored(side: int) -> tuple[Any, ...]:
+    """Each of PHOTOS at ``side``×``side``, then its left-right mirror: (3, side, side) tensors in [0, 1]."""
+    out = []
+    for name in PHOTOS:
+        view = resized(load(name), side)
+        out += [view, view.flip(2).contiguous()]
+    return tuple(out)

@@ -25,7 +25,6 @@ from zoo_mediapipe import files, images
 __all__ = ["HAND_FULL", "HAND_LITE", "LANDMARKS", "POSE_FULL", "Landmarks", "pck", "pck_evaluator", "spec"]
 
 FRACTION = 0.05
-PHOTOS = ("astronaut.png", "camera.png", "chelsea.png", "coffee.png", "coins.png", "motorcycle_left.png")
 
 
 @dataclass(frozen=True)
@@ -103,16 +102,12 @@ def pck_evaluator(net: Landmarks) -> Evaluator:
 
 @cache
 def _images(side: int) -> tuple[Any, ...]:
-    out = []
-    for name in PHOTOS:
-        view = images.resized(images.load(name), side)
-        out += [view, view.flip(2).contiguous()]
-    return tuple(image.permute(1, 2, 0)[None].contiguous() for image in out)
+    return tuple(image.permute(1, 2, 0)[None].contiguous() for image in images.mirrored(side))
 
 
 def spec(net: Landmarks) -> ModelSpec:
-    photos = f"{len(PHOTOS)} scikit-image photos ({', '.join(p.removesuffix('.png') for p in PHOTOS)}) and their mirrors"
-    data = f"{images.identity(PHOTOS)};side:{net.side};[0,1];mirrored"
+    photos = images.photos_text(mirrored=True)
+    data = f"{images.identity(images.PHOTOS)};side:{net.side};[0,1];mirrored"
     return ModelSpec(
         name=net.name,
         version="1",
@@ -123,8 +118,8 @@ def spec(net: Landmarks) -> ModelSpec:
         outputs=net.outputs,
         build=lambda variant: build(net, variant),
         example_inputs=lambda: (_images(net.side)[0],),
-        calibration=Dataset(2 * len(PHOTOS), photos, lambda: [(image,) for image in _images(net.side)], lambda: data),
-        evaluation=Dataset(2 * len(PHOTOS), "the calibration images; the float model's keypoints are the reference",
+        calibration=Dataset(2 * len(images.PHOTOS), photos, lambda: [(image,) for image in _images(net.side)], lambda: data),
+        evaluation=Dataset(2 * len(images.PHOTOS), "the calibration images; the float model's keypoints are the reference",
                            lambda: [((image,), None) for image in _images(net.side)], lambda: data),
         weights=(WeightsVariant(
             name="mediapipe",
@@ -136,7 +131,7 @@ def spec(net: Landmarks) -> ModelSpec:
         metrics=(Metric(
             "pck05-agreement", pck_evaluator(net), higher_is_better=True, max_drop=net.max_drop,
             description=(f"agreement, not accuracy: the share of the {net.keypoints} keypoints within {FRACTION:g} of "
-                         f"the float keypoints' box (larger side) of the float model's, on the {2 * len(PHOTOS)} images"),
+                         f"the float keypoints' box (larger side) of the float model's, on the {2 * len(images.PHOTOS)} images"),
         ),),
         default_weights="mediapipe",
     )

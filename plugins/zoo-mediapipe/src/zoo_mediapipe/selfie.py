@@ -18,14 +18,13 @@ import zoo
 from zoo import BuildError, Dataset, Evaluator, InputSpec, Metric, ModelSpec, WeightsVariant
 from zoo_mediapipe import files, images, scenes
 
-__all__ = ["NAME", "PHOTOS", "spec"]
+__all__ = ["NAME", "spec"]
 
 NAME = "selfie-segmentation"
 VERSION = "1"
 FILE = "selfie_segmentation"
 SIDE = 256
 THRESHOLD = 0.5
-PHOTOS = ("astronaut.png", "camera.png", "chelsea.png", "coffee.png", "coins.png", "motorcycle_left.png")
 SIZES = {"calibration": (112,), "held_out": (96, 128)}
 PREPROCESSING = "RGB, NHWC, pixels scaled to [0, 1] (p / 255), as MediaPipe's selfie segmentation graph feeds it"
 
@@ -50,7 +49,7 @@ def _items(split: str) -> tuple[tuple[Any, Label], ...]:
     the photos (mirrored for calibration) with ``()``."""
     out: list[tuple[Any, Label]] = [((image + 1.0) / 2.0, (*boxes[0][:4], *other))
                                     for image, boxes, other in scenes.scenes(split, SIDE, SIZES[split])]
-    for name in PHOTOS:
+    for name in images.PHOTOS:
         view = images.resized(images.load(name), SIDE)
         out.append((_nhwc(view.flip(2).contiguous() if split == "calibration" else view), ()))
     return tuple(out)
@@ -103,9 +102,9 @@ def spec() -> ModelSpec:
     faces = {part: n // 2 for part, n in lfw.snapshot()["split"].items()}
 
     def data(part: str) -> str:
-        return f"{scenes.identity(part, SIDE, SIZES[part])};[0,1];{images.identity(PHOTOS)};mirrored:{part == 'calibration'}"
+        return f"{scenes.identity(part, SIDE, SIZES[part])};[0,1];{images.identity(images.PHOTOS)};mirrored:{part == 'calibration'}"
 
-    photos = f"{len(PHOTOS)} scikit-image photos ({', '.join(p.removesuffix('.png') for p in PHOTOS)})"
+    photos = images.photos_text(mirrored=False)
     count = {part: faces[part] * len(SIZES[part]) for part in SIZES}
     held_out = (f"{count['held_out']} scenes of the {faces['held_out']} held-out lfw_subset faces at {SIZES['held_out']} px "
                 f"on {SIDE}×{SIDE} backgrounds, each beside a non-face crop, and {photos}")
@@ -119,11 +118,11 @@ def spec() -> ModelSpec:
         outputs=("mask",),
         build=build,
         example_inputs=lambda: (_items("calibration")[0][0],),
-        calibration=Dataset(count["calibration"] + len(PHOTOS),
+        calibration=Dataset(count["calibration"] + len(images.PHOTOS),
                             f"{count['calibration']} scenes of the calibration lfw_subset faces at {SIZES['calibration']} "
                             f"px and the mirrored {photos}",
                             lambda: [(image,) for image, _ in _items("calibration")], lambda: data("calibration")),
-        evaluation=Dataset(count["held_out"] + len(PHOTOS), held_out,
+        evaluation=Dataset(count["held_out"] + len(images.PHOTOS), held_out,
                            lambda: [((image,), label) for image, label in _items("held_out")],
                            lambda: data("held_out")),
         weights=(WeightsVariant(
