@@ -33,6 +33,10 @@ def _network(op: str) -> Any:
                 self.strided = torch.nn.Conv2d(8, 8, 5, stride=5, padding=2)
             if op == "stridepad1":  # the same from one channel, as wav2letter's first convolution
                 self.strided = torch.nn.Conv2d(1, 8, (1, 6), stride=(1, 5), padding=(0, 2))
+            if op == "chanshuffle":  # shufflenet-v2's stride-1 unit: half the channels through 1x1, 3x3 depthwise, 1x1
+                from torchvision.models.shufflenetv2 import InvertedResidual
+                self.widen = torch.nn.Conv2d(8, 48, 1)
+                self.units = torch.nn.Sequential(InvertedResidual(48, 48, 1), InvertedResidual(48, 48, 1))
 
         def forward(self, x: Any) -> Any:
             a = self.a(x)
@@ -100,6 +104,8 @@ def _network(op: str) -> Any:
                 return self.strided(a)
             if op == "stridepad1":
                 return self.strided(a[:, :1])
+            if op == "chanshuffle":
+                return self.units(self.widen(a))
             raise ValueError(f"unknown operation {op!r}")
 
     torch.manual_seed(11)
@@ -109,7 +115,7 @@ def _network(op: str) -> Any:
 MODELS = ("max", "min", "clamp", "lrelu", "abs", "sigmoid", "tanh", "hardswish", "hardsigmoid", "avgpad", "avgpad-excl", "mix",
           "upsample", "bilinear", "deconv", "dilated", "gelu", "silu",
           "prelu", "upsample4", "chanmean", "shuffle", "layernorm", "matmul", "batchmul", "u85-model", "stridepad",
-          "stridepad1")
+          "stridepad1", "chanshuffle")
 """Each registers as ``ops-<name>``."""
 
 
