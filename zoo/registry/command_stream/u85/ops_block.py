@@ -12,7 +12,10 @@ U85-128 and U85-256 (not sparse), 128 for 2:4 sparse 8-bit weights and 64 otherw
 POOL MAX takes the largest ``ifm - ifm_zp`` of each window (padding left out), SUM the window's sum,
 AVERAGE the sum divided by the taps inside the IFM (the padding left out: torch's
 ``count_include_pad=False``, where Regor moves both zero points to -128), rounded half up (Regor writes AVERAGE for kernels up to 8x8 with
-``OFM_SCALE`` 1, shift 0, and SUM with the division folded into the scale above: ``GetPoolingMode``);
+``OFM_SCALE`` 1, shift 0, and SUM with the division folded into the scale above: ``GetPoolingMode``). A negative
+sum exactly between two values stops the run: the program's rounding mode (NATURAL, on every pool) rounds the output
+stage's shift, 0 here, and nothing in the program or in Regor says how the divider rounds such a tie (TOSA's
+``reciprocal_scale``, and Regor's SUM for larger kernels, round it away from zero; docs/verification.md);
 then the output stage with ``OFM_SCALE``. A padded SUM, an AVERAGE with another scale,
 REDUCE_SUM sums each position's channels into one (a 1x1 kernel, from and into 8- or 32-bit maps:
 Regor's softmax); NONE with the accumulator from IFM2 is Regor's null pool (``_restore``); MIN and the
