@@ -7,8 +7,8 @@ of the pack) and each of its weights variants
 
 then reads ``zoo report --all --json`` and prints one row per model, weights and
 target: built or the failure (stage and operator or pass), operators on the NPU and
-the CPU with the partitions, Vela's estimated time, SRAM and flash, and the metric
-(float → int8, beside the declared figure). A variant whose weights cannot be had (torchvision's
+the CPU with the partitions, Vela's estimated time, SRAM and flash, the metric
+(float → int8, beside the declared figure) and the NPU-program level of ``--verify``. A variant whose weights cannot be had (torchvision's
 COCO weights offline, MTCNN's facenet weights without ZOO_MTCNN_WEIGHTS, MediaPipe's .tflite files
 without `make setup`) is a failed row at the load stage. --precision a16w8 builds every model at
 int16 activations too (the MediaPipe palm, pose and hand networks meet their allowed drops only so).
@@ -64,7 +64,7 @@ def row(cell: dict[str, Any]) -> str:
         where = (failure.get("stage") or "build") + (f" ({culprit})" if culprit else "")
         message = " ".join(str(failure["message"]).split())
         message = message if len(message) <= 160 else message[:157] + "..."
-        return f"{head} failed: {where}: {message.replace('|', '/')} | | | | | | |"
+        return f"{head} failed: {where}: {message.replace('|', '/')} | | | | | | | |"
     a = cell["artifact"]
     ops = f"{a['npu_ops']} / {a['cpu_ops']} / {a['partitions']}"
     # The operators left on the CPU besides the boundary's quantize/dequantize.
@@ -83,7 +83,21 @@ def row(cell: dict[str, Any]) -> str:
                       for t in judged.get("tried", []) if t.get("inference_time_ms") is not None)
     if judged:
         metrics += f"; meets the goal: {judged.get('best') or 'none'} ({tried})"
-    return f"{head} built | {ops} | {fallback} | {ms} | {size(a['sram_bytes'])} | {stored} | {metrics} |"
+    return (f"{head} built | {ops} | {fallback} | {ms} | {size(a['sram_bytes'])} | {stored} | {metrics} "
+            f"| {npu_program(a.get('npu_program'))} |")
+
+
+def npu_program(level: dict[str, Any] | None) -> str:
+    """``--verify``'s NPU-program level: Vela's program on zoo's command-stream interpreter (a stand-in for the
+    NPU) against the TOSA reference model, bit-exact on how many samples, where it first differs, or why skipped."""
+    if not level:
+        return "-"
+    if level.get("outcome") == "passed":
+        return f"bit-exact on {level.get('samples')} samples"
+    if level.get("outcome") == "skipped":
+        return f"skipped: {' '.join(str(level.get('skipped')).split()).replace('|', '/')}"
+    where = json.dumps(level.get("first_difference")) if level.get("first_difference") else str(level.get("error"))
+    return f"differs: {where.replace('|', '/')[:157]}"
 
 
 def _short(target: str) -> str:
@@ -189,8 +203,8 @@ def main() -> int:
         return 0
     print(f"\nzoo {args.pack} pack, {datetime.date.today().isoformat()}, targets {args.targets}\n")
     print("| model | weights | target | result | NPU / CPU ops / partitions | CPU operators | est. ms | SRAM "
-          "| flash or DRAM | metric |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+          "| flash or DRAM | metric | NPU program |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for cell in cells:
         print(row(cell))
     if seconds:

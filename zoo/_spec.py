@@ -226,6 +226,11 @@ class ModelSpec:
     training: Dataset | None = None
     """Inputs for ``--qat``, apart from ``evaluation``; samples, as ``calibration``'s. QAT matches
     the float model's own outputs on them, so they need no labels."""
+    sensor_evaluation: Dataset | None = None
+    """``evaluation`` as the device's sensor gives it, for ``zoo firmware``: the same ``(sample, label)``
+    items in the same order, each input that declares a ``sensor`` as its raw window before the declared
+    normalisation, a (steps, channels) array in the declared units, sample by sample; other inputs as
+    ``evaluation`` has them. The firmware feeds these through ``<array>_normalise_input<i>``."""
     layouts: tuple[str, ...] = ("nchw",)
     """The input layouts the model can be built for (``--layout``), its default
     first. ``nhwc`` exports the model channels-last; the graph is the same."""
@@ -332,9 +337,11 @@ class ModelSpec:
         declared = [m.name for m in self.metrics if isinstance(m, Metric)]
         if len(set(declared)) != len(declared):
             out.append("metric names repeat")
-        for kind in ("evaluation", "training"):
+        for kind in ("evaluation", "training", "sensor_evaluation"):
             if getattr(self, kind) is not None and not isinstance(getattr(self, kind), Dataset):
                 out.append(f"{kind} is not a zoo.Dataset")
+        if self.sensor_evaluation is not None and not any(isinstance(i, InputSpec) and i.sensor for i in self.inputs):
+            out.append("sensor_evaluation is given, but no input declares a sensor (InputSpec.sensor) to take it")
         for w in self.weights:
             if not isinstance(w, WeightsVariant):
                 continue
@@ -374,6 +381,9 @@ class ModelSpec:
             },
             "evaluation": {"size": self.evaluation.size, "description": self.evaluation.description} if self.evaluation else None,
             **({"training": {"size": self.training.size, "description": self.training.description}} if self.training else {}),
+            **({"sensor_evaluation": {"size": self.sensor_evaluation.size,
+                                      "description": self.sensor_evaluation.description}}
+               if self.sensor_evaluation else {}),
             "metrics": [m.to_json() for m in self.metrics],
             "labels": self.label_count(),
             "calibration_dir": self.calibration_from_dir is not None,

@@ -213,3 +213,42 @@ def test_the_firmware_project_prints_the_declaration_at_boot_from_the_header(tmp
                                   "normalisation: model_pte_normalise_input0\n")
         assert printed["features"].startswith("input 0: 84 features of 200 samples at 50 Hz of the axes ax ay")
     assert printed["plain"] == ""
+
+
+def test_raw_windows_are_fed_through_the_normalising_helper_and_only_to_a_sensor_input(tmp_path: Path) -> None:
+    from zoo.registry.firmware.boards import BOARDS
+    from zoo.registry.firmware.project import Samples, render_project
+
+    def render(spec: InputSpec, raw: tuple[bool, ...]) -> dict[str, bytes]:
+        m = {**macros(spec, tensor("imu", [1, 6, 1, 200])), "model": "m", "target": "ethos-u55-128"}
+        window = [[[float(k) for k in range(1200)]]]
+        return render_project(stem="m", macros=m, array="model_pte", model_files={}, samples=Samples(window, [3], raw),
+                              board=BOARDS["corstone-300"], runtime_cache=tmp_path)
+
+    fed = render(InputSpec("imu", (1, 6, 1, 200), sensor=IMU), (True,))
+    main = fed["main.cpp"].decode()
+    assert "model_pte_normalise_input0(zoo_input0[s], MODEL_PTE_INPUT0_SENSOR_STEPS, in0);" in main
+    assert "quantize_input0" not in main and "the sensor's raw windows" in fed["zoo_inputs.c"].decode()
+    assert "model_pte_quantize_input0(zoo_input0[s], in0);" in render(InputSpec("imu", (1, 6, 1, 200), sensor=IMU),
+                                                                       ())["main.cpp"].decode()
+    with pytest.raises(ValueError, match="input 0's samples are a sensor's raw windows, but the input declares no "
+                                         "sensor to normalise them"):
+        render(InputSpec("imu", (1, 6, 1, 200)), (True,))
+    with pytest.raises(ValueError, match="flag 2 input"):
+        render(InputSpec("imu", (1, 6, 1, 200), sensor=IMU), (True, True))
+
+
+def test_a_spec_gives_raw_windows_only_with_a_sensor_to_take_them() -> None:
+    from zoo import Dataset, ModelSpec, SpecError, WeightsVariant
+
+    data = Dataset(1, "one window", lambda: [], lambda: "none")
+    weights = (WeightsVariant("random", "seeded", "generated", "n/a", lambda: "seed 0"),)
+
+    def spec(sensor: SensorInput | None) -> ModelSpec:
+        return ModelSpec("imu-model", "1", "test", "activity-recognition", (InputSpec("imu", (1, 6, 1, 200), sensor=sensor),),
+                         build=lambda _: None, example_inputs=lambda: [], calibration=data, weights=weights,
+                         sensor_evaluation=data)
+
+    spec(IMU).validate()
+    with pytest.raises(SpecError, match="sensor_evaluation is given, but no input declares a sensor"):
+        spec(None).validate()

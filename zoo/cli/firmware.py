@@ -23,7 +23,8 @@ from zoo.cli.options import _model_name, choice_options, choices_of
               help="The memory map and CPU (default: the target's board, else the Corstone of its NPU). "
                    "corstone-300 for a U85 target runs its program in QEMU's Cortex-M55 on the stand-in's model.")
 @click.option("--samples", type=click.IntRange(min=1), default=1, show_default=True,
-              help="Evaluation samples the firmware runs (the model's own evaluation set).")
+              help="Evaluation samples the firmware runs (the model's own evaluation set; a sensor model's raw "
+                   "windows, through its normalising helper, where it gives them).")
 @choice_options
 @click.option("--offline", is_flag=True, help="Never touch the network (also ZOO_OFFLINE=1).")
 @click.pass_context

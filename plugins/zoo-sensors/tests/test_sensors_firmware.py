@@ -81,3 +81,18 @@ def test_host_gcc_normalises_spars_raw_windows_as_the_pack_does(dtype: str, tmp_
     assert len(got) == want.nbytes
     mismatched = int((np.frombuffer(got, want.dtype) != want.ravel()).sum())
     assert mismatched == 0, f"{mismatched} of {want.size} values differ from the pack's"
+
+
+@pytest.mark.slow  # reads SPAR's 18 MB file and windows it (about 0.7 s)
+def test_har_firmware_is_fed_the_watchs_raw_windows_in_the_evaluation_order() -> None:
+    from zoo_sensors.raw_windows import har_spec
+
+    from zoo.registry.numerics.samples import firmware_samples
+
+    record = {"dim_order": [0, 1, 2, 3]}
+    samples = firmware_samples(har_spec(), {"inputs": [record]}, 3)
+    raw, y, _ = spar.windows()
+    held_out = spar.subject_split(spar.HELD_OUT_SUBJECTS)["held_out"][:3]
+    assert samples.raw == (True,)
+    assert [s[0] for s in samples.inputs] == [raw[k].T.ravel().tolist() for k in held_out]  # sample by sample
+    assert samples.labels == y[held_out].tolist() == har.load("held_out")[1][:3].tolist()

@@ -1,5 +1,7 @@
 """Evaluation samples as plain floats, for firmware to feed a program: each input in the
-program's memory order (its ``dim_order``), with an integer label where the set has one.
+program's memory order (its ``dim_order``), with an integer label where the set has one. A model
+whose spec gives ``sensor_evaluation`` has its sensor inputs' raw windows fed instead, sample by
+sample with the channels interleaved, for the firmware's normalising helper.
 torch is imported only by the plugin's own loading."""
 
 from __future__ import annotations
@@ -12,15 +14,52 @@ from zoo.registry.numerics.data import evaluation_set
 
 
 def firmware_samples(spec: ModelSpec, io: dict[str, Any], count: int) -> Samples:
-    """The first ``count`` samples of the model's evaluation set (its calibration set without one)."""
+    """The first ``count`` samples of the model's evaluation set (its calibration set without one), or of its
+    ``sensor_evaluation`` where it gives one. ValueError if the set is too small or a raw window's shape is not
+    its declaration's."""
+    if spec.sensor_evaluation is not None:
+        return _raw_samples(spec, io, count)
     data = evaluation_set(spec, spec.calibration)
     if len(data.samples) < count:
         raise ValueError(f"{spec.name}'s {data.name} set has {len(data.samples)} sample(s), fewer than {count}")
     order = [list(t["dim_order"]) for t in io["inputs"]]
-    inputs = [[[float(v) for v in x.permute(*o).contiguous().reshape(-1).tolist()] for x, o in zip(sample, order, strict=True)]
-              for sample in data.samples[:count]]
+    inputs = [[_ordered(x, o) for x, o in zip(sample, order, strict=True)] for sample in data.samples[:count]]
     labels = [_label(label) for label in (data.labels or [None] * count)[:count]]
     return Samples(inputs, labels)
+
+
+def _raw_samples(spec: ModelSpec, io: dict[str, Any], count: int) -> Samples:
+    import numpy as np
+
+    dataset = spec.sensor_evaluation
+    assert dataset is not None
+    items = dataset.load()
+    if len(items) < count:
+        raise ValueError(f"{spec.name}'s sensor_evaluation set has {len(items)} sample(s), fewer than {count}")
+    order = [list(t["dim_order"]) for t in io["inputs"]]
+    raw = tuple(i.sensor is not None for i in spec.inputs)
+    inputs = []
+    for sample, _ in items[:count]:
+        if len(sample) != len(spec.inputs):
+            raise ValueError(f"{spec.name}'s sensor_evaluation gives {len(sample)} input(s) per sample, not "
+                             f"{len(spec.inputs)}")
+        values = []
+        for x, o, declared in zip(sample, order, spec.inputs, strict=True):
+            if declared.sensor is None:
+                values.append(_ordered(x, o))
+                continue
+            window = np.asarray(x, dtype=np.float32)
+            want = (declared.sensor.steps, len(declared.sensor.channels))
+            if window.shape != want:
+                raise ValueError(f"{spec.name}'s sensor_evaluation: input {declared.name!r} is a window of shape "
+                                 f"{list(window.shape)}, not (steps, channels) {list(want)} as its sensor declares")
+            values.append([float(v) for v in window.reshape(-1).tolist()])
+        inputs.append(values)
+    return Samples(inputs, [_label(label) for _, label in items[:count]], raw)
+
+
+def _ordered(x: Any, order: list[int]) -> list[float]:
+    return [float(v) for v in x.permute(*order).contiguous().reshape(-1).tolist()]
 
 
 def _label(label: Any) -> int | None:

@@ -1,0 +1,79 @@
+"""har-cnn-spar's firmware in QEMU (issue 57): ``zoo firmware har-cnn-spar -t u55-128 --io int8`` built with
+the stand-in for the NPU and run in ``mps3-an547``, fed SPAR's raw windows (g and rad/s, as the watch gives
+them) through the generated ``model_pte_normalise_input0``. The Cortex-M55 normalises and quantizes each
+window into the bytes the pack's Python and torch's quantize give; npu_model computes every output, bit for
+bit the host interpreter's on those bytes; the predicted exercise is printed. The QEMU machinery is
+tests/firmware/test_firmware_project.py's."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from zoo_sensors import har, raw_windows
+
+from tests.firmware.test_firmware_project import (  # noqa: F401  (sources, runtime_cache: fixtures)
+    COMPUTED,
+    _build,
+    _fnv1a,
+    _int8_outputs,
+    _missing,
+    _qemu,
+    _records,
+    runtime_cache,
+    sources,
+)
+from zoo import Zoo
+
+pytestmark = [pytest.mark.compile, pytest.mark.skipif(_missing() is not None, reason=str(_missing()))]
+
+SAMPLES = 20
+BOOT = ("input 0: 200 samples at 50 Hz of the axes ax ay az wx wy wz; per-channel normalisation: "
+        "model_pte_normalise_input0\n")
+
+
+def test_har_runs_spars_raw_windows_through_its_normalising_helper_on_the_stand_ins_model_of_the_npu(
+        sensors_zoo: Zoo, sources: dict[str, str], runtime_cache: Path, tmp_path: Path) -> None:  # noqa: F811
+    import torch
+
+    from zoo._api.firmware import write_firmware
+    from zoo._options import FetchOptions
+    from zoo.registry import command_stream
+    from zoo.registry.numerics.io import IoParams
+    from zoo.registry.pte.vela_payload import find_payloads
+
+    folder = tmp_path / "fw"
+    art, _ = write_firmware(sensors_zoo, har.NAME, "u55-128", folder, FetchOptions(io="int8"), samples=SAMPLES)
+    # The image holds the watch's own float32s, not the normalised window: the first sample's first values.
+    (first,), _ = raw_windows.har_raw_held_out()[0]
+    first = first.reshape(-1)
+    assert "{" + ", ".join(f"{float(v).hex()}f" for v in first[:6]) in (folder / "zoo_inputs.c").read_text()
+    assert "model_pte_normalise_input0(zoo_input0[s], MODEL_PTE_INPUT0_SENSOR_STEPS, in0);" in (
+        folder / "main.cpp").read_text()
+
+    run = _qemu(_build(folder, sources, runtime_cache, "-DZOO_NPU_STANDIN=ON"))
+    assert run.returncode == 0 and "npu_standin failures: 0" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
+    assert BOOT in run.stdout, run.stdout[:2000]
+    records = _records(run.stdout)
+    assert all(r["computed"] for r in records if "result" in r) and not any("not_implemented" in r for r in records)
+
+    # The bytes the M55 handed the NPU are the pack's normalised windows quantized by torch's rule.
+    x, labels = har.load("held_out")
+    (param,) = IoParams.from_record(art.manifest.io or {}).inputs
+    given = [param.quantize(x[s].reshape(-1)).numpy().tobytes() for s in range(SAMPLES)]
+    assert [r["inputs"][0]["fnv1a"] for r in records if "inputs" in r] == [_fnv1a(g) for g in given]
+
+    # Every output is the host interpreter's on those bytes; the arg-max printed is the host's.
+    (payload,) = find_payloads(art.pte.read_bytes())
+    host = [command_stream.run(payload, [g])[0] for g in given]
+    device = _int8_outputs(run.stdout)
+    assert [device[s] for s in range(SAMPLES)] == host
+    predicted = [line.split() for line in run.stdout.splitlines() if line.startswith("A ")]
+    assert len(predicted) == SAMPLES and all(line.endswith(COMPUTED) for line in run.stdout.splitlines()
+                                             if line.startswith("A "))
+    for s, (_, sample, arg, _, label, *_) in enumerate(predicted):
+        scores = torch.frombuffer(bytearray(host[s]), dtype=torch.int8)
+        assert (int(sample), int(arg), int(label)) == (s, int(scores.argmax()), int(labels[s])), predicted[s]
+    correct = sum(int(p[2]) == int(p[4]) for p in predicted)
+    assert f"samples {SAMPLES}, top-1 {correct} of {SAMPLES} labelled (npu_standin: computed by zoo's model of the NPU" \
+        in run.stdout, run.stdout[-2000:]
