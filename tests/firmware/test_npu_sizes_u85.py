@@ -21,7 +21,12 @@ from tests.firmware.test_npu_model_u85 import _chained, _hand_built, u85_build  
 from tests.firmware.u85_measure import measured
 from zoo import Artifact
 from zoo.registry.firmware.boards import BOARDS
-from zoo.registry.firmware.npu_sizes import NpuModelSizes, npu_model_sizes, program_sizes
+from zoo.registry.firmware.npu_sizes import (
+    FIXED_BYTES,
+    NpuModelSizes,
+    npu_model_sizes,
+    program_sizes,
+)
 from zoo.registry.firmware.npu_sizes_u85 import U85Sizes, u85_program_sizes
 from zoo.registry.pte.vela_payload import VelaPayload, find_payloads
 
@@ -55,7 +60,8 @@ def test_the_header_defines_both_models_sizes_and_counts_their_bytes() -> None:
     for line in ("NPU_MODEL_IFM_VALUES 10", "NPU_MODEL_U85_WEIGHT_VALUES 100", "NPU_MODEL_U85_MAP_VALUES 50",
                  "NPU_MODEL_U85_CHAIN_VALUES 7", "NPU_MODEL_U85_CHANNELS 3"):
         assert f"#define {line}\n" in header
-    assert sizes.buffer_bytes == 4 * 10 + 4 + 4 + 13 + 9 * 100 + 24 * 50 + 32 * 7 + 13 * 3
+    assert sizes.u85_bytes == 9 * 100 + 24 * 50 + 32 * 7 + 13 * 3
+    assert sizes.buffer_bytes == 4 * 10 + 4 + 4 + 13 + FIXED_BYTES + sizes.u85_bytes
     assert f"{sizes.buffer_bytes:,} bytes" in header and "2 U85 operations" in header
 
 

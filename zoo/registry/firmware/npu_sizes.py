@@ -19,8 +19,10 @@ from zoo.registry.command_stream.weights import WeightLayout, brick_count
 from zoo.registry.firmware.npu_sizes_u85 import U85Sizes, u85_program_sizes
 from zoo.registry.pte.vela_payload import find_payloads
 
-__all__ = ["NpuModelSizes", "npu_model_sizes", "program_sizes"]
+__all__ = ["FIXED_BYTES", "NpuModelSizes", "npu_model_sizes", "program_sizes"]
 
+FIXED_BYTES = 255 * 1024 + 4 * 32768 + 4 * 32769
+"""npu_model's buffers of a fixed size: the U55's SHRAM copy and the weight decoder's slice (npu_mlw.c)."""
 _OPERATIONS = ("NPU_OP_CONV", "NPU_OP_DEPTHWISE", "NPU_OP_POOL", "NPU_OP_ELEMENTWISE")
 
 
@@ -45,15 +47,20 @@ class NpuModelSizes:
                              self.operations + other.operations, self.u85.larger(other.u85))
 
     @property
-    def buffer_bytes(self) -> int:
-        """The bytes both models' buffers take (their .bss.zoo_npu_model): U55/U65, the IFM as int32, the decoded
-        and OHWI weights as int16, the OFM as 32-bit, per channel an int64 bias, a 32-bit scale and a shift; U85,
-        per weight its order (int32), decoded and OHWI values (int16) and a placed flag, per map value the IFM and
-        IFM2 as int64, the IFM's int32 copy and the OFM's int32, eight int32 chaining buffers, and the channels'
-        13 bytes."""
+    def u85_bytes(self) -> int:
+        """The bytes the U85 model's sized buffers take: per weight its order (int32), decoded and OHWI values
+        (int16) and a placed flag, per map value the IFM and IFM2 as int64, the IFM's int32 copy and the OFM's
+        int32, eight int32 chaining buffers, and per channel an int64 bias, a 32-bit scale and a shift."""
         u = self.u85
+        return 9 * u.weight_values + 24 * u.map_values + 8 * 4 * u.chain_values + 13 * u.channels
+
+    @property
+    def buffer_bytes(self) -> int:
+        """The bytes of both models' buffers (their .bss.zoo_npu_model): the U55/U65's, the IFM as int32, the
+        decoded and OHWI weights as int16, the OFM as 32-bit, the channels' 13 bytes, and its fixed SHRAM copy and
+        weight decoder slice; the U85's (``u85_bytes``)."""
         return (4 * self.ifm_values + 4 * self.weight_values + 4 * self.ofm_values + 13 * self.channels
-                + 9 * u.weight_values + 24 * u.map_values + 8 * 4 * u.chain_values + 13 * u.channels)
+                + FIXED_BYTES + self.u85_bytes)
 
     def header(self) -> str:
         return "\n".join([
