@@ -106,6 +106,8 @@ def _network(op: str) -> Any:
                 return self.strided(a[:, :1])
             if op == "chanshuffle":
                 return self.units(self.widen(a))
+            if op == "flip":  # reversals along W, H and C (TOSA REVERSE: an OFM reversal, where Vela writes one)
+                return torch.flip(a, [3]) + torch.flip(self.b(x), [2]) - torch.flip(a, [1])
             raise ValueError(f"unknown operation {op!r}")
 
     torch.manual_seed(11)
@@ -115,7 +117,7 @@ def _network(op: str) -> Any:
 MODELS = ("max", "min", "clamp", "lrelu", "abs", "sigmoid", "tanh", "hardswish", "hardsigmoid", "avgpad", "avgpad-excl", "mix",
           "upsample", "bilinear", "deconv", "dilated", "gelu", "silu",
           "prelu", "upsample4", "chanmean", "shuffle", "layernorm", "matmul", "batchmul", "u85-model", "stridepad",
-          "stridepad1", "chanshuffle")
+          "stridepad1", "chanshuffle", "flip")
 """Each registers as ``ops-<name>``."""
 
 

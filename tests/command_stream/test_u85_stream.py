@@ -14,7 +14,7 @@ from tests.command_stream.u85_script import u85 as census
 from zoo.registry.command_stream.errors import NotInterpreted, StreamError
 from zoo.registry.command_stream.u85 import accelerator, commands, run
 from zoo.registry.command_stream.u85.regs import CMD0, CMD1, FIELDS
-from zoo.registry.pte.vela_payload import TensorInfo
+from zoo.registry.pte.vela_payload import TensorInfo, VelaPayload
 
 ROOT = Path(__file__).resolve().parents[2]
 _DRIVER = Path("shared") / "vendor" / "ethos-u-core-driver" / "src" / "ethosu85_interface.h"
@@ -119,6 +119,32 @@ def test_an_ofm_transpose_writes_channels_first() -> None:
     with pytest.raises(StreamError, match="OFM transpose 4 is reserved"):
         run(payload(_pool(1 | 1 << 8 | 4 << 11, shape), config=U85_256, scratch=0x200, inputs=[inp], outputs=[out]),
             [ifm.tobytes()])
+
+
+def reversed_pool(reverse: int, shape: tuple[int, int, int], *, transpose: int = 0) -> VelaPayload:
+    """_pool's copy, its OFM in NHWC at 0x100 and mirrored along H (1), W (2) or C (3): the form of Regor's
+    ``torch.flip`` (tests/ops_plugin.py's ops-flip on u85-256)."""
+    h, w, c = shape
+    words = _pool(1 | 1 << 8 | reverse << 9 | transpose << 11, shape)[:-2]  # without its POOL and STOP
+    words += c0("NPU_SET_OFM_HEIGHT0_M1", h - 1) + c0("NPU_SET_OFM_HEIGHT1_M1", h - 1) + c0("NPU_SET_OFM_WIDTH0_M1", w - 1)
+    words += c1("NPU_SET_OFM_STRIDE_Y", w * c) + c1("NPU_SET_OFM_STRIDE_X", c) + c1("NPU_SET_OFM_STRIDE_C", 1)
+    inp = TensorInfo(region=1, offset=0, shape=shape, element_size=1)
+    out = TensorInfo(region=1, offset=0x100, shape=shape, element_size=1)
+    return payload(words + c0("NPU_OP_POOL", 0) + c0("NPU_OP_STOP", 0xFFFF), config=U85_256, scratch=0x200,
+                   inputs=[inp], outputs=[out])
+
+
+@pytest.mark.parametrize(("reverse", "axis"), [(1, 0), (2, 1), (3, 2)], ids=["H", "W", "C"])
+def test_an_ofm_reversal_mirrors_the_operations_ofm_along_its_axis(reverse: int, axis: int) -> None:
+    """OFM_PRECISION's reverse (bits 9-10) writes (y, x, c) at its mirror along H, W or C of the operation's own
+    OFM, in the map the tile and stride registers describe; with a transpose too (which Regor never writes) the
+    run stops."""
+    shape = (2, 3, 4)
+    ifm = np.arange(24, dtype=np.int8).reshape(shape)
+    (got,) = run(reversed_pool(reverse, shape), [ifm.tobytes()])
+    assert np.frombuffer(got, np.int8).reshape(shape).tolist() == np.flip(ifm, axis).tolist()
+    with pytest.raises(NotInterpreted, match="an OFM both transposed \\(CHW\\) and reversed, which Regor never writes"):
+        run(reversed_pool(reverse, shape, transpose=6), [ifm.tobytes()])
 
 
 def test_what_is_not_modelled_stops_the_run() -> None:

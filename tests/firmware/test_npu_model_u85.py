@@ -86,6 +86,7 @@ BUILDS: dict[str, tuple[str, dict[str, object]]] = {
     "softmax": ("softmax", {"verify": True}),
     "mnist a16w8": ("mnist", {"precision": "a16w8", "verify": True}),  # tests/test_precision.py's
     "ops-u85-model": ("ops-u85-model", {}),
+    "ops-flip": ("ops-flip", {"verify": True}),  # tests/command_stream/test_u85_reverse.py's
 }
 """u85-256 builds: the ``built`` fixture's keys (mnist, mv2 at random weights, softmax) and tests/test_precision.py's,
 found in the run's cache (built here only if this module runs first, and then found there), and one tiny network."""
@@ -114,19 +115,20 @@ def _program(art: Artifact) -> VelaPayload:
     return payload
 
 
-OPERATIONS = {"mnist": 6, "mv2": 65, "mnist a16w8": 6, "softmax": 7, "ops-u85-model": 27}
+OPERATIONS = {"mnist": 6, "mv2": 65, "mnist a16w8": 6, "softmax": 7, "ops-u85-model": 27, "ops-flip": 8}
 
 
 @needs_gcc
 @pytest.mark.compile
 @pytest.mark.parametrize(("name", "samples"), [("mnist", 3), ("mv2", 1), ("mnist a16w8", 2), ("softmax", 2),
-                                               ("ops-u85-model", 2)])
+                                               ("ops-u85-model", 2), ("ops-flip", 2)])
 def test_a_u85_program_computes_on_the_c_model_as_on_the_host_interpreter(
         model: Path, u85_build: Callable[[str], Artifact], tmp_path: Path, name: str, samples: int) -> None:
     """Every operation computed (mnist: 2:4 sparse SWD and FWD weights, pools into a CHW transpose; mv2: 65, with
     chaining into residual ADDs, a SUM pool, depthwise weights; mnist at a16w8: 16-bit maps, 48-bit accumulators
     and their scale records; softmax: REDUCE_SUM into a 32-bit map, a chained 32-bit SUB; ops-u85-model: RESIZE,
-    REDUCE_SUM, 32-bit MUL, the null pool, MATMUL) and every output byte the host U85 interpreter's."""
+    REDUCE_SUM, 32-bit MUL, the null pool, MATMUL; ops-flip: OFMs reversed along H and W in NHCWB16 and C in NHWC)
+    and every output byte the host U85 interpreter's."""
     program = _program(u85_build(name))
     rng = np.random.default_rng(58)
     for _ in range(samples):
@@ -141,7 +143,7 @@ def test_a_u85_program_computes_on_the_c_model_as_on_the_host_interpreter(
 def _hand_built() -> dict[str, tuple[VelaPayload, bytes]]:
     """tests/command_stream/test_u85_ops.py's programs (and one of test_u85_stream.py's), each with its input."""
     from tests.command_stream.test_u85_ops import _resize, matmul_program, null_pool, program
-    from tests.command_stream.test_u85_stream import _pool, c0
+    from tests.command_stream.test_u85_stream import _pool, c0, reversed_pool
 
     row = np.asarray([0, 64, -10, 7, 10, 0, -10, 100, -128], dtype=np.int8).reshape(1, 9, 1)
     acc = np.asarray([-1000, -300, -100, -50, 0, 50, 100, 1000, 2 ** 20, -2 ** 31, 2 ** 31 - 1, 12345],
@@ -157,6 +159,8 @@ def _hand_built() -> dict[str, tuple[VelaPayload, bytes]]:
                                                         acc.tobytes()),
         "POOL after a broadcast": (program(c0("NPU_SET_IFM_BROADCAST", 3) + _pool(1 | 1 << 8 | 6 << 11, (2, 3, 4)), grid,
                                            (4, 2, 3)), grid.tobytes()),
+        **{f"POOL reversed along {axis}": (reversed_pool(reverse, (2, 3, 4)), grid.tobytes())
+           for reverse, axis in ((1, "H"), (2, "W"), (3, "C"))},
     }
 
 
@@ -165,7 +169,8 @@ def _hand_built() -> dict[str, tuple[VelaPayload, bytes]]:
 @pytest.mark.parametrize("form", list(_hand_built()))
 def test_each_hand_built_u85_operation_computes_as_on_the_host_interpreter(model: Path, tmp_path: Path, form: str) -> None:
     """RESIZE both ways, MATMUL, the null pool (a 32-bit IFM2, its clamp read in the OFM's signedness), a POOL that
-    leaves IFM_BROADCAST unread: the C model's bytes are the host's, and those are not all one value."""
+    leaves IFM_BROADCAST unread, an OFM reversed along H, W and C: the C model's bytes are the host's, and those are
+    not all one value."""
     program, given = _hand_built()[form]
     want = u85_run(program, [given])
     verdict, got = c_run(model, program, [given], tmp_path)

@@ -42,6 +42,10 @@ class BoardLayout:
     less than CODE_RESERVE_BYTES of CODE; empty where the code runs from flash and nothing copies it."""
     no_move: str = ""
     """Why the kernels never move on this board (with no kernel_regions)."""
+    bulk_region: str = "DDR"
+    """The region the board's script aliases as BULK (the method pool, planned and input buffers, npu_model's)."""
+    bulk_bytes: int = 256 << 20
+    """Its length in the board's script."""
 
 
 BOARDS: dict[str, BoardLayout] = {
@@ -60,7 +64,7 @@ BOARDS: dict[str, BoardLayout] = {
         "alif-e8", "cortex-m55", "-mcpu=cortex-m55", "Cortex-M55", "", None, None, 400_000_000,
         "Alif Ensemble E8's M55 cores with their Ethos-U55; memories from Alif's Ensemble device pack. Not run "
         "here: set ZOO_NPU_BASE and ZOO_NPU_IRQ from Alif's board support.", "MRAM", "",
-        "the code runs from MRAM, where it is stored, and startup.c copies no code into SRAM"),
+        "the code runs from MRAM, where it is stored, and startup.c copies no code into SRAM", "SRAM1", 0x280000),
 }
 """The boards zoo writes a memory map for. A target of another family runs on the Corstone of its NPU."""
 

@@ -29,7 +29,7 @@ from zoo.registry.firmware.boards import (
 )
 from zoo.registry.firmware.macros import c_escaped
 from zoo.registry.firmware.method_allocator import ILP32
-from zoo.registry.firmware.npu_sizes import npu_model_sizes
+from zoo.registry.firmware.npu_sizes import NpuModelSizes, npu_model_sizes
 from zoo.registry.firmware.readme import U85_IN_QEMU, readme
 from zoo.registry.firmware.sensor_io import has_sensor
 
@@ -62,6 +62,12 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
     prefix = array.upper()
     delegates = int(macros.get("delegates") or 0)
     inputs = int(macros["inputs"])
+    standin_only = u85_in_qemu(str(macros["target"]), board)
+    sizes = npu_model_sizes(next(data for name, data in model_files.items() if name.endswith(".pte"))) \
+        if delegates else NpuModelSizes()
+    too_large = _standin_too_large(sizes, macros, board, standin_only)
+    if too_large and standin_only:
+        raise ValueError(too_large)
     if any(len(s) != inputs for s in samples.inputs):
         raise ValueError(f"each sample must give {inputs} input(s)")
     if len(samples.raw) > inputs:
@@ -84,8 +90,8 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
         "PLANNED_POOLS": _planned_pools(prefix, int(macros.get("planned_buffers") or 0)),
         "FEED": "\n".join(_feed(array, prefix, i, samples.is_raw(i)) for i in range(inputs)),
         "DECODE": _decode(array, macros),
-        "STANDIN_ONLY": "ON" if u85_in_qemu(str(macros["target"]), board) else "OFF",
-        "NPU_NOTE": U85_IN_QEMU if u85_in_qemu(str(macros["target"]), board) and delegates else "",
+        "STANDIN_ONLY": "ON" if standin_only else "OFF", "STANDIN_TOO_LARGE": too_large,
+        "NPU_NOTE": U85_IN_QEMU if standin_only and delegates else "",
         "SENSOR": "".join(_sensor(array, prefix, macros, i) for i in range(inputs) if has_sensor(macros, i)),
     }
     out = {f"model/{name}": data for name, data in model_files.items()}
@@ -95,12 +101,33 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
     if delegates:
         for name in ("npu_standin.c", "npu_standin.h", *NPU_MODEL_FILES):
             out[name] = template(name)
-        pte = next(data for name, data in model_files.items() if name.endswith(".pte"))
-        out["npu_model_sizes.h"] = npu_model_sizes(pte).header().encode()
+        out["npu_model_sizes.h"] = sizes.header().encode()
     out["zoo_inputs.h"], out["zoo_inputs.c"] = _inputs(stem, prefix, samples, inputs)
     out["arm_executor_runner.cmake"] = arm_runner_options(macros, inputs).encode()
     out["README.md"] = readme(values, board, delegates).encode()
     return out
+
+
+def _standin_too_large(sizes: NpuModelSizes, macros: Mapping[str, Any], board: BoardLayout, standin_only: bool) -> str:
+    """Why the board's BULK memory cannot hold what a build with the stand-in puts there (npu_model's buffers, sized
+    from the program, besides the method pool and the planned and input buffers), or "" where it can."""
+    others = int(macros.get("method_allocator_bytes") or 0) + int(macros.get("planned_bytes") or 0) + sum(
+        int(macros.get(f"input{i}_bytes") or 0) for i in range(int(macros["inputs"])))
+    if sizes.buffer_bytes + others <= board.bulk_bytes:
+        return ""
+    u = sizes.u85
+    largest = [f"U55/U65: {sizes.ifm_values:,} IFM values, {sizes.weight_values:,} weights, {sizes.ofm_values:,} OFM "
+               f"values, {sizes.channels:,} channels"] if sizes.operations else []
+    if u.operations:
+        largest.append(f"U85: {u.map_values:,} map values, {u.weight_values:,} weights, {u.chain_values:,} chained "
+                       f"values, {u.channels:,} channels")
+    return (f"{macros['model']} for {macros['target']} does not fit {board.name} with npu_standin: the stand-in's "
+            f"model of the NPU takes {sizes.buffer_bytes:,} bytes of buffers for this program's largest operations "
+            f"({', and '.join(largest)}), and the method pool, planned and input buffers {others:,} "
+            f"more, but its BULK memory ({board.bulk_region}) holds {board.bulk_bytes:,}. "
+            + ("Write the project for corstone-320, whose Ethos-U85 runs the program itself (not in QEMU), or pick a "
+               "smaller model or input" if standin_only else
+               "Build it for the board's own NPU (without -DZOO_NPU_STANDIN=ON), or pick a smaller model or input"))
 
 
 NPU_MODEL_FILES = ("npu_model.h", "npu_model_core.h", "npu_model_core.c", "npu_model_u55.h", "npu_model.c",

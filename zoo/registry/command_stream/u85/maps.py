@@ -9,8 +9,13 @@ numbered by the map's ``*_REGION``: the OFM of one operation, kept for an IFM or
 
 The OFM's size registers give its shape before the transpose, its tile and stride registers the
 transposed map's: an element at (y, x, c) goes to the transposed position (``CHW``: (c, y, x);
-settled on mnist's CHW and mv2's WCH; deit-tiny's WHC, HCW and CWH, bit-exact on u85-256). A reversal (``reverse``) is not modelled: no program measured
-has one. A chained map is read whole, in the shape it was written.
+settled on mnist's CHW and mv2's WCH; deit-tiny's WHC, HCW and CWH, bit-exact on u85-256). A reversal
+(``reverse``: H, W or C) mirrors the operation's own OFM along that axis before it is written: Regor points
+the OFM's tiles at the box the operation writes whatever its reversal, and splits a long reversed axis into
+operations whose boxes it mirrors itself (``DecomposeReverse``); settled on ``torch.flip`` along an
+NCHW tensor's three axes (tests/ops_plugin.py's ops-flip: POOL SUM copies reversed along H and W in NHCWB16
+and C in NHWC, bit-exact on u85-256). Regor never writes a reversal with a transpose or into a chaining
+buffer. A chained map is read whole, in the shape it was written.
 """
 
 from __future__ import annotations
@@ -119,8 +124,10 @@ def write_ofm(memory: Memory, chains: Chains, ofm: Map, values: np.ndarray[Any, 
         chains[ofm.region] = values
         return
     if ofm.reverse:
-        raise NotInterpreted(f"{what}: an OFM reversed along {'HWC'[_REVERSE_AXES[ofm.reverse]]} (not settled on a program)")
-    if ofm.transpose != "HWC":
+        if ofm.transpose != "HWC":
+            raise NotInterpreted(f"{what}: an OFM both transposed ({ofm.transpose}) and reversed, which Regor never writes")
+        values = np.flip(values, axis=_REVERSE_AXES[ofm.reverse])
+    elif ofm.transpose != "HWC":
         values = values.transpose(["HWC".index(a) for a in ofm.transpose])
     assert ofm.memory_map is not None
     ofm.memory_map.write(memory, np.ascontiguousarray(values), what)

@@ -53,7 +53,7 @@ from zoo.registry.command_stream.u85.regs import bits
 from zoo.registry.command_stream.u85.stage import activation, ofm_scale, stage
 from zoo.registry.command_stream.weights import ScaleRecords, decode_stream
 
-__all__ = ["Accelerator", "Kept", "conv", "conv_constants", "pool"]
+__all__ = ["Accelerator", "Kept", "conv", "conv_constants", "pool", "shapes", "weight_layout"]
 
 _KEPT_BYTES = 256 << 20
 _kept: OrderedDict[tuple[tuple[bytes, ...], w85.Layout, bool], np.ndarray[Any, Any]] = OrderedDict()
@@ -359,3 +359,14 @@ def _restore(regs: U85Registers, memory: Memory, chains: Chains) -> None:
     out = stage(acc + records.bias, records.scale, records.shift, round_mode, regs["OFM_ZERO_POINT"],
                 activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
     write_ofm(memory, chains, ofm, out, regs.op)
+
+
+def shapes(regs: U85Registers) -> tuple[tuple[int, int, int], tuple[int, int, int]]:
+    """The (OFM, IFM) shapes a CONV, DEPTHWISE or POOL reads from its kernel registers, as it reads them."""
+    k = _kernel(regs)
+    return k.ofm_shape, k.ifm_shape
+
+
+def weight_layout(regs: U85Registers, acc: Accelerator, *, depthwise: bool) -> w85.Layout:
+    """The layout of a CONV's or DEPTHWISE's weight streams, as :func:`conv` reads them."""
+    return _layout(regs, acc, _kernel(regs), depthwise, ifm_map(regs).precision.bits)

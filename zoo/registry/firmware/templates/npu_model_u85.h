@@ -10,23 +10,25 @@
 extern "C" {
 #endif
 
-/* The buffers' sizes, fixed at compile time (no heap), in .bss.zoo_npu_model (BULK memory, DDR): 2 Mi weights
-   of one operation (their order as int32, decoded and OHWI as int16, a placed flag: 18 MiB), two maps of 2 Mi
-   int64 values (its IFM and IFM2, or a MATMUL's operands, less their zero points: 32 MiB) and the IFM's int32 copy
-   a CONV multiplies (8 MiB), its OFM's 2 Mi int32 values (8 MiB), eight chaining buffers of 128 Ki values (4 MiB;
-   mv2's largest chained map is 75,264), 4096 channels: 70 MiB. The catalogue's largest: mv2's fully connected layer, 1.28 Mi weights; its first depthwise
-   IFM, 112 x 112 x 96 = 1.2 Mi values. An operation larger than one stops the run, saying which. */
-#ifndef NPU_MODEL_U85_WEIGHT_VALUES
-#define NPU_MODEL_U85_WEIGHT_VALUES (1L << 21)
-#endif
-#ifndef NPU_MODEL_U85_MAP_VALUES
-#define NPU_MODEL_U85_MAP_VALUES (1L << 21)
-#endif
-#ifndef NPU_MODEL_U85_CHAIN_VALUES
-#define NPU_MODEL_U85_CHAIN_VALUES (1L << 17)
-#endif
-#ifndef NPU_MODEL_U85_CHANNELS
-#define NPU_MODEL_U85_CHANNELS 4096
+/* The buffers' sizes, fixed at compile time (no heap) by npu_model_sizes.h, which zoo writes from the program's
+   own U85 command streams (zoo/registry/firmware/npu_sizes_u85.py: the largest operation of each kind, as the
+   host U85 interpreter reads it; a test harness writes its own). They sit in .bss.zoo_npu_model (BULK memory,
+   DDR), and `zoo firmware` refuses a program whose buffers the board's BULK memory cannot hold.
+   NPU_MODEL_U85_WEIGHT_VALUES: one CONV's or DEPTHWISE's weights (their order as int32, decoded and OHWI as int16,
+   a placed flag: 9 bytes each).
+   NPU_MODEL_U85_MAP_VALUES: one map read whole or OFM computed before it is written (the IFM and IFM2, or a
+   MATMUL's operands, less their zero points as int64, the IFM's int32 copy a CONV multiplies, the OFM's int32
+   values: 24 bytes each).
+   NPU_MODEL_U85_CHAIN_VALUES: one chained OFM (eight chaining buffers of int32: 32 bytes each).
+   NPU_MODEL_U85_CHANNELS: output channels of one operation (its bias, scale and shift: 13 bytes each).
+   mnist on u85-256 takes 1.17 MiB of them (its fully connected layer's 102,400 weights), mv2 40.9 MiB (its fully
+   connected layer's 1,280,000 weights, its first depthwise IFM of 112 x 112 x 96 = 1,204,224 values, a chained
+   28 x 28 x 96 map); before they were sized from the program, 70 MiB for every program. A program with no U85
+   stream takes a few bytes. An operation larger than one stops the run, saying which. */
+#include "npu_model_sizes.h"
+#if !defined(NPU_MODEL_U85_WEIGHT_VALUES) || !defined(NPU_MODEL_U85_MAP_VALUES) || \
+    !defined(NPU_MODEL_U85_CHAIN_VALUES) || !defined(NPU_MODEL_U85_CHANNELS)
+#error "npu_model_sizes.h must define NPU_MODEL_U85_WEIGHT_VALUES, NPU_MODEL_U85_MAP_VALUES, NPU_MODEL_U85_CHAIN_VALUES and NPU_MODEL_U85_CHANNELS"
 #endif
 
 /* Whether `cmd_data` is a command stream written for an Ethos-U85 (its CONFIG driver action's product, 2). */

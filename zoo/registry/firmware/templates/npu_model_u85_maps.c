@@ -45,7 +45,7 @@ static void locate(map_t *m, int base0, int height0, int width0, int stride_x, i
 
 void u85_ifm_map(map_t *m, int two)
 {
-    m->name = two ? "IFM2" : "IFM", m->transpose = 0;
+    m->name = two ? "IFM2" : "IFM", m->transpose = 0, m->reverse = 0;
     precision(m, R(two ? IFM2_PRECISION : IFM_PRECISION), 2);
     if (m->storage == NONE) m->region = 0;
     else if (m->storage == CHAINED) m->region = R(two ? IFM2_REGION : IFM_REGION) & 7;
@@ -65,8 +65,9 @@ int u85_ofm_map(map_t *m)
         char axis = transposes[m->transpose][k];
         m->perm[axis == 'H' ? 0 : axis == 'W' ? 1 : 2] = k;
     }
-    if (F(v, 9, 2) && m->storage != CHAINED && m->storage != NONE)
-        NOT_IMPLEMENTED("an OFM reversed (not settled on a program)");
+    m->reverse = (int)F(v, 9, 2);
+    if (m->reverse && m->transpose && m->storage != CHAINED && m->storage != NONE)
+        NOT_IMPLEMENTED("an OFM both transposed (%s) and reversed, which Regor never writes", transposes[m->transpose]);
     if (m->storage == CHAINED) {
         if (m->transpose || F(v, 9, 2)) MALFORMED("a chained OFM with a transpose or reversal");
         m->region = R(OFM_REGION) & 7;
@@ -266,6 +267,9 @@ void u85_close_ofm(stage_t *s)
         for (i[1] = 0; i[1] < d[1]; i[1]++)
             for (i[2] = 0; i[2] < d[2]; i[2]++) {
                 long y = i[s->ofm.perm[0]], x = i[s->ofm.perm[1]], c = i[s->ofm.perm[2]];
+                if (s->ofm.reverse == 1) y = s->oh - 1 - y; /* the element mirrored along H, W or C lands here */
+                else if (s->ofm.reverse == 2) x = s->ow - 1 - x;
+                else if (s->ofm.reverse == 3) c = s->oc - 1 - c;
                 uint32_t v = (uint32_t)ofm_buf[(y * s->ow + x) * s->oc + c];
                 unsigned char *p = u85_region(s->ofm.region, address(&s->ofm, (uint32_t)i[0], (uint32_t)i[1], (uint32_t)i[2]),
                                           (uint64_t)e, 1, "writing its OFM");

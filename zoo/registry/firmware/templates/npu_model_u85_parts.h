@@ -53,6 +53,7 @@ extern int u85_macs, u85_cores;
 typedef struct {
     const char *name;
     int signed_, bits, storage, region, nhcwb16, transpose, perm[3]; /* perm: the map axis of each of the OFM's (y, x, c) */
+    int reverse; /* the OFM mirrored along H (1), W (2) or C (3) within the operation's own box */
     uint64_t base[4], sx, sy, sc;
     uint32_t h0, h1, w0;
 } map_t;
