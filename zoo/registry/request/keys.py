@@ -99,6 +99,8 @@ class BuildRequest:
             "model": {"name": self.spec.name, "version": self.spec.version, "code": code_identity(self.spec)},
             "weights": {"name": self.weights.name, "identity": self._identity("weights", self.weights.identity)},
             "inputs": [i.to_json() for i in self.spec.inputs],
+            # Absent for torch's NCHW, so earlier builds keep their keys; the manifest's io records it too.
+            **({"axes": self.spec.axes} if self.spec.axes != "nchw" else {}),
             # The header and manifest carry the names; absent when none are declared.
             **({"outputs": list(self.spec.outputs)} if self.spec.outputs else {}),
             "calibration": (
