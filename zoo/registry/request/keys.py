@@ -52,7 +52,9 @@ from zoo.registry.request.precision import Precision
 #     (compile/graph_edit.py), and a one-element constant with more dimensions than the tensor it meets
 #     is no scalar (issue 55): such a model lost the broadcast dimensions. mnist's and paddle-tiny's bytes
 #     are unchanged.
-PIPELINE_VERSION = "14"
+# 15: on the U55 and U65 a ×2 half-pixel bilinear upsampling becomes nearest ×2, the border repeated and two
+#     2×2 average pools (compile/bilinear_x2.py), which the NPU runs, instead of a CPU operator between partitions.
+PIPELINE_VERSION = "15"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 
 
