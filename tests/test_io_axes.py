@@ -72,3 +72,19 @@ def _dataset() -> Any:
     from zoo import Dataset
 
     return Dataset(1, "one", lambda: [], lambda: "x")
+
+
+def test_the_sites_build_rows_name_a_tflite_models_image_nhwc() -> None:
+    from zoo.registry.site.builds import Build
+    from zoo.registry.site.model_page import _target_table
+
+    base: dict[str, Any] = dict(
+        model="m", weights="w", target="ethos-u55-128", key="0" * 64, accelerator="ethos-u55-128", system_config="s",
+        memory_mode="m", extra_flags=(), sram_budget=None, io="float", layout="nchw", io_in_key=False,
+        precision="int8", inputs=(), time_ms=1.0, per_second=1.0, sram_bytes=1.0, flash_bytes=1.0, pte_bytes=1,
+        npu_ops=1, cpu_ops=0, partitions=1, cpu_op_names=(), metrics=(), weights_info={}, tools={},
+        built_at="2026-12-07T00:00")
+    tflite, torch_model = Build(**base, axes="nhwc"), Build(**base)
+    assert (tflite.memory_layout, torch_model.memory_layout) == ("nhwc", "nchw")
+    assert tflite.variant == torch_model.variant  # the label changes; the build's --layout (none) does not
+    assert '<td class="io">float nhwc</td>' in _target_table("ethos-u55-128", [tflite], {})
