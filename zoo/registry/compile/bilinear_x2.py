@@ -18,7 +18,9 @@ concatenation of slices), average pool 2×2, average pool 2×2. In float it is t
 quantizer's rule for resizes, slices, concatenations and pools), so no weight is quantized and
 only the pools round. :func:`exact_bilinear_x2` rewrites the exported aten graph before
 quantization; ``lower.py`` calls it only for a TOSA specification of the U55 subset. A
-``align_corners=True`` or any other factor stays as it is (it is not this filter).
+``align_corners=True`` or any other factor stays as it is (it is not this filter). ``PINNED``
+ties the rewrite to upstream's U55 checks (bilinear refused, nearest ×2 taken);
+tests/registry/test_upstream_pins.py fails when they change.
 """
 
 from __future__ import annotations
@@ -28,7 +30,13 @@ from typing import Any
 from zoo.registry.compile.aten_graph import tensor_value
 from zoo.registry.compile.graph_edit import Edit, Replacement, rewrite_graph
 
-__all__ = ["exact_bilinear_x2", "rewrites_bilinear"]
+__all__ = ["PINNED", "exact_bilinear_x2", "rewrites_bilinear"]
+
+# sha256 of the upstream file that leaves bilinear resizes off the U55 and U65, as ExecuTorch 1.5.1 ships it.
+PINNED = {
+    "executorch/backends/arm/operator_support/ethos_u55_support.py":
+        "a41ad247b9bba0f407add989e1ddebc6b7c6fe8f8c7805a64708adfff0bdfdef",
+}
 
 
 def rewrites_bilinear(tosa_spec: str | None) -> bool:
