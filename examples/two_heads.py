@@ -10,15 +10,17 @@ class TwoHeads(torch.nn.Module):
     def __init__(self):
         super().__init__()
         self.c1 = torch.nn.Conv2d(3, 8, 3, padding=1)
-        self.c2 = torch.nn.Conv2d(8, 16, 3, stride=2, padding=1)
+        self.c2 = torch.nn.Conv2d(8, 64, 3, stride=2, padding=1)
         self.low = torch.nn.Conv2d(8, 4, 1)
-        self.high = torch.nn.Conv2d(16, 4, 1)
+        self.high = torch.nn.Conv2d(64, 4, 1)
 
     def forward(self, x):
         # No activations: zoo keeps a ReLU after a convolution as a fused CLAMP (issue 45), and with
         # one on these feature maps Vela writes both outputs; a bare convolution's output is lost.
+        # The pool makes the upsampling x4, which stays on the U55's CPU as LRASPP's last x8 does (zoo
+        # lowers a x2 one on the NPU: bilinear_x2.py); 64 channels keep that output at 1,024 bytes.
         a = self.c1(x)
-        b = self.c2(a)
+        b = F.avg_pool2d(self.c2(a), 2)
         up = F.interpolate(b, size=a.shape[-2:], mode="bilinear", align_corners=False)
         return self.low(a) + self.high(up)
 

@@ -234,6 +234,12 @@ class ModelSpec:
     layouts: tuple[str, ...] = ("nchw",)
     """The input layouts the model can be built for (``--layout``), its default
     first. ``nhwc`` exports the model channels-last; the graph is the same."""
+    axes: str = "nchw"
+    """What the axes of the model's 4-D inputs and outputs are, as its module takes and gives
+    them: ``nchw`` (torch's convention) or ``nhwc`` (a TFLite file's images, ``zoo.read_tflite``).
+    The manifest records it, and the summary and the C header name each tensor's layout in memory
+    from it and the tensor's dim order. ``--layout nhwc`` makes an ``nchw`` model's input
+    channels-last, so an ``nhwc`` model does not list it in ``layouts``."""
     outputs: tuple[str, ...] = ()
     """The outputs' names, in the model's order, e.g. ``("boxes", "scores")``: the manifest
     and the C header use them (``MODEL_PTE_OUTPUT1_NAME``, ``MODEL_PTE_OUTPUT_SCORES``).
@@ -313,6 +319,11 @@ class ModelSpec:
             out.append("calibration declares no samples")
         if not self.layouts or any(layout not in LAYOUTS for layout in self.layouts):
             out.append(f"layouts {self.layouts!r} must be one or more of {', '.join(LAYOUTS)}")
+        if self.axes not in LAYOUTS:
+            out.append(f"axes {self.axes!r} must be one of {', '.join(LAYOUTS)}")
+        elif self.axes == "nhwc" and "nhwc" in self.layouts:
+            out.append("axes 'nhwc': the images are channels-last already, so layouts must not offer 'nhwc' "
+                       "(--layout nhwc makes an NCHW input channels-last); declare layouts=('nchw',)")
         if not self.weights:
             out.append("declares no weights variants")
         names = [w.name for w in self.weights]

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from zoo.registry.compile import activations, spatial_mean
+from zoo.registry.compile import activations, bilinear_x2, spatial_mean
 from zoo.registry.compile.upstream_pin import changed_upstream
 
 RECHECK = {
@@ -22,6 +22,11 @@ RECHECK = {
         "ClampEachGroupPass relies on; tests/registry/test_grouped_activations.py), and that U55 builds still "
         "have their CLAMPs (rebuild mnist and resnet8-cifar: scripts/record_activation_clamps.py, "
         "benchmarks/vs_tflite.py)")),
+    "bilinear_x2": (bilinear_x2.PINNED, (
+        "Re-check, as docs/upstream.md describes (the lost partition output), whether upstream now runs "
+        "upsample_bilinear2d on the U55 and U65 (then delete bilinear_x2.py and bump PIPELINE_VERSION) and "
+        "whether EthosU55ResizeCheck still takes a nearest ×2 upsampling of a static size "
+        "(tests/registry/test_bilinear_x2.py builds one)")),
     "spatial_mean": (spatial_mean.PINNED, (
         "Re-check, as docs/upstream.md describes (DecomposeMeanDimPass), whether upstream now lowers a "
         "spatial mean to AVG_POOL2D itself (then delete spatial_mean.py and bump PIPELINE_VERSION), and "
@@ -32,6 +37,8 @@ EDITS = [  # a file each pin holds, and an edit upstream could make to it
     ("activations", "executorch/backends/arm/_passes/decompose_grouped_conv_pass.py", "cat_args = (output_slices, 1)",
      "cat_args = (output_slices, -3)"),
     ("spatial_mean", "executorch/backends/arm/_passes/decompose_meandim_pass.py", "sum.dim_IntList", "avg_pool2d.default"),
+    ("bilinear_x2", "executorch/backends/arm/operator_support/ethos_u55_support.py",
+     "        exir_ops.edge.aten.upsample_bilinear2d.vec,  # RESIZE\n", ""),
 ]
 
 

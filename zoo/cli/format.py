@@ -69,7 +69,10 @@ def _summary(art: Artifact, *, layouts: Sequence[str]) -> str:
     if d:
         lines.append(f"  operators: {d.get('npu_ops')} on the NPU in {d.get('partitions')} partition(s); {_cpu_text(m)}")
     if m.io and m.io.get("mode") != "float":
-        lines.append(f"  I/O ({m.io['mode']}): " + "; ".join(_tensor_io(t) for t in (*m.io["inputs"], *m.io["outputs"])))
+        from zoo.registry.request.io_boundary import axes_of
+
+        lines.append(f"  I/O ({m.io['mode']}): " + "; ".join(_tensor_io(t, axes_of(m.io))
+                                                          for t in (*m.io["inputs"], *m.io["outputs"])))
     saving = _saving_text(art, layouts)
     if saving:
         lines.append(f"  {saving}")
@@ -134,11 +137,11 @@ def _cpu_text(m: Manifest) -> str:
     return text + (f"; kernels to link: {', '.join(short)}" if kernels else "; no kernels to link")
 
 
-def _tensor_io(t: dict[str, Any]) -> str:
+def _tensor_io(t: dict[str, Any], axes: str) -> str:
     from zoo.registry.request.io_boundary import layout_name, physical_shape
 
     text = f"{t['name']} {t['dtype']} {physical_shape(t)}"
-    layout = layout_name(t["dim_order"])
+    layout = layout_name(t["dim_order"], axes)
     if layout:
         text += f" {layout.upper()}"
     if t.get("scale") is not None:

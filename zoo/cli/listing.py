@@ -76,7 +76,10 @@ def info(ctx: click.Context, model: str, as_json: bool) -> None:
                  f"{s.normalisation} normalisation")
     if spec.outputs:
         echo(f"  outputs:     {', '.join(spec.outputs)}")
-    echo(f"  layouts:     {', '.join(spec.layouts)} (--layout; the first is the default)")
+    if spec.axes == "nhwc":
+        echo("  layouts:     nhwc: the model takes its images channels-last, as declared (--layout does not apply)")
+    else:
+        echo(f"  layouts:     {', '.join(spec.layouts)} (--layout; the first is the default)")
     if spec.quantize:
         echo(f"  precisions:  {', '.join(PRECISIONS)} (--precision for an NPU target; the first is the default)")
     for name, recipe in spec.recipes.items():

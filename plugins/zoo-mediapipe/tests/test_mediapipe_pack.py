@@ -20,7 +20,7 @@ def test_blazeface_declares_its_input_outputs_metrics_and_licence(mediapipe_zoo:
     spec = mediapipe_zoo.model(blazeface.NAME)
     assert spec.task == "face-detection"
     (image,) = spec.inputs
-    assert (image.shape, image.range) == ((1, 128, 128, 3), (-1.0, 1.0))
+    assert (image.shape, image.range, spec.axes) == ((1, 128, 128, 3), (-1.0, 1.0), "nhwc")
     assert spec.outputs == ("regressors", "classificators")
     assert [m.name for m in spec.metrics] == ["recall50", "precision50", "ap50"]
     assert all(m.unit_text == "%" and m.higher_is_better for m in spec.metrics)
@@ -37,6 +37,7 @@ def test_selfie_segmentation_declares_its_input_mask_and_agreement_metrics(media
     assert (spec.task, image.shape, image.range, spec.outputs) == ("semantic-segmentation", (1, 256, 256, 3), (0.0, 1.0),
                                                                    ("mask",))
     assert [m.name for m in spec.metrics] == ["mask-agreement", "face-coverage-gap"]
+    assert spec.axes == "nhwc"  # the header and summary label its image NHWC, as the file takes it
     assert spec.metrics[0].description.startswith("agreement, not accuracy")
     assert spec.weights_variant(None).licence.startswith("Apache-2.0")
     assert spec.evaluation is not None and spec.evaluation.size == 40 + len(images.PHOTOS)

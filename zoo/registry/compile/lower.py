@@ -14,6 +14,7 @@ from zoo._errors import BuildError
 from zoo._spec import Dataset, ModelSpec, Sample
 from zoo.registry.compile import qat
 from zoo.registry.compile.activations import keep_activations
+from zoo.registry.compile.bilinear_x2 import exact_bilinear_x2, rewrites_bilinear
 from zoo.registry.compile.blame import _graph_ops, _lowering_errors, _stage
 from zoo.registry.compile.boundary import (
     after_lowering,
@@ -140,6 +141,8 @@ def _lower_ethosu(
         float_program = _export(program_model, program_example)
         graph = float_program.module(check_guards=False)
         pool_spatial_means(graph)  # before quantizing, so a global mean is annotated as MobileNetV2's pool
+        if rewrites_bilinear(target.tosa_spec):
+            exact_bilinear_x2(graph)  # the U55 and U65 upsample ×2 by nearest and average pools, not bilinearly
         fuse_hard_activations(graph)  # before folding: a hard-sigmoid's scale and shift then fold into its conv
         fold_into_convolutions(graph)
     transformed: list[dict[str, Any]] = []

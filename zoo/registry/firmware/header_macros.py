@@ -109,7 +109,7 @@ def io_macros(io: dict[str, Any]) -> Macros:
             code, element = io_boundary.DTYPE_CODES[t["dtype"]]
             out[prefix + "dtype"] = t["dtype"]
             out[prefix + "dtype_code"] = code  # ExecuTorch's ScalarType, so #if and static_assert can test it
-            out[prefix + "layout"] = io_boundary.layout_name(t["dim_order"])
+            out[prefix + "layout"] = io_boundary.layout_name(t["dim_order"], io_boundary.axes_of(io))
             out[prefix + "rank"] = len(physical)
             out.update({f"{prefix}dim{k}": d for k, d in enumerate(physical)})
             out[prefix + "elements"] = size

@@ -140,6 +140,7 @@ def _spec_from_read_file(path: Path, read: ReadFile) -> ModelSpec:
         description=read.description,
         task="custom",
         inputs=read.inputs,
+        axes=read.axes,
         build=lambda _weights: read.module(),
         example_inputs=lambda: read.samples()[0],
         calibration=Dataset(RANDOM_SAMPLES, f"{RANDOM_SAMPLES} random standard-normal inputs (torch seed 0); "

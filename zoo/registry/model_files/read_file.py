@@ -48,6 +48,8 @@ class ReadFile:
     names its file's kind for MissingExtraError (``kind``)."""
 
     kind = "a model file"
+    axes = "nchw"
+    """The axes of the module's 4-D inputs and outputs (``ModelSpec.axes``)."""
 
     def __init__(self, path: Path, inputs: tuple[InputSpec, ...], identity: str, description: str,
                  loader: str, reader_identity: str) -> None:

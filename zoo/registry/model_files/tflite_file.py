@@ -22,6 +22,7 @@ class TfliteFile(ReadFile):
     build asks for them."""
 
     kind = "a .tflite file"
+    axes = "nhwc"  # zoo.read_tflite's module takes and gives TFLite's shapes
 
     def __init__(self, path: Path, model: Any, inputs: tuple[InputSpec, ...], identity: str,
                  quantized: bool) -> None:

@@ -80,6 +80,11 @@ def choose(spec: ModelSpec, target: Target, mode: str | None, layout: str | None
                     f"model {spec.name!r}: input {i.name!r} {list(i.shape)} is not a multi-channel image, so NHWC "
                     "is the same bytes as NCHW (and ExecuTorch records an ambiguous dim order): use --layout nchw"
                 )
+        if spec.axes == "nhwc":
+            raise UsageError(
+                f"model {spec.name!r} takes its images channels-last already ({list(spec.inputs[0].shape)}, NHWC), "
+                "so --layout nhwc has nothing to change: leave --layout out"
+            )
         if "nhwc" not in spec.layouts:
             raise UsageError(
                 f"model {spec.name!r} is not declared to accept NHWC input (it takes {', '.join(spec.layouts)}); "
@@ -148,7 +153,7 @@ def read_boundary(info: PteInfo, input_names: Sequence[str],
 def record(boundary: Boundary, info: PteInfo, spec: ModelSpec) -> dict[str, Any]:
     """The manifest's ``io``, its inputs and outputs named as ``spec`` declares them."""
     names = read_boundary(info, [i.name for i in spec.inputs], spec.outputs)
-    return {"mode": boundary.mode, "layout": boundary.layout, "rounding": ROUNDING, **names}
+    return {"mode": boundary.mode, "layout": boundary.layout, "axes": spec.axes, "rounding": ROUNDING, **names}
 
 
 DTYPE_CODES: dict[str, tuple[int, int]] = {name: (code, size) for code, (name, size) in SCALAR_TYPES.items()}
@@ -161,6 +166,16 @@ def physical_shape(t: dict[str, Any]) -> list[int]:
     return [t["shape"][d] for d in t["dim_order"]]
 
 
-def layout_name(order: list[int]) -> str | None:
-    """``nchw`` or ``nhwc`` for a 4-D dim order; None for any other."""
-    return next((name for name, o in DIM_ORDERS.items() if list(o) == list(order)), None)
+def layout_name(order: list[int], axes: str = "nchw") -> str | None:
+    """``nchw`` or ``nhwc``: how a 4-D tensor whose axes are ``axes`` (``ModelSpec.axes``, the
+    manifest's ``io.axes``) lies in memory in dim order ``order``; None for any other order.
+    A TFLite model's contiguous (1, 128, 128, 3) image is ``nhwc``, a torch model's ``nchw``."""
+    if len(order) != 4 or sorted(order) != [0, 1, 2, 3] or sorted(axes) != sorted("nchw"):
+        return None
+    physical = "".join(axes[d] for d in order)
+    return physical if physical in DIM_ORDERS else None
+
+
+def axes_of(io: dict[str, Any]) -> str:
+    """The manifest ``io``'s axes; ``nchw`` for a manifest from before zoo recorded them (every model was then)."""
+    return str(io.get("axes") or "nchw")

@@ -52,7 +52,9 @@ from zoo.registry.request.precision import Precision
 #     (compile/graph_edit.py), and a one-element constant with more dimensions than the tensor it meets
 #     is no scalar (issue 55): such a model lost the broadcast dimensions. mnist's and paddle-tiny's bytes
 #     are unchanged.
-PIPELINE_VERSION = "14"
+# 15: on the U55 and U65 a ×2 half-pixel bilinear upsampling becomes nearest ×2, the border repeated and two
+#     2×2 average pools (compile/bilinear_x2.py), which the NPU runs, instead of a CPU operator between partitions.
+PIPELINE_VERSION = "15"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 
 
@@ -99,6 +101,8 @@ class BuildRequest:
             "model": {"name": self.spec.name, "version": self.spec.version, "code": code_identity(self.spec)},
             "weights": {"name": self.weights.name, "identity": self._identity("weights", self.weights.identity)},
             "inputs": [i.to_json() for i in self.spec.inputs],
+            # Absent for torch's NCHW, so earlier builds keep their keys; the manifest's io records it too.
+            **({"axes": self.spec.axes} if self.spec.axes != "nchw" else {}),
             # The header and manifest carry the names; absent when none are declared.
             **({"outputs": list(self.spec.outputs)} if self.spec.outputs else {}),
             "calibration": (

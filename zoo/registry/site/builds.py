@@ -96,6 +96,8 @@ class Build:
     signed: bool = False
     remote: str | None = None
     dram_bytes: float | None = None
+    axes: str = "nchw"
+    """The model's declared axes (``ModelSpec.axes``, the build key's ``axes``): ``nhwc`` for a TFLite model."""
     planned_bytes: int | None = None
     method_allocator_bytes: int | None = None
     temp_allocator_bytes: int | None = None
@@ -163,6 +165,12 @@ class Build:
         return npu_share(self.npu_ops, self.cpu_ops)
 
     @property
+    def memory_layout(self) -> str:
+        """How the program's image lies in memory, for the page: ``layout`` (``--layout``) of an NCHW
+        model; a model whose axes are NHWC (a TFLite file) takes its image channels-last as declared."""
+        return "nhwc" if self.axes == "nhwc" else self.layout
+
+    @property
     def variant(self) -> tuple[str, ...]:
         """What sets this build apart from the model's other builds on any target."""
         return variant_key(self.weights, self.io, self.layout, self.sram_budget, self.extra_flags, self.precision)
@@ -209,6 +217,7 @@ class Build:
             files=tuple(File(f.name, f.kind, f.size, f.sha256) for f in m.files),
             signed=bool((m.verification or {}).get("signature")),
             dram_bytes=total.dram_bytes if total else None, model_file=_model_file(m.key_inputs, m.weights_info),
+            axes=str(m.key_inputs.get("axes") or "nchw"),
         ).with_memory(m.memory)
 
     @classmethod
@@ -228,6 +237,7 @@ class Build:
             extra_flags=tuple(str(x) for x in flags) if isinstance(flags, list) else (),
             sram_budget=count(target.get("sram_budget")),
             io=_text(key_io.get("mode") or "float"), layout=_text(key_io.get("layout") or "nchw"), io_in_key=bool(key_io),
+            axes=_text(ki.get("axes") or "nchw"),
             precision=_text(of_key(_dict(ki.get("quantization")))),
             inputs=tuple(i for i in ki.get("inputs") or () if isinstance(i, dict)),
             time_ms=number(vela.get("inference_time_ms")), per_second=number(vela.get("inferences_per_second")),

@@ -46,7 +46,7 @@ def _inputs(model: Model) -> str:
         f"<tr><td>{e(i.get('name'))}</td><td>{e(_values(i.get('shape')))}</td><td>{e(i.get('dtype') or '-')}</td>"
         f"<td>{e(_values(i.get('range')))}</td><td>{e(_values(i.get('mean')))}</td><td>{e(_values(i.get('std')))}</td></tr>"
         for i in inputs)
-    modes = sorted({(b.io, b.layout) for b in model.builds})
+    modes = sorted({(b.io, b.memory_layout) for b in model.builds})
     items = "".join(f"<li><b>{e(mode)}</b> ({e(layout)}): {e(_CONVENTIONS.get(mode, 'as the manifest records it'))}</li>"
                     for mode, layout in modes)
     return ('<table class="inputs"><thead><tr><th>input</th><th>shape</th><th>dtype</th><th>range</th>'
@@ -131,7 +131,7 @@ def _target_table(target: str, builds: Sequence[Build], labels: dict[str, str]) 
         per_s = "-" if b.per_second is None else f"{b.per_second:,.0f}"
         rows.append(
             f'<tr id="{anchor(b)}" class="build"><td>{e(labels.get(b.key) or "-")}</td>'
-            f"<td class=\"io\">{e(b.io)} {e(b.layout)}</td><td class=\"num\">{e(duration(b.time_ms))}</td>"
+            f"<td class=\"io\">{e(b.io)} {e(b.memory_layout)}</td><td class=\"num\">{e(duration(b.time_ms))}</td>"
             f'<td class="num">{e(per_s)}</td><td class="num">{e(size(b.sram_bytes))}</td>'
             f'<td class="num">{e(size(b.flash_bytes))}</td><td class="num">{e(size(b.dram_bytes))}</td>'
             f'<td class="num">{e(size(b.reserve_bytes))}</td><td class="num">{e(size(b.pte_bytes))}</td>'

@@ -130,6 +130,7 @@ def _nested_rules(vela_totals: type) -> tuple[tuple[str, Any, bool], ...]:
         ("verification.local_build", bool, False),
         ("io.mode", str, True),
         ("io.layout", str, True),
+        ("io.axes", str, False),
         *((f"io.{side}", list[dict[str, Any]], True) for side in ("inputs", "outputs")),
         *((f"io.{side}.*.{name}", hint, True) for side in ("inputs", "outputs") for name, hint in (
             ("name", str), ("dtype", str), ("shape", list[int]), ("dim_order", list[int]),

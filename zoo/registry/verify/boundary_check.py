@@ -7,20 +7,23 @@ from typing import Any
 
 from zoo.registry.checks import Check
 from zoo.registry.pte.pte_structure import SCALAR_TYPES, PteInfo
-from zoo.registry.request.io_boundary import INTEGER_DTYPES, read_boundary
+from zoo.registry.request.io_boundary import INTEGER_DTYPES, axes_of, read_boundary
 
 _BOUNDARY_FIELDS = ("dtype", "shape", "dim_order", "scale", "zero_point", "qmin", "qmax")
 _SCALAR_NUMBER = {name: n for n, (name, _) in SCALAR_TYPES.items() if name in INTEGER_DTYPES}
 """ExecuTorch's ScalarType number of each integer dtype, as a ``*_dtype`` constant method holds it."""
 
 
-def check_boundary(info: PteInfo, io: dict[str, Any], source: str = "manifest") -> Check:
+def check_boundary(info: PteInfo, io: dict[str, Any], source: str = "manifest", *, axes: str = "nchw") -> Check:
     """The .pte's inputs and outputs, with the quantization its constant methods state,
-    against the manifest's ``io``; integer I/O must leave the CPU nothing to run."""
+    against the manifest's ``io``; integer I/O must leave the CPU nothing to run. ``axes`` is
+    the model's declared axes (the build key's): the layout labels are named from ``io.axes``."""
     try:
         have = read_boundary(info, [str(t["name"]) for t in io["inputs"]], [str(t["name"]) for t in io["outputs"]])
         mode = str(io["mode"])
         problems: list[str] = []
+        if axes_of(io) != axes:
+            problems.append(f"the {source} records the tensors' axes as {axes_of(io)!r}, but the model declares {axes!r}")
         for side in ("inputs", "outputs"):
             want = io[side]
             if len(have[side]) != len(want):

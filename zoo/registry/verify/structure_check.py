@@ -52,6 +52,8 @@ class Expected:
     scratch_sizes: tuple[int, ...] | None = None
     io: dict[str, Any] | None = None
     """The manifest's ``io``: the boundary the .pte must have (``io_boundary.record``)."""
+    axes: str = "nchw"
+    """The model's declared axes (``ModelSpec.axes``) as its build key holds them: ``io.axes`` must say the same."""
     memory: dict[str, Any] | None = None
     """The manifest's ``memory``: the figures the firmware reserves (``memory_plan``)."""
     precision: Precision | None = None
@@ -78,6 +80,7 @@ class Expected:
             partitions=int(partitions) if partitions is not None else None,
             scratch_sizes=tuple(int(p["scratch_size"]) for p in payloads) if payloads is not None else None,
             io=m.io,
+            axes=str(m.key_inputs.get("axes") or "nchw"),
             memory=m.memory,
             precision=Precision.from_key(m.key_inputs.get("quantization")),
         )
@@ -108,7 +111,7 @@ def check_structure(pte: bytes | Parsed, expected: Expected) -> list[Check]:
     checks.append(_check_io(info.plans[0], payloads, expected))
     checks.append(_check_operators(info, expected))
     if expected.io is not None:
-        checks.append(check_boundary(info, expected.io, expected.source))
+        checks.append(check_boundary(info, expected.io, expected.source, axes=expected.axes))
     if expected.memory is not None:
         checks.append(check_memory(parsed, expected.memory, expected.source))
     if expected.precision is not None:

@@ -69,6 +69,7 @@ def spec() -> ModelSpec:
                      f"(float16 in the file). Outputs: regressors (1, 896, 16) and face logits (1, 896, 1); "
                      f"decoding: {decoding}. Input: {PREPROCESSING}."),
         task="face-detection",
+        axes="nhwc",  # zoo.read_tflite's module takes the file's NHWC image
         inputs=(InputSpec("image", (1, SIDE, SIDE, 3), "float32", range=(-1.0, 1.0)),),
         outputs=("regressors", "classificators"),
         build=build,

@@ -94,6 +94,7 @@ def spec(detector: Detector) -> ModelSpec:
                      f"sigmoid scores, weighted NMS at IoU {NMS_THRESHOLD}. Input: RGB, NHWC, pixels scaled to "
                      f"[{low:g}, {high:g}] as MediaPipe's graph feeds it."),
         task="object-detection",
+        axes="nhwc",  # zoo.read_tflite's module takes the file's NHWC image
         inputs=(InputSpec("image", (1, detector.side, detector.side, 3), "float32", range=detector.value_range),),
         outputs=("regressors", "classificators"),
         build=lambda variant: build(detector, variant),

@@ -114,6 +114,7 @@ def spec(net: Landmarks) -> ModelSpec:
         description=(f"{net.title} at {net.side}×{net.side}×3 (NHWC), real weights. Outputs: {net.shapes}. Input: RGB, "
                      "NHWC, pixels scaled to [0, 1] (p / 255), as MediaPipe's landmark graph feeds it."),
         task="keypoint-detection",
+        axes="nhwc",  # zoo.read_tflite's module takes the file's NHWC image
         inputs=(InputSpec("image", (1, net.side, net.side, 3), "float32", range=(0.0, 1.0)),),
         outputs=net.outputs,
         build=lambda variant: build(net, variant),

@@ -114,6 +114,7 @@ def spec() -> ModelSpec:
         description=(f"MediaPipe's selfie segmentation (general, {SIDE}×{SIDE}×3 NHWC), real weights; output: the "
                      f"person probability mask (1, {SIDE}, {SIDE}, 1), thresholded at {THRESHOLD}. Input: {PREPROCESSING}."),
         task="semantic-segmentation",
+        axes="nhwc",  # zoo.read_tflite's module takes the file's NHWC image
         inputs=(InputSpec("image", (1, SIDE, SIDE, 3), "float32", range=(0.0, 1.0)),),
         outputs=("mask",),
         build=build,
