@@ -89,11 +89,12 @@ CATALOGUE_MODELS = (
     "regnet-x-1-6gf", "regnet-y-1-6gf", "efficientnet-b2", "ssdlite320-mobilenetv3-large", "lraspp-mobilenetv3-large",
 )
 CATALOGUE_TARGETS = ("u55-128", "u65-256", "u85-256")
-# Issue 59: the trained models onnx2tf converts: those trained here (the sensors pack's four with them), then
-# PP-OCR's (its recogniser and detector take 20 to 30 minutes each on 2 cores). silero-vad's and crepe-tiny's
-# 1-D convolutions are beyond onnx2tf (see the catalogue's table).
+# Issue 59: the trained models onnx2tf converts: those trained here (the sensors pack's four and the two digit
+# models with them), then PP-OCR's (its recogniser and detector take 20 to 30 minutes each on 2 cores).
+# silero-vad's and crepe-tiny's 1-D convolutions are beyond onnx2tf (see the catalogue's table).
 TRAINED_MODELS = ("mnist", "ds-cnn-fsdd", "vww-mobilenetv1-025", "har-cnn-spar", "ad-autoencoder-spar",
-                  "speaker-id-vowels", "appliance-id-plaid", "ppocr-cls", "ppocr-det", "ppocr-rec")
+                  "speaker-id-vowels", "appliance-id-plaid", "yolo-tiny-mcu", "seg-tiny-mcu", "ppocr-cls", "ppocr-det",
+                  "ppocr-rec")
 NOT_BUILT = "not built (--no-defaults)"
 SAME_NETWORK = 0.5
 """The lowest cosine similarity of the int8 .tflite's output to ONNX Runtime's float output at which the
