@@ -89,11 +89,12 @@ CATALOGUE_MODELS = (
     "regnet-x-1-6gf", "regnet-y-1-6gf", "efficientnet-b2", "ssdlite320-mobilenetv3-large", "lraspp-mobilenetv3-large",
 )
 CATALOGUE_TARGETS = ("u55-128", "u65-256", "u85-256")
-# Issue 59: the trained models onnx2tf converts: those trained here (the sensors pack's four with them), then
-# PP-OCR's (its recogniser and detector take 20 to 30 minutes each on 2 cores). silero-vad's and crepe-tiny's
-# 1-D convolutions are beyond onnx2tf (see the catalogue's table).
+# Issue 59: the trained models onnx2tf converts: those trained here (the sensors pack's four and the two digit
+# models with them), then PP-OCR's (its recogniser and detector take 20 to 30 minutes each on 2 cores).
+# silero-vad's and crepe-tiny's 1-D convolutions are beyond onnx2tf (see the catalogue's table).
 TRAINED_MODELS = ("mnist", "ds-cnn-fsdd", "vww-mobilenetv1-025", "har-cnn-spar", "ad-autoencoder-spar",
-                  "speaker-id-vowels", "appliance-id-plaid", "ppocr-cls", "ppocr-det", "ppocr-rec")
+                  "speaker-id-vowels", "appliance-id-plaid", "yolo-tiny-mcu", "seg-tiny-mcu", "ppocr-cls", "ppocr-det",
+                  "ppocr-rec")
 NOT_BUILT = "not built (--no-defaults)"
 SAME_NETWORK = 0.5
 """The lowest cosine similarity of the int8 .tflite's output to ONNX Runtime's float output at which the
@@ -611,7 +612,9 @@ def best_recipe(recipes: Sequence[dict[str, Any]], model: str, target: str) -> d
     return min(fit, key=lambda r: r["cycles"]) if fit else None
 
 
-def _recipe_cell(recipe: dict[str, Any] | None, tfl: Side) -> str:
+def _recipe_cell(recipe: dict[str, Any] | None, tfl: Side, unit: str = "%") -> str:
+    """The recipe's cycles, flash and int8 metric, the metric with as many places as its unit needs
+    (a ROC-AUC's 0.9535 is not 0.95), as ``metric_text`` prints it."""
     if recipe is None:
         return "-"
     ratio = f" ({recipe['cycles'] / tfl.vela.total['total_cycles']:.3f})" if tfl.vela else ""
@@ -619,7 +622,7 @@ def _recipe_cell(recipe: dict[str, Any] | None, tfl: Side) -> str:
     tuned += ", NHWC" if recipe.get("layout") == "nhwc" else ""
     flash = (recipe.get("flash_bytes", 0) + recipe.get("dram_bytes", 0)) / 1024
     return (f"{recipe['transform']}{tuned}: {recipe['cycles']:,}{ratio}, {flash:.1f} KiB, "
-            f"{recipe['metric']} {recipe['int8']:.2f}")
+            f"{recipe['metric']} {recipe['int8']:{'.2f' if unit == '%' else '.4f'}}")
 
 
 def side_by_side(rows: list[dict[str, Any]], recipes: Sequence[dict[str, Any]] | None = None) -> str:
@@ -646,7 +649,8 @@ def side_by_side(rows: list[dict[str, Any]], recipes: Sequence[dict[str, Any]] |
             f"| {name} | {metric_text(best.metrics, 'float')} / {metric_text(tfl.metrics, 'float')} "
             f"| {metric_text(best.metrics, 'program')} / {metric_text(tfl.metrics, 'program')} "
             f"| {_drop(best.metrics)} / {_drop(tfl.metrics)} |"
-            + (f" {_recipe_cell(best_recipe(recipes, r['model'], r['target']), tfl)} |" if recipes is not None else ""))
+            + (f" {_recipe_cell(best_recipe(recipes, r['model'], r['target']), tfl, m.get('unit', '%') if m else '%')} |"
+               if recipes is not None else ""))
     return "\n".join(lines) + "\n"
 
 

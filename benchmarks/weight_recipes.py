@@ -31,7 +31,8 @@ import time
 from pathlib import Path
 from typing import Any
 
-MODELS = ("mnist", "vww-mobilenetv1-025", "ds-cnn-fsdd", "har-cnn-spar", "speaker-id-vowels")
+MODELS = ("mnist", "vww-mobilenetv1-025", "ds-cnn-fsdd", "har-cnn-spar", "speaker-id-vowels", "appliance-id-plaid",
+          "ad-autoencoder-spar", "yolo-tiny-mcu", "seg-tiny-mcu")
 RECIPES = ("u55-128+u65-256:-:0", "u55-128+u65-256:palette16:0", "u55-128+u65-256:palette8:0",
            "u85-256:-:0", "u85-256:sparse24:300")
 """targets:transform:QAT steps; ``-`` for zoo's default. Each model's cells are these."""

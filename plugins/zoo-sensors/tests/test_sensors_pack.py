@@ -18,6 +18,7 @@ from zoo import BuildError, Zoo
 from zoo._errors import UsageError
 from zoo.registry.npu.targets import TargetTable
 from zoo.registry.request.io_boundary import Boundary, choose
+from zoo.registry.request.precision import SPARSE24_QAT
 
 TASKS = {"har-cnn-spar": "activity-recognition", "ad-autoencoder-spar": "anomaly-detection",
          "speaker-id-vowels": "speaker-identification", "appliance-id-plaid": "appliance-identification"}
@@ -139,3 +140,13 @@ def test_every_spec_builds_a_model_that_takes_its_declared_input(sensors_zoo: Zo
         with torch.no_grad():
             out = spec.build(spec.weights_names[0])(*sample)
         assert torch.isfinite(out).all(), name
+
+
+def test_ad_autoencoder_fine_tunes_its_recipes_on_the_normal_windows_it_was_trained_on(sensors_zoo: Zoo) -> None:
+    """Issue 59: every trained model with reachable training data fine-tunes ``sparse24``; without
+    ``training`` the autoencoder's 2:4 pruning was applied after training, untuned."""
+    training = sensors_zoo.model("ad-autoencoder-spar").training
+    assert training is not None and training.size == snapshot.read()["spar"]["novelty"]["split"]["train"]
+    assert training.identity() == ad_autoencoder.identity("train")
+    request = sensors_zoo.request("ad-autoencoder-spar", "u85-256", io="int8", weights_transform="sparse24")
+    assert request.precision.qat == SPARSE24_QAT

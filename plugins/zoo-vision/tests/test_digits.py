@@ -11,6 +11,7 @@ import pytest
 from zoo_vision import boxes, digit_canvas, seg_tiny, yolo_targets, yolo_tiny
 
 from zoo import Zoo
+from zoo.registry.request.precision import SPARSE24_QAT
 
 CANVASES_SHA256 = {
     # images, masks, repr(boxes): the same on every host (sha256 draws, elementwise numpy).
@@ -104,3 +105,15 @@ def test_both_models_declare_their_trained_weights_labelled_data_and_metric(visi
     assert detector.weights_variant(None).references() == {"map50": yolo_tiny.REFERENCE_MAP50}
     assert segmenter.weights_variant(None).references() == {"miou": seg_tiny.REFERENCE_MIOU}
     assert "MNIST" in detector.weights_variant(None).licence and "held-out" in segmenter.evaluation.description
+
+
+@pytest.mark.parametrize(("name", "split"), [(yolo_tiny.NAME, "train"), (seg_tiny.NAME, "segment")])
+def test_each_model_fine_tunes_its_recipes_on_the_canvases_its_weights_were_trained_on(
+        vision_zoo: Zoo, name: str, split: str) -> None:
+    """Issue 59: ``sparse24`` is fine-tuned on the model's own training data; without ``training``
+    the digit models' 2:4 pruning was applied after training, untuned."""
+    training = vision_zoo.model(name).training
+    assert training is not None and training.size == digit_canvas.SIZES[split]
+    assert training.identity() == digit_canvas.identity(split)
+    request = vision_zoo.request(name, "u85-256", io="int8", weights_transform="sparse24")
+    assert request.precision.qat == SPARSE24_QAT

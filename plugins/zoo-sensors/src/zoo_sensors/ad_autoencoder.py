@@ -63,6 +63,10 @@ def _calibration() -> list[tuple[Any, ...]]:
     return zoo.one_input_samples(load("calibration"))
 
 
+def _training() -> list[tuple[Any, ...]]:
+    return zoo.one_input_samples(load("train"))
+
+
 def _evaluation() -> list[tuple[tuple[Any, ...], int]]:
     import torch
 
@@ -126,5 +130,8 @@ def spec() -> ModelSpec:
                         description=(f"ROC-AUC of the reconstruction error, {spar.EXERCISES[novelty.NOVEL]} against "
                                      f"the six trained exercises, on the {sizes['held_out']} held-out windows")),),
         default_weights="spar",
+        training=Dataset(sizes["train"], f"the {sizes['train']:,} normal windows of subjects 1-8 the weights were "
+                         "trained on, for --qat and the weight recipes' fine-tuning", _training,
+                         lambda: identity("train")),
         code=(network, load),  # the layers are net.py's, the features novelty.py's: both in the key
     )

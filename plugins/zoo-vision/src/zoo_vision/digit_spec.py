@@ -12,7 +12,7 @@ import zoo
 from zoo import BuildError, Dataset, WeightsVariant, reestimate_batchnorm
 from zoo_vision import digit_canvas
 
-__all__ = ["build", "calibration", "calibration_samples", "evaluation", "weights"]
+__all__ = ["build", "calibration", "calibration_samples", "evaluation", "training", "weights"]
 
 _CALIBRATION = digit_canvas.identity("train") + f";first {digit_canvas.CALIBRATION}"
 
@@ -38,6 +38,18 @@ def calibration(load: Callable[[], list[Any]]) -> Dataset:
     return Dataset(digit_canvas.CALIBRATION,
                    f"the first {digit_canvas.CALIBRATION} training canvases (training digits on photos)",
                    load, lambda: _CALIBRATION)
+
+
+def training(split: str) -> Dataset:
+    """The canvases of ``split`` the shipped weights were trained on, for ``--qat`` and the weight
+    recipes' fine-tuning (QAT matches the float model's outputs, so their boxes and masks are unused)."""
+    size = digit_canvas.SIZES[split]
+
+    def load() -> list[tuple[Any, ...]]:
+        return [(image[None].contiguous(),) for image in digit_canvas.as_floats(digit_canvas.canvases(split).images)]
+
+    return Dataset(size, f"the {size:,} {split} canvases the weights were trained on (their truth unused)",
+                   load, lambda: digit_canvas.identity(split))
 
 
 def evaluation(load: Callable[[], list[Any]], truth: str) -> Dataset:

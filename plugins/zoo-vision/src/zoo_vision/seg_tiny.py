@@ -105,6 +105,7 @@ def spec() -> ModelSpec:
         build=_build,
         example_inputs=lambda: digit_spec.calibration_samples()[0],
         calibration=digit_spec.calibration(digit_spec.calibration_samples),
+        training=digit_spec.training("segment"),
         evaluation=digit_spec.evaluation(_evaluation, "masks"),
         weights=digit_spec.weights(owner=NAME, script="train_digit_segmenter.py", file=WEIGHTS_FILE, remedy=REMEDY,
                                    reference={"miou": REFERENCE_MIOU}, seed=RANDOM_SEED, split="segment"),

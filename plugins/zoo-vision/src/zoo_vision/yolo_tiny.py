@@ -108,6 +108,7 @@ def spec() -> ModelSpec:
         build=_build,
         example_inputs=lambda: digit_spec.calibration_samples()[0],
         calibration=digit_spec.calibration(digit_spec.calibration_samples),
+        training=digit_spec.training("train"),
         evaluation=digit_spec.evaluation(_evaluation, "boxes"),
         weights=digit_spec.weights(owner=NAME, script="train_digit_detector.py", file=WEIGHTS_FILE, remedy=REMEDY,
                                    reference={"map50": REFERENCE_MAP50}, seed=RANDOM_SEED),
