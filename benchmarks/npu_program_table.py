@@ -40,9 +40,12 @@ U85_CATALOGUE = ("mnist", "deit-tiny", "mobilevit-xs", "resnet8-cifar", "mv2", "
                  "har-cnn-spar", "speaker-id-vowels", "appliance-id-plaid", "ad-autoencoder-spar", "fc-autoencoder-640",
                  "silero-vad", "crepe-tiny", "wav2letter", "mobilenet-v3-small", "ssdlite320-mobilenetv3-large",
                  "deeplabv3-mobilenetv3-large", "shufflenet-v2-x0-5", "squeezenet1-1", "mnasnet0-5", "efficientnet-b0",
-                 "ppocr-cls", "ppocr-rec", "ppocr-det", "mtcnn-pnet", "mtcnn-rnet", "mtcnn-onet")
+                 "ppocr-cls", "ppocr-rec", "ppocr-det", "mtcnn-pnet", "mtcnn-rnet", "mtcnn-onet",
+                 "seg-tiny-mcu", "deeplabv3-mobilenetv3-large-convt", "lraspp-mobilenetv3-large-convt",
+                 "palm-detection-full", "hand-landmark-full", "pose-landmark-full")
 """The U85 table's models, most telling first (the transformers' MATMULs, the segmentation networks' RESIZEs)."""
-RANDOM_U85 = ("deeplabv3-mobilenetv3-large", "shufflenet-v2-x0-5", "squeezenet1-1", "mnasnet0-5", "efficientnet-b0")
+RANDOM_U85 = ("deeplabv3-mobilenetv3-large", "shufflenet-v2-x0-5", "squeezenet1-1", "mnasnet0-5", "efficientnet-b0",
+              "deeplabv3-mobilenetv3-large-convt", "lraspp-mobilenetv3-large-convt")
 """torchvision networks of the U85 list whose default weights are downloaded: built at random weights."""
 TRAINED_VARIANT = {"mtcnn-pnet": "facenet", "mtcnn-rnet": "facenet", "mtcnn-onet": "facenet"}
 """Trained models whose default variant is ``random``: their weights (MTCNN's need ``ZOO_MTCNN_WEIGHTS``)."""

@@ -89,6 +89,34 @@ def test_a_resize_doubles_a_row_as_torch_does(mode: int) -> None:
     assert got == want.tolist()
 
 
+X16_ROW = np.asarray([127, -128, 127, -128], dtype=np.int8).reshape(1, 4, 1)
+
+
+def resize_x16() -> list[int]:
+    """deeplabv3-mobilenetv3-large's final resize (its u85-256 program's at byte 0x7b60), on a row of 4: TOSA's
+    scale 32/2, offset -15 (half-pixel x16), a step of 2/32, a block of 16 (15 * 2 = 0 * 32 + 30; the program's
+    is 128), the shift 16 + 10; the OFM is 1 x 64."""
+    words = _common((1, 4, 1), (1, 64, 1))
+    words += c0("NPU_SET_KERNEL_HEIGHT_M1", 0) + c0("NPU_SET_KERNEL_WIDTH_M1", 3)
+    words += c0("NPU_SET_OFM_BLK_HEIGHT_M1", 0) + c0("NPU_SET_OFM_BLK_WIDTH_M1", 15)
+    for axis in ("X", "Y"):
+        words += c0(f"NPU_SET_RESIZE_{axis}_SCALE_N_M1", 31) + c0(f"NPU_SET_RESIZE_{axis}_OFFSET", 0x1000 - 15)
+    words += c1("NPU_SET_RESIZE_X", 2 | 30 << 16, 0) + c1("NPU_SET_RESIZE_Y", 2)
+    return words + c1("NPU_SET_OFM_SCALE", 1, 26 | NATURAL) + c0("NPU_OP_RESIZE", 0) + c0("NPU_OP_STOP", 0xFFFF)
+
+
+def test_a_x16_bilinear_resize_sums_past_32_bits_as_the_npu_does() -> None:
+    """Its sums reach 127 * 32 * 32 * 2**16, past 32 bits; the output stage takes them whole (48 bits): torch's
+    ``interpolate`` rounded half up."""
+    x = (np.arange(64) + 0.5) / 16 - 0.5
+    low = np.clip(np.floor(x), 0, 3).astype(int)
+    high = np.clip(np.floor(x) + 1, 0, 3).astype(int)
+    frac = x - np.floor(x)
+    ifm = X16_ROW.reshape(-1).astype(np.int64)
+    want = np.floor(ifm[low] * (1 - frac) + ifm[high] * frac + 0.5).astype(np.int64)
+    assert _run(resize_x16(), X16_ROW, (1, 64, 1)) == want.tolist()
+
+
 def test_a_resize_whose_steps_disagree_with_its_block_is_refused() -> None:
     words = _resize(0, 4)
     at = words.index(c1("NPU_SET_RESIZE_X", 2 | 2 << 16, 7 << 4)[0])

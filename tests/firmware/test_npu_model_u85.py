@@ -142,7 +142,14 @@ def test_a_u85_program_computes_on_the_c_model_as_on_the_host_interpreter(
 
 def _hand_built() -> dict[str, tuple[VelaPayload, bytes]]:
     """tests/command_stream/test_u85_ops.py's programs (and one of test_u85_stream.py's), each with its input."""
-    from tests.command_stream.test_u85_ops import _resize, matmul_program, null_pool, program
+    from tests.command_stream.test_u85_ops import (
+        X16_ROW,
+        _resize,
+        matmul_program,
+        null_pool,
+        program,
+        resize_x16,
+    )
     from tests.command_stream.test_u85_stream import _pool, c0, reversed_pool
 
     row = np.asarray([0, 64, -10, 7, 10, 0, -10, 100, -128], dtype=np.int8).reshape(1, 9, 1)
@@ -153,6 +160,7 @@ def _hand_built() -> dict[str, tuple[VelaPayload, bytes]]:
     return {
         "RESIZE NEAREST": (program(_resize(2, 9), row, (1, 18, 1)), row.tobytes()),
         "RESIZE BILINEAR": (program(_resize(0, 9), row, (1, 18, 1)), row.tobytes()),
+        "RESIZE BILINEAR x16, past 32 bits": (program(resize_x16(), X16_ROW, (1, 64, 1)), X16_ROW.tobytes()),
         "MATMUL": (matmul_program(b), np.asarray([[1, 2, 3], [-4, 5, -6]], dtype=np.int8).tobytes()),
         "POOL NONE, a 32-bit accumulator": (program(null_pool(12, 3, 4), acc, (1, 12, 1)), acc.tobytes()),
         "POOL NONE, a signed OFM's clamp read signed": (program(null_pool(12, 1, 2, clamp=(-33, 0xFFFA)), acc, (1, 12, 1)),

@@ -14,6 +14,14 @@ where ``2 * dy >= n``, times ``2**16``; BILINEAR sums the four neighbours (less 
 ``(n - dy) * (n - dx)``, ``(n - dy) * dx``, ``dy * (n - dx)`` and ``dy * dx``, times ``2**16``. Regor
 writes the rescale TOSA puts after the resize as ``OFM_SCALE`` with scale 1 and the shift plus 16, so the
 output stage (``stage.py``) undoes the ``2**16``. REPLICATE is not modelled (no program measured has it).
+
+That sum is not held in a 32-bit accumulator, whatever ``ACC_FORMAT`` says (Regor writes I32 for an 8-bit
+resize): a resize uses no accumulator buffer (``ArchEthosU85::TryBlockConfig``: "Elementwise and Resize don't
+use IB/AB"), and Regor takes scales up to ``n = 2048`` with a shift up to 47 (``ethos_u85_constraints.cpp``),
+so up to ``2**7 * 2048**2 * 2**16 = 2**45`` before the shift. The output stage takes it as 48 bits. Both of
+deeplabv3-mobilenetv3-large's resizes pass 32 bits: its image-pooling branch's 1x1 to 14x14 (``n = 28``, into a
+32-bit OFM: ``v * 784``, shift 16) sums to -6,576,668,672, and its final x16 (``n = 32``, shift 26) to up to
+``127 * 1024 * 2**16``.
 """
 
 from __future__ import annotations
@@ -100,5 +108,5 @@ def resize(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> Non
                   + values[y1[:, None], x1[None, :]] * wy * wx) * ONE)
     scale, shift, round_mode = ofm_scale(regs)
     out = stage(total, np.asarray(scale), np.asarray(shift), round_mode, regs["OFM_ZERO_POINT"],
-                activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
+                activation(regs, memory, ofm.dtype), ofm.dtype, regs.op, acc_bits=48)
     write_ofm(memory, chains, ofm, out, regs.op)

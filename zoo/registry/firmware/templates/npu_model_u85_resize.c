@@ -52,7 +52,7 @@ void u85_resize(int mode)
     int sh, round_mode;
     u85_ofm_scale(OFM_SCALE, &sc, &sh, &round_mode);
     u85_setup_stage(&s);
-    u85_begin_stage(&s, sh != 0, round_mode, 32);
+    u85_begin_stage(&s, sh != 0, round_mode, 48); /* ops_resize.py: a resize's sums are not held in 32 bits */
     for (int y = 0; y < oh; y++) {
         int y0, y1;
         int64_t fy;
