@@ -5,7 +5,7 @@ The reader once wrote PReLU as ``relu(x) - alpha * relu(-x)``. The quantizer giv
 observer of its own, and ExecuTorch lowers an int8 ``neg`` to a TOSA NEGATE that keeps the input's
 codes under the output's scale: ``-x`` comes out scaled by the ratio of the two. Here ``x`` also
 feeds a concatenation with a wider tensor, which shares its grid with ``x``, so the ratio is large,
-as palm's histogram-observed ranges made it (0.68 to 1.25). Stack: a TOSA lowering without Vela,
+as palm-detection-lite's were (0.68 to 1.25). Stack: a TOSA lowering without Vela,
 run on the TOSA reference model.
 """
 
