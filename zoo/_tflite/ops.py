@@ -99,7 +99,9 @@ class Prelu(nn.Module):
         self.register_buffer("alpha", torch.from_numpy(np.ascontiguousarray(alpha, np.float32)))
 
     def forward(self, x: Any) -> Any:
-        return F.relu(x) - self.alpha * F.relu(-x)
+        # Not relu(x) - alpha*relu(-x): the quantizer gives neg's output its own observer, and
+        # ExecuTorch lowers an int8 neg to a TOSA NEGATE without rescaling to it (docs/upstream.md).
+        return torch.clamp(x, min=0.0) + self.alpha * torch.clamp(x, max=0.0)
 
 
 def prelu(ctx: Ctx, op: Operator) -> tuple[nn.Module, list[int]]:
