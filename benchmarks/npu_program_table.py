@@ -34,6 +34,10 @@ TRAINED = ("mnist", "ds-cnn-fsdd", "vww-mobilenetv1-025", "silero-vad", "crepe-t
            "ppocr-det", "mtcnn-pnet", "mtcnn-rnet", "mtcnn-onet")
 RANDOM = ("mv2", "mobilenet-v3-small", "resnet8-cifar", "lraspp-mobilenetv3-large", "lraspp-mobilenetv3-large-nearest",
           "ssdlite320-mobilenetv3-large", "deit-tiny", "mobilevit-xs")
+TORCHVISION_U85 = ("squeezenet1-0", "shufflenet-v2-x1-0", "mnasnet0-75", "mnasnet1-0", "mobilenet-v3-large", "regnet-x-400mf",
+                   "regnet-y-400mf", "mnasnet1-3", "shufflenet-v2-x1-5", "googlenet", "regnet-x-800mf", "regnet-y-800mf",
+                   "efficientnet-b1", "resnet18", "shufflenet-v2-x2-0", "efficientnet-b2", "regnet-x-1-6gf", "regnet-y-1-6gf")
+"""The torchvision classifiers added to the U85 table (issue 58), cheapest first: built at random weights."""
 U85_CATALOGUE = ("mnist", "deit-tiny", "mobilevit-xs", "resnet8-cifar", "mv2", "lraspp-mobilenetv3-large",
                  "lraspp-mobilenetv3-large-nearest", "yolo-tiny-mcu", "blazeface-short-range", "selfie-segmentation",
                  "palm-detection-lite", "pose-detection", "hand-landmark-lite", "ds-cnn-fsdd", "vww-mobilenetv1-025",
@@ -42,10 +46,10 @@ U85_CATALOGUE = ("mnist", "deit-tiny", "mobilevit-xs", "resnet8-cifar", "mv2", "
                  "deeplabv3-mobilenetv3-large", "shufflenet-v2-x0-5", "squeezenet1-1", "mnasnet0-5", "efficientnet-b0",
                  "ppocr-cls", "ppocr-rec", "ppocr-det", "mtcnn-pnet", "mtcnn-rnet", "mtcnn-onet",
                  "seg-tiny-mcu", "deeplabv3-mobilenetv3-large-convt", "lraspp-mobilenetv3-large-convt",
-                 "palm-detection-full", "hand-landmark-full", "pose-landmark-full")
+                 "palm-detection-full", "hand-landmark-full", "pose-landmark-full", *TORCHVISION_U85)
 """The U85 table's models, most telling first (the transformers' MATMULs, the segmentation networks' RESIZEs)."""
 RANDOM_U85 = ("deeplabv3-mobilenetv3-large", "shufflenet-v2-x0-5", "squeezenet1-1", "mnasnet0-5", "efficientnet-b0",
-              "deeplabv3-mobilenetv3-large-convt", "lraspp-mobilenetv3-large-convt")
+              "deeplabv3-mobilenetv3-large-convt", "lraspp-mobilenetv3-large-convt", *TORCHVISION_U85)
 """torchvision networks of the U85 list whose default weights are downloaded: built at random weights."""
 TRAINED_VARIANT = {"mtcnn-pnet": "facenet", "mtcnn-rnet": "facenet", "mtcnn-onet": "facenet"}
 """Trained models whose default variant is ``random``: their weights (MTCNN's need ``ZOO_MTCNN_WEIGHTS``)."""
