@@ -18,6 +18,7 @@ from typing import Any
 import pytest
 
 from tests.registry.test_activations import _clamps
+from tests.tosa_lowering import lowered_to_tosa
 
 
 def _branches() -> Any:
@@ -50,15 +51,10 @@ def _branches() -> Any:
 @pytest.mark.stack
 def test_kept_clamps_on_a_grid_without_6_equal_the_fake_quantized_model() -> None:
     import torch
-    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
-    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
-    from executorch.exir import to_edge_transform_and_lower
 
     from zoo import Zoo
-    from zoo.registry.compile.activations import keep_activations
     from zoo.registry.compile.export import _quantize
     from zoo.registry.compile.retarget import ethosu_compile_spec
-    from zoo.registry.numerics import reference
     from zoo.registry.numerics.data import flat_outputs
 
     calibration = [(torch.rand(1, 2, 4, 4) * 3,) for _ in range(4)]
@@ -73,24 +69,16 @@ def test_kept_clamps_on_a_grid_without_6_equal_the_fake_quantized_model() -> Non
     for scale, zero_point, qmin, _ in grids:  # and 0 is its bottom: the zero point
         assert zero_point == qmin, (scale, zero_point)
 
-    with keep_activations():
-        edge = to_edge_transform_and_lower(torch.export.export(fake_quant, calibration[0]),
-                                           partitioner=[TOSAPartitioner(TosaCompileSpec("TOSA-1.0+INT"))])
-    program = edge.exported_program()
-    graphs = [bytes(m.processed_bytes) for _, m in program.graph_module.named_children() if hasattr(m, "processed_bytes")]
-    assert len(graphs) == 1
-    clamps = _clamps(graphs[0])
+    graph_bytes, on_reference = lowered_to_tosa(fake_quant, calibration[0])
+    clamps = _clamps(graph_bytes)
     # One CLAMP per activation, right after its convolution's rescale: the bounds are the quantized
     # 0 (the zero point) and the quantized 6, which saturates at the type's maximum.
     assert [c["after"] for c in clamps] == ["CONV2D"] * 3, clamps
     assert all(c["min"] == c["output_zp"] and c["max"] == 127 for c in clamps), clamps
 
-    run = reference._Reference({graphs[0]: graphs[0]})
-    module = program.module()
     torch.manual_seed(1)
     for _ in range(4):  # inputs far past both bounds: -10 to 10
         x = torch.rand(1, 2, 4, 4) * 20 - 10
-        with reference._dispatch(run):
-            (got,) = flat_outputs(module(x))
+        (got,) = on_reference(x)
         (want,) = flat_outputs(fake_quant(x))
         assert torch.equal(got, want), (got - want).abs().max()

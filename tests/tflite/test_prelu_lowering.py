@@ -17,6 +17,7 @@ import numpy as np
 import pytest
 
 from tests.tflite.graphs import OP, Graph, options
+from tests.tosa_lowering import lowered_to_tosa
 
 pytestmark = pytest.mark.stack
 
@@ -39,15 +40,10 @@ def _prelu_beside_a_wide_concat() -> Graph:
 
 def test_prelu_with_signed_slopes_lowers_as_its_fake_quantized_model(tmp_path: Path) -> None:
     import torch
-    from executorch.backends.arm.tosa.compile_spec import TosaCompileSpec
-    from executorch.backends.arm.tosa.partitioner import TOSAPartitioner
-    from executorch.exir import to_edge_transform_and_lower
 
     from zoo import Zoo, read_tflite
-    from zoo.registry.compile.activations import keep_activations
     from zoo.registry.compile.export import _quantize
     from zoo.registry.compile.retarget import ethosu_compile_spec
-    from zoo.registry.numerics import reference
     from zoo.registry.numerics.data import flat_outputs
 
     path = tmp_path / "prelu.tflite"
@@ -61,18 +57,10 @@ def test_prelu_with_signed_slopes_lowers_as_its_fake_quantized_model(tmp_path: P
                      if n.op == "output").args[0][0].args[0]
     scale = float(prelu_out.args[1])
 
-    with keep_activations():
-        edge = to_edge_transform_and_lower(torch.export.export(fake_quant, calibration[0]),
-                                           partitioner=[TOSAPartitioner(TosaCompileSpec("TOSA-1.0+INT"))])
-    program = edge.exported_program()
-    graphs = [bytes(m.processed_bytes) for _, m in program.graph_module.named_children() if hasattr(m, "processed_bytes")]
-    assert len(graphs) == 1
-    run = reference._Reference({graphs[0]: graphs[0]})
-    module = program.module()
+    _, on_reference = lowered_to_tosa(fake_quant, calibration[0])
     steps = []
     for (x,) in calibration:
-        with reference._dispatch(run):
-            got = flat_outputs(module(x))
+        got = on_reference(x)
         want = flat_outputs(fake_quant(x))
         steps.append(float((got[0] - want[0]).abs().max()) / scale)
         assert torch.equal(got[1], want[1])  # the concatenation: no PReLU in its way
