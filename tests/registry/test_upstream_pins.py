@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from zoo.registry.compile import activations, bilinear_x2, spatial_mean
+from zoo.registry.compile import activations, bilinear_x2, negation, spatial_mean
 from zoo.registry.compile.upstream_pin import changed_upstream
 
 RECHECK = {
@@ -27,6 +27,10 @@ RECHECK = {
         "upsample_bilinear2d on the U55 and U65 (then delete bilinear_x2.py and bump PIPELINE_VERSION) and "
         "whether EthosU55ResizeCheck still takes a nearest ×2 upsampling of a static size "
         "(tests/registry/test_bilinear_x2.py builds one)")),
+    "negation": (negation.PINNED, (
+        "Re-check, as docs/upstream.md describes (an int8 neg lowered without its rescale), whether upstream's "
+        "quantizer now shares neg's input quantization with its output or its NEGATE now rescales (then "
+        "delete negation.py and bump PIPELINE_VERSION); tests/registry/test_neg_lowering.py lowers a neg both ways")),
     "spatial_mean": (spatial_mean.PINNED, (
         "Re-check, as docs/upstream.md describes (DecomposeMeanDimPass), whether upstream now lowers a "
         "spatial mean to AVG_POOL2D itself (then delete spatial_mean.py and bump PIPELINE_VERSION), and "
@@ -36,6 +40,8 @@ EDITS = [  # a file each pin holds, and an edit upstream could make to it
     ("activations", "executorch/backends/arm/_passes/fuse_quantized_activation_pass.py", "min_val == 0", "min_val <= 0"),
     ("activations", "executorch/backends/arm/_passes/decompose_grouped_conv_pass.py", "cat_args = (output_slices, 1)",
      "cat_args = (output_slices, -3)"),
+    ("negation", "executorch/backends/arm/quantizer/arm_quantizer_utils.py", "        torch.ops.aten.clone.default,\n",
+     "        torch.ops.aten.clone.default,\n        torch.ops.aten.neg.default,\n"),
     ("spatial_mean", "executorch/backends/arm/_passes/decompose_meandim_pass.py", "sum.dim_IntList", "avg_pool2d.default"),
     ("bilinear_x2", "executorch/backends/arm/operator_support/ethos_u55_support.py",
      "        exir_ops.edge.aten.upsample_bilinear2d.vec,  # RESIZE\n", ""),

@@ -33,6 +33,7 @@ from zoo.registry.compile.export import (
     digest_samples,
 )
 from zoo.registry.compile.hard_activations import fuse_hard_activations
+from zoo.registry.compile.negation import negations_as_products
 from zoo.registry.compile.retarget import ethosu_compile_spec
 from zoo.registry.compile.serialize import _canonical, _program_bytes
 from zoo.registry.compile.spatial_mean import pool_spatial_means
@@ -143,6 +144,7 @@ def _lower_ethosu(
         pool_spatial_means(graph)  # before quantizing, so a global mean is annotated as MobileNetV2's pool
         if rewrites_bilinear(target.tosa_spec):
             exact_bilinear_x2(graph)  # the U55 and U65 upsample ×2 by nearest and average pools, not bilinearly
+        negations_as_products(graph)  # an int8 neg lowers without rescaling to its own output grid
         fuse_hard_activations(graph)  # before folding: a hard-sigmoid's scale and shift then fold into its conv
         fold_into_convolutions(graph)
     transformed: list[dict[str, Any]] = []

@@ -54,7 +54,9 @@ from zoo.registry.request.precision import Precision
 #     are unchanged.
 # 15: on the U55 and U65 a ×2 half-pixel bilinear upsampling becomes nearest ×2, the border repeated and two
 #     2×2 average pools (compile/bilinear_x2.py), which the NPU runs, instead of a CPU operator between partitions.
-PIPELINE_VERSION = "15"
+# 16: a floating neg becomes a multiplication by -1 before quantization (compile/negation.py): ExecuTorch
+#     lowered an int8 neg without rescaling to its own output grid (issue 56); a model with -x changes.
+PIPELINE_VERSION = "16"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 
 
