@@ -33,6 +33,7 @@ if _TYPE_CHECKING:
         ZooError,
     )
     from zoo._hookspecs import hookimpl, hookspec
+    from zoo._metric import Metric, MetricFn
     from zoo._onnx import read_onnx, reader_identity
     from zoo._options import BuildChoices, Choices, FetchArgs, FetchOptions
     from zoo._recipe import Recipe
@@ -42,8 +43,6 @@ if _TYPE_CHECKING:
     from zoo._spec import (
         Dataset,
         InputSpec,
-        Metric,
-        MetricFn,
         ModelSpec,
         Sample,
         WeightsVariant,
@@ -94,8 +93,8 @@ _LAZY = {
     "hookspec": "zoo._hookspecs",
     **dict.fromkeys(["BuildChoices", "Choices", "FetchArgs", "FetchOptions"], "zoo._options"),
     "Board": "zoo._board",
-    **dict.fromkeys(["Dataset", "InputSpec", "Metric", "MetricFn", "ModelSpec", "Sample",
-                     "WeightsVariant"], "zoo._spec"),
+    **dict.fromkeys(["Dataset", "InputSpec", "ModelSpec", "Sample", "WeightsVariant"], "zoo._spec"),
+    **dict.fromkeys(["Metric", "MetricFn"], "zoo._metric"),
     "Zoo": "zoo._api",
     "ZooOptions": "zoo._api",
     "fetch": "zoo._api",

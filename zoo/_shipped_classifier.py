@@ -16,8 +16,9 @@ from typing import Any
 from zoo._batchnorm import reestimate_batchnorm
 from zoo._checked_file import file_sha256, open_for_pack
 from zoo._errors import BuildError
+from zoo._metric import Metric
 from zoo._samples import labelled_samples, one_input_samples
-from zoo._spec import Dataset, InputSpec, Metric, ModelSpec, WeightsVariant
+from zoo._spec import Dataset, InputSpec, ModelSpec, WeightsVariant
 
 __all__ = ["ShippedClassifier", "load_weights", "seeded_network"]
 

@@ -15,6 +15,7 @@ from typing import Any
 
 from zoo._board import NAME as _NAME
 from zoo._errors import SpecError
+from zoo._metric import Metric
 from zoo._recipe import Recipe
 from zoo._sensor import SensorInput
 
@@ -131,68 +132,6 @@ class WeightsVariant:
         zoo's ``top1`` evaluator measures it) unless ``reference`` names ``top1`` itself."""
         out = {"top1": float(self.reference_top1)} if self.reference_top1 is not None else {}
         return {**out, **{str(k): float(v) for k, v in self.reference.items()}}
-
-
-MetricFn = Callable[[Sequence[Sequence[Any]], Sequence[Any]], float]
-"""``fn(outputs, labels)``: ``outputs[i]`` is the list of the model's output tensors on
-evaluation sample ``i`` (nested outputs flattened), ``labels[i]`` that item's label."""
-
-
-def max_drop_problem(drop: object) -> str | None:
-    """Why ``drop`` cannot be a metric's allowed drop (a Metric's, or ``zoo tune --max-drop``'s), or None."""
-    if isinstance(drop, bool) or not isinstance(drop, (int, float)) or not math.isfinite(drop) or drop < 0:
-        return f"max_drop must be a finite number ≥ 0 in the metric's unit, got {drop!r}"
-    return None
-
-
-@dataclass(frozen=True)
-class Metric:
-    """How a model is judged on its labelled ``evaluation`` set (or ``--eval-dir``).
-
-    ``--verify`` computes ``fn`` on the float model's outputs and on the int8
-    program's, records both, and fails when int8 is worse by more than
-    ``max_drop``, in the metric's own unit (percentage points for ``zoo.top1``).
-    zoo's evaluators (``zoo.top1``, ``zoo.roc_auc``, …) carry their unit and check
-    each label before a build starts; a plain function works too.
-    """
-
-    name: str
-    fn: MetricFn
-    higher_is_better: bool
-    max_drop: float
-    description: str = ""
-    """The data it is measured on, e.g. ``"300 held-out FSDD clips, 2 unseen speakers"``."""
-    unit: str = ""
-    """Empty: the evaluator's own (``zoo.top1``: ``"%"``)."""
-
-    @property
-    def unit_text(self) -> str:
-        return self.unit or str(getattr(self.fn, "unit", ""))
-
-    @property
-    def drop_unit(self) -> str:
-        """A drop of a percentage is in percentage points."""
-        return " pp" if self.unit_text == "%" else self.unit_text
-
-    def drop(self, float_value: float, int8_value: float) -> float:
-        """How much worse the int8 figure is, in the metric's unit (negative: better)."""
-        return float_value - int8_value if self.higher_is_better else int8_value - float_value
-
-    def problems(self) -> list[str]:
-        out: list[str] = []
-        if not isinstance(self.name, str) or not _NAME.match(self.name):
-            out.append(f"metric name {self.name!r} must be lower-case letters, digits, '-', '_' or '.'")
-        if not callable(self.fn):
-            out.append(f"metric {self.name!r}: fn is not callable")
-        if not isinstance(self.higher_is_better, bool):
-            out.append(f"metric {self.name!r}: higher_is_better must be True or False")
-        if (problem := max_drop_problem(self.max_drop)) is not None:
-            out.append(f"metric {self.name!r}: {problem}")
-        return out
-
-    def to_json(self) -> dict[str, Any]:
-        return {"name": self.name, "unit": self.unit_text, "higher_is_better": self.higher_is_better,
-                "max_drop": self.max_drop, "description": self.description}
 
 
 @dataclass(frozen=True)

@@ -51,7 +51,7 @@ def test_a_repeated_listing_is_replayed_without_loading_plugins_or_click() -> No
     assert first.returncode == 0 and "mnist" in first.stdout
     again, loaded = imports("list", env=TRACE)
     assert again == first.stdout
-    assert not {"click", "pluggy", "zoo._spec", "zoo._board", "zoo.plugins.mnist"} & loaded, sorted(loaded)
+    assert not {"click", "pluggy", "zoo._spec", "zoo._metric", "zoo._board", "zoo.plugins.mnist"} & loaded, sorted(loaded)
     assert replayed(run_zoo("list", env=TRACE))
 
 

@@ -8,7 +8,7 @@ from typing import Any
 
 import click
 
-from zoo._spec import max_drop_problem
+from zoo._metric import max_drop_problem
 from zoo._units import duration, human_bytes
 from zoo.cli.context import _dump, _zoo, echo, notice
 from zoo.cli.options import _model_name

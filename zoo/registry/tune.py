@@ -19,8 +19,9 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from zoo._errors import UsageError
+from zoo._metric import max_drop_problem
 from zoo._recipe import ROOT, Recipe
-from zoo._spec import ModelSpec, max_drop_problem
+from zoo._spec import ModelSpec
 from zoo.registry.npu.targets import Target
 from zoo.registry.report import GENERATED
 from zoo.registry.request.precision import Precision

@@ -17,7 +17,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from zoo._errors import BuildError
-from zoo._spec import Dataset, Metric, ModelSpec, Sample
+from zoo._metric import Metric
+from zoo._spec import Dataset, ModelSpec, Sample
 from zoo.registry.evaluators.classification import top1
 from zoo.registry.events import Progress
 from zoo.registry.numerics.compare import BUNDLE_CASES, Tally, agreement_record
