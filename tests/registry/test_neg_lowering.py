@@ -36,9 +36,9 @@ def _negation_beside_a_wide_concat() -> Any:
     return Model().eval()
 
 
-def _steps_from_fake_quant(rewrite: bool) -> tuple[list[str], float]:
-    """The graph's operators before quantization and how many output steps the TOSA program's ``-x``
-    is from the fake-quantized model's, over the calibration samples (u85-256's quantizer)."""
+def _fake_quantized(rewrite: bool) -> tuple[list[str], Any, list[tuple[Any]]]:
+    """The graph's operators before quantization, its fake-quantized model (u85-256's quantizer)
+    and the calibration samples."""
     import torch
 
     from zoo import Zoo
@@ -56,7 +56,16 @@ def _steps_from_fake_quant(rewrite: bool) -> tuple[list[str], float]:
     ops = [str(n.target) for n in graph.graph.nodes if n.op == "call_function"]
     for (x,) in calibration:  # the same function in float
         assert all(torch.equal(a, b) for a, b in zip(flat_outputs(graph(x)), flat_outputs(model(x)), strict=True))
-    fake_quant = _quantize(graph, calibration, ethosu_compile_spec(Zoo().target("u85-256")), "test", lambda *a: None)
+    return ops, _quantize(graph, calibration, ethosu_compile_spec(Zoo().target("u85-256")), "test", lambda *a: None), \
+        calibration
+
+
+def _steps_from_fake_quant(fake_quant: Any, calibration: list[tuple[Any]]) -> float:
+    """How many output steps the TOSA program's ``-x`` is from the fake-quantized model's, at most."""
+    import torch
+
+    from zoo.registry.numerics.data import flat_outputs
+
     negated_out = fake_quant.graph.output_node().args[0][0].args[0]  # the last quantize before output 0
     scale = float(negated_out.args[1])
     _, on_reference = lowered_to_tosa(fake_quant, calibration[0])
@@ -66,17 +75,40 @@ def _steps_from_fake_quant(rewrite: bool) -> tuple[list[str], float]:
             got, want = on_reference(x), flat_outputs(fake_quant(x))
             steps.append(float((got[0] - want[0]).abs().max()) / scale)
             assert torch.equal(got[1], want[1])  # the concatenation: no neg in its way
-    return ops, max(steps)
+    return max(steps)
 
 
 def test_a_negation_lowers_as_its_fake_quantized_model() -> None:
-    ops, steps = _steps_from_fake_quant(rewrite=True)
+    from zoo.registry.compile.negation import refuse_unscaled_negations
+
+    ops, fake_quant, calibration = _fake_quantized(rewrite=True)
     assert "aten.neg.default" not in ops and "aten.mul.Tensor" in ops
+    with refuse_unscaled_negations():  # as lower.py lowers: nothing left to refuse
+        steps = _steps_from_fake_quant(fake_quant, calibration)
     assert steps < 0.5, f"the negation's TOSA program is {steps:.0f} steps from fake-quant"
+
+
+def test_a_negation_left_with_two_scales_is_refused() -> None:
+    """What an upstream pass could still make: the lowering refuses it instead of dropping the rescale."""
+    from zoo.registry.compile.negation import refuse_unscaled_negations
+
+    _, fake_quant, calibration = _fake_quantized(rewrite=False)
+    with refuse_unscaled_negations(), pytest.raises(Exception) as refused:
+        lowered_to_tosa(fake_quant, calibration[0])
+    assert any("reads scale" in str(e) and "write -x as x * -1" in str(e) for e in _chain(refused.value))
+
+
+def _chain(exc: BaseException | None) -> list[BaseException]:
+    out = []
+    while exc is not None and exc not in out:
+        out.append(exc)
+        exc = exc.__cause__ or exc.__context__
+    return out
 
 
 def test_upstream_still_lowers_a_negation_without_its_rescale() -> None:
     """What negation.py works around; when this fails, upstream's lowering of ``neg`` is exact:
     re-check as tests/registry/test_upstream_pins.py says, and delete the rewrite."""
-    _, steps = _steps_from_fake_quant(rewrite=False)
+    _, fake_quant, calibration = _fake_quantized(rewrite=False)
+    steps = _steps_from_fake_quant(fake_quant, calibration)
     assert steps > 10, f"without the rewrite the negation is {steps:.0f} steps from fake-quant"

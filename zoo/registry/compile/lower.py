@@ -33,7 +33,7 @@ from zoo.registry.compile.export import (
     digest_samples,
 )
 from zoo.registry.compile.hard_activations import fuse_hard_activations
-from zoo.registry.compile.negation import negations_as_products
+from zoo.registry.compile.negation import negations_as_products, refuse_unscaled_negations
 from zoo.registry.compile.retarget import ethosu_compile_spec
 from zoo.registry.compile.serialize import _canonical, _program_bytes
 from zoo.registry.compile.spatial_mean import pool_spatial_means
@@ -156,7 +156,8 @@ def _lower_ethosu(
         constants = before_lowering(exported, boundary)
 
     report("lower", None, None)
-    with _LOWERING, _record_backend() as recorder, keep_activations(), _lowering_errors(where, recorder):
+    with (_LOWERING, _record_backend() as recorder, keep_activations(), refuse_unscaled_negations(),
+          _lowering_errors(where, recorder)):
         edge = to_edge_transform_and_lower(
             exported, partitioner=[EthosUPartitioner(compile_spec)], constant_methods=constants or None,
         )
