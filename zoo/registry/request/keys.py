@@ -54,7 +54,10 @@ from zoo.registry.request.precision import Precision
 #     are unchanged.
 # 15: on the U55 and U65 a ×2 half-pixel bilinear upsampling becomes nearest ×2, the border repeated and two
 #     2×2 average pools (compile/bilinear_x2.py), which the NPU runs, instead of a CPU operator between partitions.
-PIPELINE_VERSION = "15"
+# 16: on the U85 a linear layer of one vector 9 to 32 features wide is padded to 64 features after
+#     quantization, its int8 weight with zero columns (compile/widen_linear.py), where Vela's estimate measured
+#     it cheaper: the same integers, fewer cycles (ad-autoencoder-spar on u85-256).
+PIPELINE_VERSION = "16"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 
 
