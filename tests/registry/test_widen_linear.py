@@ -18,16 +18,18 @@ def test_only_the_u85_sizes_where_it_paid_get_the_rewrite() -> None:
     table = TargetTable()
     names = ("u55-128", "u65-256", "u85-128", "u85-256", "u85-512", "u85-1024", "u85-2048", "portable")
     targets = [table.resolve(t) for t in names]
-    assert [widens_linears(t.family, t.macs) for t in targets] == [False, False, True, True, True, False, False, False]
+    assert [widens_linears(t.family, t.macs) for t in targets] == [False, False, True, True, True, True, True, False]
 
 
 @pytest.mark.parametrize(("features", "outputs", "macs", "width"), [
     # benchmarks/linear_forms.py measured these to pay (cycles linear → widened)
     (32, 64, 256, 64), (32, 32, 256, 64), (32, 128, 256, 64), (24, 64, 256, 64), (24, 32, 256, 64),
     (16, 64, 256, 64), (16, 128, 256, 64), (32, 64, 128, 64), (32, 64, 512, 64), (24, 64, 512, 64),
+    (32, 128, 1024, 64), (32, 128, 2048, 64),
     # and these not to, or by less than a tenth
     (8, 32, 256, None), (48, 64, 256, None), (16, 32, 256, None), (32, 16, 256, None), (32, 16, 128, None),
-    (16, 64, 512, None), (32, 32, 512, None), (32, 64, 1024, None),
+    (16, 64, 512, None), (16, 128, 512, None), (32, 32, 512, None), (24, 32, 512, None),
+    (32, 64, 1024, None), (16, 64, 2048, None), (32, 32, 2048, None), (32, 64, 2048, None),
 ])
 def test_the_measured_rule(features: int, outputs: int, macs: int, width: int | None) -> None:
     assert widened_width(features, outputs, macs) == width
@@ -85,7 +87,7 @@ def test_a_32_wide_input_is_padded_to_64_and_the_npu_adds_the_same_integers(bias
     assert widen_narrow_linears(widened, 256) == 1
     (linear,) = _calls(widened, "aten.linear")
     pad = linear.args[0].args[0].args[0]  # dequantize(quantize(pad(x)))
-    assert pad.target == torch.ops.aten.pad.default and pad.args[1] == [0, 32]
+    assert pad.target == torch.ops.aten.constant_pad_nd.default and pad.args[1] == [0, 32]
     source = pad.args[0]
     assert linear.args[0].args[1:] == source.args[1:] == linear.args[0].args[0].args[1:]  # the input's quantization
     (old,) = _calls(plain, "aten.linear")
@@ -121,7 +123,7 @@ def test_every_other_linear_layer_stays(features: int, outputs: int, shape: tupl
 
     graph = _quantized(_linear(features, outputs), shape)
     before = str(graph.graph)
-    assert widen_narrow_linears(graph, 256) == 0 and str(graph.graph) == before and not _calls(graph, "aten.pad")
+    assert widen_narrow_linears(graph, 256) == 0 and str(graph.graph) == before and not _calls(graph, "constant_pad_nd")
 
 
 @pytest.mark.compile
@@ -131,6 +133,8 @@ def test_a_tiny_network_with_a_32_wide_layer_costs_less_on_u85_and_verifies(
     from tests.tiny_builds import compile_verified, tosa_ops
     from zoo.registry.compile import lower
 
+    for each in ("widened", "plain"):
+        (tmp_path / each).mkdir()
     (widened,) = compile_verified(monkeypatch, tmp_path / "widened", "tests.vector_plugin", "vector-tiny", ["u85-256"])
     monkeypatch.setattr(lower, "widens_linears", lambda family, macs: False)
     (plain,) = compile_verified(monkeypatch, tmp_path / "plain", "tests.vector_plugin", "vector-tiny", ["u85-256"])

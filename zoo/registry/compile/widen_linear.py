@@ -47,7 +47,7 @@ WIDE = 64
 MIN_NARROW, MAX_NARROW = 9, 32
 """The input widths that may be padded (8 → 32 costs 239 cycles on u85-256, 484 padded; 48 → 64 costs 413)."""
 _LEAST_OUTPUTS: dict[int, tuple[int | None, int | None]] = {
-    128: (64, 32), 256: (64, 32), 512: (None, 64), 1024: (None, None), 2048: (None, None),
+    128: (64, 32), 256: (64, 32), 512: (None, 64), 1024: (None, 128), 2048: (None, 128),
 }
 """Per U85 size (its MACs): the fewest outputs for which padding saved at least a tenth of the
 cycles, for an input of 9 to 16 features and of 17 to 32 (None: at no width measured). Both forms
@@ -103,7 +103,9 @@ def _widen(graph_module: Any, linear: Any, macs: int) -> bool:
     quantize = torch.ops.quantized_decomposed.quantize_per_tensor.default
     graph = graph_module.graph
     with graph.inserting_before(linear):
-        wide = graph.call_function(torch.ops.aten.pad.default, (source, [0, width - features], "constant", 0.0))
+        wide = graph.call_function(torch.ops.aten.constant_pad_nd.default, (source, [0, width - features], 0.0))
+        if "custom" in linear.meta:  # the Arm quantizer's mark that the node is quantized, which its partitioner reads
+            wide.meta["custom"] = dict(linear.meta["custom"])
         # The padded input keeps its source's quantization, as the Arm quantizer annotates a pad.
         wide = graph.call_function(source.target, (graph.call_function(quantize, (wide, *source.args[1:])),
                                                    *source.args[1:]))
