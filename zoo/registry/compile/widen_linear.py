@@ -7,7 +7,7 @@ MACs when the input is 32 features wide or fewer: built alone (``benchmarks/line
 int8, u85-256), 32 → 64 features cost 1,374 cycles where 64 → 64 cost 414. The same layer with
 its input padded to 64 features (a TOSA PAD, which Vela runs as two memory copies, about 220
 cycles) and its weight padded with zero columns costs 632. The rule below is what that
-benchmark measured (docs/measured.md, "Widening a narrow input"): the U85 only (on the U55 every
+benchmark measured (docs/measured.md, "Widening a narrow linear input"): the U85 only (on the U55 every
 padded layer cost more; on u65-256 at most a tenth less, for twice the weights), an input of 9 to
 32 features padded to 64, and only where the output is wide enough, for the U85's size, that the
 convolution's saving outweighs the pad's copies by a tenth of the layer's cycles.
@@ -21,8 +21,9 @@ per-channel scales, and a zero weight adds nothing to the int32 accumulator: the
 same integers. (Padding the float graph before quantization would not be exact: the matrix kernel
 adds 64 columns in another order than 32, and the calibrated output scale moved by a rounding.)
 Only a linear layer of one vector (its input's leading dimensions multiply to 1, the form
-measured) whose input and weight come straight from their dequantization is widened. ``PINNED`` ties the rule to the upstream pass it works around;
-tests/registry/test_upstream_pins.py fails when it changes.
+measured) whose input and weight come straight from their dequantization is widened. ``PINNED``
+ties the rule to the upstream pass it works around; tests/registry/test_upstream_pins.py fails
+when it changes.
 """
 
 from __future__ import annotations
@@ -109,7 +110,7 @@ def _widen(graph_module: Any, linear: Any, macs: int) -> bool:
         # The padded input keeps its source's quantization, as the Arm quantizer annotates a pad.
         wide = graph.call_function(source.target, (graph.call_function(quantize, (wide, *source.args[1:])),
                                                    *source.args[1:]))
-        codes_node = graph.get_attr(name)
+        codes_node = graph.create_node("get_attr", name, (), {})  # as convert_pt2e adds its own (no buffer)
         wide_weight = graph.call_function(weight.target, (codes_node, *weight.args[1:]))
     linear.args = (wide, wide_weight, *linear.args[2:])
     if not weight.users:
