@@ -2,12 +2,16 @@
 ad-autoencoder-spar's 1.48x on u85-256): ExecuTorch's own lowering, a 1x1 CONV2D of a 1x1 IFM
 (``DecomposeLinearPass``), and a MATMUL with a constant operand (``torch.bmm``, which the Arm
 quantizer quantizes per tensor as an activation); ``--forms widened`` pads the input with zero
-features to 64 first (weights 0 there), to see whether a narrow input's cost can be bought off. Each shape is built alone (Linear, then ReLU),
-quantized on 8 random inputs and lowered for the target; the row is Vela's estimate of it.
+features to 64 first (``--widen-to``; weights 0 there), to see whether a narrow input's cost can be
+bought off: its rows are the rule compile/widen_linear.py applies on the U85 (docs/measured.md,
+"Widening a narrow linear input"). Each shape is built alone (Linear, then ReLU), quantized on 8
+random inputs and lowered for each target (``--targets``); the row is Vela's estimate of it.
 
     PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --shapes 64x32,32x64,16x64,32x128
     PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --shapes 8x32,32x32,32x48,48x64 --forms linear
     PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --shapes 32x64,32x32,8x32 --forms widened
+    PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --targets u85-256,u85-512,u55-128,u65-256 \
+        --shapes 8x32,16x64,24x64,32x32,32x64,32x128,48x64 --forms linear,widened
 
 Prints one JSON row per shape and form: input and output features, NPU cycles, MACs and NPU
 operators. A minute or so per shape on 2 cores.
