@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from zoo.registry.compile import activations, bilinear_x2, negation, spatial_mean
+from zoo.registry.compile import activations, bilinear_x2, negation, spatial_mean, widen_linear
 from zoo.registry.compile.upstream_pin import changed_upstream
 
 RECHECK = {
@@ -35,6 +35,11 @@ RECHECK = {
         "Re-check, as docs/upstream.md describes (DecomposeMeanDimPass), whether upstream now lowers a "
         "spatial mean to AVG_POOL2D itself (then delete spatial_mean.py and bump PIPELINE_VERSION), and "
         "what mnasnet0-5 costs on u85-256 without the rewrite (benchmarks/vs_tflite.py)")),
+    "widen_linear": (widen_linear.PINNED, (
+        "Re-check, as docs/measured.md describes (widening a narrow input), whether upstream still lowers "
+        "every linear layer as a 1x1 convolution (if it now gives Vela a fully connected operator, delete "
+        "widen_linear.py and bump PIPELINE_VERSION), and measure the rule again with "
+        "benchmarks/linear_forms.py --forms linear,widened")),
 }
 EDITS = [  # a file each pin holds, and an edit upstream could make to it
     ("activations", "executorch/backends/arm/_passes/fuse_quantized_activation_pass.py", "min_val == 0", "min_val <= 0"),
@@ -43,6 +48,7 @@ EDITS = [  # a file each pin holds, and an edit upstream could make to it
     ("negation", "executorch/backends/arm/quantizer/arm_quantizer_utils.py", "        torch.ops.aten.clone.default,\n",
      "        torch.ops.aten.clone.default,\n        torch.ops.aten.neg.default,\n"),
     ("spatial_mean", "executorch/backends/arm/_passes/decompose_meandim_pass.py", "sum.dim_IntList", "avg_pool2d.default"),
+    ("widen_linear", "executorch/backends/arm/_passes/decompose_linear_pass.py", "conv2d", "linear"),
     ("bilinear_x2", "executorch/backends/arm/operator_support/ethos_u55_support.py",
      "        exir_ops.edge.aten.upsample_bilinear2d.vec,  # RESIZE\n", ""),
 ]

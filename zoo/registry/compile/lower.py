@@ -37,6 +37,7 @@ from zoo.registry.compile.negation import negations_as_products, refuse_unscaled
 from zoo.registry.compile.retarget import ethosu_compile_spec
 from zoo.registry.compile.serialize import _canonical, _program_bytes
 from zoo.registry.compile.spatial_mean import pool_spatial_means
+from zoo.registry.compile.widen_linear import widen_narrow_linears, widens_linears
 from zoo.registry.events import Progress
 from zoo.registry.npu.targets import Target
 from zoo.registry.numerics.compare import mismatched_outputs
@@ -152,6 +153,8 @@ def _lower_ethosu(
                           modules=[name for name, _ in program_model.named_modules() if name],
                           training=training_run, transformed=transformed)
     with _stage(where, "quantize"):
+        if widens_linears(target.family, target.macs):
+            widen_narrow_linears(quantized, target.macs or 0)  # the U85 runs a linear layer of a narrow input faster padded
         exported = _export(quantized, program_example)
         constants = before_lowering(exported, boundary)
 

@@ -56,6 +56,9 @@ from zoo.registry.request.precision import Precision
 #     2×2 average pools (compile/bilinear_x2.py), which the NPU runs, instead of a CPU operator between partitions.
 # 16: a floating neg becomes a multiplication by -1 before quantization (compile/negation.py): ExecuTorch
 #     lowered an int8 neg without rescaling to its own output grid (issue 56); a model with -x changes.
+#     And on the U85 a linear layer of one vector 9 to 32 features wide is padded to 64 features after
+#     quantization, its int8 weight with zero columns (compile/widen_linear.py), where Vela's estimate measured
+#     it cheaper: the same integers, fewer cycles (ad-autoencoder-spar on u85-256).
 PIPELINE_VERSION = "16"
 TOOLS = ("torch", "torchao", "executorch", "ethos-u-vela", "tosa-tools")
 
