@@ -16,7 +16,7 @@ from zoo.registry.numerics.data import evaluation_set
 def firmware_samples(spec: ModelSpec, io: dict[str, Any], count: int) -> Samples:
     """The first ``count`` samples of the model's evaluation set (its calibration set without one), or of its
     ``sensor_evaluation`` where it gives one. ValueError if the set is too small or a raw window's shape is not
-    its declaration's."""
+    its declaration's (its number of samples may differ: a series as long as it was recorded)."""
     if spec.sensor_evaluation is not None:
         return _raw_samples(spec, io, count)
     data = evaluation_set(spec, spec.calibration)
@@ -49,10 +49,12 @@ def _raw_samples(spec: ModelSpec, io: dict[str, Any], count: int) -> Samples:
                 values.append(_ordered(x, o))
                 continue
             window = np.asarray(x, dtype=np.float32)
-            want = (declared.sensor.steps, len(declared.sensor.channels))
-            if window.shape != want:
+            want = declared.sensor.raw_shape  # a window may be longer or shorter: the helper cuts or pads it
+            longest = want[0] * 64 if want[0] > 1 else 1
+            if window.ndim != 2 or window.shape[1] != want[1] or not 1 <= window.shape[0] <= longest:
                 raise ValueError(f"{spec.name}'s sensor_evaluation: input {declared.name!r} is a window of shape "
-                                 f"{list(window.shape)}, not (steps, channels) {list(want)} as its sensor declares")
+                                 f"{list(window.shape)}, not (samples, channels) {list(want)} as its sensor declares "
+                                 "(1 to 64 windows' samples)")
             values.append([float(v) for v in window.reshape(-1).tolist()])
         inputs.append(values)
     return Samples(inputs, [_label(label) for _, label in items[:count]], raw)
