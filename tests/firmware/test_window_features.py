@@ -152,3 +152,15 @@ def test_the_project_feeds_raw_windows_of_their_own_lengths_and_computed_feature
     assert "zoo_input0[ZOO_SAMPLES][MODEL_PTE_INPUT0_SENSOR_WINDOW * MODEL_PTE_INPUT0_SENSOR_AXES]" in files["zoo_inputs.h"]
     with pytest.raises(ValueError, match="input 0's raw windows must hold whole samples of 2 value"):
         render(features, record, [[0.25] * 7])
+
+
+def test_no_name_of_a_manifest_reaches_the_code() -> None:
+    evil = SensorInput(WINDOW, RATE, ("x */ int y; /*", "y"), normalisation="none",
+                       features=("x */ int y; /* mean", "y std"), from_window=True)
+    record = {"name": "f", "dtype": "float32", "shape": [1, 2], "dim_order": [0, 1], "scale": None,
+              "zero_point": None, "qmin": None, "qmax": None}
+    m = io_macros({"mode": "float", "layout": "nchw", "inputs": [record], "outputs": []})
+    m.update(sensor_io.sensor_macros([{"sensor": evil.to_json()}], {0: 2}))
+    header, source = render_io("m.h", HeaderOptions(), m)
+    assert "int y" not in source and "/* MODEL_PTE_INPUT0_SENSOR_FEATURE0 */" in source
+    assert "of the axes x * / int y; / *, y." in header  # the header's comment names them, and stays one

@@ -113,7 +113,9 @@ def normalise_declaration(a: str, tensor: str) -> str:
 def sensor_comment(p: str, tensor: str, macros: Mapping[str, object]) -> str:
     """The header's words on the helper, naming the axes, the features and the normalisation."""
     s, m = f"{tensor}_sensor_", f"{p}_{tensor.upper()}_SENSOR"
-    axes = ", ".join(str(macros.get(f"{s}axis{k}")) for k in range(int(str(macros.get(f"{s}axes")))))
+    # A manifest's axis names go into a comment: one cannot open or close it (nor become code).
+    axes = ", ".join(str(macros.get(f"{s}axis{k}")).replace("*/", "* /").replace("/*", "/ *")
+                     for k in range(int(str(macros.get(f"{s}axes")))))
     features = macros.get(f"{s}feature0") is not None
     computed = macros.get(s + "from_window") == 1
     taken = (f"raw[t * {m}_AXES + a] for `steps` samples (interleaved, as a FIFO gives them),\n"

@@ -47,8 +47,10 @@ def render_features(a: str, tensor: str, sm: str, macros: Mapping[str, object]) 
     parsed = statistics(names, axes)
     lines = []
     for axis in sorted({p.axis for p in parsed}):
-        lines.append(f"    zoo_window_axis(raw, steps, {axis}, &w);  /* {axes[axis]} */")
-        lines += [f"    features[{k}] = {_expression(p)};" for k, p in enumerate(parsed) if p.axis == axis]
+        # Comments name the macros, not the names: a manifest's text never reaches the code.
+        lines.append(f"    zoo_window_axis(raw, steps, {axis}, &w);  /* {sm}_AXIS{axis} */")
+        lines += [f"    features[{k}] = {_expression(p)};  /* {sm}_FEATURE{k} */"
+                  for k, p in enumerate(parsed) if p.axis == axis]
     return (
         f"void {a}_features_{tensor}(const float *raw, size_t steps, double *features)\n{{\n"
         f"    static double x[{sm}_WINDOW], work[{sm}_WINDOW], cosine[{sm}_WINDOW], sine[{sm}_WINDOW];\n"
