@@ -164,3 +164,24 @@ def test_no_name_of_a_manifest_reaches_the_code() -> None:
     header, source = render_io("m.h", HeaderOptions(), m)
     assert "int y" not in source and "/* MODEL_PTE_INPUT0_SENSOR_FEATURE0 */" in source
     assert "of the axes x * / int y; / *, y." in header  # the header's comment names them, and stays one
+
+
+def test_raw_evaluation_windows_may_be_as_long_as_recorded_but_must_hold_the_declared_axes() -> None:
+    from zoo import Dataset, ModelSpec, WeightsVariant
+    from zoo.registry.numerics.samples import firmware_samples
+
+    def spec(windows: list[np.ndarray]) -> ModelSpec:
+        raw = Dataset(len(windows), "windows", lambda: [([w], 0) for w in windows], lambda: "raw")
+        return ModelSpec("f-model", "1", "test", "anomaly-detection", (InputSpec("f", (1, len(NAMES)), sensor=FEATURES),),
+                         build=lambda _: None, example_inputs=lambda: [], calibration=raw,
+                         weights=(WeightsVariant("random", "seeded", "generated", "n/a", lambda: "seed 0"),),
+                         sensor_evaluation=raw)
+
+    io = {"inputs": [{"dim_order": [0, 1]}]}
+    windows = [np.ones((WINDOW, 2), np.float32), np.ones((3, 2), np.float32), np.ones((WINDOW * 3, 2), np.float32)]
+    samples = firmware_samples(spec(windows), io, 3)
+    assert [len(s[0]) for s in samples.inputs] == [WINDOW * 2, 6, WINDOW * 6] and samples.raw == (True,)
+    for wrong in (np.ones((WINDOW, 3), np.float32), np.ones((0, 2), np.float32), np.ones(WINDOW * 2, np.float32),
+                  np.ones((WINDOW * 64 + 1, 2), np.float32)):
+        with pytest.raises(ValueError, match=r"input 'f' is a window of shape .*, not \(samples, channels\) \[101, 2\]"):
+            firmware_samples(spec([wrong]), io, 1)
