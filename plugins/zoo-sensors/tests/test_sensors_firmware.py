@@ -206,3 +206,40 @@ def test_host_gcc_standardises_plaids_recorded_currents_as_the_pack_does_but_for
     want = np.clip(np.rint(pack * np.float32(1.0 / PLAID_SCALE)) + np.float32(PLAID_ZERO_POINT), -128, 127)
     differ = np.argwhere(got != want.astype(np.int8))
     assert differ.tolist() == [[527, 412]] and abs(int(got[527, 412]) - int(want[527, 412])) == 1, differ[:5]
+
+
+def test_the_firmware_scores_a_top_1_only_for_the_model_judged_by_one(tmp_path: Path) -> None:
+    """har-cnn-spar declares zoo.top1: its firmware prints each sample's class against the label and the top-1
+    line. ad-autoencoder-spar is judged by its reconstruction's ROC-AUC: the arg-max of 84 reconstructed features
+    against the novelty label meant nothing, so its firmware prints the outputs and says there is no top-1.
+    The specs' own declarations, on a few synthetic raw windows (no SPAR read)."""
+    from dataclasses import replace
+
+    from zoo import Dataset
+    from zoo.registry.firmware.boards import BOARDS
+    from zoo.registry.firmware.project import render_project
+    from zoo.registry.numerics.samples import firmware_samples
+
+    int8 = {"dtype": "int8", "scale": 0.05, "zero_point": 0, "qmin": -128, "qmax": 127}
+    window = np.linspace(-1, 1, 200 * 6, dtype=np.float32).reshape(200, 6)
+    mains = {}
+    for spec, shape, outputs in ((har.spec(), [1, 6, 1, 200], 5), (ad_autoencoder.spec(), [1, 84], 84)):
+        items = [([window], 0), ([window * 2], 1)]
+        raw = Dataset(2, "synthetic raw windows", lambda items=items: items, lambda: "synthetic")
+        record = {"name": "x", "shape": shape, "dim_order": list(range(len(shape))), **int8}
+        io = {"mode": "int8", "layout": "nchw", "inputs": [record],
+              "outputs": [{"name": "y", "shape": [1, outputs], "dim_order": [0, 1], **int8}]}
+        macros = {**io_macros(io), **sensor_macros([spec.inputs[0].to_json()], {0: int(np.prod(shape))}),
+                  "model": spec.name, "target": "ethos-u55-128"}
+        samples = firmware_samples(replace(spec, sensor_evaluation=raw), io, 2)
+        project = render_project(stem="m", macros=macros, array="model_pte", model_files={}, samples=samples,
+                                 board=BOARDS["corstone-300"], runtime_cache=tmp_path)
+        mains[spec.name] = project["main.cpp"].decode()
+    har_main, ad_main = mains[har.NAME], mains[ad_autoencoder.NAME]
+    assert "top-1 %u" not in ad_main and "model_pte_argmax_output0" not in ad_main, ad_main[-2500:]
+    assert '"samples %u, outputs printed, no top-1: the model is not judged by one%s; execute %" PRIu64 " ticks per ' \
+        'run at %u Hz\\n", ZOO_SAMPLES,\n                ZOO_STANDIN_DELEGATES ? ' in ad_main
+    assert 'std::printf("A %u - label %d ticks %" PRIu64 "%s\\n", s, zoo_labels[s], b - a, npu_mark);' in ad_main
+    assert '"samples %u, top-1 %u of %u labelled%s; execute %" PRIu64 " ticks per run at %u Hz\\n", ZOO_SAMPLES,' \
+        in har_main and "correct, labelled," in har_main
+    assert "(int)arg == zoo_labels[s]" in har_main and '"A %u %u label %d ticks' in har_main

@@ -118,6 +118,11 @@ def test_ad_autoencoder_computes_its_84_features_from_spars_raw_windows_on_the_m
     host = [command_stream.run(payload, [g])[0] for g in given]
     device = _int8_outputs(run.stdout)
     assert [device[s] for s in range(SAMPLES)] == host
+    # Judged by its ROC-AUC, not a top-1: no arg-max against the novelty label, no top-1 line.
+    decoded = [line.split()[:5] for line in run.stdout.splitlines() if line.startswith("A ")]
+    assert decoded == [["A", str(s), "-", "label", "0"] for s in range(SAMPLES)] and "top-1 " not in run.stdout
+    assert f"samples {SAMPLES}, outputs printed, no top-1: the model is not judged by one (npu_standin: computed by " \
+        "zoo's model of the NPU, not the NPU); execute " in run.stdout, run.stdout[-2000:]
 
 
 PLAID_BOOT = ("input 0: 512 samples at 30000 Hz of the axes current; per-window normalisation: "

@@ -1,5 +1,6 @@
 """Evaluation samples as plain floats, for firmware to feed a program: each input in the
-program's memory order (its ``dim_order``), with an integer label where the set has one. A model
+program's memory order (its ``dim_order``), with an integer label where the set has one, and whether
+the model is judged by top-1 (it declares ``zoo.top1``): only then does the firmware score it. A model
 whose spec gives ``sensor_evaluation`` has its sensor inputs' raw windows fed instead, sample by
 sample with the channels interleaved, for the firmware's normalising helper.
 torch is imported only by the plugin's own loading."""
@@ -10,7 +11,7 @@ from typing import Any
 
 from zoo._spec import ModelSpec
 from zoo.registry.firmware.project import Samples
-from zoo.registry.numerics.data import evaluation_set
+from zoo.registry.numerics.data import declares_top1, evaluation_set
 
 
 def firmware_samples(spec: ModelSpec, io: dict[str, Any], count: int) -> Samples:
@@ -25,7 +26,7 @@ def firmware_samples(spec: ModelSpec, io: dict[str, Any], count: int) -> Samples
     order = [list(t["dim_order"]) for t in io["inputs"]]
     inputs = [[_ordered(x, o) for x, o in zip(sample, order, strict=True)] for sample in data.samples[:count]]
     labels = [_label(label) for label in (data.labels or [None] * count)[:count]]
-    return Samples(inputs, labels)
+    return Samples(inputs, labels, top1=declares_top1(spec))
 
 
 def _raw_samples(spec: ModelSpec, io: dict[str, Any], count: int) -> Samples:
@@ -57,7 +58,7 @@ def _raw_samples(spec: ModelSpec, io: dict[str, Any], count: int) -> Samples:
                                  "(1 to 64 windows' samples)")
             values.append([float(v) for v in window.reshape(-1).tolist()])
         inputs.append(values)
-    return Samples(inputs, [_label(label) for _, label in items[:count]], raw)
+    return Samples(inputs, [_label(label) for _, label in items[:count]], raw, declares_top1(spec))
 
 
 def _ordered(x: Any, order: list[int]) -> list[float]:
