@@ -59,6 +59,7 @@ if _TYPE_CHECKING:
         train_shipped_weights,
         train_with_loss,
     )
+    from zoo._window_features import WINDOW_STATISTICS
     from zoo.registry.evaluators.base import Evaluator
     from zoo.registry.evaluators.classification import top1
     from zoo.registry.evaluators.detection import map_at, precision_at, recall_at, recall_vs_float
@@ -89,6 +90,7 @@ _LAZY = {
                      "ZooError"], "zoo._errors"),
     "Recipe": "zoo._recipe",
     "SensorInput": "zoo._sensor",
+    "WINDOW_STATISTICS": "zoo._window_features",
     "hookimpl": "zoo._hookspecs",
     "hookspec": "zoo._hookspecs",
     **dict.fromkeys(["BuildChoices", "Choices", "FetchArgs", "FetchOptions"], "zoo._options"),
@@ -138,6 +140,7 @@ _LAZY = {
 
 
 __all__ = [
+    "WINDOW_STATISTICS",
     "Artifact",
     "Board",
     "BuildChoices",

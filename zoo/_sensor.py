@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from zoo._window_features import parse_window_statistic
+
 __all__ = ["NORMALISATIONS", "WINDOW_STD_FLOOR", "SensorInput"]
 
 NORMALISATIONS = ("per-channel", "per-window", "none")
@@ -46,8 +48,12 @@ class SensorInput:
     mean: tuple[float, ...] = ()
     std: tuple[float, ...] = ()
     features: tuple[str, ...] = ()
-    """The names of the values the network takes when they are not the raw axes, computed by
-    firmware from each window; then the input holds one value per feature (one step)."""
+    """The names of the values the network takes when they are not the raw axes, computed from each
+    window; then the input holds one value per feature (one step)."""
+    from_window: bool = False
+    """The features are zoo's statistics of the window (``zoo.WINDOW_STATISTICS``, each named ``"<axis>
+    <statistic>"``): the helper computes them from the raw window. False: firmware computes them and hands
+    the helper the features."""
 
     @property
     def channels(self) -> tuple[str, ...]:
@@ -58,6 +64,11 @@ class SensorInput:
     def steps(self) -> int:
         """Values per channel in the network's input: the window's samples, or 1 for features."""
         return 1 if self.features else self.window
+
+    @property
+    def raw_shape(self) -> tuple[int, int]:
+        """What the helper takes, (samples, values per sample): the window of every axis, or the features."""
+        return (1, len(self.features)) if self.features and not self.from_window else (self.window, len(self.axes))
 
     def problems(self, shape: tuple[int, ...]) -> list[str]:
         """What is wrong with the declaration, for an input of ``shape`` (N, C, ...)."""
@@ -78,6 +89,10 @@ class SensorInput:
         if self.normalisation not in NORMALISATIONS:
             out.append(f"normalisation {self.normalisation!r} is not one of {', '.join(NORMALISATIONS)}")
         out += self._statistics_problems()
+        if not isinstance(self.from_window, bool):
+            out.append(f"from_window must be True or False, got {self.from_window!r}")
+        elif not out and self.from_window:
+            out += self._window_problems()
         if not out:
             out += self._shape_problems(shape)
         return out
@@ -95,6 +110,16 @@ class SensorInput:
             return ["mean and std must hold finite numbers"]
         return [] if all(s > 0 for s in self.std) else [f"std must be positive, got {list(self.std)}"]
 
+    def _window_problems(self) -> list[str]:
+        if not self.features:
+            return ["from_window needs features: name each statistic of the window the network takes"]
+        if self.window < 2:
+            return ["from_window needs a window of 2 samples or more"]
+        if self.normalisation == "per-window":
+            return ["per-window normalisation takes raw samples, not features computed from the window: use "
+                    "per-channel or none"]
+        return [p for p in (parse_window_statistic(name, self.axes) for name in self.features) if isinstance(p, str)]
+
     def _shape_problems(self, shape: tuple[int, ...]) -> list[str]:
         elements = math.prod(shape[1:]) if len(shape) > 1 else 0
         channels = len(self.channels)
@@ -107,4 +132,5 @@ class SensorInput:
         return {"window": self.window, "rate_hz": float(self.rate_hz), "axes": list(self.axes),
                 "units": list(self.units), "normalisation": self.normalisation,
                 "mean": [float(v) for v in self.mean], "std": [float(v) for v in self.std],
-                "features": list(self.features)}
+                "features": list(self.features),
+                **({"from_window": True} if self.from_window else {})}  # absent when False: earlier keys hold

@@ -162,13 +162,13 @@ def test_a_firmware_project_is_rendered_from_the_headers_figures(add_entry: Arti
 
 
 def _add_project(art: Artifact, runtime_cache: Path, python: str | None = None, *, target: str = "ethos-u55-128",
-                 board: str = "corstone-300") -> dict[str, bytes]:
+                 board: str = "corstone-300", top1: bool = False) -> dict[str, bytes]:
     from zoo.registry.firmware.boards import BOARDS
     from zoo.registry.firmware.project import Samples, render_project
 
     files = {p.name: p.read_bytes() for p in (art.pte, art.header)}
     return render_project(stem="add_u55-128", macros={**art.manifest.header["macros"], "target": target},
-                          array="model_pte", model_files=files, samples=Samples([[[0.5], [1.5]]], [None]),
+                          array="model_pte", model_files=files, samples=Samples([[[0.5], [1.5]]], [None], top1=top1),
                           board=BOARDS[board], runtime_cache=runtime_cache, python=python)
 
 
@@ -326,8 +326,9 @@ def _preprocessed(main: str, tmp_path: Path, **defines: int) -> str:
 def test_outputs_say_whether_the_stand_ins_model_computed_them_and_only_computed_ones_are_scored(
         add_entry: Artifact, tmp_path: Path) -> None:
     """With the stand-in, each sample's lines carry the mark of what npu_model did on that sample's calls: computed
-    (by zoo's model of the NPU, not the NPU) or not computed; the top-1 line only when every sample was computed."""
-    main = _add_project(add_entry, tmp_path)["main.cpp"].decode()
+    (by zoo's model of the NPU, not the NPU) or not computed; the top-1 line (of a model judged by top-1, as if add
+    were) only when every sample was computed."""
+    main = _add_project(add_entry, tmp_path, top1=True)["main.cpp"].decode()
     standin = _preprocessed(main, tmp_path, ZOO_NPU_STANDIN=1, MODEL_PTE_DELEGATES=1)
     assert "(1 && 1 > 0) ? \" [npu stand-in: computed by zoo's model of the NPU, not the NPU]\"" in standin
     assert 'not_computed_mark = (1 && 1 > 0) ? " [npu stand-in: not computed]"' in standin

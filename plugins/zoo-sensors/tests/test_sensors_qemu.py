@@ -77,3 +77,89 @@ def test_har_runs_spars_raw_windows_through_its_normalising_helper_on_the_stand_
     correct = sum(int(p[2]) == int(p[4]) for p in predicted)
     assert f"samples {SAMPLES}, top-1 {correct} of {SAMPLES} labelled (npu_standin: computed by zoo's model of the NPU" \
         in run.stdout, run.stdout[-2000:]
+
+
+AD_BOOT = ("input 0: 84 features of 200 samples at 50 Hz of the axes ax ay az wx wy wz; per-channel normalisation: "
+           "model_pte_normalise_input0\n")
+
+
+def test_ad_autoencoder_computes_its_84_features_from_spars_raw_windows_on_the_m55(
+        sensors_zoo: Zoo, sources: dict[str, str], runtime_cache: Path, tmp_path: Path) -> None:  # noqa: F811
+    """The M55 computes each window's 84 features (percentiles, spectrum by a direct DFT), standardises and
+    quantizes them: the bytes are the pack's Python features quantized by torch's rule, and every
+    reconstruction is the host interpreter's on them."""
+    from zoo_sensors import ad_autoencoder
+
+    from zoo._api.firmware import write_firmware
+    from zoo._options import FetchOptions
+    from zoo.registry import command_stream
+    from zoo.registry.numerics.io import IoParams
+    from zoo.registry.pte.vela_payload import find_payloads
+
+    folder = tmp_path / "fw"
+    art, _ = write_firmware(sensors_zoo, ad_autoencoder.NAME, "u55-128", folder, FetchOptions(io="int8"),
+                            samples=SAMPLES)
+    (first,), _ = raw_windows.ad_autoencoder_raw_held_out()[0]
+    assert "{" + ", ".join(f"{float(v).hex()}f" for v in first.reshape(-1)[:6]) in (folder / "zoo_inputs.c").read_text()
+    assert "model_pte_normalise_input0(zoo_input0[s], MODEL_PTE_INPUT0_SENSOR_WINDOW, in0);" in (
+        folder / "main.cpp").read_text()
+
+    run = _qemu(_build(folder, sources, runtime_cache, "-DZOO_NPU_STANDIN=ON"))
+    assert run.returncode == 0 and "npu_standin failures: 0" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
+    assert AD_BOOT in run.stdout, run.stdout[:2000]
+    records = _records(run.stdout)
+    assert all(r["computed"] for r in records if "result" in r) and not any("not_implemented" in r for r in records)
+
+    x = ad_autoencoder.load("held_out")
+    (param,) = IoParams.from_record(art.manifest.io or {}).inputs
+    given = [param.quantize(x[s].reshape(-1)).numpy().tobytes() for s in range(SAMPLES)]
+    assert [r["inputs"][0]["fnv1a"] for r in records if "inputs" in r] == [_fnv1a(g) for g in given]
+    (payload,) = find_payloads(art.pte.read_bytes())
+    host = [command_stream.run(payload, [g])[0] for g in given]
+    device = _int8_outputs(run.stdout)
+    assert [device[s] for s in range(SAMPLES)] == host
+    # Judged by its ROC-AUC, not a top-1: no arg-max against the novelty label, no top-1 line.
+    decoded = [line.split()[:5] for line in run.stdout.splitlines() if line.startswith("A ")]
+    assert decoded == [["A", str(s), "-", "label", "0"] for s in range(SAMPLES)] and "top-1 " not in run.stdout
+    assert f"samples {SAMPLES}, outputs printed, no top-1: the model is not judged by one (npu_standin: computed by " \
+        "zoo's model of the NPU, not the NPU); execute " in run.stdout, run.stdout[-2000:]
+
+
+PLAID_BOOT = ("input 0: 512 samples at 30000 Hz of the axes current; per-window normalisation: "
+              "model_pte_normalise_input0\n")
+
+
+def test_appliance_id_standardises_plaids_currents_as_long_as_recorded_on_the_m55(
+        sensors_zoo: Zoo, sources: dict[str, str], runtime_cache: Path, tmp_path: Path) -> None:  # noqa: F811
+    """Each series in amperes, 100 to 1,344 samples, as PLAID recorded it: the M55 standardises it by its own
+    statistics over all its samples, cuts or pads it to 512 and quantizes it into the pack's bytes."""
+    from zoo_sensors.series import PLAID, load
+    from zoo_sensors.series_models import APPLIANCE_ID
+
+    from zoo._api.firmware import write_firmware
+    from zoo._options import FetchOptions
+    from zoo.registry import command_stream
+    from zoo.registry.numerics.io import IoParams
+    from zoo.registry.pte.vela_payload import find_payloads
+
+    folder = tmp_path / "fw"
+    art, _ = write_firmware(sensors_zoo, APPLIANCE_ID.name, "u55-128", folder, FetchOptions(io="int8"),
+                            samples=SAMPLES)
+    lengths = [len(w) for (w,), _ in raw_windows.appliance_raw_held_out()[:SAMPLES]]
+    assert f"const size_t zoo_steps0[ZOO_SAMPLES] = {{{', '.join(map(str, lengths))}}};" in (
+        folder / "zoo_inputs.c").read_text()
+
+    run = _qemu(_build(folder, sources, runtime_cache, "-DZOO_NPU_STANDIN=ON"))
+    assert run.returncode == 0 and "npu_standin failures: 0" in run.stdout, run.stdout[-3000:] + run.stderr[-2000:]
+    assert PLAID_BOOT in run.stdout, run.stdout[:2000]
+    records = _records(run.stdout)
+    x, labels = load(PLAID, "held_out")
+    (param,) = IoParams.from_record(art.manifest.io or {}).inputs
+    given = [param.quantize(x[s].reshape(-1)).numpy().tobytes() for s in range(SAMPLES)]
+    assert [r["inputs"][0]["fnv1a"] for r in records if "inputs" in r] == [_fnv1a(g) for g in given]
+    (payload,) = find_payloads(art.pte.read_bytes())
+    host = [command_stream.run(payload, [g])[0] for g in given]
+    device = _int8_outputs(run.stdout)
+    assert [device[s] for s in range(SAMPLES)] == host
+    predicted = [line.split() for line in run.stdout.splitlines() if line.startswith("A ")]
+    assert [int(p[4]) for p in predicted] == labels[:SAMPLES].tolist()

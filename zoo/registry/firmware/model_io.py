@@ -85,7 +85,9 @@ def render_io(header_name: str, options: HeaderOptions, macros: Macros, *, c_onl
                 decls.append(f"void {a}_quantize_{tensor}(const float *x, {a}_{tensor}_t *q);")
                 defs.append(_quantize(a, tensor, m, dtype, macros))
                 if sensor_io.has_sensor(macros, i):
-                    decls += [sensor_io.sensor_comment(p, tensor, macros), sensor_io.normalise_declaration(a, tensor)]
+                    decls += [sensor_io.sensor_comment(p, tensor, macros),
+                              *sensor_io.features_declarations(a, tensor, macros, i),
+                              sensor_io.normalise_declaration(a, tensor)]
                     defs.append(sensor_io.render_normalise(a, tensor, m, dtype, macros))
             else:
                 decls.append(f"void {a}_dequantize_{tensor}(const {a}_{tensor}_t *q, float *x);")

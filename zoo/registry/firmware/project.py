@@ -50,6 +50,9 @@ class Samples:
     labels: list[int | None]
     raw: tuple[bool, ...] = ()
     """One flag per input (empty: none raw)."""
+    top1: bool = False
+    """The model is judged by zoo's ``top1`` (its spec declares it), so the labels are classes: main.cpp prints
+    output 0's arg-max against each and counts the top-1. Otherwise it prints neither, only the outputs."""
 
     def is_raw(self, i: int) -> bool:
         return i < len(self.raw) and self.raw[i]
@@ -76,6 +79,7 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
         if samples.is_raw(i) and not has_sensor(macros, i):
             raise ValueError(f"input {i}'s samples are a sensor's raw windows, but the input declares no sensor to "
                              "normalise them: give the model's float inputs instead")
+    lengths = {i: _raw_lengths(macros, samples, i) for i in range(inputs) if samples.is_raw(i)}
     values = {
         "MODEL": str(macros["model"]), "TARGET": str(macros["target"]), "STEM": stem, "BOARD": board.name,
         "CPU_NAME": board.cpu_name, "CPU_NOTE": board.cpu_note or "The CPU's own -mcpu.", "TARGET_CPU": board.cpu,
@@ -88,8 +92,9 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
         "KERNEL_REGIONS": board.kernel_regions, "NO_MOVE": board.no_move,
         "EXECUTORCH_COMMIT": EXECUTORCH_COMMIT, "HEADER": f"{stem}.h", "IO_HEADER": f"{stem}_io.h",
         "PLANNED_POOLS": _planned_pools(prefix, int(macros.get("planned_buffers") or 0)),
-        "FEED": "\n".join(_feed(array, prefix, i, samples.is_raw(i)) for i in range(inputs)),
-        "DECODE": _decode(array, macros),
+        "FEED": "\n".join(_feed(array, prefix, i, samples.is_raw(i), _from_window(macros, i), i in lengths and
+                                 lengths[i] is not None) for i in range(inputs)),
+        "DECODE": _decode(array, macros, samples.top1), "SCORE": _score(samples.top1),
         "STANDIN_ONLY": "ON" if standin_only else "OFF", "STANDIN_TOO_LARGE": too_large,
         "NPU_NOTE": U85_IN_QEMU if standin_only and delegates else "",
         "SENSOR": "".join(_sensor(array, prefix, macros, i) for i in range(inputs) if has_sensor(macros, i)),
@@ -102,7 +107,7 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
         for name in ("npu_standin.c", "npu_standin.h", *NPU_MODEL_FILES):
             out[name] = template(name)
         out["npu_model_sizes.h"] = sizes.header().encode()
-    out["zoo_inputs.h"], out["zoo_inputs.c"] = _inputs(stem, prefix, samples, inputs)
+    out["zoo_inputs.h"], out["zoo_inputs.c"] = _inputs(stem, prefix, samples, inputs, macros, lengths)
     out["arm_executor_runner.cmake"] = arm_runner_options(macros, inputs).encode()
     out["README.md"] = readme(values, board, delegates).encode()
     return out
@@ -199,10 +204,38 @@ def _planned_pools(prefix: str, count: int) -> str:
     return "\n".join(lines)
 
 
-def _feed(array: str, prefix: str, i: int, raw: bool = False) -> str:
+def _from_window(macros: Mapping[str, Any], i: int) -> bool:
+    return macros.get(f"input{i}_sensor_from_window") == 1
+
+
+def _raw_lengths(macros: Mapping[str, Any], samples: Samples, i: int) -> list[int] | None:
+    """Each raw window's samples where they are not all the declared window (a series as long as it was
+    recorded, which the helper cuts or pads), else None. ValueError if one is empty or not whole samples."""
+    given_features = f"input{i}_sensor_feature0" in macros and not _from_window(macros, i)
+    width = int(macros[f"input{i}_sensor_channels" if given_features else f"input{i}_sensor_axes"])
+    full = 1 if given_features else int(macros[f"input{i}_sensor_window"])
+    values = [len(sample[i]) for sample in samples.inputs]
+    if any(n == 0 or n % width for n in values):
+        raise ValueError(f"input {i}'s raw windows must hold whole samples of {width} value(s) each, at least one")
+    return None if all(n == full * width for n in values) else [n // width for n in values]
+
+
+def _raw_elements(prefix: str, i: int, samples: Samples, from_window: bool, lengths: list[int] | None) -> str:
+    """The values of one sample of input ``i`` in ``zoo_inputs.c``: the longest raw window where their lengths
+    differ, a raw window of every axis where the helper computes the features from it, else the program's input's."""
+    if lengths is not None:
+        return str(max(len(sample[i]) for sample in samples.inputs))
+    if samples.is_raw(i) and from_window:
+        return f"{prefix}_INPUT{i}_SENSOR_WINDOW * {prefix}_INPUT{i}_SENSOR_AXES"
+    return f"{prefix}_INPUT{i}_ELEMENTS"
+
+
+def _feed(array: str, prefix: str, i: int, raw: bool = False, from_window: bool = False, lengths: bool = False) -> str:
     """Input ``i`` of sample ``s``: through the I/O helper into its buffer (the sensor's normalising one for a
-    raw window), then set as the method's input."""
-    helper = (f"{array}_normalise_input{i}(zoo_input{i}[s], {prefix}_INPUT{i}_SENSOR_STEPS, in{i});" if raw
+    raw window, which computes the features first where they come from the window, given the window's own
+    length where they differ), then set as the method's input."""
+    steps = f"zoo_steps{i}[s]" if lengths else f"{prefix}_INPUT{i}_SENSOR_{'WINDOW' if from_window else 'STEPS'}"
+    helper = (f"{array}_normalise_input{i}(zoo_input{i}[s], {steps}, in{i});" if raw
               else f"{array}_quantize_input{i}(zoo_input{i}[s], in{i});")
     return f"""    {{
       static {array}_input{i}_t in{i}[{prefix}_INPUT{i}_ELEMENTS] ZOO_SECTION(".bss.zoo_input_buffers");
@@ -217,8 +250,11 @@ def _feed(array: str, prefix: str, i: int, raw: bool = False) -> str:
     }}"""
 
 
-def _decode(array: str, macros: Mapping[str, Any]) -> str:
-    """Output 0's arg-max by the helper (torch's rule), against the sample's label."""
+def _decode(array: str, macros: Mapping[str, Any], top1: bool) -> str:
+    """Output 0's arg-max by the helper (torch's rule), against the sample's label; ``-`` in its place for a model
+    not judged by top-1, whose arg-max means nothing (an autoencoder's reconstruction, a detector's boxes)."""
+    if not top1:
+        return '    std::printf("A %u - label %d ticks %" PRIu64 "%s\\n", s, zoo_labels[s], b - a, npu_mark);'
     if str(macros.get("output0_dtype")) not in ("float32", "int8", "uint8", "int16"):
         return '    std::printf("A %u - label %d%s\\n", s, zoo_labels[s], npu_mark);'
     return f"""    {{
@@ -227,6 +263,17 @@ def _decode(array: str, macros: Mapping[str, Any]) -> str:
       correct += zoo_labels[s] >= 0 && (int)arg == zoo_labels[s];
       std::printf("A %u %u label %d ticks %" PRIu64 "%s\\n", s, (unsigned)arg, zoo_labels[s], b - a, npu_mark);
     }}"""
+
+
+def _score(top1: bool) -> str:
+    """The run's last line when every output was computed: the top-1 over the labelled samples only where the
+    model is judged by top-1; else that there is none (the outputs are there to compare with the host's)."""
+    scored = "top-1 %u of %u labelled" if top1 else "outputs printed, no top-1: the model is not judged by one"
+    counts = "correct, labelled, " if top1 else ""
+    return (f'    std::printf("samples %u, {scored}%s; execute %" PRIu64 " ticks per run at %u Hz\\n", ZOO_SAMPLES,\n'
+            f"                {counts}ZOO_STANDIN_DELEGATES ? \" (npu_standin: computed by zoo's model of the NPU, not "
+            'the NPU)" : "",\n'
+            "                ZOO_SAMPLES ? total / ZOO_SAMPLES : 0, (unsigned)ZOO_SYSCLK_HZ);")
 
 
 def _sensor(array: str, prefix: str, macros: Mapping[str, Any], i: int) -> str:
@@ -252,12 +299,17 @@ def _float(value: float) -> str:
     return f"{value.hex()}f"
 
 
-def _inputs(stem: str, prefix: str, samples: Samples, inputs: int) -> tuple[bytes, bytes]:
+def _inputs(stem: str, prefix: str, samples: Samples, inputs: int, macros: Mapping[str, Any],
+            lengths: Mapping[int, list[int] | None]) -> tuple[bytes, bytes]:
     count = len(samples.inputs)
     header = [f"/* The evaluation samples main.cpp feeds {stem}: generated by zoo. */", "#ifndef ZOO_INPUTS_H_",
               "#define ZOO_INPUTS_H_", f'#include "{stem}.h"', f"#define ZOO_SAMPLES {count}u", "#ifdef __cplusplus",
               'extern "C" {', "#endif"]
-    header += [f"extern const float zoo_input{i}[ZOO_SAMPLES][{prefix}_INPUT{i}_ELEMENTS];" for i in range(inputs)]
+    sizes = [_raw_elements(prefix, i, samples, _from_window(macros, i), lengths.get(i)) for i in range(inputs)]
+    header += [f"extern const float zoo_input{i}[ZOO_SAMPLES][{sizes[i]}];" for i in range(inputs)]
+    steps = [i for i, n in lengths.items() if n is not None]
+    header[4:4] = ["#include <stddef.h>"] if steps else []
+    header += [f"extern const size_t zoo_steps{i}[ZOO_SAMPLES]; /* each raw window's samples */" for i in steps]
     header += ["extern const int zoo_labels[ZOO_SAMPLES]; /* -1: no integer label */", "#ifdef __cplusplus", "}",
                "#endif", "#endif", ""]
     source = ["/* Generated by zoo: the samples as the model's float inputs, before the I/O helpers. */",
@@ -267,8 +319,10 @@ def _inputs(stem: str, prefix: str, samples: Samples, inputs: int) -> tuple[byte
             source.append(f"/* zoo_input{i}: the sensor's raw windows, sample by sample with the channels interleaved, "
                           f"in the declared units: main.cpp normalises them. */")
         rows = ",\n".join("  {" + ", ".join(_float(v) for v in sample[i]) + "}" for sample in samples.inputs)
+        if lengths.get(i) is not None:  # shorter rows end in C's zeros, which the helper does not read
+            source.append(f"const size_t zoo_steps{i}[ZOO_SAMPLES] = {{{', '.join(map(str, lengths[i] or []))}}};")
         source.append(f'__attribute__((section("zoo_inputs_sec"), aligned(16)))\n'
-                      f"const float zoo_input{i}[ZOO_SAMPLES][{prefix}_INPUT{i}_ELEMENTS] = {{\n{rows}\n}};")
+                      f"const float zoo_input{i}[ZOO_SAMPLES][{sizes[i]}] = {{\n{rows}\n}};")
     labels = ", ".join(str(label if label is not None else -1) for label in samples.labels)
     source += [f"const int zoo_labels[ZOO_SAMPLES] = {{{labels}}};", ""]
     return "\n".join(header).encode(), "\n".join(source).encode()

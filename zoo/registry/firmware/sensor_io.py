@@ -7,7 +7,9 @@ manifest's check derives them again. Per input ``i`` that declares a sensor:
 - ``INPUT<i>_SENSOR_WINDOW``, ``_RATE_HZ``, ``_NORMALISATION`` (``"per-channel"``, ``"per-window"`` or
   ``"none"``), ``_AXES`` and ``_AXIS<k>`` (a name), ``_AXIS<k>_UNIT`` where declared;
 - ``_CHANNELS`` and ``_STEPS``: the network input holds channels × steps values (the axes × the
-  window, or ``_FEATURE<k>`` names × 1 when firmware computes features from the window);
+  window, or ``_FEATURE<k>`` names × 1 when features are computed from the window);
+- ``_FROM_WINDOW`` (1) where zoo computes the features (``zoo.WINDOW_STATISTICS``) from the raw window:
+  ``<array>_features_input<i>`` (``window_features``), which the normalising helper calls;
 - per channel, ``_MEAN<k>`` and ``_STD<k>`` (float literals, to read) and ``_MEAN<k>_BITS`` and
   ``_STD<k>_BITS`` (the exact IEEE-754 double, which the helper uses).
 
@@ -25,6 +27,8 @@ from __future__ import annotations
 import struct
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from zoo.registry.firmware import window_features
 
 Macros = dict[str, str | int | float | None]
 
@@ -61,6 +65,11 @@ def _one(p: str, s: Mapping[str, Any], elements: object) -> Macros:
     window, normalisation = int(s["window"]), str(s["normalisation"])
     channels = features or axes
     steps = 1 if features else window
+    from_window = s.get("from_window", False)
+    if from_window is not False and (from_window is not True or not features):
+        raise ValueError("from_window must be true, with features, or absent")
+    if from_window:
+        window_features.statistics(features, axes)
     if normalisation not in NORMALISATIONS:
         raise ValueError(f"normalisation {normalisation!r} is not one of {', '.join(NORMALISATIONS)}")
     if normalisation == "per-channel" and (len(mean) != len(channels) or len(std) != len(channels)):
@@ -76,6 +85,8 @@ def _one(p: str, s: Mapping[str, Any], elements: object) -> Macros:
         if units:
             out[f"{p}axis{k}_unit"] = str(units[k])
     out[p + "channels"], out[p + "steps"] = len(channels), steps
+    if from_window:
+        out[p + "from_window"] = 1
     out.update({f"{p}feature{k}": str(name) for k, name in enumerate(features)})
     for k, (m, d) in enumerate(zip(mean, std, strict=True)):
         out.update({f"{p}mean{k}": m, f"{p}mean{k}_bits": float64_bits(m),
@@ -87,6 +98,14 @@ def has_sensor(macros: Mapping[str, object], i: int) -> bool:
     return isinstance(macros.get(f"input{i}_sensor_window"), int)
 
 
+def from_window(macros: Mapping[str, object], i: int) -> bool:
+    return macros.get(f"input{i}_sensor_from_window") == 1
+
+
+def features_declarations(a: str, tensor: str, macros: Mapping[str, object], i: int) -> list[str]:
+    return [window_features.declaration(a, tensor)] if from_window(macros, i) else []
+
+
 def normalise_declaration(a: str, tensor: str) -> str:
     return f"void {a}_normalise_{tensor}(const float *raw, size_t steps, {a}_{tensor}_t *q);"
 
@@ -94,9 +113,15 @@ def normalise_declaration(a: str, tensor: str) -> str:
 def sensor_comment(p: str, tensor: str, macros: Mapping[str, object]) -> str:
     """The header's words on the helper, naming the axes, the features and the normalisation."""
     s, m = f"{tensor}_sensor_", f"{p}_{tensor.upper()}_SENSOR"
-    axes = ", ".join(str(macros.get(f"{s}axis{k}")) for k in range(int(str(macros.get(f"{s}axes")))))
+    # A manifest's axis names go into a comment: one cannot open or close it (nor become code).
+    axes = ", ".join(str(macros.get(f"{s}axis{k}")).replace("*/", "* /").replace("/*", "/ *")
+                     for k in range(int(str(macros.get(f"{s}axes")))))
     features = macros.get(f"{s}feature0") is not None
-    taken = (f"its {m}_CHANNELS features ({m}_FEATURE<k>), which firmware computes from the window, in raw[c]"
+    computed = macros.get(s + "from_window") == 1
+    taken = (f"raw[t * {m}_AXES + a] for `steps` samples (interleaved, as a FIFO gives them),\n"
+             f"   computes its {m}_CHANNELS features ({m}_FEATURE<k>) from them as features_{tensor}"
+             if computed else
+             f"its {m}_CHANNELS features ({m}_FEATURE<k>), which firmware computes from the window, in raw[c]"
              if features else "raw[t * CHANNELS + c] for `steps` samples (interleaved, as a FIFO gives them)")
     return (f"/* {tensor} is a sensor's window: {m}_WINDOW samples at {m}_RATE_HZ Hz of the axes {axes}.\n"
             f"   normalise_{tensor} takes {taken},\n"
@@ -112,6 +137,9 @@ def render_normalise(a: str, tensor: str, m: str, dtype: str, macros: Mapping[st
     normalisation = str(macros.get(s + "normalisation"))
     if normalisation not in NORMALISATIONS:
         raise ValueError(f"{tensor}'s sensor normalisation {normalisation!r} is not one of {', '.join(NORMALISATIONS)}")
+    computed = macros.get(s + "from_window") == 1
+    if computed and normalisation == "per-window":
+        raise ValueError(f"{tensor}'s features are computed from the window: per-window normalisation takes raw samples")
     channels_last = macros.get(f"{tensor}_layout") == "nhwc"
     index = "t * channels + c" if channels_last else "c * window + t"
     if dtype == "float32":
@@ -141,14 +169,21 @@ def render_normalise(a: str, tensor: str, m: str, dtype: str, macros: Mapping[st
     }[normalisation]
     value = "(float)raw[t * channels + c]" if normalisation == "none" else \
         "(float)(((double)raw[t * channels + c] - centre) / spread)"
+    given = f"t < steps ? {value} : 0.0f"
+    if computed:  # one step of features, in double: rounded to float32 once, after the normalisation
+        value = "(float)f[c]" if normalisation == "none" else "(float)((f[c] - centre) / spread)"
+        given = value
+        constants = (f"    static double f[{sm}_CHANNELS];\n    {a}_features_{tensor}(raw, steps, f);\n"
+                     + constants)
     return (
-        f"void {a}_normalise_{tensor}(const float *raw, size_t steps, {a}_{tensor}_t *q)\n{{\n"
+        (window_features.render_features(a, tensor, sm, macros) + "\n" if computed else "")
+        + f"void {a}_normalise_{tensor}(const float *raw, size_t steps, {a}_{tensor}_t *q)\n{{\n"
         f"    const size_t channels = {sm}_CHANNELS, window = {sm}_STEPS;\n"
         + constants
         + "    for (size_t c = 0; c < channels; c++) {\n"
         + statistics
         + "        for (size_t t = 0; t < window; t++) {\n"
-        f"            const float v = t < steps ? {value} : 0.0f;\n"
+        f"            const float v = {given};\n"
         f"            const size_t index = {index};\n"
         + "".join("    " + line + "\n" for line in store.rstrip("\n").split("\n"))
         + "        }\n    }\n}\n"
@@ -190,4 +225,6 @@ DOUBLE_OF_BITS = (
 def support(macros: Mapping[str, object], inputs: int) -> str:
     """The static functions the helpers of ``inputs`` inputs need, once per source."""
     kinds = {str(macros.get(f"input{i}_sensor_normalisation")) for i in range(inputs) if has_sensor(macros, i)}
-    return (DOUBLE_OF_BITS if "per-channel" in kinds else "") + (PAIRWISE if "per-window" in kinds else "")
+    computed = any(from_window(macros, i) for i in range(inputs))
+    return ((DOUBLE_OF_BITS if "per-channel" in kinds else "") + (PAIRWISE if "per-window" in kinds else "")
+            + (window_features.SUPPORT if computed else ""))

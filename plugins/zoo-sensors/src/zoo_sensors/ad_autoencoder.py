@@ -85,10 +85,11 @@ def build(variant: str) -> Any:
 
 
 def sensor() -> SensorInput:
-    """The window the features are computed from, and the features' standardisation by the normal training windows."""
+    """The window the features are computed from (zoo's window statistics, so firmware's I/O helper computes
+    them from the raw window), and the features' standardisation by the normal training windows."""
     saved = snapshot.read()["spar"]["novelty"]
     return SensorInput(spar.WINDOW, spar.RATE_HZ, spar.AXES, spar.UNITS, "per-channel", tuple(saved["mean"]),
-                       tuple(saved["std"]), features=spar.FEATURE_NAMES)
+                       tuple(saved["std"]), features=spar.FEATURE_NAMES, from_window=True)
 
 
 def spec() -> ModelSpec:
