@@ -7,7 +7,6 @@ reference model, every weight and scale equal to the graph's; one weight byte of
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 import pytest
@@ -22,8 +21,9 @@ pytestmark = pytest.mark.compile
 
 
 @pytest.fixture(scope="module")
-def level(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> NpuProgram:
-    """The level the build's check ran (it holds the calls and the TOSA graph, for reruns)."""
+def level(tmp_path_factory: pytest.TempPathFactory) -> NpuProgram:
+    """The level the build's check ran (it holds the calls and the TOSA graph, for reruns), in a cache of its own:
+    tests/firmware/test_npu_model_u85.py fetches the same build from the run's cache, where it may come first."""
     from zoo import Zoo
     from zoo.registry.numerics import reference
 
@@ -33,7 +33,8 @@ def level(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> NpuPr
         levels.append(NpuProgram(*args, **kwargs))
         return levels[-1]
 
-    with in_shared_cache(shared_cache, tmp_path_factory.mktemp("ops-depthwise")), pytest.MonkeyPatch.context() as mp:
+    folder = tmp_path_factory.mktemp("ops-depthwise")
+    with in_shared_cache(folder / "cache", folder), pytest.MonkeyPatch.context() as mp:
         mp.setenv("ZOO_PLUGINS", "tests.ops_plugin")
         mp.setattr(reference, "NpuProgram", recorded)
         Zoo().fetch("ops-depthwise", "u85-256", precision="a16w8", verify=True)

@@ -87,7 +87,7 @@ BUILDS: dict[str, tuple[str, dict[str, object]]] = {
     "mnist a16w8": ("mnist", {"precision": "a16w8", "verify": True}),  # tests/test_precision.py's
     "ops-u85-model": ("ops-u85-model", {}),
     "ops-flip": ("ops-flip", {"verify": True}),  # tests/command_stream/test_u85_reverse.py's
-    "ops-depthwise a16w8": ("ops-depthwise", {"precision": "a16w8", "verify": True}),  # test_u85_depthwise16.py's
+    "ops-depthwise a16w8": ("ops-depthwise", {"precision": "a16w8", "verify": True}),  # as test_u85_depthwise16.py
 }
 """u85-256 builds: the ``built`` fixture's keys (mnist, mv2 at random weights, softmax) and tests/test_precision.py's,
 found in the run's cache (built here only if this module runs first, and then found there), and one tiny network."""
