@@ -37,6 +37,9 @@ def _network(op: str) -> Any:
                 from torchvision.models.shufflenetv2 import InvertedResidual
                 self.widen = torch.nn.Conv2d(8, 48, 1)
                 self.units = torch.nn.Sequential(InvertedResidual(48, 48, 1), InvertedResidual(48, 48, 1))
+            if op == "depthwise":  # palm-detection's depthwise kernels: 3x3, and 5x5 at stride 2 (25 positions)
+                self.dw3 = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
+                self.dw5 = torch.nn.Conv2d(8, 8, 5, stride=2, padding=2, groups=8)
 
         def forward(self, x: Any) -> Any:
             a = self.a(x)
@@ -106,6 +109,8 @@ def _network(op: str) -> Any:
                 return self.strided(a[:, :1])
             if op == "chanshuffle":
                 return self.units(self.widen(a))
+            if op == "depthwise":
+                return self.dw5(F.relu(self.dw3(a)))
             if op == "flip":  # reversals along W, H and C (TOSA REVERSE: an OFM reversal, where Vela writes one)
                 return torch.flip(a, [3]) + torch.flip(self.b(x), [2]) - torch.flip(a, [1])
             raise ValueError(f"unknown operation {op!r}")
@@ -117,7 +122,7 @@ def _network(op: str) -> Any:
 MODELS = ("max", "min", "clamp", "lrelu", "abs", "sigmoid", "tanh", "hardswish", "hardsigmoid", "avgpad", "avgpad-excl", "mix",
           "upsample", "bilinear", "deconv", "dilated", "gelu", "silu",
           "prelu", "upsample4", "chanmean", "shuffle", "layernorm", "matmul", "batchmul", "u85-model", "stridepad",
-          "stridepad1", "chanshuffle", "flip")
+          "stridepad1", "chanshuffle", "flip", "depthwise")
 """Each registers as ``ops-<name>``."""
 
 

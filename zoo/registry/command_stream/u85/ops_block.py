@@ -22,7 +22,8 @@ Regor's softmax); NONE with the accumulator from IFM2 is Regor's null pool (``_r
 ARGMAX modes are not modelled. MAX, AVERAGE and SUM pools of 8-bit maps may write 32-bit ones (a layer
 norm's sums). Otherwise the accumulator is reset and output
 (``ACC_FORMAT`` input RESET, output ENABLE), 32 bits wide for 8-bit IFMs and 48 for a 16-bit
-CONV (I48: mnist at a16w8 on u85-256 is bit-exact; a 16-bit DEPTHWISE is not modelled); ``IFM_UPSCALE`` is not
+CONV or DEPTHWISE (I48: mnist at a16w8 on u85-256 is bit-exact, as is tests/ops_plugin.py's ops-depthwise, whose
+16-bit DEPTHWISE streams hold the extra padding Regor's ``_dwPaddingCount`` gives 16-bit IFMs); ``IFM_UPSCALE`` is not
 modelled. A CONV or DEPTHWISE may also keep its accumulator instead (output DISABLE, its OFM's storage
 NONE) for the next one to add to (input KEEP): Regor's ``DecomposeForStrides`` writes a kernel whose stride
 the NPU lacks (wav2letter's 250-wide, stride-160 first convolution) as one 1x1 operation per kernel
@@ -201,8 +202,6 @@ def _constants(regs: U85Registers, memory: Memory, acc: Accelerator, decoder: De
     if ifm_bits not in (8, 16) or (ifm_bits == 16) != _acc48(regs):
         raise NotInterpreted(f"{regs.op} from a {ifm_bits}-bit IFM with ACC_FORMAT {regs['ACC_FORMAT']:#x}")
     ic, oc = k.ifm_shape[2], k.ofm_shape[2]
-    if depthwise and ifm_bits == 16:
-        raise NotInterpreted(f"{regs.op} of a 16-bit IFM (its weight padding is not settled on a program)")
     if depthwise and ic != oc:
         raise NotInterpreted(f"{regs.op} from {ic} to {oc} channels (a depth multiplier)")
     weights = _weights(regs, memory, _layout(regs, acc, k, depthwise, ifm_bits), decoder)

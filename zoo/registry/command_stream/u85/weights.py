@@ -10,9 +10,11 @@ the kernel positions, by stride phase for part-kernel-first and depthwise weight
 phase right to left when it is odd; then per position IFM groups of 8 (16 when 2:4 sparse), OFM
 groups of 4 (one per core, in turn), 4 OFM channels and the group's IFM channels. A sub-kernel's
 positions are padded with zeros to a multiple of 5 (part-kernel-first, 8-bit), 10 (part-kernel-first
-16-bit or sparse, and depthwise), or 1; depthwise ones also after every tenth position on the U85-512
-and larger. On more than one core, SWD weights are one stream per core (``WEIGHT``, ``WEIGHT1``..3),
-each holding its cores' OFM groups; FWD weights are one stream, the cores' blocks interleaved.
+16-bit or sparse, and depthwise), or 1; depthwise ones also after every tenth position and at the end, by 2
+positions' worth on the U85-512 and 6 on larger ones, and by 2 from a 16-bit IFM on the U85-128 and U85-256
+(ops-depthwise at a16w8 on u85-256: 96 values for a 3x3 kernel where 8-bit IFMs take 80). On more than one
+core, SWD weights are one stream per core (``WEIGHT``, ``WEIGHT1``..3), each holding its cores' OFM
+groups; FWD weights are one stream, the cores' blocks interleaved.
 
 **FWD** (:func:`fwd_values`): a 32-byte header, read from bit 0 of byte 0 up: a raw flag, a small-palette
 flag, 102 zero bits, an int8 zero adjustment and 16 palette entries of 9 bits (magnitude, then the sign in

@@ -157,7 +157,6 @@ void u85_conv(int depthwise)
     int acc48 = F(R(ACC_FORMAT), 0, 2) == 1;
     if ((ifm.bits != 8 && ifm.bits != 16) || (ifm.bits == 16) != acc48)
         NOT_IMPLEMENTED("from a %d-bit IFM with ACC_FORMAT 0x%" PRIx32, ifm.bits, (uint32_t)R(ACC_FORMAT));
-    if (depthwise && ifm.bits == 16) NOT_IMPLEMENTED("of a 16-bit IFM (its weight padding is not settled on a program)");
     if (depthwise && k.ic != k.oc) NOT_IMPLEMENTED("from %d to %d channels (a depth multiplier)", k.ic, k.oc);
     int id = depthwise ? 1 : k.ic;
     u85_open_ofm(&s, k.oh, k.ow, k.oc, (int64_t)k.kh * k.kw * id);

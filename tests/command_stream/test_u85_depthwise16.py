@@ -1,0 +1,92 @@
+"""A DEPTHWISE from a 16-bit IFM on the U85 (issue 58): tests/ops_plugin.py's ops-depthwise at a16w8 on u85-256,
+one build (about 35 s once torch is loaded): a convolution, then 3x3 and 5x5 stride-2 depthwise convolutions of 8
+channels, palm-detection's kernels. Vela 5.1.0 writes both with ``ACC_FORMAT`` I48 and SWD weights whose sub-kernels
+Regor pads, from a 16-bit IFM, by 2 more positions of zeros at the end and after every tenth position
+(``_dwPaddingCount``), on the U85-256 too, where 8-bit IFMs get none. The NPU-program level is bit-exact with the TOSA
+reference model, every weight and scale equal to the graph's; one weight byte of the 5x5 changed fails it."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pytest
+
+from tests.conftest import in_shared_cache
+from zoo.registry.command_stream.u85 import commands
+from zoo.registry.command_stream.u85.regs import bits
+from zoo.registry.numerics.npu_program import NpuProgram
+from zoo.registry.pte.vela_payload import find_payloads
+
+pytestmark = pytest.mark.compile
+
+
+@pytest.fixture(scope="module")
+def level(tmp_path_factory: pytest.TempPathFactory) -> NpuProgram:
+    """The level the build's check ran (it holds the calls and the TOSA graph, for reruns), in a cache of its own:
+    tests/firmware/test_npu_model_u85.py fetches the same build from the run's cache, where it may come first."""
+    from zoo import Zoo
+    from zoo.registry.numerics import reference
+
+    levels: list[NpuProgram] = []
+
+    def recorded(*args: Any, **kwargs: Any) -> NpuProgram:
+        levels.append(NpuProgram(*args, **kwargs))
+        return levels[-1]
+
+    folder = tmp_path_factory.mktemp("ops-depthwise")
+    with in_shared_cache(folder / "cache", folder), pytest.MonkeyPatch.context() as mp:
+        mp.setenv("ZOO_PLUGINS", "tests.ops_plugin")
+        mp.setattr(reference, "NpuProgram", recorded)
+        Zoo().fetch("ops-depthwise", "u85-256", precision="a16w8", verify=True)
+    assert len(levels) == 1, "the build was a cache hit: no check ran in this process"
+    return levels[0]
+
+
+def _processed(level: NpuProgram) -> bytes:
+    (processed,) = {p for _, p, _, _ in level.kept}
+    return processed
+
+
+def _depthwise(processed: bytes) -> list[tuple[str, dict[str, int]]]:
+    """Each DEPTHWISE of the program: its name (``DEPTHWISE at byte 0x1d0``) and the registers it runs with."""
+    (payload,) = find_payloads(processed)
+    regs: dict[str, int] = {}
+    out = []
+    for c in commands(payload.data["cmd_data"])[1]:
+        if c.name.startswith("NPU_SET_"):
+            regs[c.name[8:]] = c.payload if c.payload is not None else c.param
+        elif c.name == "NPU_OP_DEPTHWISE":
+            out.append((f"DEPTHWISE at byte {c.offset:#x}", dict(regs)))
+    return out
+
+
+def test_a_16_bit_depthwise_is_bit_exact_and_its_padded_weights_equal_the_graphs(level: NpuProgram) -> None:
+    record = level.record()
+    assert record["outcome"] == "passed" and record["samples"] == 8, level.detail()
+    # the convolution and both depthwise ones: 3*3*3*8 + 9*8 + 25*8 weights, 3 * 8 biases and 3 * 8 scales
+    assert record["constants"] == {"operations": 3, "values": 560, "unrelated": [], "difference": None}
+    ops = _depthwise(_processed(level))
+    assert [(r["KERNEL_HEIGHT_M1"] + 1, r["KERNEL_WIDTH_M1"] + 1) for _, r in ops] == [(3, 3), (5, 5)]
+    for _, regs in ops:
+        assert bits("ifm.precision", regs["IFM_PRECISION"]) == 1  # 16-bit
+        assert bits("acc.format", regs["ACC_FORMAT"]) == 1  # I48
+
+
+def test_a_changed_weight_byte_of_the_16_bit_depthwise_fails_the_level(level: NpuProgram) -> None:
+    """A byte of the 5x5's SWD stream, which the program reads from flash (weight region 0)."""
+    processed = _processed(level)
+    (name, regs), = [op for op in _depthwise(processed) if op[1]["KERNEL_HEIGHT_M1"] == 4]
+    assert regs["WEIGHT_REGION"] & 7 == 0
+    (payload,) = find_payloads(processed)
+    start = processed.index(payload.data["weight_data"]) + regs["WEIGHT_BASE"]
+    failed = None
+    for at in range(start + regs["WEIGHT_LENGTH"] // 2, start + regs["WEIGHT_LENGTH"]):  # a change that still decodes
+        mutated = processed[:at] + bytes([processed[at] ^ 1]) + processed[at + 1:]
+        again = level.rerun({processed: mutated}, {})
+        if again.error is None:
+            failed = again
+            break
+    assert failed is not None
+    assert failed.record()["outcome"] == "failed" and not failed.check()["passed"]
+    difference = failed.record()["constants"]["difference"]
+    assert difference.startswith(f"{name} (the TOSA graph's DEPTHWISE_CONV2D "), difference
