@@ -37,6 +37,8 @@ def _network(op: str) -> Any:
                 from torchvision.models.shufflenetv2 import InvertedResidual
                 self.widen = torch.nn.Conv2d(8, 48, 1)
                 self.units = torch.nn.Sequential(InvertedResidual(48, 48, 1), InvertedResidual(48, 48, 1))
+            if op == "deconv3":  # a decoder's x2 transposed convolution: 3x3 taps, so Vela's kernels differ in size
+                self.up3 = torch.nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1)
 
         def forward(self, x: Any) -> Any:
             a = self.a(x)
@@ -72,6 +74,8 @@ def _network(op: str) -> Any:
                 return F.interpolate(a, scale_factor=2, mode="bilinear", align_corners=False)
             if op == "deconv":
                 return self.up(a)
+            if op == "deconv3":
+                return self.up3(a)
             if op == "dilated":
                 return self.dilated(a)
             if op == "gelu":
@@ -117,7 +121,7 @@ def _network(op: str) -> Any:
 MODELS = ("max", "min", "clamp", "lrelu", "abs", "sigmoid", "tanh", "hardswish", "hardsigmoid", "avgpad", "avgpad-excl", "mix",
           "upsample", "bilinear", "deconv", "dilated", "gelu", "silu",
           "prelu", "upsample4", "chanmean", "shuffle", "layernorm", "matmul", "batchmul", "u85-model", "stridepad",
-          "stridepad1", "chanshuffle", "flip")
+          "stridepad1", "chanshuffle", "flip", "deconv3")
 """Each registers as ``ops-<name>``."""
 
 
