@@ -40,6 +40,8 @@ def _network(op: str) -> Any:
             if op == "depthwise":  # palm-detection's depthwise kernels: 3x3, and 5x5 at stride 2 (25 positions)
                 self.dw3 = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
                 self.dw5 = torch.nn.Conv2d(8, 8, 5, stride=2, padding=2, groups=8)
+            if op == "deconv3":  # a decoder's x2 transposed convolution: 3x3 taps, so Vela's kernels differ in size
+                self.up3 = torch.nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1)
 
         def forward(self, x: Any) -> Any:
             a = self.a(x)
@@ -75,6 +77,8 @@ def _network(op: str) -> Any:
                 return F.interpolate(a, scale_factor=2, mode="bilinear", align_corners=False)
             if op == "deconv":
                 return self.up(a)
+            if op == "deconv3":
+                return self.up3(a)
             if op == "dilated":
                 return self.dilated(a)
             if op == "gelu":
@@ -122,7 +126,7 @@ def _network(op: str) -> Any:
 MODELS = ("max", "min", "clamp", "lrelu", "abs", "sigmoid", "tanh", "hardswish", "hardsigmoid", "avgpad", "avgpad-excl", "mix",
           "upsample", "bilinear", "deconv", "dilated", "gelu", "silu",
           "prelu", "upsample4", "chanmean", "shuffle", "layernorm", "matmul", "batchmul", "u85-model", "stridepad",
-          "stridepad1", "chanshuffle", "flip", "depthwise")
+          "stridepad1", "chanshuffle", "flip", "depthwise", "deconv3")
 """Each registers as ``ops-<name>``."""
 
 

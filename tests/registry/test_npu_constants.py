@@ -3,11 +3,13 @@ which changes fail (issue 58, item 3). The real programs are in tests/command_st
 
 from __future__ import annotations
 
+from typing import Any
+
 import numpy as np
 
 from zoo.registry.command_stream import OpConstants
 from zoo.registry.command_stream.weights import ScaleRecords
-from zoo.registry.numerics.npu_constants import GraphConv, compare
+from zoo.registry.numerics.npu_constants import GraphConv, compare, transposed_kernels
 
 RNG = np.random.default_rng(11)
 WEIGHTS = RNG.integers(-127, 128, size=(12, 3, 3, 4)).astype(np.int64)
@@ -71,3 +73,45 @@ def test_a_32_bit_ofm_holds_the_identity_scale_not_the_rescale() -> None:
     wide.records.scale[1] = 2
     assert (compare([wide], GRAPH).difference or "").endswith(
         "output channel 1): the scale is 2 / 2^0 in the program, 1 / 2^0 of a 32-bit OFM")
+
+
+def _transposed(stride: tuple[int, int]) -> tuple[np.ndarray[Any, Any], list[GraphConv]]:
+    """A TRANSPOSE_CONV2D's 6 x 3 x 3 x 4 weights as ``graph_convs`` gives them: one entry per kernel form."""
+    w = RNG.integers(-127, 128, size=(6, 3, 3, 4)).astype(np.int64)
+    name = "TRANSPOSE_CONV2D 'up' (operator 5)"
+    return w, [GraphConv(name + how, kernel, BIAS[:6], MULTIPLIER[:6], SHIFT[:6])
+               for how, kernel in transposed_kernels(w, stride)]
+
+
+def _conv(name: str, weights: np.ndarray[Any, Any]) -> OpConstants:
+    """A CONV into a 32-bit OFM, as Vela writes a transposed convolution's parts: bias only, scale 1 / 2^0."""
+    return OpConstants(name, False, weights.copy(),
+                       ScaleRecords(BIAS[:6].copy(), np.ones(6, np.int64), np.zeros(6, np.int64)), ofm_bits=32)
+
+
+def test_a_transposed_convolution_is_related_in_each_form_vela_writes() -> None:
+    """The U55/U65's one CONV reads the kernel reversed in y and x; the U85's four read, for each OFM phase of
+    stride 2, the taps of that phase reversed (tap indices written out here, as ops-deconv3's program holds them)."""
+    w, graph = _transposed((2, 2))
+    u55 = _conv("CONV at byte 0x418", w[:, [2, 1, 0]][:, :, [2, 1, 0]])
+    u85 = [_conv(f"CONV at byte {at:#x}", w[:, ys][:, :, xs])
+           for at, ys, xs in ((0x218, [2, 0], [2, 0]), (0x250, [2, 0], [1]), (0x28C, [1], [2, 0]), (0x2B8, [1], [1]))]
+    for program in ([u55], u85):
+        result = compare(program, graph)
+        assert (result.operations, result.unrelated, result.difference) == (len(program), [], None)
+    assert [kernel.shape[1:3] for kernel in (g.weights for g in graph)] == [(3, 3), (2, 2), (2, 1), (1, 2), (1, 1)]
+
+
+def test_a_changed_weight_of_a_transposed_convolution_fails_naming_its_form() -> None:
+    w, graph = _transposed((2, 2))
+    op = _conv("CONV at byte 0x250", w[:, [2, 0]][:, :, [1]])
+    op.weights[3, 1, 0, 2] += 1
+    assert compare([op], graph).difference == (
+        "CONV at byte 0x250 (the TOSA graph's TRANSPOSE_CONV2D 'up' (operator 5), its taps [0::2, 1::2] reversed in "
+        f"y and x, output channel 3): weight [1, 0, 2] (kernel y, x, input channel) is {w[3, 0, 1, 2] + 1} in the "
+        f"program, {w[3, 0, 1, 2]} in the graph")
+
+
+def test_a_transposed_convolution_at_stride_1_is_its_reversed_kernel_once() -> None:
+    w, graph = _transposed((1, 1))
+    assert len(graph) == 1 and np.array_equal(graph[0].weights, w[:, ::-1, ::-1])

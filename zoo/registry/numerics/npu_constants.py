@@ -3,12 +3,13 @@ against the TOSA graph's constants, so that a changed value fails the level whic
 
 The program side is ``command_stream.constants``: each CONV and DEPTHWISE of Vela's command stream,
 its weight streams decoded to (O, H, W, I) and its scale records to (bias, scale, shift) per OFM
-channel. The graph side is each CONV2D and DEPTHWISE_CONV2D of the TOSA graph Vela was given: its
-weights less their zero point (a depthwise's [KH, KW, C, M] as C*M channels of one input each), its
-bias, and the multiplier and shift of the RESCALE that reads its result (scale 1, shift 0 where none
-does). A program channel is related to a graph channel by its weights: Vela splits an operation by
-OFM depth into stripes, so each program operation is the graph operation, and the channel offset,
-that most of its channels' weights name. Then every channel is compared in full: its weights, its
+channel. The graph side is each CONV2D, DEPTHWISE_CONV2D and TRANSPOSE_CONV2D of the TOSA graph Vela
+was given: its weights less their zero point (a depthwise's [KH, KW, C, M] as C*M channels of one input
+each; a transposed convolution's as each reversed kernel Vela makes of it), its bias, and the
+multiplier and shift of the RESCALE that reads its result (scale 1, shift 0 where none does). A
+program channel is related to a graph channel by its weights: Vela splits an operation by OFM depth
+into stripes, so each program operation is the graph operation, and the channel offset, that most of
+its channels' weights name. Then every channel is compared in full: its weights, its
 bias, and its scale as the exact rational ``scale / 2**shift`` (Regor may move a factor of two from
 the multiplier to the shift). A program operation none of whose channels names a graph channel is
 not related (a rewrite this check does not model); it is counted, never failed, and the samples
@@ -24,7 +25,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-__all__ = ["Comparison", "GraphConv", "compare", "graph_convs"]
+__all__ = ["Comparison", "GraphConv", "compare", "graph_convs", "transposed_kernels"]
 
 _INT = {"INT8": 1, "INT16": 2, "INT32": 4, "INT48": 6}
 
@@ -73,18 +74,20 @@ def _values(tensor: Any) -> Any:
 
 
 def graph_convs(tosa: bytes) -> list[GraphConv]:
-    """Each CONV2D and DEPTHWISE_CONV2D of the graph whose weights, bias and rescale are constants."""
+    """Each CONV2D, DEPTHWISE_CONV2D and TRANSPOSE_CONV2D of the graph whose weights, bias and rescale are
+    constants; a TRANSPOSE_CONV2D as each kernel Vela may make of it (:func:`transposed_kernels`)."""
     import numpy as np
     from tosa.Op import Op
     from tosa.TosaGraph import TosaGraph
 
+    kinds = {Op.CONV2D: "CONV2D", Op.DEPTHWISE_CONV2D: "DEPTHWISE_CONV2D", Op.TRANSPOSE_CONV2D: "TRANSPOSE_CONV2D"}
     block = TosaGraph.GetRootAs(tosa, 0).Regions(0).Blocks(0)
     tensors = {block.Tensors(i).Name(): block.Tensors(i) for i in range(block.TensorsLength())}
     ops = [block.Operators(i) for i in range(block.OperatorsLength())]
     rescale_of = {op.Inputs(0): op for op in ops if op.Op() == Op.RESCALE and op.InputsLength() >= 3}
     out = []
     for index, op in enumerate(ops):
-        if op.Op() not in (Op.CONV2D, Op.DEPTHWISE_CONV2D) or op.InputsLength() < 5:
+        if op.Op() not in kinds or op.InputsLength() < 5:
             continue
         try:
             weights, bias, zp = (_values(tensors[op.Inputs(k)]) for k in (1, 2, 4))
@@ -99,13 +102,43 @@ def graph_convs(tosa: bytes) -> list[GraphConv]:
         if op.Op() == Op.DEPTHWISE_CONV2D:
             kh, kw, c, m = weights.shape
             weights = weights.transpose(2, 3, 0, 1).reshape(c * m, kh, kw, 1)
+        name = f"{kinds[op.Op()]} {op.Outputs(0).decode()!r} (operator {index})"
+        kernels = (transposed_kernels(weights, _stride(op)) if op.Op() == Op.TRANSPOSE_CONV2D
+                   else [("", weights)])
         channels = weights.shape[0]
-        kind = "CONV2D" if op.Op() == Op.CONV2D else "DEPTHWISE_CONV2D"
-        out.append(GraphConv(f"{kind} {op.Outputs(0).decode()!r} (operator {index})", weights,
-                             np.broadcast_to(bias.reshape(-1), (channels,)),
-                             np.broadcast_to(multiplier.reshape(-1), (channels,)),
-                             np.broadcast_to(shift.reshape(-1), (channels,))))
+        for how, kernel in kernels:
+            out.append(GraphConv(name + how, kernel, np.broadcast_to(bias.reshape(-1), (channels,)),
+                                 np.broadcast_to(multiplier.reshape(-1), (channels,)),
+                                 np.broadcast_to(shift.reshape(-1), (channels,))))
     return out
+
+
+def transposed_kernels(weights: Any, stride: tuple[int, int]) -> list[tuple[str, Any]]:
+    """The stride-1 CONV kernels Vela 5.1.0 makes of a TRANSPOSE_CONV2D's (O, KH, KW, I) ``weights``, each with
+    how it was taken. On the U55 and U65 (Regor's ``LegaliseTransposeConv2D``) one CONV over the IFM upscaled
+    with zeros reads the kernel reversed in y and x. On the U85 (``DecomposeTransposeConv2DLargeStride``) each
+    OFM phase (oy, ox) modulo the stride is one CONV whose kernel is the taps ``[ky::sy, kx::sx]`` reversed
+    (``ReverseHWStrided``), ky < min(sy, KH) and kx < min(sx, KW); at stride 1 that is the first kernel again.
+    Where the stride exceeds the kernel, the all-zero 1x1 CONV Regor adds to fill the OFM first is not modelled:
+    it stays unrelated, as any rewrite this check does not model."""
+    sy, sx = stride
+    kh, kw = weights.shape[1:3]
+    out = [(", its kernel reversed in y and x", weights[:, ::-1, ::-1, :])]
+    if (sy, sx) != (1, 1):
+        out += [(f", its taps [{ky}::{sy}, {kx}::{sx}] reversed in y and x",
+                 weights[:, ky::sy, kx::sx, :][:, ::-1, ::-1, :]) for ky in range(min(sy, kh)) for kx in range(min(sx, kw))]
+    return out
+
+
+def _stride(op: Any) -> tuple[int, int]:
+    """A TRANSPOSE_CONV2D's (y, x) stride, from its attribute."""
+    from tosa.TransposeConv2dAttribute import TransposeConv2dAttribute
+
+    table = op.Attribute()
+    attribute = TransposeConv2dAttribute()
+    attribute.Init(table.Bytes, table.Pos)
+    sy, sx = (int(s) for s in attribute.StrideAsNumpy())
+    return sy, sx
 
 
 def compare(program: Sequence[Any], graph: Sequence[GraphConv]) -> Comparison:
