@@ -115,3 +115,16 @@ def test_a_changed_weight_of_a_transposed_convolution_fails_naming_its_form() ->
 def test_a_transposed_convolution_at_stride_1_is_its_reversed_kernel_once() -> None:
     w, graph = _transposed((1, 1))
     assert len(graph) == 1 and np.array_equal(graph[0].weights, w[:, ::-1, ::-1])
+
+
+def test_a_32_bit_ofm_holds_scale_1_unless_its_rescale_writes_32_bits() -> None:
+    """A CONV writing 32 bits leaves its RESCALE to a later operation (scale 1), but a 16-bit IFM's 48-bit accumulator
+    rescaled into 32 bits is folded into the CONV by Vela: the program then holds that RESCALE's scale (a16w8's
+    palm-detection-lite on u85-256, whose 53 convolutions were failed on scale 1 before)."""
+    unit = ScaleRecords(BIAS.copy(), np.ones(12, np.int64), np.zeros(12, np.int64))
+    folded = ScaleRecords(BIAS.copy(), MULTIPLIER // 2, SHIFT - 1)
+    for rescale_bits, good, bad in ((8, unit, folded), (32, folded, unit)):
+        graph = [GraphConv("CONV2D 'conv' (operator 3)", WEIGHTS, BIAS, MULTIPLIER, SHIFT, rescale_bits)]
+        assert compare([OpConstants("CONV at byte 0x100", False, WEIGHTS.copy(), good, 32)], graph).difference is None
+        difference = compare([OpConstants("CONV at byte 0x100", False, WEIGHTS.copy(), bad, 32)], graph).difference
+        assert difference is not None and "the scale is" in difference, (rescale_bits, difference)

@@ -39,6 +39,9 @@ class GraphConv:
     bias: Any
     multiplier: Any
     shift: Any
+    rescale_bits: int = 0
+    """The width of what the RESCALE reading the result writes: 32 where a 48-bit accumulator (a 16-bit IFM's)
+    is rescaled into 32 bits, which Vela folds into the convolution; 0 where no RESCALE reads it."""
 
 
 @dataclass
@@ -52,12 +55,17 @@ class Comparison:
     difference: str | None = None
 
 
-def _values(tensor: Any) -> Any:
-    import numpy as np
+def _dtype(tensor: Any) -> str:
     from tosa.DType import DType
 
     names = {v: k for k, v in vars(DType).items() if not k.startswith("_")}
-    kind = names.get(tensor.Type(), str(tensor.Type()))
+    return names.get(tensor.Type(), str(tensor.Type()))
+
+
+def _values(tensor: Any) -> Any:
+    import numpy as np
+
+    kind = _dtype(tensor)
     if kind not in _INT:
         raise ValueError(f"a {kind} constant")
     raw = tensor.DataAsNumpy()
@@ -94,6 +102,7 @@ def graph_convs(tosa: bytes) -> list[GraphConv]:
             rescale = rescale_of.get(op.Outputs(0))
             multiplier, shift = ((_values(tensors[rescale.Inputs(1)]), _values(tensors[rescale.Inputs(2)]))
                                  if rescale is not None else (np.ones(1, np.int64), np.zeros(1, np.int64)))
+            rescale_bits = 0 if rescale is None else 8 * _INT.get(_dtype(tensors[rescale.Outputs(0)]), 0)
         except (KeyError, ValueError):  # a tensor computed at run time, or a type not modelled: not a constant here
             continue
         if zp.size != 1 and (zp.size == 0 or (zp != zp.reshape(-1)[0]).any()):
@@ -109,7 +118,7 @@ def graph_convs(tosa: bytes) -> list[GraphConv]:
         for how, kernel in kernels:
             out.append(GraphConv(name + how, kernel, np.broadcast_to(bias.reshape(-1), (channels,)),
                                  np.broadcast_to(multiplier.reshape(-1), (channels,)),
-                                 np.broadcast_to(shift.reshape(-1), (channels,))))
+                                 np.broadcast_to(shift.reshape(-1), (channels,)), rescale_bits))
     return out
 
 
@@ -167,8 +176,10 @@ def compare(program: Sequence[Any], graph: Sequence[GraphConv]) -> Comparison:
 
 def _scale(op: Any, conv: GraphConv, ch: int) -> tuple[int, int, str]:
     """The scale the program's ``op`` must hold for graph channel ``ch``: the RESCALE's, or 1 / 2^0 where the op
-    writes a 32-bit OFM (Regor leaves the rescale of such a result to a later operation: ops-mix's MAXIMUM)."""
-    if op.ofm_bits == 32:
+    writes a 32-bit OFM (Regor leaves the rescale of such a result to a later operation: ops-mix's MAXIMUM)
+    unless that RESCALE itself writes 32 bits (a 48-bit accumulator's, folded into the op: a16w8's residual
+    adds)."""
+    if op.ofm_bits == 32 and conv.rescale_bits != 32:
         return 1, 0, "1 / 2^0 of a 32-bit OFM"
     multiplier, shift = int(conv.multiplier[ch]), int(conv.shift[ch])
     return multiplier, shift, f"the RESCALE's {multiplier} / 2^{shift} in the graph"
