@@ -59,7 +59,7 @@ def _dtype(tensor: Any) -> str:
     from tosa.DType import DType
 
     names = {v: k for k, v in vars(DType).items() if not k.startswith("_")}
-    return names.get(tensor.Type(), str(tensor.Type()))
+    return str(names.get(tensor.Type(), tensor.Type()))
 
 
 def _values(tensor: Any) -> Any:
