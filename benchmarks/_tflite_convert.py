@@ -26,6 +26,7 @@ import json
 import os
 import re
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -64,6 +65,7 @@ def to_saved_model(onnx_path: Path, folder: Path, signature_defs: bool = False) 
     except SystemExit as exc:  # onnx2tf ends with sys.exit(1) after printing its error to the captured stdout
         said = [_ANSI.sub("", line) for line in out.getvalue().splitlines() if line.strip()]
         if not signature_defs and any("--output_signaturedefs" in line for line in said):
+            _stage("onnx2tf again, with --output_signaturedefs")
             return to_saved_model(onnx_path, folder, signature_defs=True)
         raise RuntimeError(f"onnx2tf exited with status {exc.code}: " + " ".join(said[-6:])) from None
     return out.getvalue()
@@ -232,7 +234,31 @@ def agreement(tflite: bytes, onnx_path: Path, calibration: dict[str, np.ndarray]
     return worst
 
 
+class _Clock:
+    """The seconds spent in each stage, the current one up to now (the JSON's ``stage_seconds``)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.stage: str | None = None
+        self.since = time.perf_counter()
+
+    def start(self, stage: str) -> None:
+        self.lap()
+        self.stage = stage
+
+    def lap(self) -> dict[str, float]:
+        now = time.perf_counter()
+        if self.stage is not None:
+            self.seconds[self.stage] = round(self.seconds.get(self.stage, 0.0) + now - self.since, 1)
+        self.since = now
+        return dict(self.seconds)
+
+
+_CLOCK = _Clock()
+
+
 def _stage(name: str) -> None:
+    _CLOCK.start(name)
     print(f"zoo-stage: {name}", file=sys.stderr, flush=True)
 
 
@@ -284,7 +310,7 @@ def main() -> int:
         print(json.dumps({"error": f"{stage}: {type(exc).__name__}: {exc}", "traceback": tail,
                           "log": printed[-2000:] if isinstance(printed, str) else ""}))
         return 1
-    print(json.dumps({**info, "bytes": len(tflite), "versions": versions()}))
+    print(json.dumps({**info, "bytes": len(tflite), "versions": versions(), "stage_seconds": _CLOCK.lap()}))
     return 0
 
 

@@ -145,6 +145,9 @@ def build_tflite(python: Path, model: str, onnx_path: Path, npz: Path, work: Pat
     side.notes.append(f"int8 output against ONNX Runtime's float output, lowest cosine similarity over 8 "
                       f"calibration samples: {info['cosine_vs_onnx']:.4f}")
     side.notes.append("converted with " + ", ".join(f"{k} {v}" for k, v in info.get("versions", {}).items()))
+    if info.get("stage_seconds"):
+        side.notes.append("seconds by stage in the TensorFlow venv: "
+                          + ", ".join(f"{k} {v:.0f} s" for k, v in info["stage_seconds"].items()))
     if evaluation is not None and spec is not None:
         try:
             side.metrics = tflite_metrics(spec, evaluation, outputs_path(out))

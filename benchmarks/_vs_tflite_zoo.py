@@ -15,7 +15,31 @@ from benchmarks._vs_tflite_vela import combine, run_vela
 if TYPE_CHECKING:
     from zoo import Zoo
 
-__all__ = ["build_zoo", "choose_weights"]
+__all__ = ["StageClock", "build_zoo", "choose_weights"]
+
+
+class StageClock:
+    """A progress callback for ``compile_targets`` that sums the seconds spent in each stage it reports
+    (load, export, quantize, calibrate, lower, verify, ...): where a slow build spends its time."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self._stage: str | None = None
+        self._since = time.perf_counter()
+
+    def __call__(self, stage: str, done: int | None = None, total: int | None = None) -> None:
+        self._lap()
+        self._stage = stage
+
+    def _lap(self) -> None:
+        now = time.perf_counter()
+        if self._stage is not None:
+            self.seconds[self._stage] = self.seconds.get(self._stage, 0.0) + now - self._since
+        self._since = now
+
+    def text(self) -> str:
+        self._lap()
+        return ", ".join(f"{stage} {s:.0f} s" for stage, s in self.seconds.items())
 
 
 def build_zoo(zoo: Zoo, model: str, targets: Sequence[str], weights: str | None, best: bool,
@@ -33,27 +57,32 @@ def build_zoo(zoo: Zoo, model: str, targets: Sequence[str], weights: str | None,
     b = requests[0].boundary
     label = f"zoo {b.mode} {b.layout}" + ("" if best else " (defaults)")
     started = time.perf_counter()
+    clock = StageClock()
     verify, lowered = [], set()
     for t in resolved:  # the check runs once per TOSA specification; its targets share the program's numerics
         verify.append(metrics and t.tosa_spec not in lowered)
         lowered.add(t.tosa_spec)
     try:
         results = compile_targets(spec, resolved, weights=weights, boundary=b, precision=requests[0].precision,
-                                  verify=verify)
+                                  verify=verify, progress=clock)
     except Exception as exc:  # a BuildError names the stage; report it and go on
         return [Side(label, error=f"{type(exc).__name__}: {exc}") for _ in targets]
     seconds = (time.perf_counter() - started) / len(targets)
+    stages = clock.text()
     sides = []
     for target, result in zip(targets, results, strict=True):
         assert result.vela is not None
         side = Side(label, seconds=seconds)
         recorded = result.vela["partitions"]  # what the manifest's "vela" holds
         runs = []
+        vela_started = time.perf_counter()
         for i, (graph, partition) in enumerate(zip(result.tosa_graphs, recorded, strict=True)):
             path = work / f"{model}-{target}-{b.mode}-{b.layout}-{i}.tosa"
             path.write_bytes(graph)
             runs.append(run_vela(path, partition["flags"], work / f"vela-{path.stem}", i))
         side.vela = combine(runs)
+        side.notes.append(f"seconds by stage, all targets: {stages}; Vela's rerun for {target} "
+                          f"{time.perf_counter() - vela_started:.0f} s")
         manifest = result.vela["total"]
         if side.vela.total["total_cycles"] != manifest["total_cycles"]:
             side.notes.append(f"Vela rerun gives {side.vela.total['total_cycles']:,} cycles, "

@@ -162,9 +162,12 @@ def compare_model(zoo: Zoo, python: Path, model: str, targets: Sequence[str], as
                 else [Side("zoo defaults", error=NOT_BUILT) for _ in targets])
     tfl_path: Path | None = None
     try:
+        exported = time.perf_counter()
         onnx_path, npz, digest = export_float(zoo, model, weights, work)
         evaluation = export_evaluation(zoo.model(model), work) if metrics else None
+        exported = time.perf_counter() - exported
         tfl_path, tfl_template = build_tflite(python, model, onnx_path, npz, work, evaluation, zoo.model(model))
+        tfl_template.notes.append(f"ONNX export and the samples' .npz files in zoo's venv: {exported:.0f} s")
         recorded = [n for s in best if s.vela for n in s.notes if n.startswith("calibration sha256")]
         if recorded and digest[:12] not in recorded[0]:
             tfl_template.notes.append(f"calibration sha256 {digest[:12]} differs from zoo's build")
