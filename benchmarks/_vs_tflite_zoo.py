@@ -28,8 +28,11 @@ class StageClock:
         self._since = time.perf_counter()
 
     def __call__(self, stage: str, done: int | None = None, total: int | None = None) -> None:
+        if stage == self._stage:
+            return
         self._lap()
         self._stage = stage
+        print(f"  zoo: {stage} ...", flush=True)  # a long run's log shows where it is
 
     def _lap(self) -> None:
         now = time.perf_counter()
