@@ -99,7 +99,8 @@ CATALOGUE_MODELS = (
 )
 CATALOGUE_TARGETS = ("u55-128", "u65-256", "u85-256")
 # Issue 59: the trained models onnx2tf converts: those trained here (the sensors pack's four and the two digit
-# models with them), then PP-OCR's (its recogniser and detector take 20 to 30 minutes each on 2 cores).
+# models with them), then PP-OCR's (its detector and recogniser take 15 and 24 minutes for u55-128 and u65-256
+# on 2 shared cores, nearly all of it zoo's lowering and numerical check: docs/measured.md).
 # silero-vad's and crepe-tiny's 1-D convolutions are beyond onnx2tf (see the catalogue's table).
 TRAINED_MODELS = ("mnist", "ds-cnn-fsdd", "vww-mobilenetv1-025", "har-cnn-spar", "ad-autoencoder-spar",
                   "speaker-id-vowels", "appliance-id-plaid", "yolo-tiny-mcu", "seg-tiny-mcu", "ppocr-cls", "ppocr-det",
