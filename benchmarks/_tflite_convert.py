@@ -26,6 +26,7 @@ import json
 import os
 import re
 import sys
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -46,27 +47,53 @@ def provide_sample(calibration: dict[str, np.ndarray], folder: Path) -> None:
 
 
 def to_saved_model(onnx_path: Path, folder: Path, signature_defs: bool = False) -> str:
-    """onnx2tf's SavedModel of ``onnx_path`` in ``folder``; returns onnx2tf's printout. Where onnx2tf
-    asks for ``--output_signaturedefs`` (an ONNX node name TensorFlow refuses, e.g. ``/Conv_13``), it
-    converts once more with it."""
+    """onnx2tf's Keras model of ``onnx_path``, saved in ``folder`` as onnx2tf saves it; returns onnx2tf's
+    printout. onnx2tf would also convert the model to float32 and float16 ``.tflite`` files, which the
+    flow never reads: it is asked for the model alone. Where TensorFlow refuses an ONNX node name as a
+    scope (e.g. ``/Conv_13``), it converts once more with ``--output_signaturedefs``, whose names it takes."""
     import onnx2tf
 
     out = io.StringIO()
     try:
         with contextlib.redirect_stdout(out):
-            onnx2tf.convert(
+            model = onnx2tf.convert(
                 input_onnx_file_path=str(onnx_path),
                 output_folder_path=str(folder),
                 copy_onnx_input_output_names_to_tflite=True,
                 output_signaturedefs=signature_defs,
+                disable_model_save=True,
                 non_verbose=True,
             )
     except SystemExit as exc:  # onnx2tf ends with sys.exit(1) after printing its error to the captured stdout
         said = [_ANSI.sub("", line) for line in out.getvalue().splitlines() if line.strip()]
-        if not signature_defs and any("--output_signaturedefs" in line for line in said):
-            return to_saved_model(onnx_path, folder, signature_defs=True)
         raise RuntimeError(f"onnx2tf exited with status {exc.code}: " + " ".join(said[-6:])) from None
+    try:
+        _save(model, folder, signature_defs)
+    except (ValueError, KeyError, AssertionError) as exc:  # what onnx2tf answers with --output_signaturedefs
+        if signature_defs or not any(said in str(exc) for said in _ONE_SIGNATURE):
+            raise
+        _stage("onnx2tf again, with --output_signaturedefs")
+        return to_saved_model(onnx_path, folder, signature_defs=True)
     return out.getvalue()
+
+
+_ONE_SIGNATURE = ("root scope name has to match", "Failed to add concrete function",
+                  "references an 'untracked' resource")
+
+
+def _save(model: Any, folder: Path, signature_defs: bool) -> None:
+    """The model in ``folder`` as onnx2tf 1.28.8 saves it: plainly, or with one serving signature."""
+    import tensorflow as tf
+
+    if not signature_defs:
+        tf.saved_model.save(model, str(folder))
+        return
+    import tf_keras
+
+    archive = tf_keras.export.ExportArchive()
+    archive.add_endpoint(name="serving_default", fn=lambda *inputs: model(inputs),
+                         input_signature=[tf.TensorSpec(t.shape, t.dtype, t.name) for t in model.inputs])
+    archive.write_out(str(folder))
 
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*m")
@@ -232,7 +259,31 @@ def agreement(tflite: bytes, onnx_path: Path, calibration: dict[str, np.ndarray]
     return worst
 
 
+class _Clock:
+    """The seconds spent in each stage, the current one up to now (the JSON's ``stage_seconds``)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = {}
+        self.stage: str | None = None
+        self.since = time.perf_counter()
+
+    def start(self, stage: str) -> None:
+        self.lap()
+        self.stage = stage
+
+    def lap(self) -> dict[str, float]:
+        now = time.perf_counter()
+        if self.stage is not None:
+            self.seconds[self.stage] = round(self.seconds.get(self.stage, 0.0) + now - self.since, 1)
+        self.since = now
+        return dict(self.seconds)
+
+
+_CLOCK = _Clock()
+
+
 def _stage(name: str) -> None:
+    _CLOCK.start(name)
     print(f"zoo-stage: {name}", file=sys.stderr, flush=True)
 
 
@@ -284,7 +335,7 @@ def main() -> int:
         print(json.dumps({"error": f"{stage}: {type(exc).__name__}: {exc}", "traceback": tail,
                           "log": printed[-2000:] if isinstance(printed, str) else ""}))
         return 1
-    print(json.dumps({**info, "bytes": len(tflite), "versions": versions()}))
+    print(json.dumps({**info, "bytes": len(tflite), "versions": versions(), "stage_seconds": _CLOCK.lap()}))
     return 0
 
 

@@ -94,3 +94,20 @@ def test_the_recipe_column_gives_a_roc_auc_its_four_places() -> None:
              "defaults": Side("zoo defaults", error=vs_tflite.NOT_BUILT), "tflite": tfl}]
     table = vs_tflite.side_by_side(rows, recipes)
     assert table.splitlines()[-1].endswith("| palette8: 500 (0.500), 1.0 KiB, reconstruction_roc_auc 0.9535 |")
+
+
+def test_each_side_says_where_its_seconds_went() -> None:
+    """A slow comparison (PP-OCR's detector) names its slow stage: zoo's build by the stages
+    ``compile_targets`` reports, the TensorFlow venv's process by the stages it announces."""
+    from benchmarks._vs_tflite_zoo import StageClock
+
+    clock = StageClock()
+    for stage in ("load", "export", "verify", "load"):
+        clock(stage, None, None)
+    assert list(clock.seconds) == ["load", "export", "verify"]  # the second load adds to the first
+    assert [part.split(" ")[0] for part in clock.text().split(", ")] == ["load", "export", "verify"]
+
+    tf_clock = helper._Clock()
+    tf_clock.start("onnx2tf")
+    tf_clock.start("TFLiteConverter")
+    assert list(tf_clock.lap()) == ["onnx2tf", "TFLiteConverter"]
