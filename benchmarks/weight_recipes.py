@@ -37,6 +37,9 @@ RECIPES = ("u55-128+u65-256:-:0", "u55-128+u65-256:palette16:0", "u55-128+u65-25
            "u85-256:-:0", "u85-256:sparse24:300")
 """targets:transform:QAT steps; ``-`` for zoo's default. Each model's cells are these."""
 RESULTS = Path(__file__).parent / "results" / "weight_recipes.json"
+QAT_BEFORE = 1e-3
+"""The learning rate every fine-tuned row was measured at before rows recorded theirs (``QAT``'s,
+which ``sparse24`` used until it got its own)."""
 
 
 def _vela_encodings(graph: bytes, target: Any) -> dict[str, int]:
@@ -98,6 +101,7 @@ def cell(spec: str) -> list[dict[str, Any]]:
             "fine_tune_cpu_s": round(seen["cpu_end"] - seen["cpu_start"], 1) if seen else 0.0,
             "load": round(os.getloadavg()[0], 1), "build_s": round(seconds, 1),
             "kept_step": (results[0].calibration.get("qat") or {}).get("kept_step"),
+            **({"learning_rate": request.precision.learning_rate} if request.precision.qat else {}),
         })
     return rows
 
@@ -121,7 +125,8 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         recipe = "default (int8)" if r["transform"] == "-" and not r["qat"] else r["precision"]
         recipe += ", NHWC" if r.get("layout", "nchw") == "nhwc" else ""
         cpu = f", {r['fine_tune_cpu_s']:.0f} CPU s, load {r['load']:g}" if "fine_tune_cpu_s" in r else ""
-        tuned = f"{r['fine_tune_s']:.0f} s{cpu} ({r['qat']} steps, kept {r['kept_step']})" if r["qat"] else "–"
+        rate = f", lr {r.get('learning_rate', QAT_BEFORE):g}"  # rows measured before sparse24 had its own rate
+        tuned = f"{r['fine_tune_s']:.0f} s{cpu} ({r['qat']} steps{rate}, kept {r['kept_step']})" if r["qat"] else "–"
         store = " / ".join(f"{r[k]:,} B" for k in ("flash_bytes", "dram_bytes"))
         sparse = sum(n for f, n in r["vela_encodings"].items() if "Sparse2_4" in f)
         out.append(f"| {r['model']} | {r['target']} | {recipe} | {r['cycles']:,}{ratio} | {r['weight_bytes']:,}{wratio} "

@@ -95,7 +95,7 @@ def _quantize(
 
         qat.calibrate(prepared, samples, where, report)
         training.record = qat.train(prepared, training.teacher, training.samples, precision.qat, where, report,
-                                    training.patterns)
+                                    training.patterns, precision.learning_rate)
         move_exported_model_to_eval(prepared)
     else:
         for i, sample in enumerate(samples):

@@ -130,13 +130,15 @@ def calibrate(prepared: Any, samples: Sequence[Sample], where: str, report: Prog
 
 
 def train(prepared: Any, teacher: Any, samples: Sequence[Sample], steps: int, where: str,
-          report: Progress, patterns: Sequence[weight_transforms.Pattern] = ()) -> dict[str, Any]:
+          report: Progress, patterns: Sequence[weight_transforms.Pattern] = (),
+          learning_rate: float = float(QAT["learning_rate"])) -> dict[str, Any]:
     """``steps`` SGD steps on ``samples`` towards ``teacher``'s (the float model's) outputs, the
     learning rate falling linearly to 0. Every ``QAT["check_every"]`` steps, and at the start and
     the end, the loss over all of ``samples`` is measured; the weights with the lowest are kept,
     so training never leaves the program further from float on its own data than PTQ's.
     ``patterns``: a weight transform's, onto which the kept weights are projected at the end
-    (during training the weights' fake quantizers project them). Returns that record."""
+    (during training the weights' fake quantizers project them). ``learning_rate``: where the
+    schedule starts (``Precision.learning_rate``). Returns that record."""
     import torch
 
     _, weight_quantizers = _quantizers(prepared)
@@ -161,7 +163,7 @@ def train(prepared: Any, teacher: Any, samples: Sequence[Sample], steps: int, wh
             observe_weights()
             return sum(float(loss_of(i)) for i in range(len(samples))) / len(samples)
 
-    learning_rate, batch, every = float(QAT["learning_rate"]), int(QAT["batch"]), int(QAT["check_every"])
+    batch, every = int(QAT["batch"]), int(QAT["check_every"])
     optimiser = torch.optim.SGD(params, lr=learning_rate, momentum=QAT["momentum"])
     order = torch.randperm(len(samples), generator=torch.Generator().manual_seed(QAT["seed"])).tolist()
     with _stage(where, "quantization-aware training: PTQ's loss"):
@@ -198,4 +200,4 @@ def train(prepared: Any, teacher: Any, samples: Sequence[Sample], steps: int, wh
             finish(list(patterns))
         observe_weights()  # conversion reads the weights' ranges from their observers
         prepared(*samples[0])
-    return {"steps": steps, "samples": len(samples), "loss": {"ptq": start, "kept": best}, "kept_step": best_step}
+    return {"steps": steps, "samples": len(samples), "learning_rate": learning_rate, "loss": {"ptq": start, "kept": best}, "kept_step": best_step}
