@@ -10,7 +10,7 @@ exits 1 if any differ.
 
 It names the host's CPU first (``/proc/cpuinfo``): the profiles emulate others on it, so a run on
 an Intel and one on an AMD host are two real CPUs besides. ``--train`` retrains mnist's weights under
-each profile; ``--train-weights`` the packs' too (``sensors``: the four of zoo-sensors), each against
+each profile; ``--train-weights`` the packs' too (``sensors``: the four of zoo-sensors; ``digits``: zoo-vision's detector and segmenter), each against
 its shipped file. ``--models ''`` builds nothing; ``--profiles`` runs some of the profiles, ``--skip-forward`` no mv2 pass.
 
 Run: .venv/bin/python benchmarks/cross_cpu.py [--models mnist,mv2:random,mobilenet-v3-small:random]
@@ -74,6 +74,7 @@ def build(model: str, weights: str | None, target: str, profile: dict[str, str])
 
 
 _SENSORS = ROOT / "plugins" / "zoo-sensors"
+_VISION = ROOT / "plugins" / "zoo-vision"
 TRAININGS: dict[str, tuple[list[str], Path]] = {
     "mnist": (["scripts/train_mnist.py"], ROOT / "zoo" / "plugins" / "weights" / "mnist.safetensors"),
     "har-cnn-spar": (["plugins/zoo-sensors/scripts/train_har.py"],
@@ -84,9 +85,14 @@ TRAININGS: dict[str, tuple[list[str], Path]] = {
                           _SENSORS / "src/zoo_sensors/weights/speaker_id_vowels.safetensors"),
     "appliance-id-plaid": (["plugins/zoo-sensors/scripts/train_series.py", "appliance-id-plaid"],
                            _SENSORS / "src/zoo_sensors/weights/appliance_id_plaid.safetensors"),
+    "yolo-tiny-mcu": (["plugins/zoo-vision/scripts/train_digit_detector.py"],
+                      _VISION / "src/zoo_vision/weights/yolo_tiny_mcu_digits.safetensors"),
+    "seg-tiny-mcu": (["plugins/zoo-vision/scripts/train_digit_segmenter.py"],
+                     _VISION / "src/zoo_vision/weights/seg_tiny_mcu_digits.safetensors"),
 }
 """Each training script (and its arguments) by the weights it writes, and the file zoo ships."""
-GROUPS = {"sensors": ["har-cnn-spar", "ad-autoencoder-spar", "speaker-id-vowels", "appliance-id-plaid"]}
+GROUPS = {"sensors": ["har-cnn-spar", "ad-autoencoder-spar", "speaker-id-vowels", "appliance-id-plaid"],
+          "digits": ["yolo-tiny-mcu", "seg-tiny-mcu"]}
 
 
 def host_cpu() -> str:
