@@ -393,7 +393,7 @@ def test_a_command_the_stand_ins_model_lacks_leaves_the_outputs_marked_not_compu
     """add on u55-128 is one ELEMENTWISE ADD, which npu_model computes (issue 58; before, it stopped there). With
     its mode changed to CLZ in the .pte the firmware links, which neither npu_model nor the host interpreter
     models, the stand-in says so in a record, and every line of the run says its outputs were not computed, with
-    no top-1."""
+    no accuracy. add declares no top-1, so a computed run prints none either."""
     from zoo.registry.pte.vela_payload import find_payloads
 
     art = _project("add", "u55-128", tmp_path / "fw", shared_cache, samples=2)
@@ -401,7 +401,7 @@ def test_a_command_the_stand_ins_model_lacks_leaves_the_outputs_marked_not_compu
     run = _qemu(elf)
     assert run.returncode == 0 and "npu_standin failures: 0" in run.stdout, run.stdout[-3000:]
     assert [r["computed"] for r in _records(run.stdout) if "result" in r] == [True, True]
-    assert "samples 2, top-1" in run.stdout, run.stdout[-2000:]
+    assert "samples 2, outputs printed, no top-1: the model is not judged by one" in run.stdout, run.stdout[-2000:]
 
     pte = art.pte.read_bytes()
     (payload,) = find_payloads(pte)
