@@ -11,8 +11,8 @@ from functools import cache
 from typing import Any
 
 __all__ = [
-    "add_constant", "attribute", "constant", "constant_step", "is_op", "scalar_affine", "single_user",
-    "tensor_value",
+    "add_constant", "attribute", "constant", "constant_step", "free_attribute", "is_op", "scalar_affine",
+    "single_user", "tensor_value",
 ]
 
 
@@ -116,16 +116,21 @@ def single_user(node: Any) -> Any:
     return users[0] if len(users) == 1 else None
 
 
+def free_attribute(graph_module: Any, stem: str) -> str:
+    """The first ``<stem>_<n>`` that ``graph_module`` has no attribute of."""
+    index = 0
+    while hasattr(graph_module, f"{stem}_{index}"):
+        index += 1
+    return f"{stem}_{index}"
+
+
 def add_constant(graph_module: Any, before: Any, stem: str, value: Any, *, trainable: bool = False) -> Any:
     """A ``get_attr`` node, inserted before ``before``, of ``value`` stored as a new parameter
     of ``graph_module`` (the quantizer treats it as a weight, as it does the one it replaces;
     ``trainable`` keeps it one that quantization-aware training updates)."""
     import torch
 
-    index = 0
-    while hasattr(graph_module, f"{stem}_{index}"):
-        index += 1
-    name = f"{stem}_{index}"
+    name = free_attribute(graph_module, stem)
     graph_module.register_parameter(name, torch.nn.Parameter(value.detach().clone(), requires_grad=trainable))
     with graph_module.graph.inserting_before(before):
         node = graph_module.graph.get_attr(name)

@@ -31,7 +31,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from zoo.registry.compile.aten_graph import attribute, tensor_value
+from zoo.registry.compile.aten_graph import attribute, free_attribute, tensor_value
 
 __all__ = ["MAX_NARROW", "MIN_NARROW", "PINNED", "WIDE", "widen_narrow_linears", "widened_width", "widens_linears"]
 
@@ -96,10 +96,7 @@ def _widen(graph_module: Any, linear: Any, macs: int) -> bool:
         return False
     padded = torch.zeros(outputs, width, dtype=codes.dtype)
     padded[:, :features] = codes
-    index = 0
-    while hasattr(graph_module, f"{_WIDENED}_{index}"):
-        index += 1
-    name = f"{_WIDENED}_{index}"
+    name = free_attribute(graph_module, _WIDENED)
     setattr(graph_module, name, padded)  # a plain tensor attribute, as convert_pt2e keeps its int8 weights
     quantize = torch.ops.quantized_decomposed.quantize_per_tensor.default
     graph = graph_module.graph
