@@ -162,13 +162,13 @@ def test_a_firmware_project_is_rendered_from_the_headers_figures(add_entry: Arti
 
 
 def _add_project(art: Artifact, runtime_cache: Path, python: str | None = None, *, target: str = "ethos-u55-128",
-                 board: str = "corstone-300", top1: bool = False) -> dict[str, bytes]:
+                 board: str = "corstone-300", top1: bool = False, label: int | None = None) -> dict[str, bytes]:
     from zoo.registry.firmware.boards import BOARDS
     from zoo.registry.firmware.project import Samples, render_project
 
     files = {p.name: p.read_bytes() for p in (art.pte, art.header)}
     return render_project(stem="add_u55-128", macros={**art.manifest.header["macros"], "target": target},
-                          array="model_pte", model_files=files, samples=Samples([[[0.5], [1.5]]], [None], top1=top1),
+                          array="model_pte", model_files=files, samples=Samples([[[0.5], [1.5]]], [label], top1=top1),
                           board=BOARDS[board], runtime_cache=runtime_cache, python=python)
 
 
@@ -328,7 +328,7 @@ def test_outputs_say_whether_the_stand_ins_model_computed_them_and_only_computed
     """With the stand-in, each sample's lines carry the mark of what npu_model did on that sample's calls: computed
     (by zoo's model of the NPU, not the NPU) or not computed; the top-1 line (of a model judged by top-1, as if add
     were) only when every sample was computed."""
-    main = _add_project(add_entry, tmp_path, top1=True)["main.cpp"].decode()
+    main = _add_project(add_entry, tmp_path, top1=True, label=1)["main.cpp"].decode()
     standin = _preprocessed(main, tmp_path, ZOO_NPU_STANDIN=1, MODEL_PTE_DELEGATES=1)
     assert "(1 && 1 > 0) ? \" [npu stand-in: computed by zoo's model of the NPU, not the NPU]\"" in standin
     assert 'not_computed_mark = (1 && 1 > 0) ? " [npu stand-in: not computed]"' in standin
@@ -340,6 +340,22 @@ def test_outputs_say_whether_the_stand_ins_model_computed_them_and_only_computed
     assert 'not_computed_mark = (0 && 1 > 0) ? " [npu stand-in: not computed]" : ""' in real
     assert "npu_standin_not_computed" not in real and "top-1 %u of %u labelled" in real
 
+
+
+def test_a_classifier_without_labels_prints_each_samples_class_and_no_top_1(add_entry: Artifact,
+                                                                             tmp_path: Path) -> None:
+    """A model judged by top-1 whose samples have no label (mv2 on its calibration images) prints output 0's class
+    per sample and says there is no top-1 to count, never "top-1 0 of 0 labelled"; one label brings the count back."""
+    bare = _add_project(add_entry, tmp_path, top1=True)["main.cpp"].decode()
+    a_line = 'std::printf("A %u %u label %d ticks %" PRIu64 "%s\\n", s, (unsigned)arg, zoo_labels[s], b - a, npu_mark);'
+    assert "model_pte_argmax_output0(" in bare and a_line in bare, bare[-2500:]
+    assert "top-1 %u" not in bare and "labelled +=" not in bare and "correct +=" not in bare, bare[-2500:]
+    assert ('"samples %u, no sample has a label, so no top-1: each A line gives output 0\'s class%s; execute %" PRIu64 '
+            '" ticks per run at %u Hz\\n", ZOO_SAMPLES,\n                ZOO_STANDIN_DELEGATES') in bare, bare[-2500:]
+    labelled = _add_project(add_entry, tmp_path, top1=True, label=1)["main.cpp"].decode()
+    assert a_line in labelled and "labelled += zoo_labels[s] >= 0;" in labelled
+    assert '"samples %u, top-1 %u of %u labelled%s; execute %" PRIu64 " ticks per run at %u Hz\\n", ZOO_SAMPLES,\n' \
+        "                correct, labelled, ZOO_STANDIN_DELEGATES" in labelled and "no sample has a label" not in labelled
 
 VENDOR = Path(__file__).resolve().parents[2].parent / "shared" / "vendor" / "executorch"
 HOSTILE = 'x"y é ??/ */ @FEED@ int pwned = 1 //'

@@ -52,10 +52,16 @@ class Samples:
     """One flag per input (empty: none raw)."""
     top1: bool = False
     """The model is judged by zoo's ``top1`` (its spec declares it), so the labels are classes: main.cpp prints
-    output 0's arg-max against each and counts the top-1. Otherwise it prints neither, only the outputs."""
+    output 0's arg-max against each and counts the top-1 where a sample has a label. Otherwise it prints neither,
+    only the outputs."""
 
     def is_raw(self, i: int) -> bool:
         return i < len(self.raw) and self.raw[i]
+
+    @property
+    def labelled(self) -> bool:
+        """Some sample has an integer label, so a top-1 can be counted over them."""
+        return any(label is not None for label in self.labels)
 
 
 def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_files: Mapping[str, bytes],
@@ -94,7 +100,8 @@ def render_project(*, stem: str, macros: Mapping[str, Any], array: str, model_fi
         "PLANNED_POOLS": _planned_pools(prefix, int(macros.get("planned_buffers") or 0)),
         "FEED": "\n".join(_feed(array, prefix, i, samples.is_raw(i), _from_window(macros, i), i in lengths and
                                  lengths[i] is not None) for i in range(inputs)),
-        "DECODE": _decode(array, macros, samples.top1), "SCORE": _score(samples.top1),
+        "DECODE": _decode(array, macros, samples.top1, samples.labelled),
+        "SCORE": _score(samples.top1, samples.labelled),
         "STANDIN_ONLY": "ON" if standin_only else "OFF", "STANDIN_TOO_LARGE": too_large,
         "NPU_NOTE": U85_IN_QEMU if standin_only and delegates else "",
         "SENSOR": "".join(_sensor(array, prefix, macros, i) for i in range(inputs) if has_sensor(macros, i)),
@@ -250,27 +257,32 @@ def _feed(array: str, prefix: str, i: int, raw: bool = False, from_window: bool 
     }}"""
 
 
-def _decode(array: str, macros: Mapping[str, Any], top1: bool) -> str:
+def _decode(array: str, macros: Mapping[str, Any], top1: bool, labelled: bool) -> str:
     """Output 0's arg-max by the helper (torch's rule), against the sample's label; ``-`` in its place for a model
-    not judged by top-1, whose arg-max means nothing (an autoencoder's reconstruction, a detector's boxes)."""
+    not judged by top-1, whose arg-max means nothing (an autoencoder's reconstruction, a detector's boxes). Counted
+    only where some sample has a label: without one, the class is all there is to print."""
     if not top1:
         return '    std::printf("A %u - label %d ticks %" PRIu64 "%s\\n", s, zoo_labels[s], b - a, npu_mark);'
     if str(macros.get("output0_dtype")) not in ("float32", "int8", "uint8", "int16"):
         return '    std::printf("A %u - label %d%s\\n", s, zoo_labels[s], npu_mark);'
+    count = ("      labelled += zoo_labels[s] >= 0;\n"
+             "      correct += zoo_labels[s] >= 0 && (int)arg == zoo_labels[s];\n") if labelled else ""
     return f"""    {{
       size_t arg = {array}_argmax_output0(method->get_output(0).toTensor().const_data_ptr<{array}_output0_t>());
-      labelled += zoo_labels[s] >= 0;
-      correct += zoo_labels[s] >= 0 && (int)arg == zoo_labels[s];
-      std::printf("A %u %u label %d ticks %" PRIu64 "%s\\n", s, (unsigned)arg, zoo_labels[s], b - a, npu_mark);
+{count}      std::printf("A %u %u label %d ticks %" PRIu64 "%s\\n", s, (unsigned)arg, zoo_labels[s], b - a, npu_mark);
     }}"""
 
 
-def _score(top1: bool) -> str:
+def _score(top1: bool, labelled: bool) -> str:
     """The run's last line when every output was computed: the top-1 over the labelled samples only where the
-    model is judged by top-1; else that there is none (the outputs are there to compare with the host's)."""
-    scored = "top-1 %u of %u labelled" if top1 else "outputs printed, no top-1: the model is not judged by one"
-    counts = "correct, labelled, " if top1 else ""
-    return (f'    std::printf("samples %u, {scored}%s; execute %" PRIu64 " ticks per run at %u Hz\\n", ZOO_SAMPLES,\n'
+    model is judged by top-1 and some sample has a label; else why there is none (no label to score the classes
+    against, or no top-1 to judge the model by: the outputs are there to compare with the host's)."""
+    scored = top1 and labelled
+    said = ("top-1 %u of %u labelled" if scored else
+            "no sample has a label, so no top-1: each A line gives output 0's class" if top1 else
+            "outputs printed, no top-1: the model is not judged by one")
+    counts = "correct, labelled, " if scored else ""
+    return (f'    std::printf("samples %u, {said}%s; execute %" PRIu64 " ticks per run at %u Hz\\n", ZOO_SAMPLES,\n'
             f"                {counts}ZOO_STANDIN_DELEGATES ? \" (npu_standin: computed by zoo's model of the NPU, not "
             'the NPU)" : "",\n'
             "                ZOO_SAMPLES ? total / ZOO_SAMPLES : 0, (unsigned)ZOO_SYSCLK_HZ);")
