@@ -5,14 +5,15 @@ of the pack) and each of its weights variants
 
     zoo build MODEL --weights W -t u55-128,u65-256,u85-256 --keep-going --verify --jobs 2
 
-then reads ``zoo report --all --json`` and prints one row per model, weights and
-target: built or the failure (stage and operator or pass), operators on the NPU and
+then reads ``zoo report --all --json`` (the failures) and ``zoo report MODEL --json`` (every artifact) and
+prints one row per model, weights, precision and target: built or the failure (stage and operator or pass), operators on the NPU and
 the CPU with the partitions, Vela's estimated time, SRAM and flash, the metric
 (float → int8, beside the declared figure) and the NPU-program level of ``--verify``. A variant whose weights cannot be had (torchvision's
 COCO weights offline, MTCNN's facenet weights without ZOO_MTCNN_WEIGHTS, MediaPipe's .tflite files
 without `make setup`) is a failed row at the load stage. --precision a16w8 builds every model at
-int16 activations too (the MediaPipe palm, pose and hand networks meet their allowed drops only so).
-Tens of minutes on two cores.
+int16 activations too (the MediaPipe palm, pose and hand networks meet their allowed drops only so);
+each precision is a row of its own, labelled in the precision column (--matrix: the model's name gets
+``, a16w8``). Tens of minutes on two cores.
 
     .venv/bin/python benchmarks/pack_catalogue.py {audio,vision,sensors,mediapipe} [MODEL ...] [--targets u55-128,u65-256,u85-256]
         [--cache-dir CACHE] [--report-only] [--no-random] [--precision P ...] [--matrix full|compact] [--json PATH]
@@ -57,7 +58,7 @@ def size(n: int | None) -> str:
 
 
 def row(cell: dict[str, Any]) -> str:
-    head = f"| {cell['model']} | {cell['weights']} | {cell['target']} |"
+    head = f"| {cell['model']} | {cell['weights']} | {cell['precision']} | {cell['target']} |"
     failure = cell.get("failure")
     if failure:
         culprit = failure.get("operator") or failure.get("pass_name")
@@ -85,6 +86,38 @@ def row(cell: dict[str, Any]) -> str:
         metrics += f"; meets the goal: {judged.get('best') or 'none'} ({tried})"
     return (f"{head} built | {ops} | {fallback} | {ms} | {size(a['sram_bytes'])} | {stored} | {metrics} "
             f"| {npu_program(a.get('npu_program'))} |")
+
+
+def failure_precision(failure: dict[str, Any]) -> str:
+    """The precision a recorded failure was built at: its key names it where it is not int8."""
+    return str((failure.get("variant") or {}).get("precision") or "int8")
+
+
+def by_precision(data: dict[str, Any], artifacts: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One cell per model, weights, target and precision: ``zoo report --all`` shows one artifact per model,
+    weights and target (int8's where it built), so an a16w8 build beside it would be lost, or shown in its
+    place unlabelled where int8 failed. ``artifacts`` are every cached artifact (``zoo report MODEL --json``'s
+    rows); of one precision, the one built with the target's own Vela options and no SRAM budget, newest first,
+    as ``zoo report --all`` picks. A failure shows where nothing of its precision built. Each cell gets its
+    ``precision``; the judgement of the precisions tried (``precisions``) stays with the cell --all shows."""
+    newest = sorted(artifacts, key=lambda a: (a.get("built_at") or "", a["key"]), reverse=True)
+    plainest = sorted(newest, key=lambda a: (a.get("sram_budget_bytes") is not None, len(a.get("extra_flags") or [])))
+    cells: dict[tuple[str, str, str, str], dict[str, Any]] = {}
+    for a in plainest:
+        where = (a["model"], a.get("weights") or "", a["target"], a.get("precision") or "int8")
+        cells.setdefault(where, {"model": where[0], "weights": where[1], "target": where[2], "precision": where[3],
+                                 "artifact": a, "failure": None})
+    for f in data.get("failures") or []:
+        where = (f["model"], f["weights"], f["target"], failure_precision(f))
+        cells.setdefault(where, {"model": where[0], "weights": where[1], "target": where[2], "precision": where[3],
+                                 "artifact": None, "failure": f})
+    for c in data.get("cells") or []:
+        shown = c.get("artifact") or {}
+        precision = shown.get("precision") or failure_precision(c.get("failure") or {})
+        mine = cells.get((c["model"], c["weights"], c["target"], precision))
+        if mine is not None and c.get("precisions"):
+            mine["precisions"] = c["precisions"]
+    return list(cells.values())
 
 
 def npu_program(level: dict[str, Any] | None) -> str:
@@ -128,17 +161,24 @@ def matrix_cell(cell: dict[str, Any], compact: bool = False) -> str:
 
 
 def matrix(cells: list[dict[str, Any]], weights: dict[str, str], targets: list[str], compact: bool = False) -> list[str]:
-    """Model × target: one row per model (its ``weights[model]`` variant), the metric of its first built cell."""
-    lines = ["| model | weights | " + " | ".join(targets) + " | metric (float → int8) |",
+    """Model × target: one row per model (its ``weights[model]`` variant) and precision, int8's first, the others
+    named after the model (``palm-detection-lite, a16w8``); the metric of the row's first built cell."""
+    lines = ["| model | weights | " + " | ".join(targets) + " | metric (float → program) |",
              "| --- | --- | " + " | ".join("---" for _ in targets) + " | --- |"]
     for model, variant in weights.items():
-        mine = {_short(c["target"]): c for c in cells if c["model"] == model and c["weights"] == variant}
-        built = [mine[t]["artifact"] for t in targets if t in mine and not mine[t].get("failure")]
-        metric = "; ".join(f"{m['name']} {m['float']:.4g} → {m['program']:.4g}{m.get('unit') or ''}"
-                           + ("" if m.get("passed", True) else " (over its allowed drop)")
-                           for m in (built[0]["metrics"] if built else [])) or "-"
-        lines.append(f"| {model} | {variant} | " + " | ".join(matrix_cell(mine[t], compact) if t in mine else "-" for t in targets)
-                     + f" | {metric} |")
+        precisions = sorted({c["precision"] for c in cells if c["model"] == model and c["weights"] == variant},
+                            key=lambda p: (p != "int8", p))
+        for precision in precisions:
+            mine = {_short(c["target"]): c for c in cells
+                    if (c["model"], c["weights"], c["precision"]) == (model, variant, precision)}
+            built = [mine[t]["artifact"] for t in targets if t in mine and not mine[t].get("failure")]
+            metric = "; ".join(f"{m['name']} {m['float']:.4g} → {m['program']:.4g}{m.get('unit') or ''}"
+                               + ("" if m.get("passed", True) else " (over its allowed drop)")
+                               for m in (built[0]["metrics"] if built else [])) or "-"
+            name = model if precision == "int8" else f"{model}, {precision}"
+            lines.append(f"| {name} | {variant} | "
+                         + " | ".join(matrix_cell(mine[t], compact) if t in mine else "-" for t in targets)
+                         + f" | {metric} |")
     return lines
 
 
@@ -189,10 +229,15 @@ def main() -> int:
     data = json.loads(report.stdout)
     if args.json:
         args.json.write_text(report.stdout)
+    cached = {c["model"] for c in data["cells"] if c["model"] in models and c.get("artifact")}
+    artifacts = [a for model in sorted(cached) for a in json.loads(subprocess.run(
+        [*ZOO, "report", model, "--json"], env=env, check=True, capture_output=True, text=True).stdout)["rows"]]
     targets = args.targets.split(",")
     order = {t: i for i, t in enumerate(targets)}
-    cells = sorted((c for c in data["cells"] if c["model"] in models),
-                   key=lambda c: (models.index(c["model"]), c["weights"], order.get(_short(c["target"]), len(order))))
+    ranks = {p: i for i, p in enumerate(["int8", *args.precision])}
+    cells = sorted((c for c in by_precision(data, artifacts) if c["model"] in models),
+                   key=lambda c: (models.index(c["model"]), c["weights"], ranks.get(c["precision"], len(ranks)),
+                                  c["precision"], order.get(_short(c["target"]), len(order))))
     if args.matrix:
         # One variant per model: the first that is not random (the real weights), else random.
         chosen = {}
@@ -202,9 +247,9 @@ def main() -> int:
         print("\n".join(matrix(cells, chosen, targets, compact=args.matrix == "compact")))
         return 0
     print(f"\nzoo {args.pack} pack, {datetime.date.today().isoformat()}, targets {args.targets}\n")
-    print("| model | weights | target | result | NPU / CPU ops / partitions | CPU operators | est. ms | SRAM "
-          "| flash or DRAM | metric | NPU program |")
-    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
+    print("| model | weights | precision | target | result | NPU / CPU ops / partitions | CPU operators | est. ms "
+          "| SRAM | flash or DRAM | metric | NPU program |")
+    print("| --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- | --- |")
     for cell in cells:
         print(row(cell))
     if seconds:
