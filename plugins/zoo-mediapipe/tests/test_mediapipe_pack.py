@@ -31,30 +31,34 @@ def test_blazeface_declares_its_input_outputs_metrics_and_licence(mediapipe_zoo:
     assert spec.evaluation is not None and spec.evaluation.size == 60 and spec.calibration.size == 32
 
 
-def test_selfie_segmentation_declares_its_input_mask_and_agreement_metrics(mediapipe_zoo: Zoo) -> None:
-    spec = mediapipe_zoo.model(selfie.NAME)
+@pytest.mark.parametrize(("net", "shape"), [(selfie.GENERAL, (1, 256, 256, 3)), (selfie.LANDSCAPE, (1, 144, 256, 3))],
+                         ids=["general", "landscape"])
+def test_selfie_segmentation_declares_its_input_mask_and_agreement_metrics(mediapipe_zoo: Zoo, net: selfie.Selfie,
+                                                                            shape: tuple[int, ...]) -> None:
+    spec = mediapipe_zoo.model(net.name)
     (image,) = spec.inputs
-    assert (spec.task, image.shape, image.range, spec.outputs) == ("semantic-segmentation", (1, 256, 256, 3), (0.0, 1.0),
+    assert (spec.task, image.shape, image.range, spec.outputs) == ("semantic-segmentation", shape, (0.0, 1.0),
                                                                    ("mask",))
     assert [m.name for m in spec.metrics] == ["mask-agreement", "face-coverage-gap"]
     assert spec.axes == "nhwc"  # the header and summary label its image NHWC, as the file takes it
     assert spec.metrics[0].description.startswith("agreement, not accuracy")
     assert spec.weights_variant(None).licence.startswith("Apache-2.0")
+    assert files.FILES[net.file][1] in spec.weights_variant(None).identity()
     assert spec.evaluation is not None and spec.evaluation.size == 40 + len(images.PHOTOS)
 
 
-def test_the_mask_metrics_pool_iou_against_float_and_compare_the_face_and_non_face_boxes() -> None:
+@pytest.mark.parametrize("height", [256, 144])  # the general model's square mask, the landscape one's
+def test_the_mask_metrics_pool_iou_against_float_and_compare_the_face_and_non_face_boxes(height: int) -> None:
     import numpy as np
 
-    side = selfie.SIDE
-    ref = np.zeros((1, side, side, 1), dtype=np.float32)
+    ref = np.zeros((1, height, 256, 1), dtype=np.float32)
     ref[0, :100, :100] = 0.9  # 10,000 px
     mine = np.zeros_like(ref)
-    mine[0, 50:150, :100] = 0.7  # 10,000 px, half of them the reference's
-    labels = [(0, 0, 100, 100, 200, 200, 256, 256)]
-    assert selfie.AGREEMENT([[mine]], labels, reference=[[ref]]) == pytest.approx(100.0 * 5000 / 15000)
+    mine[0, 40:140, :100] = 0.7  # 10,000 px, 6,000 of them the reference's
+    labels = [(0, 0, 100, 100, 200, 100, 256, 144)]
+    assert selfie.AGREEMENT([[mine]], labels, reference=[[ref]]) == pytest.approx(100.0 * 6000 / 14000)
     assert selfie.COVERAGE_GAP([[ref]], labels) == pytest.approx(100.0)  # face box all in, the other all out
-    assert selfie.COVERAGE_GAP([[mine]], labels) == pytest.approx(50.0)
+    assert selfie.COVERAGE_GAP([[mine]], labels) == pytest.approx(60.0)
     assert selfie.COVERAGE_GAP([[ref], [ref]], [(), *labels]) == pytest.approx(100.0)  # a photo has no boxes
     assert selfie.AGREEMENT.check_label("face") is not None and selfie.AGREEMENT.check_label(()) is None
 
@@ -191,6 +195,7 @@ def test_zoo_list_with_the_pack_imports_neither_torch_nor_numpy() -> None:
     assert probed.returncode == 0, probed.stderr
     assert probed.loaded == []
     listed = {m["name"]: m["task"] for m in json.loads(probed.stdout)}
-    assert [listed.get(name) for name in (blazeface.NAME, selfie.NAME, PALM.name, PALM_FULL.name, POSE.name, HAND_LITE.name,
-                                                  HAND_FULL.name, POSE_FULL.name)] == [
-        "face-detection", "semantic-segmentation", *["object-detection"] * 3, *["keypoint-detection"] * 3], sorted(listed)
+    assert [listed.get(name) for name in (blazeface.NAME, selfie.GENERAL.name, selfie.LANDSCAPE.name, PALM.name,
+                                          PALM_FULL.name, POSE.name, HAND_LITE.name, HAND_FULL.name, POSE_FULL.name)] == [
+        "face-detection", *["semantic-segmentation"] * 2, *["object-detection"] * 3, *["keypoint-detection"] * 3], \
+        sorted(listed)

@@ -23,7 +23,7 @@ ORIGIN = (f"mediapipe {VERSION}'s wheel on PyPI (pip download mediapipe=={VERSIO
           "never installed), mediapipe/modules/…")
 LICENCE = "Apache-2.0 (MediaPipe, Google)"
 # name: (path in the wheel, sha256): scripts/mediapipe_tflite.py extracts these from the wheel (and
-# benchmarks/tflite_exactness.py checks the reader on them: selfie_segmentation_landscape is its alone).
+# benchmarks/tflite_exactness.py checks the reader on them).
 FILES = {
     "face_detection_short_range": ("mediapipe/modules/face_detection/face_detection_short_range.tflite",
                                    "bbff11cebd1eb27a1e004cae0b0e63ec8c551cbf34a4451148b4908b8db3eca8"),

@@ -55,12 +55,13 @@ def load(name: str) -> Any:
     return torch.from_numpy(pixels.copy()).permute(2, 0, 1).contiguous()
 
 
-def resized(image: Any, side: int) -> Any:
-    """A (3, h, w) image resized to (3, side, side): torch's bilinear, antialiased interpolate."""
+def resized(image: Any, side: int, height: int | None = None) -> Any:
+    """A (3, h, w) image resized to (3, height, side), ``height`` being ``side`` unless given: torch's bilinear,
+    antialiased interpolate."""
     import torch
 
-    return torch.nn.functional.interpolate(image[None], size=(side, side), mode="bilinear", align_corners=False,
-                                           antialias=True)[0].clamp(0.0, 1.0)
+    return torch.nn.functional.interpolate(image[None], size=(height or side, side), mode="bilinear",
+                                           align_corners=False, antialias=True)[0].clamp(0.0, 1.0)
 
 
 def photos_text(mirrored: bool) -> str:

@@ -12,7 +12,8 @@ from zoo_mediapipe import blazeface, detectors, landmarks, selfie
 @hookimpl
 def register_models(register: Callable[[ModelSpec], None]) -> None:
     register(blazeface.spec())
-    register(selfie.spec())
+    for segmenter in selfie.SELFIES.values():
+        register(selfie.spec(segmenter))
     for detector in detectors.DETECTORS.values():
         register(detectors.spec(detector))
     for net in landmarks.LANDMARKS.values():
