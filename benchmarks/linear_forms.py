@@ -5,8 +5,9 @@ quantizer quantizes per tensor as an activation); ``--forms widened`` pads the i
 features to 64 first (``--widen-to``; weights 0 there), to see whether a narrow input's cost can be
 bought off: its rows are the rule compile/widen_linear.py applies on the U85 (docs/measured.md,
 "Widening a narrow linear input"). ``--forms padded`` is that rewrite itself, made on the
-quantized graph as zoo's build makes it (the float pad of ``widened`` is quantized on its own). Each shape is built alone (Linear, then ReLU), quantized on 8
-random inputs and lowered for each target (``--targets``); the row is Vela's estimate of it.
+quantized graph as zoo's build makes it (the float pad of ``widened`` is quantized on its own).
+Each shape is built alone (Linear, then ReLU), quantized on 8 random inputs and lowered for each
+target (``--targets``); the row is Vela's estimate of it.
 
     PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --shapes 64x32,32x64,16x64,32x128
     PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --shapes 8x32,32x32,32x48,48x64 --forms linear
@@ -14,9 +15,9 @@ random inputs and lowered for each target (``--targets``); the row is Vela's est
     PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --targets u85-256,u85-512,u55-128,u65-256 \
         --shapes 8x32,16x64,24x64,32x32,32x64,32x128,48x64 --forms linear,widened
     PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --targets u85-128,u85-256,u85-512 \
-        --shapes 8x32,8x64,8x128 --forms linear,widened --widen-to 16,32,64
+        --shapes 8x32,8x64,8x128 --forms linear,padded --widen-to 16,32,48,64
     PYTHONPATH=. .venv/bin/python benchmarks/linear_forms.py --targets u85-128,u85-256,u85-512 \
-        --shapes 16x64,32x64,32x128 --forms linear,widened --vectors 4,16,49
+        --shapes 16x64,32x64,32x128 --forms linear,padded --vectors 4,16,49
 
 ``--widen-to`` takes a list (one widened row per width); ``--vectors T`` builds the layer over
 ``[1, T, in]`` (T vectors, as a sequence model's or an attention projection's), which
@@ -24,10 +25,10 @@ random inputs and lowered for each target (``--targets``); the row is Vela's est
 
 Prints one JSON row per shape and form: input and output features, vectors, NPU cycles, MACs
 and NPU operators (``--layers`` adds Vela's per-layer cycles). ``--producer`` computes the layer's
-input on the NPU first (a cin → cin linear and ReLU, as a network does): Vela then writes that
-layer's output into the padded tensor and the pad costs one memory copy, not the two it costs
-on the graph's input; the row adds ``layer_cycles``, the cycles after that first layer's. A few
-seconds per row on 2 cores.
+input on the NPU first (a cin → cin linear and ReLU, as a network does) and adds
+``layer_cycles``, the cycles after that first layer's: whether Vela writes that layer's output
+straight into the padded tensor, saving the pad's copy of its input (it does not after a
+RESHAPE, docs/measured.md). A few seconds per row on 2 cores.
 """
 
 from __future__ import annotations

@@ -70,7 +70,7 @@ forms cost about a fixed part plus a part per output, the padded one less per ou
 grows with the outputs."""
 MAX_VECTORS = 4
 """The most vectors a padded input may hold. For 2 to 4 vectors (``[1, T, C]``), 17 to 32 features
-and 64 outputs or more, padding saved 21 to 57 % on u85-128, -256 and -512; for 9 to 16 features, or
+and 64 outputs or more, padding saved 22 to 63 % on u85-128, -256 and -512; for 9 to 16 features, or
 32 outputs, it did not, nor for 8 vectors and more on every size (the pad's copies grow with the
 vectors, the convolution's cost far less)."""
 _FEW_VECTORS_LEAST = {128: 64, 256: 64, 512: 64}
