@@ -2,15 +2,20 @@
 faster that way (issue 59).
 
 ExecuTorch's Arm backend lowers every ``aten.linear`` as a 1×1 CONV2D of a 1×1 IFM
-(``DecomposeLinearPass``), and Vela 5.1.0's U85 backend runs such a convolution far below its
-MACs when the input is 32 features wide or fewer: built alone (``benchmarks/linear_forms.py``,
-int8, u85-256), 32 → 64 features cost 1,374 cycles where 64 → 64 cost 414. The same layer with
-its input padded to 64 features (a TOSA PAD, which Vela runs as two memory copies, about 220
-cycles) and its weight padded with zero columns costs 632. The rule below is what that
-benchmark measured (docs/measured.md, "Widening a narrow linear input"): the U85 only (on the U55 every
-padded layer cost more; on u65-256 at most a tenth less, for twice the weights), an input of 9 to
-32 features padded to 64, and only where the output is wide enough, for the U85's size, that the
-convolution's saving outweighs the pad's copies by a tenth of the layer's cycles.
+(``DecomposeLinearPass``; T vectors are a batch of T, which Vela lays out as an H×W map), and Vela
+5.1.0's U85 backend runs such a convolution far below its MACs when the input is 32 features wide
+or fewer (it picks "kernel first" over "depth first" there, which wastes half of a 1×1 kernel's
+MACs; the int8 TFLite flow's FULLY_CONNECTED is not a convolution and escapes it): built alone
+(``benchmarks/linear_forms.py``, int8, u85-256), 32 → 64 features cost 1,374 cycles where
+64 → 64 cost 414. The same layer with its input padded to 64 features (a TOSA PAD, which Vela
+runs as a fill of the zeros and a copy of the input, about 110 cycles each; the copy goes where
+the operator before the pad can write its output into the padded tensor, not after a RESHAPE
+nor from the graph's input) and its weight padded with zero columns costs 632. The rule below is
+what that benchmark measured (docs/measured.md, "Widening a narrow linear input"): the U85 only
+(on the U55 every padded layer cost more; on u65-256 at most a tenth less, for twice the
+weights), an input of 9 to 32 features padded to 64, and only where the output is wide enough,
+for the U85's size, that the convolution's saving outweighs the pad's copies by a tenth of the
+layer's cycles; for 2 to 4 vectors (pipeline 17) only 17 to 32 features and 64 outputs or more.
 
 :func:`widen_narrow_linears` rewrites the quantized graph (``convert_pt2e``'s), after
 calibration, fine-tuning and weight transforms, so that none of them sees the zero columns: every
@@ -20,8 +25,8 @@ Arm quantizer's own rule for ``aten.pad`` gives), the int8 weight gets zero colu
 per-channel scales, and a zero weight adds nothing to the int32 accumulator: the NPU computes the
 same integers. (Padding the float graph before quantization would not be exact: the matrix kernel
 adds 64 columns in another order than 32, and the calibrated output scale moved by a rounding.)
-Only a linear layer of one vector (its input's leading dimensions multiply to 1, the form
-measured) whose input and weight come straight from their dequantization is widened. ``PINNED``
+Only a linear layer of at most four vectors (its input's leading dimensions multiply to 1 to 4,
+the forms measured to pay) whose input and weight come straight from their dequantization is widened. ``PINNED``
 ties the rule to the upstream pass it works around; tests/registry/test_upstream_pins.py fails
 when it changes.
 """
@@ -29,11 +34,15 @@ when it changes.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from typing import Any
 
 from zoo.registry.compile.aten_graph import attribute, free_attribute, tensor_value
 
-__all__ = ["MAX_NARROW", "MIN_NARROW", "PINNED", "WIDE", "widen_narrow_linears", "widened_width", "widens_linears"]
+__all__ = [
+    "MAX_NARROW", "MAX_VECTORS", "MIN_NARROW", "PINNED", "WIDE", "pad_linear_input", "widen_narrow_linears",
+    "widened_width", "widens_linears",
+]
 
 _WIDENED = "_zoo_widened_weight"
 
@@ -44,16 +53,28 @@ PINNED = {
 }
 
 WIDE = 64
-"""The width a narrow input is padded to: 64 → N costs Vela what 48 → N does (413 cycles to 64 outputs on u85-256)."""
+"""The width a narrow input is padded to: 64 → N costs Vela what 48 → N does (413 cycles to 64 outputs
+on u85-256); 40 or 48 cost 2 to 9 % less than 64 (the pad is smaller), short of the tenth that would
+change the rule."""
 MIN_NARROW, MAX_NARROW = 9, 32
-"""The input widths that may be padded (8 → 32 costs 239 cycles on u85-256, 484 padded; 48 → 64 costs 413)."""
+"""The input widths that may be padded. Vela 5.1.0 runs a 1×1 convolution of at most 32 input features
+"kernel first" on the U85 and of 33 or more "depth first", the latter at up to twice the rate for a 1×1
+kernel; so 8 → N padded to 16 or 32 costs twice what it did, and padded to 48 or 64 still more than
+it did (8 → 128: 761 cycles on u85-256, 982 padded to 48)."""
 _LEAST_OUTPUTS: dict[int, tuple[int | None, int | None]] = {
     128: (64, 32), 256: (64, 32), 512: (None, 64), 1024: (None, 128), 2048: (None, 128),
 }
-"""Per U85 size (its MACs): the fewest outputs for which padding saved at least a tenth of the
-cycles, for an input of 9 to 16 features and of 17 to 32 (None: at no width measured). Both forms
-cost about a fixed part plus a part per output, the padded one less per output, so the saving
+"""Per U85 size (its MACs): the fewest outputs for which padding one vector saved at least a tenth
+of the cycles, for an input of 9 to 16 features and of 17 to 32 (None: at no width measured). Both
+forms cost about a fixed part plus a part per output, the padded one less per output, so the saving
 grows with the outputs."""
+MAX_VECTORS = 4
+"""The most vectors a padded input may hold. For 2 to 4 vectors (``[1, T, C]``), 17 to 32 features
+and 64 outputs or more, padding saved 22 to 63 % on u85-128, -256 and -512; for 9 to 16 features, or
+32 outputs, it did not, nor for 8 vectors and more on every size (the pad's copies grow with the
+vectors, the convolution's cost far less)."""
+_FEW_VECTORS_LEAST = {128: 64, 256: 64, 512: 64}
+"""Per U85 size: the fewest outputs for an input of 2 to 4 vectors of 17 to 32 features."""
 
 
 def widens_linears(family: str, macs: int | None) -> bool:
@@ -62,12 +83,15 @@ def widens_linears(family: str, macs: int | None) -> bool:
     return family == "u85" and any(_LEAST_OUTPUTS.get(macs or 0, (None, None)))
 
 
-def widened_width(features: int, outputs: int, macs: int) -> int | None:
-    """The width a linear layer's ``features``-wide input is padded to for ``outputs`` outputs on a
-    U85 of ``macs`` MACs, or None where padding does not pay."""
-    if not MIN_NARROW <= features <= MAX_NARROW or macs not in _LEAST_OUTPUTS:
+def widened_width(features: int, outputs: int, macs: int, vectors: int = 1) -> int | None:
+    """The width a linear layer's ``features``-wide input of ``vectors`` vectors is padded to for
+    ``outputs`` outputs on a U85 of ``macs`` MACs, or None where padding does not pay."""
+    if not MIN_NARROW <= features <= MAX_NARROW or macs not in _LEAST_OUTPUTS or not 1 <= vectors <= MAX_VECTORS:
         return None
-    least = _LEAST_OUTPUTS[macs][0 if features <= 16 else 1]
+    if vectors == 1:
+        least = _LEAST_OUTPUTS[macs][0 if features <= 16 else 1]
+    else:
+        least = _FEW_VECTORS_LEAST.get(macs) if features > 16 else None
     return WIDE if least is not None and outputs >= least else None
 
 
@@ -77,6 +101,14 @@ def _called(node: Any, name: str) -> bool:
 
 def _widen(graph_module: Any, linear: Any, macs: int) -> bool:
     """Pad ``linear``'s input and int8 weight where the rule says so; whether it did."""
+    return pad_linear_input(graph_module, linear, lambda f, o, v: widened_width(f, o, macs, v))
+
+
+def pad_linear_input(graph_module: Any, linear: Any, width_for: Callable[[int, int, int], int | None]) -> bool:
+    """Pad the input of ``linear`` (an ``aten.linear`` node of ``graph_module``, quantized) with zero
+    features, and its int8 weight with zero columns, to ``width_for(features, outputs, vectors)``
+    features (None: leave it); whether it did. ``vectors``: how many the input holds (its leading
+    dimensions' product). ``benchmarks/linear_forms.py`` measures the same edit."""
     import torch
 
     if linear.op != "call_function" or linear.target != torch.ops.aten.linear.default or linear.kwargs:
@@ -88,11 +120,11 @@ def _widen(graph_module: Any, linear: Any, macs: int) -> bool:
     codes = attribute(graph_module, weight.args[0])
     if output is None or codes is None or codes.dim() != 2 or weight.args[3] != 0 or codes.is_floating_point():
         return False
-    if not all(isinstance(d, int) for d in output.shape) or math.prod(output.shape[:-1]) != 1:
+    if not all(isinstance(d, int) for d in output.shape):
         return False
     outputs, features = codes.shape
-    width = widened_width(features, outputs, macs)
-    if width is None:
+    width = width_for(features, outputs, math.prod(output.shape[:-1]))
+    if width is None or width <= features:
         return False
     padded = torch.zeros(outputs, width, dtype=codes.dtype)
     padded[:, :features] = codes
