@@ -83,7 +83,8 @@ def elementwise(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -
     if mode not in (MUL, ADD, SUB, MIN, MAX, ABS):
         raise NotInterpreted(f"ELEMENTWISE {name} on the U85 (ADD, SUB, MUL, MIN, MAX and ABS are modelled)")
     acc = regs["ACC_FORMAT"]
-    if bits("acc.format", acc) or bits("acc.input", acc) or bits("acc.output", acc):
+    acc48 = bits("acc.format", acc) == 1
+    if bits("acc.format", acc) > (1 if mode == MUL else 0) or bits("acc.input", acc) or bits("acc.output", acc):
         raise NotInterpreted(f"ELEMENTWISE {name} with ACC_FORMAT {acc:#x}")
     ofm, global_scale = ofm_map(regs)
     if not global_scale:
@@ -92,7 +93,8 @@ def elementwise(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -
     ifm = ifm_map(regs)
     ifm2 = ifm if mode == ABS else ifm_map(regs, "IFM2")
     wide = ifm.precision.bits == 32
-    if ifm.precision.bits != ifm2.precision.bits or ifm.precision.bits == 16 or ofm.precision.bits == 16:
+    if ifm.precision.bits != ifm2.precision.bits or \
+            (mode not in (MUL, ADD, SUB) and (ifm.precision.bits == 16 or ofm.precision.bits == 16)):
         raise NotInterpreted(f"ELEMENTWISE {name} of a {ifm.precision.bits}-bit IFM and a {ifm2.precision.bits}-bit "
                              f"IFM2 into a {ofm.precision.bits}-bit OFM")
     a = _rescaled(regs, _operand(regs, memory, chains, ifm, shape), "IFM_SCALE", "32-bit " * wide + name)
@@ -110,5 +112,6 @@ def elementwise(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -
             total = np.minimum(a, b) if mode == MIN else np.maximum(a, b)
     scale, shift, round_mode = ofm_scale(regs)
     out = stage(np.asarray(total, dtype=np.int64), np.asarray(scale), np.asarray(shift), round_mode,
-                regs["OFM_ZERO_POINT"], activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
+                regs["OFM_ZERO_POINT"], activation(regs, memory, ofm.dtype), ofm.dtype, regs.op,
+                acc_bits=48 if acc48 else 32)
     write_ofm(memory, chains, ofm, out, regs.op)
