@@ -20,7 +20,8 @@ then the output stage with ``OFM_SCALE``. A padded SUM, an AVERAGE with another 
 REDUCE_SUM sums each position's channels into one (a 1x1 kernel, from and into 8- or 32-bit maps:
 Regor's softmax); NONE with the accumulator from IFM2 is Regor's null pool (``_restore``); MIN and the
 ARGMAX modes are not modelled. MAX, AVERAGE and SUM pools of 8-bit maps may write 32-bit ones (a layer
-norm's sums). Otherwise the accumulator is reset and output
+norm's sums), and so may a 1x1 SUM of a 16-bit map (a16w8's widening rescale before a 32-bit MUL: ops-a16-forms).
+Otherwise the accumulator is reset and output
 (``ACC_FORMAT`` input RESET, output ENABLE), 32 bits wide for 8-bit IFMs and 48 for a 16-bit
 CONV or DEPTHWISE (I48: mnist at a16w8 on u85-256 is bit-exact, as is tests/ops_plugin.py's ops-depthwise, whose
 16-bit DEPTHWISE streams hold the extra padding Regor's ``_dwPaddingCount`` gives 16-bit IFMs); ``IFM_UPSCALE`` is not
@@ -303,7 +304,7 @@ def pool(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> None:
     if mode == SUM and any(k.pad):
         raise NotInterpreted(f"POOL SUM with padding {k.pad}")
     ifm, values = _ifm(regs, memory, chains, k)
-    if ifm.precision.bits == 32 or (ofm.precision.bits == 32 and ifm.precision.bits != 8) or _acc48(regs):
+    if ifm.precision.bits == 32 or _acc48(regs):
         raise NotInterpreted(f"{regs.op} from a {ifm.precision.bits}-bit IFM to a {ofm.precision.bits}-bit OFM, "
                              f"ACC_FORMAT {regs['ACC_FORMAT']:#x}")
     top, left, bottom, right = k.pad
