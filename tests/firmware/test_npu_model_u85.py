@@ -88,6 +88,7 @@ BUILDS: dict[str, tuple[str, dict[str, object]]] = {
     "ops-u85-model": ("ops-u85-model", {}),
     "ops-flip": ("ops-flip", {"verify": True}),  # tests/command_stream/test_u85_reverse.py's
     "ops-depthwise a16w8": ("ops-depthwise", {"precision": "a16w8", "verify": True}),  # as test_u85_depthwise16.py
+    "ops-a16-forms a16w8": ("ops-a16-forms", {"precision": "a16w8", "verify": True}),  # as test_u85_a16_forms.py
 }
 """u85-256 builds: the ``built`` fixture's keys (mnist, mv2 at random weights, softmax) and tests/test_precision.py's,
 found in the run's cache (built here only if this module runs first, and then found there), and one tiny network."""
@@ -117,21 +118,24 @@ def _program(art: Artifact) -> VelaPayload:
 
 
 OPERATIONS = {"mnist": 6, "mv2": 65, "mnist a16w8": 6, "softmax": 7, "ops-u85-model": 27, "ops-flip": 8,
-              "ops-depthwise a16w8": 4}
+              "ops-depthwise a16w8": 4, "ops-a16-forms a16w8": 14}
 
 
 @needs_gcc
 @pytest.mark.compile
 @pytest.mark.parametrize(("name", "samples"), [("mnist", 3), ("mv2", 1), ("mnist a16w8", 2), ("softmax", 2),
-                                               ("ops-u85-model", 2), ("ops-flip", 2), ("ops-depthwise a16w8", 2)])
+                                               ("ops-u85-model", 2), ("ops-flip", 2), ("ops-depthwise a16w8", 2),
+                                               ("ops-a16-forms a16w8", 2)])
 def test_a_u85_program_computes_on_the_c_model_as_on_the_host_interpreter(
         model: Path, u85_build: Callable[[str], Artifact], tmp_path: Path, name: str, samples: int) -> None:
     """Every operation computed (mnist: 2:4 sparse SWD and FWD weights, pools into a CHW transpose; mv2: 65, with
     chaining into residual ADDs, a SUM pool, depthwise weights; mnist at a16w8: 16-bit maps, 48-bit accumulators
     and their scale records; softmax: REDUCE_SUM into a 32-bit map, a chained 32-bit SUB; ops-u85-model: RESIZE,
     REDUCE_SUM, 32-bit MUL, the null pool, MATMUL; ops-flip: OFMs reversed along H and W in NHCWB16 and C in NHWC;
-    ops-depthwise at a16w8: 3x3 and 5x5 stride-2 DEPTHWISE of 16-bit maps, their weights padded for 16 bits)
-    and every output byte the host U85 interpreter's."""
+    ops-depthwise at a16w8: 3x3 and 5x5 stride-2 DEPTHWISE of 16-bit maps, their weights padded for 16 bits;
+    ops-a16-forms at a16w8: a CONV into a 64-bit OFM and the two null pools that rescale it from a 64-bit IFM2,
+    PReLU's 16-bit MUL and ADD, a 1x1 SUM from 16 into 32 bits, a 32-bit MUL) and every output byte the host U85
+    interpreter's."""
     program = _program(u85_build(name))
     rng = np.random.default_rng(58)
     for _ in range(samples):

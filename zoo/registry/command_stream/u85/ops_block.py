@@ -49,7 +49,15 @@ from zoo.registry.command_stream.memory import Memory
 from zoo.registry.command_stream.ops_conv import OpConstants
 from zoo.registry.command_stream.u85 import weights as w85
 from zoo.registry.command_stream.u85.maps import NONE as NONE_STORAGE
-from zoo.registry.command_stream.u85.maps import Chains, Map, ifm_map, ofm_map, reader, write_ofm
+from zoo.registry.command_stream.u85.maps import (
+    TILE2X2,
+    Chains,
+    Map,
+    ifm_map,
+    ofm_map,
+    reader,
+    write_ofm,
+)
 from zoo.registry.command_stream.u85.regfile import U85Registers
 from zoo.registry.command_stream.u85.regs import bits
 from zoo.registry.command_stream.u85.stage import activation, ofm_scale, stage
@@ -212,17 +220,18 @@ def _constants(regs: U85Registers, memory: Memory, acc: Accelerator, decoder: De
 
 
 def _check_b64(regs: U85Registers, ofm: Map, records: ScaleRecords) -> None:
-    """A 64-bit OFM holds the 48-bit accumulator itself, for the null pools that rescale it: Regor writes it with
-    every channel's scale 1, shift 0, zero point 0 and no clamp (the int48 result of TOSA's CONV2D, unscaled)."""
+    """A 64-bit OFM holds the 48-bit accumulator itself, for the null pools that rescale it: Regor writes it signed,
+    in memory, with every channel's scale 1, shift 0, zero point 0 and no clamp (TOSA's CONV2D's int48 result)."""
     if ofm.precision.bits != 64:
         return
     if not _acc48(regs):
         raise StreamError(f"{regs.op}: a 64-bit OFM with ACC_FORMAT {regs['ACC_FORMAT']:#x} (not the 48-bit accumulator)")
     clip_none = bits("act.clip_range", regs["ACTIVATION"])
     if (records.scale != 1).any() or records.shift.any() or regs["OFM_ZERO_POINT"] or not clip_none or \
-            bits("act.function", regs["ACTIVATION"]):
-        raise NotInterpreted(f"{regs.op} into a 64-bit OFM with a scale, zero point or activation (Regor writes "
-                             "its 48-bit accumulator unscaled)")
+            bits("act.function", regs["ACTIVATION"]) or not ofm.precision.signed or ofm.storage != TILE2X2 or \
+            ofm.transpose != "HWC" or ofm.reverse:
+        raise NotInterpreted(f"{regs.op} into a 64-bit OFM unsigned, chained, transposed or reversed, or with a scale, "
+                             "zero point or activation (Regor writes its 48-bit accumulator so)")
 
 
 def conv_constants(regs: U85Registers, memory: Memory, acc: Accelerator, decoder: Decoder, *,
