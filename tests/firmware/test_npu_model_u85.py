@@ -150,9 +150,12 @@ def test_a_u85_program_computes_on_the_c_model_as_on_the_host_interpreter(
 def _hand_built() -> dict[str, tuple[VelaPayload, bytes]]:
     """tests/command_stream/test_u85_ops.py's programs (and one of test_u85_stream.py's), each with its input."""
     from tests.command_stream.test_u85_ops import (
+        ACC64,
+        MUL16_IN,
         X16_ROW,
         _resize,
         matmul_program,
+        mul16,
         null_pool,
         program,
         resize_x16,
@@ -172,6 +175,10 @@ def _hand_built() -> dict[str, tuple[VelaPayload, bytes]]:
         "POOL NONE, a 32-bit accumulator": (program(null_pool(12, 3, 4), acc, (1, 12, 1)), acc.tobytes()),
         "POOL NONE, a signed OFM's clamp read signed": (program(null_pool(12, 1, 2, clamp=(-33, 0xFFFA)), acc, (1, 12, 1)),
                                                         acc.tobytes()),
+        "POOL NONE, a 48-bit accumulator from a 64-bit IFM2": (program(null_pool(10, 21253, 40, ifm2_bits=64),
+                                                                       ACC64.reshape(1, 10, 1), (1, 10, 1)), ACC64.tobytes()),
+        "ELEMENTWISE MUL of 16-bit maps, the 48-bit accumulator": (program(mul16(10, 3, 17), MUL16_IN, (1, 20, 1)),
+                                                                   MUL16_IN.tobytes()),
         "POOL after a broadcast": (program(c0("NPU_SET_IFM_BROADCAST", 3) + _pool(1 | 1 << 8 | 6 << 11, (2, 3, 4)), grid,
                                            (4, 2, 3)), grid.tobytes()),
         **{f"POOL reversed along {axis}": (reversed_pool(reverse, (2, 3, 4)), grid.tobytes())
@@ -183,7 +190,8 @@ def _hand_built() -> dict[str, tuple[VelaPayload, bytes]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("form", list(_hand_built()))
 def test_each_hand_built_u85_operation_computes_as_on_the_host_interpreter(model: Path, tmp_path: Path, form: str) -> None:
-    """RESIZE both ways, MATMUL, the null pool (a 32-bit IFM2, its clamp read in the OFM's signedness), a POOL that
+    """RESIZE both ways, MATMUL, the null pool (a 32-bit IFM2, its clamp read in the OFM's signedness; a 64-bit IFM2
+    into the 48-bit accumulator), a 16-bit MUL with the 48-bit accumulator, a POOL that
     leaves IFM_BROADCAST unread, an OFM reversed along H, W and C: the C model's bytes are the host's, and those are
     not all one value."""
     program, given = _hand_built()[form]
