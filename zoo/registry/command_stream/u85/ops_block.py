@@ -20,7 +20,7 @@ then the output stage with ``OFM_SCALE``. A padded SUM, an AVERAGE with another 
 REDUCE_SUM sums each position's channels into one (a 1x1 kernel, from and into 8- or 32-bit maps:
 Regor's softmax); NONE with the accumulator from IFM2 is Regor's null pool (``_restore``); MIN and the
 ARGMAX modes are not modelled. MAX, AVERAGE and SUM pools of 8-bit maps may write 32-bit ones (a layer
-norm's sums), and so may a 1x1 SUM of a 16-bit map (a16w8's widening rescale before a 32-bit MUL: ops-a16-forms).
+norm's sums), and so may those of 16-bit maps (a16w8's widening rescale before a 32-bit MUL, a 1x1 SUM: ops-a16-forms).
 Otherwise the accumulator is reset and output
 (``ACC_FORMAT`` input RESET, output ENABLE), 32 bits wide for 8-bit IFMs and 48 for a 16-bit
 CONV or DEPTHWISE (I48: mnist at a16w8 on u85-256 is bit-exact, as is tests/ops_plugin.py's ops-depthwise, whose

@@ -1,5 +1,5 @@
-"""U85 NPU_OP_ELEMENTWISE ADD, SUB, MUL, MIN, MAX and ABS of 8- or 32-bit operands into 8- or 32-bit maps,
-each operand a tensor, a chained OFM, a broadcast or a scalar.
+"""U85 NPU_OP_ELEMENTWISE ADD, SUB, MUL, MIN, MAX and ABS of 8- or 32-bit operands into 8- or 32-bit maps, and
+ADD, SUB and MUL of 16-bit operands (a16w8), each operand a tensor, a chained OFM, a broadcast or a scalar.
 
 Each operand less its zero point is rescaled by its own register first, ``IFM_SCALE`` and ``IFM2_SCALE``
 (the shift in parameter bits 0-5, ``dbl_rnd`` in 6-10, the rounding in bit 13: DOUBLE_SYMMETRIC 0,
@@ -14,8 +14,12 @@ writes MUL with unit scales, and its softmax 32-bit SUBs with scale 1).
 
 ``IFM_BROADCAST``/``IFM2_BROADCAST`` (bits 0-3): H 1, W 2, C 4 read the operand at y, x or c = 0;
 SCALAR 8 gives it as ``OP_SCALAR`` (its storage NONE). ``ACC_FORMAT``'s micro-block does not change the
-result; a 48-bit, kept or IFM2 accumulator is not modelled, nor are 16-bit operands and the modes
-LRELU, CLZ, SHR, SHL, LSR, DIV, the comparisons and the bitwise ones.
+result. A MUL may use the 48-bit accumulator (I48: Regor's choice for a scaled 16-bit MUL, ``FindBlockConfig``,
+and a16w8's 32-bit MULs): the product is the same, the output stage takes it whole. At a16w8 Regor writes
+``nn.PReLU`` as a 16-bit MUL by the slopes (operand scales 1, ``OFM_SCALE`` shift 12) and a 16-bit ADD (operand
+scales ``2**11``, shift 11): settled on tests/ops_plugin.py's ops-prelu and ops-a16-forms at a16w8, bit-exact on
+the five U85 targets. A kept or IFM2 accumulator is not modelled, nor are the other modes' 16-bit operands, nor
+the modes LRELU, CLZ, SHR, SHL, LSR, DIV, the comparisons and the bitwise ones.
 """
 
 from __future__ import annotations
