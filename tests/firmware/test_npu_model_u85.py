@@ -202,6 +202,20 @@ def test_each_hand_built_u85_operation_computes_as_on_the_host_interpreter(model
     assert len(set(want[0])) > 2
 
 
+@needs_gcc
+@pytest.mark.slow
+def test_a_48_bit_accumulator_scaled_by_more_than_15_bits_is_refused_on_both_sides(model: Path, tmp_path: Path) -> None:
+    from tests.command_stream.test_u85_ops import MUL16_IN, mul16, program
+    from zoo.registry.command_stream import NotInterpreted
+
+    wide = program(mul16(10, 1 << 15, 30), MUL16_IN, (1, 20, 1))
+    with pytest.raises(NotInterpreted, match="48-bit accumulator and OFM_SCALE 0x8000 "):
+        u85_run(wide, [MUL16_IN.tobytes()])
+    verdict, _ = c_run(model, wide, [MUL16_IN.tobytes()], tmp_path)
+    assert re.fullmatch(r"not_implemented 0 ELEMENTWISE at byte 0x[0-9a-f]+: ELEMENTWISE MUL with the 48-bit accumulator "
+                        r"and OFM_SCALE 0x8000 \(a scale of more than 15 bits on it is not settled\)", verdict), verdict
+
+
 def _second_conv(program: VelaPayload) -> tuple[int, int]:
     """The second CONV's WEIGHT_BASE (its weights FWD, raw: a 32-byte header, then a byte a weight), and the byte
     of cmd_data holding the first NPU_SET_OFM_SCALE's parameter."""

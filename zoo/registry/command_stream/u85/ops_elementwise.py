@@ -14,8 +14,10 @@ writes MUL with unit scales, and its softmax 32-bit SUBs with scale 1).
 
 ``IFM_BROADCAST``/``IFM2_BROADCAST`` (bits 0-3): H 1, W 2, C 4 read the operand at y, x or c = 0;
 SCALAR 8 gives it as ``OP_SCALAR`` (its storage NONE). ``ACC_FORMAT``'s micro-block does not change the
-result. A MUL may use the 48-bit accumulator (I48: Regor's choice for a scaled 16-bit MUL, ``FindBlockConfig``,
-and a16w8's 32-bit MULs): the product is the same, the output stage takes it whole. At a16w8 Regor writes
+result. ADD, SUB and MUL may use the 48-bit accumulator (I48: Regor's choice for a scaled 16-bit operation,
+``FindBlockConfig``; a16w8's 32-bit MULs and residual ADDs): the sum or product is the same, the output stage
+takes it whole, settled with ``OFM_SCALE`` 1 (ops-mul16 at a16w8); with a scale of more than 15 bits (the 48-bit
+accumulator's scale records hold 15; hand-landmark-full's residual ADDs at a16w8 have 31) it stops the run. At a16w8 Regor writes
 ``nn.PReLU`` as a 16-bit MUL by the slopes (operand scales 1, ``OFM_SCALE`` shift 12) and a 16-bit ADD (operand
 scales ``2**11``, shift 11): settled on tests/ops_plugin.py's ops-prelu and ops-a16-forms at a16w8, bit-exact on
 the five U85 targets. A kept or IFM2 accumulator is not modelled, nor are the other modes' 16-bit operands, nor
@@ -88,7 +90,7 @@ def elementwise(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -
         raise NotInterpreted(f"ELEMENTWISE {name} on the U85 (ADD, SUB, MUL, MIN, MAX and ABS are modelled)")
     acc = regs["ACC_FORMAT"]
     acc48 = bits("acc.format", acc) == 1
-    if bits("acc.format", acc) > (1 if mode == MUL else 0) or bits("acc.input", acc) or bits("acc.output", acc):
+    if bits("acc.format", acc) > (1 if mode in (MUL, ADD, SUB) else 0) or bits("acc.input", acc) or bits("acc.output", acc):
         raise NotInterpreted(f"ELEMENTWISE {name} with ACC_FORMAT {acc:#x}")
     ofm, global_scale = ofm_map(regs)
     if not global_scale:
@@ -115,6 +117,9 @@ def elementwise(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -
         else:
             total = np.minimum(a, b) if mode == MIN else np.maximum(a, b)
     scale, shift, round_mode = ofm_scale(regs)
+    if acc48 and scale >> 15:
+        raise NotInterpreted(f"ELEMENTWISE {name} with the 48-bit accumulator and OFM_SCALE {scale:#x} (a scale of "
+                             "more than 15 bits on it is not settled)")
     out = stage(np.asarray(total, dtype=np.int64), np.asarray(scale), np.asarray(shift), round_mode,
                 regs["OFM_ZERO_POINT"], activation(regs, memory, ofm.dtype), ofm.dtype, regs.op,
                 acc_bits=48 if acc48 else 32)

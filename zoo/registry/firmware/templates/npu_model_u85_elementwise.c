@@ -44,8 +44,8 @@ void u85_elementwise(int mode)
         NOT_IMPLEMENTED("ELEMENTWISE %s on the U85 (ADD, SUB, MUL, MIN, MAX and ABS are modelled)",
                         mode < 12 ? names[mode] : "of another mode");
     int32_t acc = R(ACC_FORMAT);
-    int acc48 = F(acc, 0, 2) == 1; /* a MUL's alone */
-    if (F(acc, 0, 2) > (mode == MUL ? 1u : 0u) || F(acc, 4, 2) || F(acc, 6, 1))
+    int acc48 = F(acc, 0, 2) == 1; /* a MUL's, ADD's or SUB's alone */
+    if (F(acc, 0, 2) > (mode == MUL || mode == ADD || mode == SUB ? 1u : 0u) || F(acc, 4, 2) || F(acc, 6, 1))
         NOT_IMPLEMENTED("ELEMENTWISE with ACC_FORMAT 0x%" PRIx32, (uint32_t)acc);
     stage_t s;
     if (!u85_ofm_map(&s.ofm)) MALFORMED("an elementwise operation with per-channel scales (it has no scale stream)");
@@ -68,6 +68,9 @@ void u85_elementwise(int mode)
     uint32_t sc;
     int sh, round_mode;
     u85_ofm_scale(OFM_SCALE, &sc, &sh, &round_mode);
+    if (acc48 && sc >> 15)
+        NOT_IMPLEMENTED("ELEMENTWISE %s with the 48-bit accumulator and OFM_SCALE 0x%" PRIx32 " (a scale of more than 15 "
+                        "bits on it is not settled)", names[mode], sc);
     u85_setup_stage(&s);
     u85_begin_stage(&s, sh != 0, round_mode, acc48 ? 48 : 32);
     for (int y = 0; y < shape[0]; y++)
