@@ -210,6 +210,8 @@ def test_a_48_bit_accumulator_scaled_by_more_than_15_bits_is_not_modelled() -> N
     the U85 scales a 48-bit accumulator by all 31 bits is settled on no program (the scale records of one hold 15)."""
     with pytest.raises(NotInterpreted, match="MUL with the 48-bit accumulator and OFM_SCALE 0x8000 "):
         run(program(mul16(10, 1 << 15, 30), MUL16_IN, (1, 20, 1)), [MUL16_IN.tobytes()])
+    with pytest.raises(NotInterpreted, match="the 48-bit accumulator with OFM_SCALE 0x8000 "):
+        _run(null_pool(10, 1 << 15, 50, ifm2_bits=64), ACC64.reshape(1, 10, 1), (1, 10, 1))
 
 
 def test_a_pool_does_not_apply_the_broadcast_an_elementwise_operation_left() -> None:

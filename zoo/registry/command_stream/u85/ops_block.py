@@ -379,6 +379,9 @@ def _restore(regs: U85Registers, memory: Memory, chains: Chains) -> None:
     acc = reader(regs, memory, chains, ifm2)(*k.ofm_shape) - regs["IFM2_ZERO_POINT"]
     if global_scale:
         scale, shift, round_mode = ofm_scale(regs)
+        if acc48 and scale >> 15:  # as an elementwise operation's (ops_elementwise.py)
+            raise NotInterpreted(f"{regs.op}: the 48-bit accumulator with OFM_SCALE {scale:#x} (a scale of more than "
+                                 "15 bits on it is not settled)")
         records = ScaleRecords(np.zeros(1, dtype=np.int64), np.asarray([scale]), np.asarray([shift]))
     else:
         _, _, round_mode = ofm_scale(regs)

@@ -65,6 +65,9 @@ static void restore(void)
     int sh, round_mode, any_shift = 0;
     u85_ofm_scale(OFM_SCALE, &sc, &sh, &round_mode);
     if (global) {
+        if (acc48 && sc >> 15)
+            NOT_IMPLEMENTED("the 48-bit accumulator with OFM_SCALE 0x%" PRIx32 " (a scale of more than 15 bits on it is not "
+                            "settled)", sc);
         any_shift = sh != 0;
     } else {
         u85_scale_records(k.oc, acc48);
