@@ -118,8 +118,8 @@ def elementwise(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -
             total = np.minimum(a, b) if mode == MIN else np.maximum(a, b)
     scale, shift, round_mode = ofm_scale(regs)
     if acc48 and scale >> 15:
-        raise NotInterpreted(f"ELEMENTWISE {name} with the 48-bit accumulator and OFM_SCALE {scale:#x} (a scale of "
-                             "more than 15 bits on it is not settled)")
+        raise NotInterpreted(f"{regs.op}: {name} with the 48-bit accumulator and OFM_SCALE {scale:#x} (a scale of more "
+                             "than 15 bits on it is not settled)")
     out = stage(np.asarray(total, dtype=np.int64), np.asarray(scale), np.asarray(shift), round_mode,
                 regs["OFM_ZERO_POINT"], activation(regs, memory, ofm.dtype), ofm.dtype, regs.op,
                 acc_bits=48 if acc48 else 32)
