@@ -40,6 +40,9 @@ def _network(op: str) -> Any:
             if op == "depthwise":  # palm-detection's depthwise kernels: 3x3, and 5x5 at stride 2 (25 positions)
                 self.dw3 = torch.nn.Conv2d(8, 8, 3, padding=1, groups=8)
                 self.dw5 = torch.nn.Conv2d(8, 8, 5, stride=2, padding=2, groups=8)
+            if op in ("conv64", "a16-forms"):  # a 1x1 convolution whose output two operations read (MediaPipe's projections)
+                self.pw = torch.nn.Conv2d(8, 8, 1)
+                self.pw2 = torch.nn.Conv2d(8, 8, 1)
             if op == "deconv3":  # a decoder's x2 transposed convolution: 3x3 taps, so Vela's kernels differ in size
                 self.up3 = torch.nn.ConvTranspose2d(8, 6, 3, stride=2, padding=1, output_padding=1)
 
@@ -115,6 +118,14 @@ def _network(op: str) -> Any:
                 return self.units(self.widen(a))
             if op == "depthwise":
                 return self.dw5(F.relu(self.dw3(a)))
+            if op == "mul16":  # two activations multiplied (at a16w8 a 16-bit MUL: MediaPipe's attention gates)
+                return a * self.b(x)
+            if op == "conv64":  # at a16w8 its 48-bit output is read by two rescales: a 64-bit OFM
+                y = self.pw(a)
+                return y + self.pw2(y)
+            if op == "a16-forms":  # the compile tier's one a16w8 build of the three: a 64-bit OFM, PReLU's 16-bit MUL
+                y = self.pw(a)
+                return self.prelu(y + self.pw2(y)) * self.b(x)
             if op == "flip":  # reversals along W, H and C (TOSA REVERSE: an OFM reversal, where Vela writes one)
                 return torch.flip(a, [3]) + torch.flip(self.b(x), [2]) - torch.flip(a, [1])
             raise ValueError(f"unknown operation {op!r}")
@@ -126,7 +137,7 @@ def _network(op: str) -> Any:
 MODELS = ("max", "min", "clamp", "lrelu", "abs", "sigmoid", "tanh", "hardswish", "hardsigmoid", "avgpad", "avgpad-excl", "mix",
           "upsample", "bilinear", "deconv", "dilated", "gelu", "silu",
           "prelu", "upsample4", "chanmean", "shuffle", "layernorm", "matmul", "batchmul", "u85-model", "stridepad",
-          "stridepad1", "chanshuffle", "flip", "depthwise", "deconv3")
+          "stridepad1", "chanshuffle", "flip", "depthwise", "deconv3", "mul16", "conv64", "a16-forms")
 """Each registers as ``ops-<name>``."""
 
 

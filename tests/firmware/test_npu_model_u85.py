@@ -88,6 +88,7 @@ BUILDS: dict[str, tuple[str, dict[str, object]]] = {
     "ops-u85-model": ("ops-u85-model", {}),
     "ops-flip": ("ops-flip", {"verify": True}),  # tests/command_stream/test_u85_reverse.py's
     "ops-depthwise a16w8": ("ops-depthwise", {"precision": "a16w8", "verify": True}),  # as test_u85_depthwise16.py
+    "ops-a16-forms a16w8": ("ops-a16-forms", {"precision": "a16w8", "verify": True}),  # as test_u85_a16_forms.py
 }
 """u85-256 builds: the ``built`` fixture's keys (mnist, mv2 at random weights, softmax) and tests/test_precision.py's,
 found in the run's cache (built here only if this module runs first, and then found there), and one tiny network."""
@@ -117,21 +118,24 @@ def _program(art: Artifact) -> VelaPayload:
 
 
 OPERATIONS = {"mnist": 6, "mv2": 65, "mnist a16w8": 6, "softmax": 7, "ops-u85-model": 27, "ops-flip": 8,
-              "ops-depthwise a16w8": 4}
+              "ops-depthwise a16w8": 4, "ops-a16-forms a16w8": 14}
 
 
 @needs_gcc
 @pytest.mark.compile
 @pytest.mark.parametrize(("name", "samples"), [("mnist", 3), ("mv2", 1), ("mnist a16w8", 2), ("softmax", 2),
-                                               ("ops-u85-model", 2), ("ops-flip", 2), ("ops-depthwise a16w8", 2)])
+                                               ("ops-u85-model", 2), ("ops-flip", 2), ("ops-depthwise a16w8", 2),
+                                               ("ops-a16-forms a16w8", 2)])
 def test_a_u85_program_computes_on_the_c_model_as_on_the_host_interpreter(
         model: Path, u85_build: Callable[[str], Artifact], tmp_path: Path, name: str, samples: int) -> None:
     """Every operation computed (mnist: 2:4 sparse SWD and FWD weights, pools into a CHW transpose; mv2: 65, with
     chaining into residual ADDs, a SUM pool, depthwise weights; mnist at a16w8: 16-bit maps, 48-bit accumulators
     and their scale records; softmax: REDUCE_SUM into a 32-bit map, a chained 32-bit SUB; ops-u85-model: RESIZE,
     REDUCE_SUM, 32-bit MUL, the null pool, MATMUL; ops-flip: OFMs reversed along H and W in NHCWB16 and C in NHWC;
-    ops-depthwise at a16w8: 3x3 and 5x5 stride-2 DEPTHWISE of 16-bit maps, their weights padded for 16 bits)
-    and every output byte the host U85 interpreter's."""
+    ops-depthwise at a16w8: 3x3 and 5x5 stride-2 DEPTHWISE of 16-bit maps, their weights padded for 16 bits;
+    ops-a16-forms at a16w8: a CONV into a 64-bit OFM and the two null pools that rescale it from a 64-bit IFM2,
+    PReLU's 16-bit MUL and ADD, a 1x1 SUM from 16 into 32 bits, a 32-bit MUL) and every output byte the host U85
+    interpreter's."""
     program = _program(u85_build(name))
     rng = np.random.default_rng(58)
     for _ in range(samples):
@@ -146,9 +150,12 @@ def test_a_u85_program_computes_on_the_c_model_as_on_the_host_interpreter(
 def _hand_built() -> dict[str, tuple[VelaPayload, bytes]]:
     """tests/command_stream/test_u85_ops.py's programs (and one of test_u85_stream.py's), each with its input."""
     from tests.command_stream.test_u85_ops import (
+        ACC64,
+        MUL16_IN,
         X16_ROW,
         _resize,
         matmul_program,
+        mul16,
         null_pool,
         program,
         resize_x16,
@@ -168,6 +175,10 @@ def _hand_built() -> dict[str, tuple[VelaPayload, bytes]]:
         "POOL NONE, a 32-bit accumulator": (program(null_pool(12, 3, 4), acc, (1, 12, 1)), acc.tobytes()),
         "POOL NONE, a signed OFM's clamp read signed": (program(null_pool(12, 1, 2, clamp=(-33, 0xFFFA)), acc, (1, 12, 1)),
                                                         acc.tobytes()),
+        "POOL NONE, a 48-bit accumulator from a 64-bit IFM2": (program(null_pool(10, 21253, 40, ifm2_bits=64),
+                                                                       ACC64.reshape(1, 10, 1), (1, 10, 1)), ACC64.tobytes()),
+        "ELEMENTWISE MUL of 16-bit maps, the 48-bit accumulator": (program(mul16(10, 3, 17), MUL16_IN, (1, 20, 1)),
+                                                                   MUL16_IN.tobytes()),
         "POOL after a broadcast": (program(c0("NPU_SET_IFM_BROADCAST", 3) + _pool(1 | 1 << 8 | 6 << 11, (2, 3, 4)), grid,
                                            (4, 2, 3)), grid.tobytes()),
         **{f"POOL reversed along {axis}": (reversed_pool(reverse, (2, 3, 4)), grid.tobytes())
@@ -179,7 +190,8 @@ def _hand_built() -> dict[str, tuple[VelaPayload, bytes]]:
 @pytest.mark.slow
 @pytest.mark.parametrize("form", list(_hand_built()))
 def test_each_hand_built_u85_operation_computes_as_on_the_host_interpreter(model: Path, tmp_path: Path, form: str) -> None:
-    """RESIZE both ways, MATMUL, the null pool (a 32-bit IFM2, its clamp read in the OFM's signedness), a POOL that
+    """RESIZE both ways, MATMUL, the null pool (a 32-bit IFM2, its clamp read in the OFM's signedness; a 64-bit IFM2
+    into the 48-bit accumulator), a 16-bit MUL with the 48-bit accumulator, a POOL that
     leaves IFM_BROADCAST unread, an OFM reversed along H, W and C: the C model's bytes are the host's, and those are
     not all one value."""
     program, given = _hand_built()[form]
@@ -188,6 +200,20 @@ def test_each_hand_built_u85_operation_computes_as_on_the_host_interpreter(model
     assert verdict.startswith("computed"), verdict
     assert got == want, f"C model {list(got[0])}, host interpreter {list(want[0])}"
     assert len(set(want[0])) > 2
+
+
+@needs_gcc
+@pytest.mark.slow
+def test_a_48_bit_accumulator_scaled_by_more_than_15_bits_is_refused_on_both_sides(model: Path, tmp_path: Path) -> None:
+    from tests.command_stream.test_u85_ops import MUL16_IN, mul16, program
+    from zoo.registry.command_stream import NotInterpreted
+
+    wide = program(mul16(10, 1 << 15, 30), MUL16_IN, (1, 20, 1))
+    with pytest.raises(NotInterpreted, match="48-bit accumulator and OFM_SCALE 0x8000 "):
+        u85_run(wide, [MUL16_IN.tobytes()])
+    verdict, _ = c_run(model, wide, [MUL16_IN.tobytes()], tmp_path)
+    assert re.fullmatch(r"not_implemented 0 ELEMENTWISE at byte 0x[0-9a-f]+: ELEMENTWISE MUL with the 48-bit accumulator "
+                        r"and OFM_SCALE 0x8000 \(a scale of more than 15 bits on it is not settled\)", verdict), verdict
 
 
 def _second_conv(program: VelaPayload) -> tuple[int, int]:

@@ -128,3 +128,16 @@ def test_a_32_bit_ofm_holds_scale_1_unless_its_rescale_writes_32_bits() -> None:
         assert compare([OpConstants("CONV at byte 0x100", False, WEIGHTS.copy(), good, 32)], graph).difference is None
         difference = compare([OpConstants("CONV at byte 0x100", False, WEIGHTS.copy(), bad, 32)], graph).difference
         assert difference is not None and "the scale is" in difference, (rescale_bits, difference)
+
+
+def test_a_64_bit_ofm_holds_scale_1_whatever_its_rescales_write() -> None:
+    """A CONV whose 48-bit result two RESCALEs read writes it unscaled into a 64-bit OFM (each RESCALE a null pool of
+    its own): the program holds scale 1 / 2^0 whatever the graph's RESCALE says (ops-conv64 at a16w8 on u85-256 was
+    failed on the RESCALE's scale before)."""
+    unit = ScaleRecords(BIAS.copy(), np.ones(12, np.int64), np.zeros(12, np.int64))
+    folded = ScaleRecords(BIAS.copy(), MULTIPLIER // 2, SHIFT - 1)
+    for rescale_bits in (16, 32):
+        graph = [GraphConv("CONV2D 'conv' (operator 3)", WEIGHTS, BIAS, MULTIPLIER, SHIFT, rescale_bits)]
+        assert compare([OpConstants("CONV at byte 0x100", False, WEIGHTS.copy(), unit, 64)], graph).difference is None
+        difference = compare([OpConstants("CONV at byte 0x100", False, WEIGHTS.copy(), folded, 64)], graph).difference
+        assert difference is not None and difference.endswith("1 / 2^0 of a 64-bit OFM"), difference

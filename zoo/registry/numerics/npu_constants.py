@@ -178,7 +178,10 @@ def _scale(op: Any, conv: GraphConv, ch: int) -> tuple[int, int, str]:
     """The scale the program's ``op`` must hold for graph channel ``ch``: the RESCALE's, or 1 / 2^0 where the op
     writes a 32-bit OFM (Regor leaves the rescale of such a result to a later operation: ops-mix's MAXIMUM)
     unless that RESCALE itself writes 32 bits (a 48-bit accumulator's, folded into the op: a16w8's residual
-    adds)."""
+    adds), or a 64-bit OFM (the 48-bit accumulator itself, unscaled, where two RESCALEs read it: each is a null
+    pool of its own, which the samples check)."""
+    if op.ofm_bits == 64:
+        return 1, 0, "1 / 2^0 of a 64-bit OFM"
     if op.ofm_bits == 32 and conv.rescale_bits != 32:
         return 1, 0, "1 / 2^0 of a 32-bit OFM"
     multiplier, shift = int(conv.multiplier[ch]), int(conv.shift[ch])

@@ -16,6 +16,11 @@ operations whose boxes it mirrors itself (``DecomposeReverse``); settled on ``to
 NCHW tensor's three axes (tests/ops_plugin.py's ops-flip: POOL SUM copies reversed along H and W in NHCWB16
 and C in NHWC, bit-exact on u85-256). Regor never writes a reversal with a transpose or into a chaining
 buffer. A chained map is read whole, in the shape it was written.
+
+Precision B64 (8-byte elements) is read only where Regor writes it: a CONV or DEPTHWISE of 16-bit maps whose
+48-bit result two RESCALEs read (they cannot both be folded into it: ``CanBeFused``) writes its accumulator
+as a 64-bit OFM (int48 tensors are int64 in memory: ``ConvertInt48Tensors``), and each RESCALE is a null pool
+that loads it from IFM2 into the 48-bit accumulator (``GenerateAccFormat``). Anywhere else it stops the run.
 """
 
 from __future__ import annotations
@@ -35,7 +40,8 @@ from zoo.registry.command_stream.u85.regs import bits
 __all__ = ["CHAINED", "NONE", "TILE2X2", "Chains", "Map", "Reader", "ifm_map", "ofm_map", "reader", "write_ofm"]
 
 TILE2X2, TILE3X1, CHAINED, NONE = 0, 1, 2, 3
-_BITS = {0: 8, 1: 16, 2: 32}
+_BITS = {0: 8, 1: 16, 2: 32, 3: 64}
+B64 = 3
 _TRANSPOSES = {0: "HWC", 1: "WHC", 2: "HCW", 3: "WCH", 6: "CHW", 7: "CWH"}
 _REVERSE_AXES = {1: 0, 2: 1, 3: 2}
 
@@ -59,9 +65,9 @@ class Map:
         return self.precision.dtype
 
 
-def _precision(value: int, prefix: str, what: str) -> tuple[Precision, int]:
+def _precision(value: int, prefix: str, what: str, b64: bool) -> tuple[Precision, int]:
     code = bits(f"{prefix}.precision", value)
-    if code not in _BITS:
+    if code == B64 and not b64:
         raise NotInterpreted(f"{what} precision B64")
     layout = bits(f"{prefix}.format", value)
     if layout > 1:
@@ -69,8 +75,9 @@ def _precision(value: int, prefix: str, what: str) -> tuple[Precision, int]:
     return Precision(bool(bits(f"{prefix}.type", value)), _BITS[code], layout, 0, 0), bits(f"{prefix}.storage", value)
 
 
-def ifm_map(regs: U85Registers, name: str = "IFM") -> Map:
-    precision, storage = _precision(regs[f"{name}_PRECISION"], "ifm", name)
+def ifm_map(regs: U85Registers, name: str = "IFM", *, b64: bool = False) -> Map:
+    """The IFM or IFM2; a 64-bit one only with ``b64`` (a null pool's accumulator)."""
+    precision, storage = _precision(regs[f"{name}_PRECISION"], "ifm", name, b64)
     if storage == TILE3X1:
         raise NotInterpreted(f"{regs.op} with its {name} in storage TILE3X1")
     region = 0 if storage == NONE else regs[f"{name}_REGION"] & 7  # a scalar has no region: Regor may never set it
@@ -78,10 +85,11 @@ def ifm_map(regs: U85Registers, name: str = "IFM") -> Map:
     return Map(name, precision, storage, region, fm)
 
 
-def ofm_map(regs: U85Registers) -> tuple[Map, bool]:
-    """The OFM, and whether its scale is global (else per channel, from the scale stream)."""
+def ofm_map(regs: U85Registers, *, b64: bool = False) -> tuple[Map, bool]:
+    """The OFM, and whether its scale is global (else per channel, from the scale stream); a 64-bit one only
+    with ``b64`` (a convolution's 48-bit accumulator)."""
     value = regs["OFM_PRECISION"]
-    precision, storage = _precision(value, "ofm", "OFM")
+    precision, storage = _precision(value, "ofm", "OFM", b64)
     transpose = bits("ofm.transpose", value)
     if transpose not in _TRANSPOSES:
         raise StreamError(f"{regs.op}: OFM transpose {transpose} is reserved")

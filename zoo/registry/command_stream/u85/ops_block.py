@@ -20,7 +20,8 @@ then the output stage with ``OFM_SCALE``. A padded SUM, an AVERAGE with another 
 REDUCE_SUM sums each position's channels into one (a 1x1 kernel, from and into 8- or 32-bit maps:
 Regor's softmax); NONE with the accumulator from IFM2 is Regor's null pool (``_restore``); MIN and the
 ARGMAX modes are not modelled. MAX, AVERAGE and SUM pools of 8-bit maps may write 32-bit ones (a layer
-norm's sums). Otherwise the accumulator is reset and output
+norm's sums), and so may those of 16-bit maps (a16w8's widening rescale before a 32-bit MUL, a 1x1 SUM: ops-a16-forms).
+Otherwise the accumulator is reset and output
 (``ACC_FORMAT`` input RESET, output ENABLE), 32 bits wide for 8-bit IFMs and 48 for a 16-bit
 CONV or DEPTHWISE (I48: mnist at a16w8 on u85-256 is bit-exact, as is tests/ops_plugin.py's ops-depthwise, whose
 16-bit DEPTHWISE streams hold the extra padding Regor's ``_dwPaddingCount`` gives 16-bit IFMs); ``IFM_UPSCALE`` is not
@@ -48,7 +49,15 @@ from zoo.registry.command_stream.memory import Memory
 from zoo.registry.command_stream.ops_conv import OpConstants
 from zoo.registry.command_stream.u85 import weights as w85
 from zoo.registry.command_stream.u85.maps import NONE as NONE_STORAGE
-from zoo.registry.command_stream.u85.maps import Chains, Map, ifm_map, ofm_map, reader, write_ofm
+from zoo.registry.command_stream.u85.maps import (
+    TILE2X2,
+    Chains,
+    Map,
+    ifm_map,
+    ofm_map,
+    reader,
+    write_ofm,
+)
 from zoo.registry.command_stream.u85.regfile import U85Registers
 from zoo.registry.command_stream.u85.regs import bits
 from zoo.registry.command_stream.u85.stage import activation, ofm_scale, stage
@@ -210,15 +219,31 @@ def _constants(regs: U85Registers, memory: Memory, acc: Accelerator, decoder: De
     return weights, w85.scale_records(scale_data, oc, _acc48(regs), regs.op)
 
 
+def _check_b64(regs: U85Registers, ofm: Map, records: ScaleRecords) -> None:
+    """A 64-bit OFM holds the 48-bit accumulator itself, for the null pools that rescale it: Regor writes it signed,
+    in memory, with every channel's scale 1, shift 0, zero point 0 and no clamp (TOSA's CONV2D's int48 result)."""
+    if ofm.precision.bits != 64:
+        return
+    if not _acc48(regs):
+        raise StreamError(f"{regs.op}: a 64-bit OFM with ACC_FORMAT {regs['ACC_FORMAT']:#x} (not the 48-bit accumulator)")
+    clip_none = bits("act.clip_range", regs["ACTIVATION"])
+    if (records.scale != 1).any() or records.shift.any() or regs["OFM_ZERO_POINT"] or not clip_none or \
+            bits("act.function", regs["ACTIVATION"]) or not ofm.precision.signed or ofm.storage != TILE2X2 or \
+            ofm.transpose != "HWC" or ofm.reverse:
+        raise NotInterpreted(f"{regs.op} into a 64-bit OFM unsigned, chained, transposed or reversed, or with a scale, "
+                             "zero point or activation (Regor writes its 48-bit accumulator so)")
+
+
 def conv_constants(regs: U85Registers, memory: Memory, acc: Accelerator, decoder: Decoder, *,
                    depthwise: bool = False) -> OpConstants:
     """What a CONV or DEPTHWISE reads besides its IFM, read through its registers as :func:`conv` reads it;
     its IFM is not read (it may be a chaining buffer no operation filled in this mode)."""
     k = _kernel(regs)
-    ofm, global_scale = ofm_map(regs)
+    ofm, global_scale = ofm_map(regs, b64=True)
     if global_scale:
         raise NotInterpreted(f"{regs.op} with a global OFM scale")
     weights, records = _constants(regs, memory, acc, decoder, k, ifm_map(regs).precision.bits, depthwise)
+    _check_b64(regs, ofm, records)
     return OpConstants(regs.op, depthwise, weights, records, ofm.precision.bits)
 
 
@@ -228,11 +253,12 @@ def conv(regs: U85Registers, memory: Memory, chains: Chains, acc: Accelerator, d
     kept = Kept() if kept is None else kept
     value = regs["ACC_FORMAT"]
     keep, output = bits("acc.input", value) == ACC_KEEP, not bits("acc.output", value)
-    ofm, global_scale = ofm_map(regs)
+    ofm, global_scale = ofm_map(regs, b64=True)
     if global_scale:
         raise NotInterpreted(f"{regs.op} with a global OFM scale")
     ifm, values = _ifm(regs, memory, chains, k)
     weights, records = _constants(regs, memory, acc, decoder, k, ifm.precision.bits, depthwise)
+    _check_b64(regs, ofm, records)
     oh, ow, oc = k.ofm_shape
     ic = k.ifm_shape[2]
     top, left, bottom, right = k.pad
@@ -287,7 +313,7 @@ def pool(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -> None:
     if mode == SUM and any(k.pad):
         raise NotInterpreted(f"POOL SUM with padding {k.pad}")
     ifm, values = _ifm(regs, memory, chains, k)
-    if ifm.precision.bits == 32 or (ofm.precision.bits == 32 and ifm.precision.bits != 8) or _acc48(regs):
+    if ifm.precision.bits == 32 or _acc48(regs):
         raise NotInterpreted(f"{regs.op} from a {ifm.precision.bits}-bit IFM to a {ofm.precision.bits}-bit OFM, "
                              f"ACC_FORMAT {regs['ACC_FORMAT']:#x}")
     top, left, bottom, right = k.pad
@@ -333,30 +359,37 @@ def _reduce_sum(regs: U85Registers, memory: Memory, chains: Chains) -> None:
 
 def _restore(regs: U85Registers, memory: Memory, chains: Chains) -> None:
     """POOL NONE with the accumulator from IFM2 (``ACC_FORMAT`` input IFM2): Regor's null pool, the output stage
-    of a 32-bit map (a transposed convolution's phases, a rescale, a copy or transpose of 32-bit values). Its
-    IFM is a dummy 8-bit map the operation does not read; each IFM2 value less its zero point is the accumulator,
-    plus the channel's bias where the scale is per channel."""
+    of a 32-bit map (a transposed convolution's phases, a rescale, a copy or transpose of 32-bit values) into the
+    32-bit accumulator, or of a 64-bit one (a 16-bit convolution's 48-bit accumulator, which two RESCALEs read)
+    into the 48-bit accumulator, whose scale records hold a 48-bit bias and a 15-bit scale. Its IFM is a dummy
+    8-bit map the operation does not read; each IFM2 value less its zero point is the accumulator, plus the
+    channel's bias where the scale is per channel."""
     value = regs["ACC_FORMAT"]
-    if bits("acc.input", value) != ACC_IFM2 or bits("acc.output", value) or bits("acc.format", value):
-        raise NotInterpreted(f"POOL NONE with ACC_FORMAT {value:#x} (the 32-bit accumulator from IFM2 is modelled)")
+    if bits("acc.input", value) != ACC_IFM2 or bits("acc.output", value):
+        raise NotInterpreted(f"POOL NONE with ACC_FORMAT {value:#x} (the accumulator from IFM2 is modelled)")
     k = _kernel(regs)
     if k.kernel != (1, 1) or k.stride != (1, 1) or any(k.pad):
         raise StreamError(f"{regs.op}: a null pool with kernel {k.kernel}, stride {k.stride}, padding {k.pad}")
     ofm, global_scale = ofm_map(regs)
-    ifm2 = ifm_map(regs, "IFM2")
-    if ifm2.precision.bits != 32 or ifm2.storage not in (0, 2):
-        raise StreamError(f"{regs.op}: the 32-bit accumulator restored from a {ifm2.precision.bits}-bit IFM2")
+    ifm2 = ifm_map(regs, "IFM2", b64=True)
+    acc48 = _acc48(regs)
+    if bits("acc.format", value) > 1 or ifm2.precision.bits != (64 if acc48 else 32) or ifm2.storage not in (0, 2):
+        raise StreamError(f"{regs.op}: the accumulator (ACC_FORMAT {value:#x}) restored from a "
+                          f"{ifm2.precision.bits}-bit IFM2")
     acc = reader(regs, memory, chains, ifm2)(*k.ofm_shape) - regs["IFM2_ZERO_POINT"]
     if global_scale:
         scale, shift, round_mode = ofm_scale(regs)
+        if acc48 and scale >> 15:  # as an elementwise operation's (ops_elementwise.py)
+            raise NotInterpreted(f"{regs.op}: the 48-bit accumulator with OFM_SCALE {scale:#x} (a scale of more than "
+                                 "15 bits on it is not settled)")
         records = ScaleRecords(np.zeros(1, dtype=np.int64), np.asarray([scale]), np.asarray([shift]))
     else:
         _, _, round_mode = ofm_scale(regs)
         data = memory.read(regs["SCALE_REGION"] & 7, regs.address("SCALE_BASE"), regs.address("SCALE_LENGTH"),
                            f"{regs.op}'s scale stream")
-        records = w85.scale_records(data, k.ofm_shape[2], False, regs.op)
+        records = w85.scale_records(data, k.ofm_shape[2], acc48, regs.op)
     out = stage(acc + records.bias, records.scale, records.shift, round_mode, regs["OFM_ZERO_POINT"],
-                activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
+                activation(regs, memory, ofm.dtype), ofm.dtype, regs.op, acc_bits=48 if acc48 else 32)
     write_ofm(memory, chains, ofm, out, regs.op)
 
 

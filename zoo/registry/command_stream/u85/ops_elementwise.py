@@ -1,5 +1,5 @@
-"""U85 NPU_OP_ELEMENTWISE ADD, SUB, MUL, MIN, MAX and ABS of 8- or 32-bit operands into 8- or 32-bit maps,
-each operand a tensor, a chained OFM, a broadcast or a scalar.
+"""U85 NPU_OP_ELEMENTWISE ADD, SUB, MUL, MIN, MAX and ABS of 8- or 32-bit operands into 8- or 32-bit maps, and
+ADD, SUB and MUL of 16-bit operands (a16w8), each operand a tensor, a chained OFM, a broadcast or a scalar.
 
 Each operand less its zero point is rescaled by its own register first, ``IFM_SCALE`` and ``IFM2_SCALE``
 (the shift in parameter bits 0-5, ``dbl_rnd`` in 6-10, the rounding in bit 13: DOUBLE_SYMMETRIC 0,
@@ -14,8 +14,14 @@ writes MUL with unit scales, and its softmax 32-bit SUBs with scale 1).
 
 ``IFM_BROADCAST``/``IFM2_BROADCAST`` (bits 0-3): H 1, W 2, C 4 read the operand at y, x or c = 0;
 SCALAR 8 gives it as ``OP_SCALAR`` (its storage NONE). ``ACC_FORMAT``'s micro-block does not change the
-result; a 48-bit, kept or IFM2 accumulator is not modelled, nor are 16-bit operands and the modes
-LRELU, CLZ, SHR, SHL, LSR, DIV, the comparisons and the bitwise ones.
+result. ADD, SUB and MUL may use the 48-bit accumulator (I48: Regor's choice for a scaled 16-bit operation,
+``FindBlockConfig``; a16w8's 32-bit MULs and residual ADDs): the sum or product is the same, the output stage
+takes it whole, settled with ``OFM_SCALE`` 1 (ops-mul16 at a16w8); with a scale of more than 15 bits (the 48-bit
+accumulator's scale records hold 15; hand-landmark-full's residual ADDs at a16w8 have 31) it stops the run. At a16w8 Regor writes
+``nn.PReLU`` as a 16-bit MUL by the slopes (operand scales 1, ``OFM_SCALE`` shift 12) and a 16-bit ADD (operand
+scales ``2**11``, shift 11): settled on tests/ops_plugin.py's ops-prelu and ops-a16-forms at a16w8, bit-exact on
+the five U85 targets. A kept or IFM2 accumulator is not modelled, nor are the other modes' 16-bit operands, nor
+the modes LRELU, CLZ, SHR, SHL, LSR, DIV, the comparisons and the bitwise ones.
 """
 
 from __future__ import annotations
@@ -83,7 +89,8 @@ def elementwise(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -
     if mode not in (MUL, ADD, SUB, MIN, MAX, ABS):
         raise NotInterpreted(f"ELEMENTWISE {name} on the U85 (ADD, SUB, MUL, MIN, MAX and ABS are modelled)")
     acc = regs["ACC_FORMAT"]
-    if bits("acc.format", acc) or bits("acc.input", acc) or bits("acc.output", acc):
+    acc48 = bits("acc.format", acc) == 1
+    if bits("acc.format", acc) > (1 if mode in (MUL, ADD, SUB) else 0) or bits("acc.input", acc) or bits("acc.output", acc):
         raise NotInterpreted(f"ELEMENTWISE {name} with ACC_FORMAT {acc:#x}")
     ofm, global_scale = ofm_map(regs)
     if not global_scale:
@@ -92,7 +99,8 @@ def elementwise(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -
     ifm = ifm_map(regs)
     ifm2 = ifm if mode == ABS else ifm_map(regs, "IFM2")
     wide = ifm.precision.bits == 32
-    if ifm.precision.bits != ifm2.precision.bits or ifm.precision.bits == 16 or ofm.precision.bits == 16:
+    if ifm.precision.bits != ifm2.precision.bits or \
+            (mode not in (MUL, ADD, SUB) and (ifm.precision.bits == 16 or ofm.precision.bits == 16)):
         raise NotInterpreted(f"ELEMENTWISE {name} of a {ifm.precision.bits}-bit IFM and a {ifm2.precision.bits}-bit "
                              f"IFM2 into a {ofm.precision.bits}-bit OFM")
     a = _rescaled(regs, _operand(regs, memory, chains, ifm, shape), "IFM_SCALE", "32-bit " * wide + name)
@@ -109,6 +117,10 @@ def elementwise(regs: U85Registers, memory: Memory, chains: Chains, mode: int) -
         else:
             total = np.minimum(a, b) if mode == MIN else np.maximum(a, b)
     scale, shift, round_mode = ofm_scale(regs)
+    if acc48 and scale >> 15:
+        raise NotInterpreted(f"{regs.op}: {name} with the 48-bit accumulator and OFM_SCALE {scale:#x} (a scale of more "
+                             "than 15 bits on it is not settled)")
     out = stage(np.asarray(total, dtype=np.int64), np.asarray(scale), np.asarray(shift), round_mode,
-                regs["OFM_ZERO_POINT"], activation(regs, memory, ofm.dtype), ofm.dtype, regs.op)
+                regs["OFM_ZERO_POINT"], activation(regs, memory, ofm.dtype), ofm.dtype, regs.op,
+                acc_bits=48 if acc48 else 32)
     write_ofm(memory, chains, ofm, out, regs.op)

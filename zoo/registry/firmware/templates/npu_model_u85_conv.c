@@ -150,7 +150,7 @@ void u85_conv(int depthwise)
     kernel_t k;
     stage_t s;
     u85_kernel(&k);
-    if (u85_ofm_map(&s.ofm)) NOT_IMPLEMENTED("a global OFM scale");
+    if (u85_ofm_map_b64(&s.ofm, 1)) NOT_IMPLEMENTED("a global OFM scale");
     map_t ifm;
     u85_ifm_map(&ifm, 0);
     if (ifm.storage == NONE) NOT_IMPLEMENTED("a scalar IFM");
@@ -163,6 +163,16 @@ void u85_conv(int depthwise)
     u85_read_map(&ifm, k.ih, k.iw, k.ic, R(IFM_ZERO_POINT), u85_map_a);
     weights(&k, depthwise, ifm.bits);
     u85_scale_records(k.oc, acc48);
+    if (s.ofm.bits == 64) { /* ops_block.py's _check_b64: the 48-bit accumulator itself, for the null pools after */
+        int32_t act = R(ACTIVATION);
+        int unit = 1;
+        for (int o = 0; o < k.oc; o++) unit &= u85_scale[o] == 1 && u85_shift[o] == 0;
+        if (!acc48) MALFORMED("a 64-bit OFM with ACC_FORMAT 0x%" PRIx32 " (not the 48-bit accumulator)", (uint32_t)R(ACC_FORMAT));
+        if (!unit || R(OFM_ZERO_POINT) || !F(act, 12, 1) || F(act, 0, 5) || !s.ofm.signed_ || s.ofm.storage != TILE2X2 ||
+            s.ofm.transpose || s.ofm.reverse)
+            NOT_IMPLEMENTED("a 64-bit OFM unsigned, chained, transposed or reversed, or with a scale, zero point or "
+                            "activation (Regor writes its 48-bit accumulator so)");
+    }
     uint32_t unused_scale;
     int unused_shift, round_mode, any_shift = 0;
     u85_ofm_scale(OFM_SCALE, &unused_scale, &unused_shift, &round_mode);

@@ -32,7 +32,7 @@ static void rescale(int r, int64_t *v, long n, int mode, int wide)
         NOT_IMPLEMENTED("ELEMENTWISE %smode %d with an operand scale 0x%" PRIx32 " shift %d", wide ? "32-bit " : "", mode, sc, sh);
     if (!F(npu_core.param[r], 13, 1) && sh) NOT_IMPLEMENTED("an operand rounding DOUBLE_SYMMETRIC with shift %d", sh);
     for (long i = 0; i < n; i++) {
-        int64_t p = v[i] * (int64_t)sc; /* an 8-bit value less a 16-bit zero point by a 31-bit scale */
+        int64_t p = v[i] * (int64_t)sc; /* an 8- or 16-bit value less a 16-bit zero point by a 31-bit scale */
         v[i] = sh ? ((p >> (sh - 1)) + 1) >> 1 : p;
     }
 }
@@ -44,7 +44,9 @@ void u85_elementwise(int mode)
         NOT_IMPLEMENTED("ELEMENTWISE %s on the U85 (ADD, SUB, MUL, MIN, MAX and ABS are modelled)",
                         mode < 12 ? names[mode] : "of another mode");
     int32_t acc = R(ACC_FORMAT);
-    if (F(acc, 0, 2) || F(acc, 4, 2) || F(acc, 6, 1)) NOT_IMPLEMENTED("ELEMENTWISE with ACC_FORMAT 0x%" PRIx32, (uint32_t)acc);
+    int acc48 = F(acc, 0, 2) == 1; /* a MUL's, ADD's or SUB's alone */
+    if (F(acc, 0, 2) > (mode == MUL || mode == ADD || mode == SUB ? 1u : 0u) || F(acc, 4, 2) || F(acc, 6, 1))
+        NOT_IMPLEMENTED("ELEMENTWISE with ACC_FORMAT 0x%" PRIx32, (uint32_t)acc);
     stage_t s;
     if (!u85_ofm_map(&s.ofm)) MALFORMED("an elementwise operation with per-channel scales (it has no scale stream)");
     int shape[3] = {R(OFM_HEIGHT_M1) + 1, R(OFM_WIDTH_M1) + 1, R(OFM_DEPTH_M1) + 1};
@@ -52,7 +54,7 @@ void u85_elementwise(int mode)
     u85_ifm_map(&a.m, 0);
     if (mode != ABS) u85_ifm_map(&b.m, 1);
     else b.m = a.m;
-    if (a.m.bits != b.m.bits || a.m.bits == 16 || s.ofm.bits == 16)
+    if (a.m.bits != b.m.bits || (mode != MUL && mode != ADD && mode != SUB && (a.m.bits == 16 || s.ofm.bits == 16)))
         NOT_IMPLEMENTED("ELEMENTWISE %s of a %d-bit IFM and a %d-bit IFM2 into a %d-bit OFM", names[mode], a.m.bits, b.m.bits,
                         s.ofm.bits);
     int wide = a.m.bits == 32;
@@ -66,8 +68,11 @@ void u85_elementwise(int mode)
     uint32_t sc;
     int sh, round_mode;
     u85_ofm_scale(OFM_SCALE, &sc, &sh, &round_mode);
+    if (acc48 && sc >> 15)
+        NOT_IMPLEMENTED("ELEMENTWISE %s with the 48-bit accumulator and OFM_SCALE 0x%" PRIx32 " (a scale of more than 15 "
+                        "bits on it is not settled)", names[mode], sc);
     u85_setup_stage(&s);
-    u85_begin_stage(&s, sh != 0, round_mode, 32);
+    u85_begin_stage(&s, sh != 0, round_mode, acc48 ? 48 : 32);
     for (int y = 0; y < shape[0]; y++)
         for (int x = 0; x < shape[1]; x++)
             for (int c = 0; c < shape[2]; c++) {

@@ -21,10 +21,11 @@ unsigned char *u85_region(int r, uint64_t at, uint64_t n, int write, const char 
 /* --- maps.py: a feature map in memory (fmap.py's tiles), a chaining buffer, or a scalar. */
 static const char *const transposes[8] = {"HWC", "WHC", "HCW", "WCH", NULL, NULL, "CHW", "CWH"};
 
-static void precision(map_t *m, int32_t v, int precision_lsb)
+/* `b64`: a 64-bit map is read (a CONV's OFM, a null pool's IFM2: maps.py's b64); elsewhere it stops the run. */
+static void precision(map_t *m, int32_t v, int precision_lsb, int b64)
 {
     unsigned code = F(v, precision_lsb, 2), layout = F(v, 6, 2);
-    if (code == 3) NOT_IMPLEMENTED("%s precision B64", m->name);
+    if (code == 3 && !b64) NOT_IMPLEMENTED("%s precision B64", m->name);
     if (layout > 1) MALFORMED("%s format %u is reserved", m->name, layout);
     m->signed_ = v & 1, m->bits = 8 << code, m->nhcwb16 = (int)layout, m->storage = (int)F(v, 14, 2);
     if (m->storage == TILE3X1) NOT_IMPLEMENTED("its %s in storage TILE3X1", m->name);
@@ -43,10 +44,12 @@ static void locate(map_t *m, int base0, int height0, int width0, int stride_x, i
         NOT_IMPLEMENTED("%s in NHCWB16 with STRIDE_X %llu for %d-byte elements", m->name, (unsigned long long)m->sx, m->bits / 8);
 }
 
-void u85_ifm_map(map_t *m, int two)
+void u85_ifm_map(map_t *m, int two) { u85_ifm_map_b64(m, two, 0); }
+
+void u85_ifm_map_b64(map_t *m, int two, int b64)
 {
     m->name = two ? "IFM2" : "IFM", m->transpose = 0, m->reverse = 0;
-    precision(m, R(two ? IFM2_PRECISION : IFM_PRECISION), 2);
+    precision(m, R(two ? IFM2_PRECISION : IFM_PRECISION), 2, b64);
     if (m->storage == NONE) m->region = 0;
     else if (m->storage == CHAINED) m->region = R(two ? IFM2_REGION : IFM_REGION) & 7;
     else if (two) locate(m, IFM2_BASE0, IFM2_HEIGHT0_M1, IFM2_WIDTH0_M1, IFM2_STRIDE_X, IFM2_REGION);
@@ -54,11 +57,13 @@ void u85_ifm_map(map_t *m, int two)
 }
 
 /* The OFM; returns whether its scale is global (else per channel). */
-int u85_ofm_map(map_t *m)
+int u85_ofm_map(map_t *m) { return u85_ofm_map_b64(m, 0); }
+
+int u85_ofm_map_b64(map_t *m, int b64)
 {
     int32_t v = R(OFM_PRECISION);
     m->name = "OFM";
-    precision(m, v, 1);
+    precision(m, v, 1, b64);
     m->transpose = (int)F(v, 11, 3);
     if (!transposes[m->transpose]) MALFORMED("OFM transpose %d is reserved", m->transpose);
     for (int k = 0; k < 3; k++) {
@@ -95,6 +100,10 @@ static int64_t element(const unsigned char *p, int bits, int signed_)
         return signed_ ? (int16_t)v : v;
     }
     uint32_t v = (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+    if (bits == 64) { /* an unsigned 64-bit value past INT64_MAX wraps, as numpy's uint64 to int64 */
+        uint64_t high = (uint64_t)p[4] | (uint64_t)p[5] << 8 | (uint64_t)p[6] << 16 | (uint64_t)p[7] << 24;
+        return wrap(high << 32 | v);
+    }
     return signed_ ? (int64_t)(int32_t)v : (int64_t)v;
 }
 
@@ -129,7 +138,7 @@ void u85_read_map(const map_t *m, int h, int w, int c, int32_t zp, int64_t *out)
             for (int k = 0; k < c; k++) {
                 const unsigned char *p = u85_region(m->region, address(m, (uint32_t)y, (uint32_t)x, (uint32_t)k),
                                                 (uint64_t)(m->bits / 8), 0, what);
-                *out++ = element(p, m->bits, m->signed_) - zp;
+                *out++ = wrap((uint64_t)element(p, m->bits, m->signed_) - (uint64_t)(int64_t)zp); /* numpy's wrapping */
             }
 }
 
@@ -165,8 +174,8 @@ void u85_setup_stage(stage_t *s)
     unsigned function = F(act, 0, 5), table = F(act, 5, 3), clip_none = F(act, 12, 1);
     if (act & ~0x10FF) MALFORMED("ACTIVATION 0x%" PRIx32 " has reserved bits set", (uint32_t)act);
     int bits = s->ofm.bits;
-    int64_t tmin = s->ofm.signed_ ? -(INT64_C(1) << (bits - 1)) : 0;
-    int64_t tmax = s->ofm.signed_ ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
+    int64_t tmin = s->ofm.signed_ ? (bits == 64 ? INT64_MIN : -(INT64_C(1) << (bits - 1))) : 0;
+    int64_t tmax = bits == 64 ? INT64_MAX : s->ofm.signed_ ? (INT64_C(1) << (bits - 1)) - 1 : (INT64_C(1) << bits) - 1;
     int64_t amin = limit(R(ACTIVATION_MIN), s->ofm.signed_), amax = limit(R(ACTIVATION_MAX), s->ofm.signed_);
     s->low = tmin, s->high = tmax, s->table = NULL;
     if (!clip_none) s->low = amin > tmin ? amin : tmin, s->high = amax < tmax ? amax : tmax;
@@ -225,8 +234,15 @@ void u85_emit(stage_t *s, int y, int x, int c, int64_t acc, uint32_t scale, int 
     v = v < s->low ? s->low : v; /* numpy's clip: the upper bound wins where they cross */
     v = v > s->high ? s->high : v;
     if (s->table) v = s->ofm.signed_ ? (int8_t)s->table[v + 128] : s->table[v];
-    if (s->ofm.storage == CHAINED) u85_chain[s->ofm.region][((long)y * s->ow + x) * s->oc + c] = (int32_t)v;
-    else if (s->ofm.storage == TILE2X2) ofm_buf[((long)y * s->ow + x) * s->oc + c] = (int32_t)v;
+    if (s->ofm.bits == 64) { /* in memory, neither transposed nor reversed (u85_conv): written now, in the host's order */
+        unsigned char *p = u85_region(s->ofm.region, address(&s->ofm, (uint32_t)y, (uint32_t)x, (uint32_t)c), 8, 1,
+                                      "writing its OFM");
+        for (int b = 0; b < 8; b++) p[b] = (unsigned char)((uint64_t)v >> (8 * b));
+    } else if (s->ofm.storage == CHAINED) {
+        u85_chain[s->ofm.region][((long)y * s->ow + x) * s->oc + c] = (int32_t)v;
+    } else if (s->ofm.storage == TILE2X2) {
+        ofm_buf[((long)y * s->ow + x) * s->oc + c] = (int32_t)v;
+    }
 }
 
 void u85_open_ofm(stage_t *s, int oh, int ow, int oc, int64_t taps)
@@ -260,7 +276,7 @@ void u85_close_ofm(stage_t *s)
         shape[0] = s->oh, shape[1] = s->ow, shape[2] = s->oc, u85_chain_full[s->ofm.region] = 1;
         return;
     }
-    if (s->ofm.storage != TILE2X2) return;
+    if (s->ofm.storage != TILE2X2 || s->ofm.bits == 64) return;
     int size[3] = {s->oh, s->ow, s->oc}, d[3], i[3], e = s->ofm.bits / 8;
     for (int k = 0; k < 3; k++) d[s->ofm.perm[k]] = size[k];
     for (i[0] = 0; i[0] < d[0]; i[0]++)

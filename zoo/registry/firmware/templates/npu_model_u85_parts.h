@@ -75,6 +75,9 @@ unsigned char *u85_region(int r, uint64_t at, uint64_t n, int write, const char 
 void u85_ifm_map(map_t *m, int two);
 /* The OFM; returns whether its scale is global (else per channel). */
 int u85_ofm_map(map_t *m);
+/* The same, a 64-bit map read too with `b64` (a CONV's OFM, a null pool's IFM2). */
+void u85_ifm_map_b64(map_t *m, int two, int b64);
+int u85_ofm_map_b64(map_t *m, int b64);
 void u85_read_map(const map_t *m, int h, int w, int c, int32_t zp, int64_t *out);
 void u85_ofm_scale(int r, uint32_t *scale, int *shift, int *round_mode);
 void u85_setup_stage(stage_t *s);

@@ -39,13 +39,15 @@ static void reduce_sum(void)
     u85_close_ofm(&s);
 }
 
-/* ops_block.py's _restore: POOL NONE with the accumulator from IFM2, Regor's null pool: each 32-bit IFM2 value less
-   its zero point through the output stage, plus the channel's bias where the scale is per channel. */
+/* ops_block.py's _restore: POOL NONE with the accumulator from IFM2, Regor's null pool: each 32-bit IFM2 value (or
+   64-bit one, into the 48-bit accumulator) less its zero point through the output stage, plus the channel's bias
+   where the scale is per channel. */
 static void restore(void)
 {
     int32_t acc = R(ACC_FORMAT);
-    if (F(acc, 4, 2) != 2 || F(acc, 6, 1) || F(acc, 0, 2))
-        NOT_IMPLEMENTED("POOL NONE with ACC_FORMAT 0x%" PRIx32 " (the 32-bit accumulator from IFM2 is modelled)", (uint32_t)acc);
+    if (F(acc, 4, 2) != 2 || F(acc, 6, 1))
+        NOT_IMPLEMENTED("POOL NONE with ACC_FORMAT 0x%" PRIx32 " (the accumulator from IFM2 is modelled)", (uint32_t)acc);
+    int acc48 = F(acc, 0, 2) == 1;
     kernel_t k;
     stage_t s;
     u85_kernel(&k);
@@ -53,28 +55,32 @@ static void restore(void)
         MALFORMED("a null pool with kernel %dx%d, stride %dx%d or padding", k.kh, k.kw, k.sy, k.sx);
     int global = u85_ofm_map(&s.ofm);
     map_t ifm2;
-    u85_ifm_map(&ifm2, 1);
-    if (ifm2.bits != 32 || ifm2.storage == NONE)
-        MALFORMED("the 32-bit accumulator restored from a %d-bit IFM2 (storage %d)", ifm2.bits, ifm2.storage);
+    u85_ifm_map_b64(&ifm2, 1, 1);
+    if (F(acc, 0, 2) > 1 || ifm2.bits != (acc48 ? 64 : 32) || ifm2.storage == NONE)
+        MALFORMED("the accumulator (ACC_FORMAT 0x%" PRIx32 ") restored from a %d-bit IFM2 (storage %d)", (uint32_t)acc,
+                  ifm2.bits, ifm2.storage);
     u85_open_ofm(&s, k.oh, k.ow, k.oc, 1);
     u85_read_map(&ifm2, k.oh, k.ow, k.oc, R(IFM2_ZERO_POINT), u85_map_b);
     uint32_t sc;
     int sh, round_mode, any_shift = 0;
     u85_ofm_scale(OFM_SCALE, &sc, &sh, &round_mode);
     if (global) {
+        if (acc48 && sc >> 15)
+            NOT_IMPLEMENTED("the 48-bit accumulator with OFM_SCALE 0x%" PRIx32 " (a scale of more than 15 bits on it is not "
+                            "settled)", sc);
         any_shift = sh != 0;
     } else {
-        u85_scale_records(k.oc, 0);
+        u85_scale_records(k.oc, acc48);
         for (int o = 0; o < k.oc; o++) any_shift |= u85_shift[o] != 0;
     }
     u85_setup_stage(&s);
-    u85_begin_stage(&s, any_shift, round_mode, 32);
+    u85_begin_stage(&s, any_shift, round_mode, acc48 ? 48 : 32);
     const int64_t *v = u85_map_b;
     for (int y = 0; y < k.oh; y++)
         for (int x = 0; x < k.ow; x++)
             for (int o = 0; o < k.oc; o++, v++) {
                 if (global) u85_emit(&s, y, x, o, *v, sc, sh);
-                else u85_emit(&s, y, x, o, *v + u85_bias[o], u85_scale[o], u85_shift[o]);
+                else u85_emit(&s, y, x, o, wrap((uint64_t)*v + (uint64_t)u85_bias[o]), u85_scale[o], u85_shift[o]);
             }
     u85_close_ofm(&s);
 }
@@ -103,7 +109,7 @@ void u85_pool(int mode)
     map_t ifm;
     u85_ifm_map(&ifm, 0);
     if (ifm.storage == NONE) NOT_IMPLEMENTED("a scalar IFM");
-    if (ifm.bits == 32 || (s.ofm.bits == 32 && ifm.bits != 8) || F(R(ACC_FORMAT), 0, 2))
+    if (ifm.bits == 32 || F(R(ACC_FORMAT), 0, 2))
         NOT_IMPLEMENTED("POOL from a %d-bit IFM to a %d-bit OFM, ACC_FORMAT 0x%" PRIx32, ifm.bits, s.ofm.bits,
                         (uint32_t)R(ACC_FORMAT));
     u85_open_ofm(&s, k.oh, k.ow, k.oc, (int64_t)k.kh * k.kw);
