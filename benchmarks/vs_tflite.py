@@ -71,6 +71,7 @@ from benchmarks._vs_tflite_flow import (  # noqa: E402
     tflite_python,
     vela_tflite,
 )
+from benchmarks._vs_tflite_groups import grouped_convolutions, split_notes  # noqa: E402
 from benchmarks._vs_tflite_layers import match_layers, print_comparison  # noqa: E402
 from benchmarks._vs_tflite_metrics import export_evaluation  # noqa: E402
 from benchmarks._vs_tflite_sides import NOT_BUILT, Layer, Side, VelaRun, rows_from_json, rows_json  # noqa: E402
@@ -82,8 +83,8 @@ __all__ = [
     "ALL_MODELS", "ALL_TARGETS", "CATALOGUE_MODELS", "CATALOGUE_TARGETS", "NOT_BUILT", "SAME_NETWORK",
     "TFLITE_PACKAGES", "TFLITE_VENV", "TRAINED_MODELS", "Layer", "Side", "VelaRun", "best_recipe", "build_tflite",
     "build_zoo", "choose_weights", "combine", "compare_model", "convert_tflite", "export_float", "flash_bytes",
-    "helper_result", "main", "markdown", "match_layers", "outputs_path", "rows_from_json", "rows_json", "run_jobs",
-    "run_vela", "side_by_side", "tflite_python", "vela_tflite",
+    "grouped_convolutions", "helper_result", "main", "markdown", "match_layers", "outputs_path", "rows_from_json",
+    "rows_json", "run_jobs", "run_vela", "side_by_side", "tflite_python", "vela_tflite",
 ]
 
 ALL_MODELS = ("mv2", "mnist", "mobilenet-v3-small", "resnet8-cifar")
@@ -184,6 +185,8 @@ def compare_model(zoo: Zoo, python: Path, model: str, targets: Sequence[str], as
         flags = next((s.vela.flags for s in (best[i], defaults[i]) if s.vela), None)
         if tfl_path and flags:
             vela_tflite(tfl_path, tfl, flags, work, target)
+            if tfl.vela:  # what Vela makes of onnx2tf's grouped convolutions (ppocr-rec's 912 Conv2D)
+                tfl.notes += split_notes(grouped_convolutions(tfl_path), tfl.vela.layers)
         elif tfl_path:
             tfl.error = "no zoo build to take Vela's flags from"
         print_comparison(model, target, weights, best[i], defaults[i], tfl, top)

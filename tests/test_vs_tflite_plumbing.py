@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
 
@@ -111,3 +112,43 @@ def test_each_side_says_where_its_seconds_went() -> None:
     tf_clock.start("onnx2tf")
     tf_clock.start("TFLiteConverter")
     assert list(tf_clock.lap()) == ["onnx2tf", "TFLiteConverter"]
+
+
+def test_vela_runs_a_grouped_conv_2d_as_one_conv2d_per_group(tmp_path: Path) -> None:
+    """ppocr-rec's .tflite: onnx2tf writes a depthwise convolution of strides 2×1 as a grouped CONV_2D
+    (filter depth 1), which Vela 5.1.0 runs as one Conv2D per group; a depthwise one stays one operator."""
+    from benchmarks._vs_tflite_groups import grouped_convolutions, split_notes
+    from benchmarks._vs_tflite_vela import run_vela
+    from tests.tflite.graphs import OP, Graph, options
+
+    rng = np.random.default_rng(3)
+    g = Graph()
+
+    def q(*shape: int) -> tuple[list[float], list[int], int]:
+        return [0.02] * shape[0], [0] * shape[0], 0
+
+    def weights(*shape: int) -> int:
+        return g.tensor(shape, "int8", rng.integers(-100, 100, shape).astype(np.int8), quant=q(*shape))
+
+    def bias(n: int) -> int:
+        return g.tensor([n], "int32", rng.integers(-50, 50, n).astype(np.int32), quant=([0.0008] * n, [0] * n, 0))
+
+    act = ([0.05], [0], 0)
+    x = g.input([1, 10, 12, 8], "int8", quant=act)
+    (grouped,) = g.op(OP.CONV_2D, [x, weights(8, 3, 3, 1), bias(8)], [[1, 4, 10, 8]],
+                      *options("Conv2DOptions", padding=1, strideW=1, strideH=2), out_dtype="int8", out_quant=act)
+    g.outputs = g.op(OP.DEPTHWISE_CONV_2D, [grouped, weights(1, 3, 3, 8), bias(8)], [[1, 2, 8, 8]],
+                     *options("DepthwiseConv2DOptions", padding=1, strideW=1, strideH=1, depthMultiplier=1),
+                     out_dtype="int8", out_quant=act)
+    tflite = tmp_path / "grouped.tflite"
+    tflite.write_bytes(g.to_bytes())
+
+    (conv,) = grouped_convolutions(tflite)
+    assert (conv.groups, conv.kernel, conv.strides, conv.ifm, conv.ofm) == (8, (3, 3), (2, 1), (1, 10, 12, 8), (1, 4, 10, 8))
+    assert conv.macs == 4 * 10 * 8 * 9
+    run = run_vela(tflite, ["--accelerator-config", "ethos-u55-128"], tmp_path / "vela")
+    assert [x.op for x in run.layers if x.name == conv.output] == ["Conv2D"] * 8
+    assert [x.op for x in run.layers if x.name != conv.output] == ["DepthwiseConv2D"]
+    notes = split_notes([conv], run.layers)
+    assert notes[0].startswith("grouped CONV_2D, 8 groups, 3×3, stride 2×1, IFM 1×10×12×8: Vela runs 8 Conv2D, ")
+    assert notes[1].startswith("1 grouped CONV_2D: 8 of the program's 8 Conv2D and ")
