@@ -32,7 +32,12 @@ takes, on u55-128, u65-256 and u85-256; ``--no-defaults`` skips zoo's float-I/O 
     python benchmarks/vs_tflite.py --table out/vs_tflite_trained.json out/ppocr.json --recipes out/weight_recipes.json  # the table again
 
 ``--recipes`` adds a column: the fastest of ``benchmarks/weight_recipes.py --json``'s recipes whose
-numerical check passed, for each model and target.
+numerical check passed, for each model and target. ``--table`` joins the rows of several runs, in the order
+given; ``--stages`` prints instead where each run's seconds went (zoo's lowering and numerical check, onnx2tf).
+docs/measured.md's table renders the runs in ``benchmarks/results/`` (``TRAINED_RESULTS``).
+
+Where the ``.tflite`` holds a grouped ``CONV_2D`` (onnx2tf's form of a depthwise convolution whose two strides
+differ), the TFLite side's notes name it and the Conv2D Vela splits it into, one per group, with their cycles.
 
 Run with zoo's venv, under ``nice -n 19`` on a shared machine. ``--weights`` defaults to the
 model's own weights where they load offline, else ``random``; both sides always get the same.
