@@ -1,6 +1,6 @@
 """The Markdown tables of ``benchmarks/vs_tflite.py``: the per-model comparison (``markdown``) and issue 59's
 side-by-side table of cycles, memory and metric (``side_by_side``, ``--table``), with the weight recipes'
-column (``best_recipe``)."""
+column (``best_recipe``), and where each model's comparison spent its time (``stage_table``, ``--stages``)."""
 
 from __future__ import annotations
 
@@ -13,7 +13,7 @@ from benchmarks._vs_tflite_metrics import metric_text
 from benchmarks._vs_tflite_sides import NOT_BUILT, Side
 from benchmarks._vs_tflite_vela import flash_bytes
 
-__all__ = ["best_recipe", "markdown", "side_by_side", "time_ratio"]
+__all__ = ["best_recipe", "markdown", "side_by_side", "stage_seconds", "stage_table", "time_ratio"]
 
 
 def _ms(s: Side) -> str:
@@ -122,6 +122,36 @@ def _drop(metrics: list[dict[str, Any]]) -> str:
     m = metrics[0]
     drop = (m["float"] - m["program"]) if m.get("higher_is_better", True) else (m["program"] - m["float"])
     return f"{drop:+.2f}" if m.get("unit") == "%" else f"{drop:+.4f}"
+
+
+_STAGES = re.compile(r"\s*(.+?) (\d+) s(?:,|$)")
+
+
+def stage_seconds(notes: Sequence[str], prefix: str) -> dict[str, int]:
+    """The seconds by stage a side's note starting with ``prefix`` lists (zoo's build: ``seconds by stage,
+    all targets``; the TensorFlow venv's process: ``seconds by stage in the TensorFlow venv``)."""
+    note = next((n for n in notes if n.startswith(prefix)), None)
+    if note is None:
+        return {}
+    listed = note.split(": ", 1)[1].split(";")[0]
+    return {stage: int(s) for stage, s in _STAGES.findall(listed)}
+
+
+def stage_table(rows: Sequence[dict[str, Any]]) -> str:
+    """Per model and run, the seconds its comparison took on all its targets and where they went: zoo's build
+    (its lowering and numerical check named) and the TFLite flow's process (onnx2tf named)."""
+    lines = ["| model | targets | in all (s) | zoo's build (s) | of which lowering | of which numerical check "
+             "| TFLite flow (s) | of which onnx2tf |", "|" + " --- |" * 8]
+    for model, seconds in dict.fromkeys((r["model"], r["seconds"]) for r in rows):  # one comparison: its rows share both
+        mine = [r for r in rows if (r["model"], r["seconds"]) == (model, seconds)]
+        best, tfl = mine[0]["best"], mine[0]["tflite"]
+        zoo = stage_seconds(best.notes, "seconds by stage, all targets")
+        tf = stage_seconds(tfl.notes, "seconds by stage in the TensorFlow venv")
+        onnx2tf = sum(s for stage, s in tf.items() if stage.startswith("onnx2tf"))
+        lines.append(f"| {model} | {', '.join(r['target'] for r in mine)} | {mine[0]['seconds']:,.0f} "
+                     f"| {sum(zoo.values()):,} | {zoo.get('lower', 0):,} | {zoo.get('verify', 0):,} "
+                     f"| {tfl.seconds:,.0f} | {onnx2tf:,} |")
+    return "\n".join(lines) + "\n"
 
 
 _NOISE = re.compile(r"^(WARNING|[IWE]\d{4} |Call arguments|•|File \"|in user code:|lambda |.*Exception encountered when calling)")

@@ -29,10 +29,15 @@ and TensorFlow Lite's interpreter (its int8 ``.tflite``), computed by the model'
 takes, on u55-128, u65-256 and u85-256; ``--no-defaults`` skips zoo's float-I/O NCHW build.
 
     python benchmarks/vs_tflite.py --trained --no-defaults --markdown out/vs_tflite_trained.md --json out/vs_tflite_trained.json
-    python benchmarks/vs_tflite.py --table out/vs_tflite_trained.json --recipes out/weight_recipes.json  # the table again
+    python benchmarks/vs_tflite.py --table out/vs_tflite_trained.json out/ppocr.json --recipes out/weight_recipes.json  # the table again
 
 ``--recipes`` adds a column: the fastest of ``benchmarks/weight_recipes.py --json``'s recipes whose
-numerical check passed, for each model and target.
+numerical check passed, for each model and target. ``--table`` joins the rows of several runs, in the order
+given; ``--stages`` prints instead where each run's seconds went (zoo's lowering and numerical check, onnx2tf).
+docs/measured.md's table renders the runs in ``benchmarks/results/`` (``TRAINED_RESULTS``).
+
+Where the ``.tflite`` holds a grouped ``CONV_2D`` (onnx2tf's form of a depthwise convolution whose two strides
+differ), the TFLite side's notes name it and the Conv2D Vela splits it into, one per group, with their cycles.
 
 Run with zoo's venv, under ``nice -n 19`` on a shared machine. ``--weights`` defaults to the
 model's own weights where they load offline, else ``random``; both sides always get the same.
@@ -71,19 +76,21 @@ from benchmarks._vs_tflite_flow import (  # noqa: E402
     tflite_python,
     vela_tflite,
 )
+from benchmarks._vs_tflite_groups import grouped_convolutions, split_notes  # noqa: E402
 from benchmarks._vs_tflite_layers import match_layers, print_comparison  # noqa: E402
 from benchmarks._vs_tflite_metrics import export_evaluation  # noqa: E402
 from benchmarks._vs_tflite_sides import NOT_BUILT, Layer, Side, VelaRun, rows_from_json, rows_json  # noqa: E402
-from benchmarks._vs_tflite_table import best_recipe, markdown, side_by_side, time_ratio  # noqa: E402
+from benchmarks._vs_tflite_table import best_recipe, markdown, side_by_side, stage_table, time_ratio  # noqa: E402
 from benchmarks._vs_tflite_vela import combine, flash_bytes, run_vela  # noqa: E402
 from benchmarks._vs_tflite_zoo import build_zoo, choose_weights  # noqa: E402
 
 __all__ = [
-    "ALL_MODELS", "ALL_TARGETS", "CATALOGUE_MODELS", "CATALOGUE_TARGETS", "NOT_BUILT", "SAME_NETWORK",
-    "TFLITE_PACKAGES", "TFLITE_VENV", "TRAINED_MODELS", "Layer", "Side", "VelaRun", "best_recipe", "build_tflite",
-    "build_zoo", "choose_weights", "combine", "compare_model", "convert_tflite", "export_float", "flash_bytes",
-    "helper_result", "main", "markdown", "match_layers", "outputs_path", "rows_from_json", "rows_json", "run_jobs",
-    "run_vela", "side_by_side", "tflite_python", "vela_tflite",
+    "ALL_MODELS", "ALL_TARGETS", "CATALOGUE_MODELS", "CATALOGUE_TARGETS", "NOT_BUILT", "RECIPES", "RESULTS",
+    "SAME_NETWORK", "TFLITE_PACKAGES", "TFLITE_VENV", "TRAINED_MODELS", "TRAINED_RESULTS", "Layer", "Side",
+    "VelaRun", "best_recipe", "build_tflite", "build_zoo", "choose_weights", "combine", "compare_model",
+    "convert_tflite", "export_float", "flash_bytes", "grouped_convolutions", "helper_result", "joined_rows", "main",
+    "markdown", "match_layers", "outputs_path", "rows_from_json", "rows_json", "run_jobs", "run_vela",
+    "side_by_side", "stage_table", "tflite_python", "vela_tflite",
 ]
 
 ALL_MODELS = ("mv2", "mnist", "mobilenet-v3-small", "resnet8-cifar")
@@ -105,6 +112,13 @@ CATALOGUE_TARGETS = ("u55-128", "u65-256", "u85-256")
 TRAINED_MODELS = ("mnist", "ds-cnn-fsdd", "vww-mobilenetv1-025", "har-cnn-spar", "ad-autoencoder-spar",
                   "speaker-id-vowels", "appliance-id-plaid", "yolo-tiny-mcu", "seg-tiny-mcu", "ppocr-cls", "ppocr-det",
                   "ppocr-rec")
+
+# The committed runs docs/measured.md's trained-model table renders (``--table``), in its rows' order, and the
+# weight recipes' rows its last column reads.
+RESULTS = ROOT / "benchmarks" / "results"
+TRAINED_RESULTS = tuple(RESULTS / f"vs_tflite_{name}.json"
+                        for name in ("trained", "ppocr_det", "ppocr_rec", "ppocr_rec_u85"))
+RECIPES = RESULTS / "weight_recipes.json"
 
 
 def run_jobs(models: Sequence[str], targets: Sequence[str], args: argparse.Namespace, work: Path) -> list[dict[str, Any]]:
@@ -184,6 +198,8 @@ def compare_model(zoo: Zoo, python: Path, model: str, targets: Sequence[str], as
         flags = next((s.vela.flags for s in (best[i], defaults[i]) if s.vela), None)
         if tfl_path and flags:
             vela_tflite(tfl_path, tfl, flags, work, target)
+            if tfl.vela:  # what Vela makes of onnx2tf's grouped convolutions (ppocr-rec's 912 Conv2D)
+                tfl.notes += split_notes(grouped_convolutions(tfl_path), tfl.vela.layers)
         elif tfl_path:
             tfl.error = "no zoo build to take Vela's flags from"
         print_comparison(model, target, weights, best[i], defaults[i], tfl, top)
@@ -193,6 +209,18 @@ def compare_model(zoo: Zoo, python: Path, model: str, targets: Sequence[str], as
     for row in rows:
         row["seconds"] = seconds
     print(f"{model}: {seconds:.1f} s for {len(targets)} target(s)", flush=True)
+    return rows
+
+
+def joined_rows(files: Sequence[Path]) -> list[dict[str, Any]]:
+    """The rows of several ``--json`` runs, in the files' order; a model and target measured twice is refused."""
+    rows: list[dict[str, Any]] = []
+    for file in files:
+        for row in rows_from_json(json.loads(file.read_text())):
+            if any((r["model"], r["target"]) == (row["model"], row["target"]) for r in rows):
+                raise SystemExit(f"{file}: {row['model']} on {row['target']} is in an earlier file too; "
+                                 "give each comparison once")
+            rows.append(row)
     return rows
 
 
@@ -230,12 +258,16 @@ def main() -> int:
                         help="also the model's metric, float and int8, for zoo (its --verify) and the TFLite flow")
     parser.add_argument("--no-defaults", action="store_true", help="skip zoo's float-I/O NCHW build")
     parser.add_argument("--json", type=Path, help="also write the rows here (JSON)")
-    parser.add_argument("--table", type=Path, help="only print the side-by-side table of the rows a --json run wrote")
+    parser.add_argument("--table", type=Path, nargs="+",
+                        help="only print the side-by-side table of the rows --json runs wrote, files in the order given")
     parser.add_argument("--recipes", type=Path, help="with --table: benchmarks/weight_recipes.py's --json rows")
+    parser.add_argument("--stages", action="store_true",
+                        help="with --table: where each model's comparison spent its seconds instead")
     args = parser.parse_args()
     if args.table:
         recipes = json.loads(args.recipes.read_text()) if args.recipes else None
-        print(side_by_side(rows_from_json(json.loads(args.table.read_text())), recipes), end="")
+        rows = joined_rows(args.table)
+        print(stage_table(rows) if args.stages else side_by_side(rows, recipes), end="")
         return 0
     if args.venv_only:
         print(tflite_python(args.venv))

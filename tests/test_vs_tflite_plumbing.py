@@ -4,13 +4,17 @@ no build: the benchmark itself is run by hand (docs/measured.md)."""
 
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
+from pathlib import Path
 
 import numpy as np
+import pytest
 
 from benchmarks import _tflite_convert as helper
 from benchmarks import vs_tflite
+from benchmarks._vs_tflite_table import stage_seconds
 from benchmarks.vs_tflite import Side, VelaRun
 
 
@@ -111,3 +115,81 @@ def test_each_side_says_where_its_seconds_went() -> None:
     tf_clock.start("onnx2tf")
     tf_clock.start("TFLiteConverter")
     assert list(tf_clock.lap()) == ["onnx2tf", "TFLiteConverter"]
+
+
+def test_vela_runs_a_grouped_conv_2d_as_one_conv2d_per_group(tmp_path: Path) -> None:
+    """ppocr-rec's .tflite: onnx2tf writes a depthwise convolution of strides 2×1 as a grouped CONV_2D
+    (filter depth 1), which Vela 5.1.0 runs as one Conv2D per group; a depthwise one stays one operator."""
+    from benchmarks._vs_tflite_groups import grouped_convolutions, split_notes
+    from benchmarks._vs_tflite_vela import run_vela
+    from tests.tflite.graphs import OP, Graph, options
+
+    rng = np.random.default_rng(3)
+    g = Graph()
+
+    def q(*shape: int) -> tuple[list[float], list[int], int]:
+        return [0.02] * shape[0], [0] * shape[0], 0
+
+    def weights(*shape: int) -> int:
+        return g.tensor(shape, "int8", rng.integers(-100, 100, shape).astype(np.int8), quant=q(*shape))
+
+    def bias(n: int) -> int:
+        return g.tensor([n], "int32", rng.integers(-50, 50, n).astype(np.int32), quant=([0.0008] * n, [0] * n, 0))
+
+    act = ([0.05], [0], 0)
+    x = g.input([1, 10, 12, 8], "int8", quant=act)
+    (grouped,) = g.op(OP.CONV_2D, [x, weights(8, 3, 3, 1), bias(8)], [[1, 4, 10, 8]],
+                      *options("Conv2DOptions", padding=1, strideW=1, strideH=2), out_dtype="int8", out_quant=act)
+    g.outputs = g.op(OP.DEPTHWISE_CONV_2D, [grouped, weights(1, 3, 3, 8), bias(8)], [[1, 2, 8, 8]],
+                     *options("DepthwiseConv2DOptions", padding=1, strideW=1, strideH=1, depthMultiplier=1),
+                     out_dtype="int8", out_quant=act)
+    tflite = tmp_path / "grouped.tflite"
+    tflite.write_bytes(g.to_bytes())
+
+    (conv,) = grouped_convolutions(tflite)
+    assert (conv.groups, conv.kernel, conv.strides, conv.ifm, conv.ofm) == (8, (3, 3), (2, 1), (1, 10, 12, 8), (1, 4, 10, 8))
+    assert conv.macs == 4 * 10 * 8 * 9
+    run = run_vela(tflite, ["--accelerator-config", "ethos-u55-128"], tmp_path / "vela")
+    assert [x.op for x in run.layers if x.name == conv.output] == ["Conv2D"] * 8
+    assert [x.op for x in run.layers if x.name != conv.output] == ["DepthwiseConv2D"]
+    notes = split_notes([conv], run.layers)
+    assert notes[0].startswith("grouped CONV_2D, 8 groups, 3×3, stride 2×1, IFM 1×10×12×8: Vela runs 8 Conv2D, ")
+    assert notes[1].startswith("1 grouped CONV_2D: 8 of the program's 8 Conv2D and ")
+
+
+def test_the_trained_models_table_is_the_benchmarks_own_output() -> None:
+    """docs/measured.md's table of the trained models against the TFLite flow is ``--table``'s rendering
+    of the committed runs' rows and the weight recipes' (benchmarks/results/), never typed."""
+    rows = vs_tflite.joined_rows(vs_tflite.TRAINED_RESULTS)
+    docs = (vs_tflite.ROOT / "docs" / "measured.md").read_text(encoding="utf-8")
+    assert vs_tflite.side_by_side(rows, json.loads(vs_tflite.RECIPES.read_text())) in docs
+    assert vs_tflite.stage_table(rows) in docs  # --stages: where each comparison's seconds went
+
+
+def test_the_stage_table_reads_each_runs_seconds_by_stage() -> None:
+    zoo, tfl = _side("zoo", 900, 97.5), _side("TFLite int8", 1000, 97.4)
+    zoo.notes.append("seconds by stage, all targets: load 22 s, lower 553 s, verify 569 s, vela ethos-u55-128 3 s; "
+                     "Vela's rerun for u55-128 2 s")
+    tfl.notes.append("seconds by stage in the TensorFlow venv: onnx2tf 63 s, onnx2tf again, with "
+                     "--output_signaturedefs 56 s, TFLiteConverter 18 s")
+    tfl.seconds = 140.4
+    assert stage_seconds(tfl.notes, "seconds by stage in the TensorFlow venv") == {
+        "onnx2tf": 63, "onnx2tf again, with --output_signaturedefs": 56, "TFLiteConverter": 18}
+    row = {"model": "ppocr-rec", "weights": "rapidocr", "best": zoo, "tflite": tfl,
+           "defaults": Side("zoo defaults", error=vs_tflite.NOT_BUILT)}
+    rows = [{**row, "target": "u55-128", "seconds": 1442.0}, {**row, "target": "u65-256", "seconds": 1442.0},
+            {**row, "target": "u85-256", "seconds": 700.0}]  # a second run of the same model
+    assert vs_tflite.stage_table(rows).splitlines()[2:] == [
+        "| ppocr-rec | u55-128, u65-256 | 1,442 | 1,147 | 553 | 569 | 140 | 119 |",
+        "| ppocr-rec | u85-256 | 700 | 1,147 | 553 | 569 | 140 | 119 |"]
+
+
+def test_joined_runs_hold_each_comparison_once(tmp_path: Path) -> None:
+    row = {"model": "mnist", "target": "u55-128", "weights": "mnist", "best": _side("zoo", 900, 97.5),
+           "defaults": Side("zoo defaults", error=vs_tflite.NOT_BUILT), "tflite": _side("TFLite int8", 1000, 97.4)}
+    first, second = tmp_path / "a.json", tmp_path / "b.json"
+    first.write_text(json.dumps(vs_tflite.rows_json([row])))
+    second.write_text(json.dumps(vs_tflite.rows_json([{**row, "target": "u85-256"}])))
+    assert [r["target"] for r in vs_tflite.joined_rows([first, second])] == ["u55-128", "u85-256"]
+    with pytest.raises(SystemExit, match="mnist on u55-128 is in an earlier file too"):
+        vs_tflite.joined_rows([first, first])
