@@ -12,8 +12,9 @@ from benchmarks._vs_tflite_layers import gap_share, top_layers
 from benchmarks._vs_tflite_metrics import metric_text
 from benchmarks._vs_tflite_sides import NOT_BUILT, Side
 from benchmarks._vs_tflite_vela import flash_bytes
+from benchmarks.weight_recipes import QAT_BEFORE
 
-__all__ = ["best_recipe", "markdown", "side_by_side", "stage_seconds", "stage_table", "time_ratio"]
+__all__ = ["best_recipe", "markdown", "recipe_table", "side_by_side", "stage_seconds", "stage_table", "time_ratio"]
 
 
 def _ms(s: Side) -> str:
@@ -113,6 +114,40 @@ def side_by_side(rows: list[dict[str, Any]], recipes: Sequence[dict[str, Any]] |
             f"| {_drop(best.metrics)} / {_drop(tfl.metrics)} |"
             + (f" {_recipe_cell(best_recipe(recipes, r['model'], r['target']), tfl, m.get('unit', '%') if m else '%')} |"
                if recipes is not None else ""))
+    return "\n".join(lines) + "\n"
+
+
+def _recipe_name(recipe: dict[str, Any]) -> str:
+    name = "default" if recipe["transform"] == "-" else recipe["transform"]
+    if recipe.get("qat"):
+        name += f", {recipe['qat']} steps at lr {recipe.get('learning_rate', QAT_BEFORE):g}"
+    return name + (", NHWC" if recipe.get("layout") == "nhwc" else "")
+
+
+def recipe_table(rows: Sequence[dict[str, Any]], recipes: Sequence[dict[str, Any]]) -> str:
+    """Issue 59's model × NPU × recipe table: every row of ``benchmarks/weight_recipes.py`` (zoo's default and
+    each recipe, passed or not) whose model and target the runs compared with the TFLite flow, against that
+    flow's program: cycles and flash (DRAM on a U65), the metric in float and in zoo's int8 program, the
+    TFLite program's int8 metric, the check, and the fine-tuning's wall and CPU seconds."""
+    head = ("| model | target | recipe | cycles (vs TFLite) | flash KiB (vs TFLite) | metric: float → int8 zoo "
+            "| int8 TFLite | within the drop | fine-tuning |")
+    lines = [head, "|" + " --- |" * (head.count(" | ") + 1)]
+    for r in rows:
+        tfl = r["tflite"]
+        if not tfl.vela:
+            continue
+        cycles, flash = tfl.vela.total["total_cycles"], flash_bytes(tfl.vela.total)
+        m = (tfl.metrics or [{}])[0]
+        places = ".2f" if m.get("unit", "%") == "%" else ".4f"
+        tfl_int8 = f"{m['program']:{places}}" if m else "-"
+        for x in (x for x in recipes if (x["model"], x["target"]) == (r["model"], r["target"])):
+            mine = x.get("flash_bytes", 0) + x.get("dram_bytes", 0)
+            tuned = (f"{x['fine_tune_s']:,.0f} s, {x['fine_tune_cpu_s']:,.0f} CPU s" if "fine_tune_cpu_s" in x
+                     else f"{x['fine_tune_s']:,.0f} s") if x.get("qat") else "-"
+            lines.append(
+                f"| {r['model']} | {r['target']} | {_recipe_name(x)} | {x['cycles']:,} ({x['cycles'] / cycles:.3f}) "
+                f"| {mine / 1024:.1f} ({mine / flash:.3f}) | {x['metric']} {x['float']:{places}} → {x['int8']:{places}} "
+                f"(drop ≤ {x['max_drop']:g}) | {tfl_int8} | {'yes' if x['passed'] else 'no'} | {tuned} |")
     return "\n".join(lines) + "\n"
 
 

@@ -80,7 +80,14 @@ from benchmarks._vs_tflite_groups import grouped_convolutions, split_notes  # no
 from benchmarks._vs_tflite_layers import match_layers, print_comparison  # noqa: E402
 from benchmarks._vs_tflite_metrics import export_evaluation  # noqa: E402
 from benchmarks._vs_tflite_sides import NOT_BUILT, Layer, Side, VelaRun, rows_from_json, rows_json  # noqa: E402
-from benchmarks._vs_tflite_table import best_recipe, markdown, side_by_side, stage_table, time_ratio  # noqa: E402
+from benchmarks._vs_tflite_table import (  # noqa: E402
+    best_recipe,
+    markdown,
+    recipe_table,
+    side_by_side,
+    stage_table,
+    time_ratio,
+)
 from benchmarks._vs_tflite_vela import combine, flash_bytes, run_vela  # noqa: E402
 from benchmarks._vs_tflite_zoo import build_zoo, choose_weights  # noqa: E402
 
@@ -89,7 +96,7 @@ __all__ = [
     "SAME_NETWORK", "TFLITE_PACKAGES", "TFLITE_VENV", "TRAINED_MODELS", "TRAINED_RESULTS", "Layer", "Side",
     "VelaRun", "best_recipe", "build_tflite", "build_zoo", "choose_weights", "combine", "compare_model",
     "convert_tflite", "export_float", "flash_bytes", "grouped_convolutions", "helper_result", "joined_rows", "main",
-    "markdown", "match_layers", "outputs_path", "rows_from_json", "rows_json", "run_jobs", "run_vela",
+    "markdown", "match_layers", "outputs_path", "recipe_table", "rows_from_json", "rows_json", "run_jobs", "run_vela",
     "side_by_side", "stage_table", "tflite_python", "vela_tflite",
 ]
 
@@ -261,13 +268,18 @@ def main() -> int:
     parser.add_argument("--table", type=Path, nargs="+",
                         help="only print the side-by-side table of the rows --json runs wrote, files in the order given")
     parser.add_argument("--recipes", type=Path, help="with --table: benchmarks/weight_recipes.py's --json rows")
+    parser.add_argument("--every-recipe", action="store_true",
+                        help="with --table and --recipes: every recipe's row against the TFLite flow instead")
     parser.add_argument("--stages", action="store_true",
                         help="with --table: where each model's comparison spent its seconds instead")
     args = parser.parse_args()
     if args.table:
         recipes = json.loads(args.recipes.read_text()) if args.recipes else None
         rows = joined_rows(args.table)
-        print(stage_table(rows) if args.stages else side_by_side(rows, recipes), end="")
+        if args.every_recipe and recipes is None:
+            parser.error("--every-recipe needs --recipes: benchmarks/weight_recipes.py's --json rows")
+        print(stage_table(rows) if args.stages else recipe_table(rows, recipes) if args.every_recipe and recipes
+              else side_by_side(rows, recipes), end="")
         return 0
     if args.venv_only:
         print(tflite_python(args.venv))

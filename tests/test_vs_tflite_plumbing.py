@@ -193,3 +193,25 @@ def test_joined_runs_hold_each_comparison_once(tmp_path: Path) -> None:
     assert [r["target"] for r in vs_tflite.joined_rows([first, second])] == ["u55-128", "u85-256"]
     with pytest.raises(SystemExit, match="mnist on u55-128 is in an earlier file too"):
         vs_tflite.joined_rows([first, first])
+
+
+def test_every_recipe_stands_against_the_tflite_flows_program() -> None:
+    """Issue 59's model × NPU × recipe table: each recipe row's cycles and flash over the TFLite program's,
+    a failed check said so, and no row for a target the runs did not compare."""
+    zoo, tfl = _side("zoo", 900, 97.5), _side("TFLite int8", 1000, 97.4)
+    row = {"model": "mnist", "target": "u85-256", "weights": "mnist", "best": zoo, "tflite": tfl,
+           "defaults": Side("zoo defaults", error=vs_tflite.NOT_BUILT)}
+    recipe = {"model": "mnist", "target": "u85-256", "transform": "sparse24", "qat": 300, "learning_rate": 0.01,
+              "layout": "nhwc", "cycles": 750, "flash_bytes": 1024, "dram_bytes": 0, "metric": "top1", "float": 97.5,
+              "int8": 95.0, "max_drop": 1.0, "passed": False, "fine_tune_s": 61.2, "fine_tune_cpu_s": 50.4}
+    other = {**recipe, "target": "u55-128", "transform": "palette16", "qat": 0}
+    lines = vs_tflite.recipe_table([row], [recipe, other]).splitlines()
+    flash = vs_tflite.flash_bytes(tfl.vela.total)
+    assert lines[2:] == [f"| mnist | u85-256 | sparse24, 300 steps at lr 0.01, NHWC | 750 (0.750) | 1.0 ({1024 / flash:.3f}) "
+                         "| top1 97.50 → 95.00 (drop ≤ 1) | 97.40 | no | 61 s, 50 CPU s |"]
+
+
+def test_the_every_recipe_table_is_the_benchmarks_own_output() -> None:
+    rows = vs_tflite.joined_rows(vs_tflite.TRAINED_RESULTS)
+    docs = (vs_tflite.ROOT / "docs" / "measured.md").read_text(encoding="utf-8")
+    assert vs_tflite.recipe_table(rows, json.loads(vs_tflite.RECIPES.read_text())) in docs
