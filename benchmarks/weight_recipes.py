@@ -141,16 +141,36 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def fine_tuning(rows: list[dict[str, Any]]) -> str:
+    """The fine-tuned rows' times as the docs' table: wall and CPU seconds, first to last QAT step (one
+    line per build: the targets of one lowering share its fine-tuning)."""
+    out = ["| model | targets | recipe | steps | lr | wall s | CPU s | load | within the drop |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    builds: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["qat"]:
+            lr = r.get("learning_rate", QAT_BEFORE)
+            builds.setdefault((r["model"], r["transform"], r.get("layout", "nchw"), r["qat"], lr), []).append(r)
+    for (model, transform, layout, steps, lr), same in sorted(builds.items()):
+        r = same[0]
+        cpu = f"{r['fine_tune_cpu_s']:,.0f} | {r['load']:g}" if "fine_tune_cpu_s" in r else "– | –"
+        passed = " / ".join("yes" if s["passed"] else "no" for s in same)
+        out.append(f"| {model} | {'+'.join(s['target'] for s in same)} | {transform}{', NHWC' if layout == 'nhwc' else ''} "
+                   f"| {steps:,} | {lr:g} | {r['fine_tune_s']:,.0f} | {cpu} | {passed} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated; each gets every recipe's cell")
     parser.add_argument("--cells", help="model:targets:transform:steps, comma-separated, instead of --models")
     parser.add_argument("--json", type=Path, help="merge the rows into this file; benchmarks/results/weight_recipes.json holds the docs' table")
     parser.add_argument("--markdown", action="store_true")
-    parser.add_argument("--table", type=Path, help="only print the table of rows a --json run wrote")
+    parser.add_argument("--table", type=Path, help="only print the tables (recipes, fine-tuning times) of rows a --json run wrote")
     args = parser.parse_args()
     if args.table:
-        print(markdown(json.loads(args.table.read_text())))
+        rows = json.loads(args.table.read_text())
+        print(markdown(rows) + "\n\n" + fine_tuning(rows))
         return
     sys.path.insert(0, str(Path(__file__).parents[1]))
     cells = args.cells.split(",") if args.cells else [f"{m}:{r}" for m in args.models.split(",") for r in RECIPES]
