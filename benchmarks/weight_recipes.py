@@ -18,7 +18,8 @@ are 2:4 sparse, and the layers Vela's optimisation database encoded ``Sparse2_4`
 
 A cell's optional fifth field is the layout (``nhwc`` where the model offers it). ``--json``
 merges into the file: a row is replaced by one of the same model, target, transform, steps and
-layout, so the models can be measured one run at a time into one table.
+layout, so the models can be measured one run at a time into one table. Each row records the
+``zoo_pipeline`` version of its build key (``pipeline``); the table names it where a row's is older.
 """
 
 from __future__ import annotations
@@ -55,6 +56,7 @@ def cell(spec: str) -> list[dict[str, Any]]:
     from zoo import Zoo
     from zoo.registry.compile import compile_targets
     from zoo.registry.compile.tosa_weights import convolution_weights, distinct_values, is_sparse24
+    from zoo.registry.request.keys import PIPELINE_VERSION
 
     model, targets, transform, steps, *rest = spec.split(":")
     layout = rest[0] if rest else None
@@ -88,7 +90,7 @@ def cell(spec: str) -> list[dict[str, Any]]:
         rows.append({
             "model": model, "target": request.target.slug, "transform": transform, "qat": int(steps),
             "layout": request.boundary.layout,
-            "precision": request.precision.name, "key": request.key(),
+            "precision": request.precision.name, "key": request.key(), "pipeline": PIPELINE_VERSION,
             "cycles": int(total["total_cycles"]), "ms": float(total["inference_time_ms"]),
             "weight_bytes": int(total["weights_encoded_bytes"]),
             "flash_bytes": int(total["off_chip_flash_bytes"]) + int(total["on_chip_flash_bytes"]),
@@ -112,6 +114,8 @@ def _same(a: dict[str, Any], b: dict[str, Any]) -> bool:
 
 
 def markdown(rows: list[dict[str, Any]]) -> str:
+    """The rows as the docs' table; a row built by an older pipeline than the newest row's names its own."""
+    newest = max((int(r["pipeline"]) for r in rows if "pipeline" in r), default=0)
     base = {(r["model"], r["target"], r.get("layout", "nchw")): r for r in rows if r["transform"] == "-" and not r["qat"]}
     out = ["| model | target | recipe | cycles (vs default) | weights (vs default) | flash / DRAM | SRAM "
            "| metric float → int8 program | check | values in a layer (most) | 2:4 layers (Vela: Sparse2_4) | fine-tuning |",
@@ -124,6 +128,7 @@ def markdown(rows: list[dict[str, Any]]) -> str:
         wratio = f" ({r['weight_bytes'] / b['weight_bytes'] - 1:+.0%})" if b and r is not b else ""
         recipe = "default (int8)" if r["transform"] == "-" and not r["qat"] else r["precision"]
         recipe += ", NHWC" if r.get("layout", "nchw") == "nhwc" else ""
+        recipe += f", pipeline {r['pipeline']}" if int(r.get("pipeline", newest)) != newest else ""
         cpu = f", {r['fine_tune_cpu_s']:.0f} CPU s, load {r['load']:g}" if "fine_tune_cpu_s" in r else ""
         rate = f", lr {r.get('learning_rate', QAT_BEFORE):g}"  # rows measured before sparse24 had its own rate
         tuned = f"{r['fine_tune_s']:.0f} s{cpu} ({r['qat']} steps{rate}, kept {r['kept_step']})" if r["qat"] else "–"
@@ -136,16 +141,36 @@ def markdown(rows: list[dict[str, Any]]) -> str:
     return "\n".join(out)
 
 
+def fine_tuning(rows: list[dict[str, Any]]) -> str:
+    """The fine-tuned rows' times as the docs' table: wall and CPU seconds, first to last QAT step (one
+    line per build: the targets of one lowering share its fine-tuning)."""
+    out = ["| model | targets | recipe | steps | lr | wall s | CPU s | load | within the drop |",
+           "| --- | --- | --- | --- | --- | --- | --- | --- | --- |"]
+    builds: dict[tuple[Any, ...], list[dict[str, Any]]] = {}
+    for r in rows:
+        if r["qat"]:
+            lr = r.get("learning_rate", QAT_BEFORE)
+            builds.setdefault((r["model"], r["transform"], r.get("layout", "nchw"), r["qat"], lr), []).append(r)
+    for (model, transform, layout, steps, lr), same in sorted(builds.items()):
+        r = same[0]
+        cpu = f"{r['fine_tune_cpu_s']:,.0f} | {r['load']:g}" if "fine_tune_cpu_s" in r else "– | –"
+        passed = " / ".join("yes" if s["passed"] else "no" for s in same)
+        out.append(f"| {model} | {'+'.join(s['target'] for s in same)} | {transform}{', NHWC' if layout == 'nhwc' else ''} "
+                   f"| {steps:,} | {lr:g} | {r['fine_tune_s']:,.0f} | {cpu} | {passed} |")
+    return "\n".join(out)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--models", default=",".join(MODELS), help="comma-separated; each gets every recipe's cell")
     parser.add_argument("--cells", help="model:targets:transform:steps, comma-separated, instead of --models")
     parser.add_argument("--json", type=Path, help="merge the rows into this file; benchmarks/results/weight_recipes.json holds the docs' table")
     parser.add_argument("--markdown", action="store_true")
-    parser.add_argument("--table", type=Path, help="only print the table of rows a --json run wrote")
+    parser.add_argument("--table", type=Path, help="only print the tables (recipes, fine-tuning times) of rows a --json run wrote")
     args = parser.parse_args()
     if args.table:
-        print(markdown(json.loads(args.table.read_text())))
+        rows = json.loads(args.table.read_text())
+        print(markdown(rows) + "\n\n" + fine_tuning(rows))
         return
     sys.path.insert(0, str(Path(__file__).parents[1]))
     cells = args.cells.split(",") if args.cells else [f"{m}:{r}" for m in args.models.split(",") for r in RECIPES]

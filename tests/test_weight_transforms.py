@@ -262,8 +262,9 @@ def test_sparse24_fine_tuning_on_a_tiny_network_trains_at_its_own_rate_and_keeps
 
 
 def test_the_docs_table_is_the_benchmarks_own_output() -> None:
-    """docs/weight-recipes.md's measured table is benchmarks/weight_recipes.py's rendering of the rows it
-    wrote to benchmarks/results/weight_recipes.json (which benchmarks/vs_tflite.py joins), never typed."""
+    """docs/weight-recipes.md's measured table and its fine-tuning times are benchmarks/weight_recipes.py's
+    rendering of the rows it wrote to benchmarks/results/weight_recipes.json (which benchmarks/vs_tflite.py
+    joins), never typed."""
     import importlib.util
 
     root = Path(__file__).parents[1]
@@ -271,5 +272,7 @@ def test_the_docs_table_is_the_benchmarks_own_output() -> None:
     assert loader is not None and loader.loader is not None
     module = importlib.util.module_from_spec(loader)
     loader.loader.exec_module(module)
-    table = module.markdown(json.loads(module.RESULTS.read_text()))
-    assert table in (root / "docs" / "weight-recipes.md").read_text(encoding="utf-8")
+    rows = json.loads(module.RESULTS.read_text())
+    docs = (root / "docs" / "weight-recipes.md").read_text(encoding="utf-8")
+    assert module.markdown(rows) in docs
+    assert module.fine_tuning(rows) in docs  # the fine-tuning times too
