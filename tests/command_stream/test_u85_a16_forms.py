@@ -9,11 +9,9 @@ pool each fail it."""
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from tests.conftest import in_shared_cache
+from tests.command_stream.levels import ops_level, processed_program
 from zoo.registry.command_stream.u85 import commands
 from zoo.registry.command_stream.u85.regs import bits
 from zoo.registry.numerics.npu_program import NpuProgram
@@ -28,27 +26,7 @@ ACC_IFM2 = 2
 @pytest.fixture(scope="module")
 def level(tmp_path_factory: pytest.TempPathFactory) -> NpuProgram:
     """The level the build's check ran (it holds the calls and the TOSA graph, for reruns), in a cache of its own."""
-    from zoo import Zoo
-    from zoo.registry.numerics import reference
-
-    levels: list[NpuProgram] = []
-
-    def recorded(*args: Any, **kwargs: Any) -> NpuProgram:
-        levels.append(NpuProgram(*args, **kwargs))
-        return levels[-1]
-
-    folder = tmp_path_factory.mktemp("ops-a16-forms")
-    with in_shared_cache(folder / "cache", folder), pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ZOO_PLUGINS", "tests.ops_plugin")
-        mp.setattr(reference, "NpuProgram", recorded)
-        Zoo().fetch("ops-a16-forms", "u85-256", precision="a16w8", verify=True)
-    assert len(levels) == 1, "the build was a cache hit: no check ran in this process"
-    return levels[0]
-
-
-def _processed(level: NpuProgram) -> bytes:
-    (processed,) = {p for _, p, _, _ in level.kept}
-    return processed
+    return ops_level(tmp_path_factory, "ops-a16-forms", "u85-256", "a16w8")
 
 
 def _ops(processed: bytes) -> list[tuple[str, int, dict[str, int]]]:
@@ -67,14 +45,14 @@ def _ops(processed: bytes) -> list[tuple[str, int, dict[str, int]]]:
 def _flash(level: NpuProgram, region: int, base: int) -> int:
     """The offset in the processed bytes of ``base`` in region 0 (the payload's weight data, in flash)."""
     assert region & 7 == 0
-    processed = _processed(level)
+    processed = processed_program(level)
     (payload,) = find_payloads(processed)
     return processed.index(payload.data["weight_data"]) + base
 
 
 def _changed(level: NpuProgram, at: range) -> NpuProgram:
     """The level on the program with one bit of the first byte in ``at`` changed whose program still runs."""
-    processed = _processed(level)
+    processed = processed_program(level)
     for k in at:
         mutated = processed[:k] + bytes([processed[k] ^ 1]) + processed[k + 1:]
         again = level.rerun({processed: mutated}, {})
@@ -105,7 +83,7 @@ def test_the_a16w8_forms_are_bit_exact_and_their_constants_equal_the_graphs(leve
     # four convolutions (3x3 a and b, the two 1x1): 2 * (3*3*3*8) + 2 * 8*8 weights, and 4 * 8 channels' biases,
     # scales and shifts
     assert record["constants"] == {"operations": 4, "values": 656, "unrelated": [], "difference": None}
-    ops = _ops(_processed(level))
+    ops = _ops(processed_program(level))
     _, conv = _b64_conv(ops)
     assert bits("ifm.precision", conv["IFM_PRECISION"]) == B16 and bits("acc.format", conv["ACC_FORMAT"]) == 1
     pools = _null_pools(ops)
@@ -118,7 +96,7 @@ def test_the_a16w8_forms_are_bit_exact_and_their_constants_equal_the_graphs(leve
 
 
 def test_a_changed_weight_byte_of_the_convolution_into_64_bits_fails_the_level(level: NpuProgram) -> None:
-    name, regs = _b64_conv(_ops(_processed(level)))
+    name, regs = _b64_conv(_ops(processed_program(level)))
     start = _flash(level, regs["WEIGHT_REGION"], regs["WEIGHT_BASE"])
     failed = _changed(level, range(start + regs["WEIGHT_LENGTH"] // 2, start + regs["WEIGHT_LENGTH"]))
     assert failed.record()["outcome"] == "failed" and not failed.check()["passed"]
@@ -128,7 +106,7 @@ def test_a_changed_weight_byte_of_the_convolution_into_64_bits_fails_the_level(l
 
 def test_a_changed_prelu_slope_fails_the_16_bit_mul(level: NpuProgram) -> None:
     """The slopes are the MUL's IFM2, a constant map in flash: a changed one is caught by the samples alone."""
-    _, regs = _mul16(_ops(_processed(level)))
+    _, regs = _mul16(_ops(processed_program(level)))
     start = _flash(level, regs["IFM2_REGION"], regs["IFM2_BASE0"])
     failed = _changed(level, range(start + 1, start + 2))  # the high byte of the first slope
     record = failed.record()
@@ -139,7 +117,7 @@ def test_a_changed_prelu_slope_fails_the_16_bit_mul(level: NpuProgram) -> None:
 @pytest.mark.parametrize("bits_out", [B16, B32])
 def test_a_changed_scale_of_a_null_pool_from_64_bits_fails_the_level(level: NpuProgram, bits_out: int) -> None:
     """The null pools' scale records (a 48-bit bias and a 15-bit scale each) are the RESCALEs': the samples check them."""
-    (name, regs), = [p for p in _null_pools(_ops(_processed(level))) if bits("ofm.precision", p[1]["OFM_PRECISION"]) == bits_out]
+    (name, regs), = [p for p in _null_pools(_ops(processed_program(level))) if bits("ofm.precision", p[1]["OFM_PRECISION"]) == bits_out]
     assert not bits("ofm.scale_mode", regs["OFM_PRECISION"]), f"{name} has a global scale"
     start = _flash(level, regs["SCALE_REGION"], regs["SCALE_BASE"])
     failed = _changed(level, range(start + 7, start + 8))  # the high byte of channel 0's 15-bit scale

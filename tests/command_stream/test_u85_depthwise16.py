@@ -7,11 +7,9 @@ reference model, every weight and scale equal to the graph's; one weight byte of
 
 from __future__ import annotations
 
-from typing import Any
-
 import pytest
 
-from tests.conftest import in_shared_cache
+from tests.command_stream.levels import ops_level, processed_program
 from zoo.registry.command_stream.u85 import commands
 from zoo.registry.command_stream.u85.regs import bits
 from zoo.registry.numerics.npu_program import NpuProgram
@@ -24,27 +22,7 @@ pytestmark = pytest.mark.compile
 def level(tmp_path_factory: pytest.TempPathFactory) -> NpuProgram:
     """The level the build's check ran (it holds the calls and the TOSA graph, for reruns), in a cache of its own:
     tests/firmware/test_npu_model_u85.py fetches the same build from the run's cache, where it may come first."""
-    from zoo import Zoo
-    from zoo.registry.numerics import reference
-
-    levels: list[NpuProgram] = []
-
-    def recorded(*args: Any, **kwargs: Any) -> NpuProgram:
-        levels.append(NpuProgram(*args, **kwargs))
-        return levels[-1]
-
-    folder = tmp_path_factory.mktemp("ops-depthwise")
-    with in_shared_cache(folder / "cache", folder), pytest.MonkeyPatch.context() as mp:
-        mp.setenv("ZOO_PLUGINS", "tests.ops_plugin")
-        mp.setattr(reference, "NpuProgram", recorded)
-        Zoo().fetch("ops-depthwise", "u85-256", precision="a16w8", verify=True)
-    assert len(levels) == 1, "the build was a cache hit: no check ran in this process"
-    return levels[0]
-
-
-def _processed(level: NpuProgram) -> bytes:
-    (processed,) = {p for _, p, _, _ in level.kept}
-    return processed
+    return ops_level(tmp_path_factory, "ops-depthwise", "u85-256", "a16w8")
 
 
 def _depthwise(processed: bytes) -> list[tuple[str, dict[str, int]]]:
@@ -65,7 +43,7 @@ def test_a_16_bit_depthwise_is_bit_exact_and_its_padded_weights_equal_the_graphs
     assert record["outcome"] == "passed" and record["samples"] == 8, level.detail()
     # the convolution and both depthwise ones: 3*3*3*8 + 9*8 + 25*8 weights, 3 * 8 biases and 3 * 8 scales
     assert record["constants"] == {"operations": 3, "values": 560, "unrelated": [], "difference": None}
-    ops = _depthwise(_processed(level))
+    ops = _depthwise(processed_program(level))
     assert [(r["KERNEL_HEIGHT_M1"] + 1, r["KERNEL_WIDTH_M1"] + 1) for _, r in ops] == [(3, 3), (5, 5)]
     for _, regs in ops:
         assert bits("ifm.precision", regs["IFM_PRECISION"]) == 1  # 16-bit
@@ -74,7 +52,7 @@ def test_a_16_bit_depthwise_is_bit_exact_and_its_padded_weights_equal_the_graphs
 
 def test_a_changed_weight_byte_of_the_16_bit_depthwise_fails_the_level(level: NpuProgram) -> None:
     """A byte of the 5x5's SWD stream, which the program reads from flash (weight region 0)."""
-    processed = _processed(level)
+    processed = processed_program(level)
     (name, regs), = [op for op in _depthwise(processed) if op[1]["KERNEL_HEIGHT_M1"] == 4]
     assert regs["WEIGHT_REGION"] & 7 == 0
     (payload,) = find_payloads(processed)

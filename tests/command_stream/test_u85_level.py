@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 
 from tests.command_stream.bundles import bundled
+from tests.command_stream.levels import recording_levels
 from tests.conftest import in_shared_cache
 from zoo import Artifact
 from zoo.registry.numerics.npu_program import NpuProgram
@@ -29,16 +30,8 @@ FC2_SCALES = 0x1A9C0  # SCALE_BASE of the last CONV: 10 channels' records, padde
 def built_u85(shared_cache: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Artifact, NpuProgram]:
     """The build, and the level its check ran (which holds the TOSA graph Vela compiled)."""
     from zoo import Zoo
-    from zoo.registry.numerics import reference
 
-    levels: list[NpuProgram] = []
-
-    def recorded(*args: Any, **kwargs: Any) -> NpuProgram:
-        levels.append(NpuProgram(*args, **kwargs))
-        return levels[-1]
-
-    with in_shared_cache(shared_cache, tmp_path_factory.mktemp("mnist-u85")), pytest.MonkeyPatch.context() as mp:
-        mp.setattr(reference, "NpuProgram", recorded)
+    with in_shared_cache(shared_cache, tmp_path_factory.mktemp("mnist-u85")), recording_levels() as levels:
         art = Zoo().fetch("mnist", "u85-256", verify=True, io="int8", bundle=True)
     assert len(levels) == 1, "the build was a cache hit: no check ran in this process"
     return art, levels[0]
