@@ -11,11 +11,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.command_stream.levels import ops_level, processed_program
-from zoo.registry.command_stream.u85 import commands
+from tests.command_stream.levels import (
+    changed_bit,
+    in_flash,
+    ops_level,
+    processed_program,
+    program_ops,
+)
 from zoo.registry.command_stream.u85.regs import bits
 from zoo.registry.numerics.npu_program import NpuProgram
-from zoo.registry.pte.vela_payload import find_payloads
 
 pytestmark = pytest.mark.compile
 
@@ -27,38 +31,6 @@ ACC_IFM2 = 2
 def level(tmp_path_factory: pytest.TempPathFactory) -> NpuProgram:
     """The level the build's check ran (it holds the calls and the TOSA graph, for reruns), in a cache of its own."""
     return ops_level(tmp_path_factory, "ops-a16-forms", "u85-256", "a16w8")
-
-
-def _ops(processed: bytes) -> list[tuple[str, int, dict[str, int]]]:
-    """Each operation of the program: its name (``CONV at byte 0x288``), parameter and the registers it runs with."""
-    (payload,) = find_payloads(processed)
-    regs: dict[str, int] = {}
-    out = []
-    for c in commands(payload.data["cmd_data"])[1]:
-        if c.name.startswith("NPU_SET_"):
-            regs[c.name[8:]] = c.payload if c.payload is not None else c.param
-        elif c.name.startswith("NPU_OP_") and c.name not in ("NPU_OP_STOP", "NPU_OP_DMA_WAIT", "NPU_OP_KERNEL_WAIT"):
-            out.append((f"{c.name.removeprefix('NPU_OP_')} at byte {c.offset:#x}", c.param, dict(regs)))
-    return out
-
-
-def _flash(level: NpuProgram, region: int, base: int) -> int:
-    """The offset in the processed bytes of ``base`` in region 0 (the payload's weight data, in flash)."""
-    assert region & 7 == 0
-    processed = processed_program(level)
-    (payload,) = find_payloads(processed)
-    return processed.index(payload.data["weight_data"]) + base
-
-
-def _changed(level: NpuProgram, at: range) -> NpuProgram:
-    """The level on the program with one bit of the first byte in ``at`` changed whose program still runs."""
-    processed = processed_program(level)
-    for k in at:
-        mutated = processed[:k] + bytes([processed[k] ^ 1]) + processed[k + 1:]
-        again = level.rerun({processed: mutated}, {})
-        if again.error is None:
-            return again
-    raise AssertionError(f"no changed byte in {at} left a program that runs")
 
 
 def _b64_conv(ops: list[tuple[str, int, dict[str, int]]]) -> tuple[str, dict[str, int]]:
@@ -83,7 +55,7 @@ def test_the_a16w8_forms_are_bit_exact_and_their_constants_equal_the_graphs(leve
     # four convolutions (3x3 a and b, the two 1x1): 2 * (3*3*3*8) + 2 * 8*8 weights, and 4 * 8 channels' biases,
     # scales and shifts
     assert record["constants"] == {"operations": 4, "values": 656, "unrelated": [], "difference": None}
-    ops = _ops(processed_program(level))
+    ops = program_ops(processed_program(level))
     _, conv = _b64_conv(ops)
     assert bits("ifm.precision", conv["IFM_PRECISION"]) == B16 and bits("acc.format", conv["ACC_FORMAT"]) == 1
     pools = _null_pools(ops)
@@ -96,9 +68,9 @@ def test_the_a16w8_forms_are_bit_exact_and_their_constants_equal_the_graphs(leve
 
 
 def test_a_changed_weight_byte_of_the_convolution_into_64_bits_fails_the_level(level: NpuProgram) -> None:
-    name, regs = _b64_conv(_ops(processed_program(level)))
-    start = _flash(level, regs["WEIGHT_REGION"], regs["WEIGHT_BASE"])
-    failed = _changed(level, range(start + regs["WEIGHT_LENGTH"] // 2, start + regs["WEIGHT_LENGTH"]))
+    name, regs = _b64_conv(program_ops(processed_program(level)))
+    start = in_flash(level, regs["WEIGHT_REGION"], regs["WEIGHT_BASE"])
+    failed = changed_bit(level, range(start + regs["WEIGHT_LENGTH"] // 2, start + regs["WEIGHT_LENGTH"]))
     assert failed.record()["outcome"] == "failed" and not failed.check()["passed"]
     difference = failed.record()["constants"]["difference"]
     assert difference.startswith(f"{name} (the TOSA graph's CONV2D "), difference
@@ -106,9 +78,9 @@ def test_a_changed_weight_byte_of_the_convolution_into_64_bits_fails_the_level(l
 
 def test_a_changed_prelu_slope_fails_the_16_bit_mul(level: NpuProgram) -> None:
     """The slopes are the MUL's IFM2, a constant map in flash: a changed one is caught by the samples alone."""
-    _, regs = _mul16(_ops(processed_program(level)))
-    start = _flash(level, regs["IFM2_REGION"], regs["IFM2_BASE0"])
-    failed = _changed(level, range(start + 1, start + 2))  # the high byte of the first slope
+    _, regs = _mul16(program_ops(processed_program(level)))
+    start = in_flash(level, regs["IFM2_REGION"], regs["IFM2_BASE0"])
+    failed = changed_bit(level, range(start + 1, start + 2))  # the high byte of the first slope
     record = failed.record()
     assert record["outcome"] == "failed" and record["constants"]["difference"] is None, failed.detail()
     assert record["first_difference"] is not None
@@ -117,9 +89,9 @@ def test_a_changed_prelu_slope_fails_the_16_bit_mul(level: NpuProgram) -> None:
 @pytest.mark.parametrize("bits_out", [B16, B32])
 def test_a_changed_scale_of_a_null_pool_from_64_bits_fails_the_level(level: NpuProgram, bits_out: int) -> None:
     """The null pools' scale records (a 48-bit bias and a 15-bit scale each) are the RESCALEs': the samples check them."""
-    (name, regs), = [p for p in _null_pools(_ops(processed_program(level))) if bits("ofm.precision", p[1]["OFM_PRECISION"]) == bits_out]
+    (name, regs), = [p for p in _null_pools(program_ops(processed_program(level))) if bits("ofm.precision", p[1]["OFM_PRECISION"]) == bits_out]
     assert not bits("ofm.scale_mode", regs["OFM_PRECISION"]), f"{name} has a global scale"
-    start = _flash(level, regs["SCALE_REGION"], regs["SCALE_BASE"])
-    failed = _changed(level, range(start + 7, start + 8))  # the high byte of channel 0's 15-bit scale
+    start = in_flash(level, regs["SCALE_REGION"], regs["SCALE_BASE"])
+    failed = changed_bit(level, range(start + 7, start + 8))  # the high byte of channel 0's 15-bit scale
     record = failed.record()
     assert record["outcome"] == "failed" and record["first_difference"] is not None, failed.detail()

@@ -9,11 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from tests.command_stream.levels import ops_level, processed_program
-from zoo.registry.command_stream.u85 import commands
+from tests.command_stream.levels import (
+    changed_bit,
+    in_flash,
+    ops_level,
+    processed_program,
+    program_ops,
+)
 from zoo.registry.command_stream.u85.regs import bits
 from zoo.registry.numerics.npu_program import NpuProgram
-from zoo.registry.pte.vela_payload import find_payloads
 
 pytestmark = pytest.mark.compile
 
@@ -26,16 +30,7 @@ def level(tmp_path_factory: pytest.TempPathFactory) -> NpuProgram:
 
 
 def _depthwise(processed: bytes) -> list[tuple[str, dict[str, int]]]:
-    """Each DEPTHWISE of the program: its name (``DEPTHWISE at byte 0x1d0``) and the registers it runs with."""
-    (payload,) = find_payloads(processed)
-    regs: dict[str, int] = {}
-    out = []
-    for c in commands(payload.data["cmd_data"])[1]:
-        if c.name.startswith("NPU_SET_"):
-            regs[c.name[8:]] = c.payload if c.payload is not None else c.param
-        elif c.name == "NPU_OP_DEPTHWISE":
-            out.append((f"DEPTHWISE at byte {c.offset:#x}", dict(regs)))
-    return out
+    return [(name, regs) for name, _, regs in program_ops(processed) if name.startswith("DEPTHWISE")]
 
 
 def test_a_16_bit_depthwise_is_bit_exact_and_its_padded_weights_equal_the_graphs(level: NpuProgram) -> None:
@@ -52,19 +47,9 @@ def test_a_16_bit_depthwise_is_bit_exact_and_its_padded_weights_equal_the_graphs
 
 def test_a_changed_weight_byte_of_the_16_bit_depthwise_fails_the_level(level: NpuProgram) -> None:
     """A byte of the 5x5's SWD stream, which the program reads from flash (weight region 0)."""
-    processed = processed_program(level)
-    (name, regs), = [op for op in _depthwise(processed) if op[1]["KERNEL_HEIGHT_M1"] == 4]
-    assert regs["WEIGHT_REGION"] & 7 == 0
-    (payload,) = find_payloads(processed)
-    start = processed.index(payload.data["weight_data"]) + regs["WEIGHT_BASE"]
-    failed = None
-    for at in range(start + regs["WEIGHT_LENGTH"] // 2, start + regs["WEIGHT_LENGTH"]):  # a change that still decodes
-        mutated = processed[:at] + bytes([processed[at] ^ 1]) + processed[at + 1:]
-        again = level.rerun({processed: mutated}, {})
-        if again.error is None:
-            failed = again
-            break
-    assert failed is not None
+    (name, regs), = [op for op in _depthwise(processed_program(level)) if op[1]["KERNEL_HEIGHT_M1"] == 4]
+    start = in_flash(level, regs["WEIGHT_REGION"], regs["WEIGHT_BASE"])
+    failed = changed_bit(level, range(start + regs["WEIGHT_LENGTH"] // 2, start + regs["WEIGHT_LENGTH"]))
     assert failed.record()["outcome"] == "failed" and not failed.check()["passed"]
     difference = failed.record()["constants"]["difference"]
     assert difference.startswith(f"{name} (the TOSA graph's DEPTHWISE_CONV2D "), difference
