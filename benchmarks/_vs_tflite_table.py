@@ -83,8 +83,7 @@ def _recipe_cell(recipe: dict[str, Any] | None, tfl: Side, unit: str = "%") -> s
     ratio = f" ({recipe['cycles'] / tfl.vela.total['total_cycles']:.3f})" if tfl.vela else ""
     tuned = f", {recipe['qat']} QAT steps" if recipe.get("qat") else ""
     tuned += ", NHWC" if recipe.get("layout") == "nhwc" else ""
-    flash = (recipe.get("flash_bytes", 0) + recipe.get("dram_bytes", 0)) / 1024
-    return (f"{recipe['transform']}{tuned}: {recipe['cycles']:,}{ratio}, {flash:.1f} KiB, "
+    return (f"{recipe['transform']}{tuned}: {recipe['cycles']:,}{ratio}, {_recipe_flash(recipe) / 1024:.1f} KiB, "
             f"{recipe['metric']} {recipe['int8']:{'.2f' if unit == '%' else '.4f'}}")
 
 
@@ -117,6 +116,11 @@ def side_by_side(rows: list[dict[str, Any]], recipes: Sequence[dict[str, Any]] |
     return "\n".join(lines) + "\n"
 
 
+def _recipe_flash(recipe: dict[str, Any]) -> int:
+    """Where a recipe row's weights and command stream live: flash, or DRAM on a U65 (``flash_bytes``'s sum)."""
+    return int(recipe.get("flash_bytes", 0) + recipe.get("dram_bytes", 0))
+
+
 def _recipe_name(recipe: dict[str, Any]) -> str:
     name = "default" if recipe["transform"] == "-" else recipe["transform"]
     if recipe.get("qat"):
@@ -141,7 +145,7 @@ def recipe_table(rows: Sequence[dict[str, Any]], recipes: Sequence[dict[str, Any
         places = ".2f" if m.get("unit", "%") == "%" else ".4f"
         tfl_int8 = f"{m['program']:{places}}" if m else "-"
         for x in (x for x in recipes if (x["model"], x["target"]) == (r["model"], r["target"])):
-            mine = x.get("flash_bytes", 0) + x.get("dram_bytes", 0)
+            mine = _recipe_flash(x)
             tuned = (f"{x['fine_tune_s']:,.0f} s, {x['fine_tune_cpu_s']:,.0f} CPU s" if "fine_tune_cpu_s" in x
                      else f"{x['fine_tune_s']:,.0f} s") if x.get("qat") else "-"
             lines.append(
